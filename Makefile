@@ -1,0 +1,150 @@
+# Top-level Makefile: builds the kernel (build/kernel.elf), the GRUB ISO
+# (build/image.iso), runs it (make run) and tests it (make test).
+#
+# Variables:
+#   CROSS_COMPILE  toolchain prefix (empty on an x86-64 host)
+#   DEBUG          1 (default): asserts on, -O1; 0: release build, -O2, asserts off
+#   SMP            CPUs for `make run` (default 4)
+#   MEM            memory for `make run` (default 512M)
+#   PYTHON         Python 3 used by the build helpers and the test harness
+
+CROSS_COMPILE ?=
+DEBUG ?= 1
+SMP ?= 4
+MEM ?= 512M
+PYTHON ?= python3
+QEMU ?= qemu-system-x86_64
+
+CC      := $(CROSS_COMPILE)gcc
+LD      := $(CROSS_COMPILE)ld
+NM      := $(CROSS_COMPILE)nm
+OBJCOPY := $(CROSS_COMPILE)objcopy
+
+BUILD := build
+VERSION := 0.1.0
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+ARCH_DIR := kernel/arch/amd64
+GENARCH_DIR := kernel/genarch
+GENERIC_DIR := kernel/generic
+TEST_DIR := kernel/test
+
+INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/include \
+	-I$(TEST_DIR)
+
+CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
+	-mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
+	-msoft-float -fno-stack-protector -fno-omit-frame-pointer -fno-strict-aliasing \
+	-fno-asynchronous-unwind-tables -ffunction-sections -fdata-sections \
+	-Wall -Wextra -Werror -Wno-unused-parameter -Wmissing-prototypes \
+	-Wstrict-prototypes -Wshadow -Wpointer-arith -g $(INCLUDES) \
+	-DKERNEL_VERSION='"$(VERSION)"' -DKERNEL_GIT_REV='"$(GIT_REV)"'
+
+ifeq ($(DEBUG),1)
+CFLAGS += -O1 -DCONFIG_DEBUG
+BUILD_KIND := debug
+else
+CFLAGS += -O2
+BUILD_KIND := release
+endif
+CFLAGS += -DCONFIG_BUILD='"$(BUILD_KIND)"'
+
+ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
+LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
+	-T $(ARCH_DIR)/_link.ld
+
+SRC_C := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src $(TEST_DIR) \
+	-name '*.c' | sort)
+SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src \
+	-name '*.S' | sort)
+OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SRC_S))
+DEPS := $(OBJS:.o=.d)
+
+# The build configuration is part of every object's inputs: switching DEBUG
+# (or later RCU, PAGE_HT) rebuilds everything.
+CONFIG_STAMP := $(BUILD)/config.$(BUILD_KIND).stamp
+
+.PHONY: all kernel iso run run-iso test clean deps help
+
+all: kernel iso
+
+help:
+	@echo "make [DEBUG=0|1]   build build/kernel.elf and build/image.iso"
+	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
+	@echo "make test          build and run every test (pytest in tests/)"
+	@echo "make clean         remove build/"
+
+kernel: $(BUILD)/kernel.elf
+
+iso: $(BUILD)/image.iso
+
+$(CONFIG_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/config.*.stamp
+	@touch $@
+
+$(BUILD)/obj/%.o: %.c $(CONFIG_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S $(CONFIG_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) $(ASFLAGS) -MMD -MP -c $< -o $@
+
+# Two-pass link: pass 1 without symbols gives the addresses, the symbol table is
+# generated from it and placed after all code, so code addresses do not move.
+$(BUILD)/kernel.pass1.elf: $(OBJS) $(BUILD)/ksyms.empty.o $(ARCH_DIR)/_link.ld
+	@echo "  LD      $@"
+	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.empty.o
+
+$(BUILD)/ksyms.empty.S: tools/gensyms.py
+	@mkdir -p $(BUILD)
+	@$(PYTHON) tools/gensyms.py --empty -o $@
+
+$(BUILD)/ksyms.S: $(BUILD)/kernel.pass1.elf tools/gensyms.py
+	@echo "  SYMS    $@"
+	@$(NM) -n $< | $(PYTHON) tools/gensyms.py -o $@
+
+$(BUILD)/ksyms.empty.o: $(BUILD)/ksyms.empty.S
+	@$(CC) $(ASFLAGS) -c $< -o $@
+
+$(BUILD)/ksyms.o: $(BUILD)/ksyms.S
+	@$(CC) $(ASFLAGS) -c $< -o $@
+
+$(BUILD)/kernel.elf: $(OBJS) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_image.py
+	@echo "  LD      $@"
+	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
+	@$(NM) -n $@ | $(PYTHON) tools/gensyms.py --compare $(BUILD)/ksyms.S
+	@$(PYTHON) tools/check_image.py $@
+
+$(BUILD)/image.iso: $(BUILD)/kernel.elf boot/grub.cfg
+	@echo "  ISO     $@"
+	@rm -rf $(BUILD)/iso && mkdir -p $(BUILD)/iso/boot/grub
+	@cp $(BUILD)/kernel.elf $(BUILD)/iso/boot/kernel.elf
+	@cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
+	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
+		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+deps:
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh
+
+QEMU_FLAGS := -accel tcg,thread=multi -smp $(SMP) -m $(MEM) -display none \
+	-serial stdio -monitor none -no-reboot \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+
+run: deps all
+	@echo "Booting with $(SMP) CPUs; type 'help' at kconsole>, 'halt' to quit."
+	@$(QEMU) -kernel $(BUILD)/kernel.elf $(QEMU_FLAGS) || [ $$? -eq 33 ]
+
+run-iso: deps all
+	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
+
+test: deps all
+	@$(PYTHON) -m pytest -v -rs tests/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(DEPS)

@@ -1,0 +1,41 @@
+/** @file cpu_arch.h
+ * amd64 per-CPU state: GDT, TSS, interrupt stacks.
+ */
+#ifndef KERN_ARCH_CPU_ARCH_H_
+#define KERN_ARCH_CPU_ARCH_H_
+
+#include <typedefs.h>
+
+#define GDT_SEL_KCODE 0x08
+#define GDT_SEL_KDATA 0x10
+#define GDT_SEL_TSS   0x30
+
+/** IST slots (1-based as the IDT encodes them). */
+#define IST_DOUBLE_FAULT 1
+#define IST_NMI          2
+#define IST_MCE          3
+
+#define IST_STACK_SIZE   8192
+#define KERNEL_STACK_SIZE 16384
+
+struct cpu;
+
+/**
+ * Sets up the calling CPU: its own GDT and TSS (with IST stacks), the IDT and the
+ * GS base pointing to @a cpu. Called once per CPU with interrupts disabled.
+ */
+void cpu_arch_init(struct cpu *cpu);
+
+/** Stops the calling CPU for good (interrupts off, hlt loop); marks it halted. */
+NO_RETURN void cpu_arch_stop_self(void);
+
+/** Asks every other CPU to stop (NMI broadcast). Used by panic and halt. */
+void cpu_arch_stop_others(void);
+
+/** True after cpu_arch_stop_others() was called. */
+bool cpu_arch_halt_requested(void);
+
+/** Prints the CPU model (CPUID brand string). */
+void cpu_arch_print_model(void);
+
+#endif

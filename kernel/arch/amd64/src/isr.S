@@ -1,0 +1,91 @@
+/*
+ * Interrupt entry stubs. Each vector pushes an error code (0 where the CPU does
+ * not push one) and its number, then the common path saves the general purpose
+ * registers into an istate_t (see arch/interrupt.h) and calls
+ * interrupt_dispatch(istate). The stack stays 16-byte aligned at the call:
+ * 5 CPU words + 2 stub words + 15 registers = 22 words.
+ */
+	.text
+	.code64
+
+.macro ISR_NOERR vec
+	.align 16
+isr_\vec:
+	pushq $0
+	pushq $\vec
+	jmp isr_common
+.endm
+
+.macro ISR_ERR vec
+	.align 16
+isr_\vec:
+	pushq $\vec
+	jmp isr_common
+.endm
+
+isr_common:
+	cld
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, %rdi
+	call interrupt_dispatch
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rbp
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %rcx
+	popq %rbx
+	popq %rax
+	addq $16, %rsp
+	iretq
+
+/* Vectors with a CPU-pushed error code: 8, 10-14, 17, 21, 29, 30. */
+.altmacro
+.macro ISR_ANY vec
+	.if (\vec == 8) || (\vec >= 10 && \vec <= 14) || (\vec == 17) || (\vec == 21) || (\vec == 29) || (\vec == 30)
+		ISR_ERR \vec
+	.else
+		ISR_NOERR \vec
+	.endif
+.endm
+
+.set i, 0
+.rept 256
+	ISR_ANY %i
+	.set i, i + 1
+.endr
+
+.macro ISR_ADDR vec
+	.quad isr_\vec
+.endm
+
+	.section .rodata
+	.align 8
+	.global isr_table
+isr_table:
+.set i, 0
+.rept 256
+	ISR_ADDR %i
+	.set i, i + 1
+.endr

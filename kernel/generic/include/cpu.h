@@ -1,0 +1,70 @@
+/** @file cpu.h
+ * Per-CPU structures.
+ *
+ * Each CPU has one cpu_t in the cpus[] array, indexed by the logical CPU id (0 is the
+ * bootstrap processor). The GS base of every CPU points at its own cpu_t, so CPU
+ * (the current CPU) is one %gs-relative load. Fields say what protects them.
+ */
+#ifndef KERN_CPU_H_
+#define KERN_CPU_H_
+
+#include <typedefs.h>
+#include <atomic.h>
+
+#ifndef CONFIG_MAX_CPUS
+#define CONFIG_MAX_CPUS 64
+#endif
+
+/** CPU life cycle states, see cpu_t.state. */
+typedef enum {
+	CPU_ABSENT = 0,  /**< Listed in MADT but not (yet) started. */
+	CPU_STARTING,    /**< INIT-SIPI-SIPI sent, not acknowledged yet. */
+	CPU_ONLINE,      /**< Running kernel code, interrupts on. */
+	CPU_FAILED,      /**< Did not acknowledge the start-up in time. */
+	CPU_HALTED       /**< Stopped by panic or halt. */
+} cpu_state_t;
+
+typedef struct cpu {
+	/** Points to itself; must stay the first member (read as %gs:0). */
+	struct cpu *self;
+	/** Logical id. Set once before the CPU starts. */
+	unsigned id;
+	/** Local APIC id. Set once before the CPU starts. */
+	uint32_t apic_id;
+	/** Life cycle state; atomics (written by the CPU itself and by the BSP at boot). */
+	cpu_state_t state;
+	/** Timer ticks seen by this CPU. CPU-local writes; others read with atomics. */
+	uint64_t ticks;
+	/** LAPIC timer input frequency in Hz (calibrated against the PIT). Set once. */
+	uint64_t lapic_hz;
+	/** Nesting count of preemption_disable(). CPU-local (interrupts or preemption off). */
+	unsigned preemption_disabled;
+	/** Top of the boot/idle stack of this CPU. Set once. */
+	uintptr_t stack_top;
+	/** Number of test IPIs received (ipi1); atomics. */
+	atomic_t ipi_test_count;
+	/** Interrupt nesting depth. CPU-local. */
+	unsigned irq_nesting;
+} cpu_t;
+
+/** All CPUs; entries [0, cpu_count) are valid. Protected by: written during boot only. */
+extern cpu_t cpus[CONFIG_MAX_CPUS];
+/** Number of CPUs found in the MADT (or MP table). Set once at boot. */
+extern unsigned cpu_count;
+/** Number of CPUs that are online (atomic). */
+extern atomic_t cpu_active_count;
+
+/** Returns the current CPU. Meaningful when the caller cannot migrate. */
+static inline cpu_t *cpu_current(void)
+{
+	cpu_t *c;
+	asm volatile ("movq %%gs:0, %0" : "=r" (c));
+	return c;
+}
+
+#define CPU (cpu_current())
+
+/** True when @a id names a CPU that is online. */
+bool cpu_is_online(unsigned id);
+
+#endif

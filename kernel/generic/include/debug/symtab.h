@@ -1,0 +1,25 @@
+/** @file symtab.h
+ * Kernel symbol table (generated at link time by tools/gensyms.py) and backtraces.
+ */
+#ifndef KERN_SYMTAB_H_
+#define KERN_SYMTAB_H_
+
+#include <typedefs.h>
+
+/**
+ * Finds the function containing @a addr.
+ * @return its name and sets *offset, or NULL when the address is not kernel text.
+ */
+const char *symtab_lookup(uintptr_t addr, uintptr_t *offset);
+/** Prints "<name+0xoff>" (or "<?>") for @a addr. */
+void symtab_print_addr(uintptr_t addr);
+/** Number of symbols in the table. */
+size_t symtab_count(void);
+
+/**
+ * Prints a backtrace by walking the frame-pointer chain from @a rbp (the kernel is
+ * built with frame pointers). Stops at a NULL or implausible frame, after 32 frames.
+ */
+void backtrace_print_from(uintptr_t rbp);
+
+#endif

@@ -1,0 +1,64 @@
+/** @file spinlock.h
+ * Spinlocks.
+ *
+ * spinlock_lock() disables preemption for as long as the lock is held;
+ * irq_spinlock_lock() can also disable interrupts, which is required for locks that
+ * interrupt handlers take. Debug builds (CONFIG_DEBUG) report a lock that was spun on
+ * for too long (a likely deadlock) together with its name and owner CPU.
+ *
+ * Memory ordering: acquiring is an acquire operation, releasing a release operation.
+ */
+#ifndef KERN_SPINLOCK_H_
+#define KERN_SPINLOCK_H_
+
+#include <typedefs.h>
+
+typedef struct spinlock {
+	/** 0 free, 1 held. Accessed with __atomic builtins only. */
+	int locked;
+	/** Logical id of the owning CPU + 1 (0: none); for debugging. */
+	int owner;
+	/** Name for reports. */
+	const char *name;
+} spinlock_t;
+
+#define SPINLOCK_INITIALIZER(lname) { .locked = 0, .owner = 0, .name = (lname) }
+
+/** Initializes a spinlock; @a name is kept for debug reports (static string). */
+void spinlock_initialize(spinlock_t *lock, const char *name);
+/** Acquires @a lock, spinning with `pause`; disables preemption. Any context. */
+void spinlock_lock(spinlock_t *lock);
+/** Tries once; returns true and holds the lock (preemption disabled) on success. */
+bool spinlock_trylock(spinlock_t *lock);
+/** Releases @a lock and re-enables preemption. */
+void spinlock_unlock(spinlock_t *lock);
+/** True if the lock is held (by anyone). */
+bool spinlock_locked(spinlock_t *lock);
+
+/** A spinlock that also saves and restores the interrupt state. */
+typedef struct {
+	spinlock_t lock;
+	/** Interrupt state saved by the holder; protected by @c lock. */
+	ipl_t ipl;
+	/** Whether the holder disabled interrupts on lock; protected by @c lock. */
+	bool guard;
+} irq_spinlock_t;
+
+#define IRQ_SPINLOCK_INITIALIZER(lname) \
+	{ .lock = SPINLOCK_INITIALIZER(lname), .ipl = 0, .guard = false }
+
+void irq_spinlock_initialize(irq_spinlock_t *lock, const char *name);
+/**
+ * Acquires @a lock. With @a irq_dis true, interrupts are disabled first and the
+ * previous state is restored by irq_spinlock_unlock(lock, true). Any context.
+ */
+void irq_spinlock_lock(irq_spinlock_t *lock, bool irq_dis);
+/** Releases @a lock; with @a irq_res true restores the saved interrupt state. */
+void irq_spinlock_unlock(irq_spinlock_t *lock, bool irq_res);
+bool irq_spinlock_trylock(irq_spinlock_t *lock);
+
+/** Nestable preemption disabling (per-CPU count until threads exist). */
+void preemption_disable(void);
+void preemption_enable(void);
+
+#endif

@@ -1,0 +1,189 @@
+/** @file console.c
+ * Console output with whole-call atomicity, and the input ring.
+ *
+ * Output: a console lock with an owner CPU, so that a CPU that already holds it (an
+ * exception raised while printing, nested printf in an interrupt) does not deadlock,
+ * and a panicking CPU can take it over after a bounded wait. Characters of two
+ * printf() calls never interleave.
+ *
+ * Input: the UART interrupt (routed to the BSP) moves received bytes into a ring
+ * buffer protected by an IRQ spinlock; the reader also polls the UART, so input
+ * works even if the interrupt was never routed.
+ */
+#include <console/console.h>
+#include <genarch/uart16550.h>
+#include <arch/asm.h>
+#include <arch/apic.h>
+#include <arch/interrupt.h>
+#include <synch/spinlock.h>
+#include <print.h>
+#include <panic.h>
+#include <cpu.h>
+#include <lib/str.h>
+
+/**
+ * Owner of the console output lock: CPU id + 1, 0 when free. Atomics.
+ * Nesting depth is CPU-local to the owner.
+ */
+static int console_owner;
+static unsigned console_depth;
+/** Saved interrupt state of the outermost console_lock(); owner-local. */
+static ipl_t console_ipl;
+
+#define INPUT_RING 1024
+/** Input ring; protected by input_lock (interrupt handler and reader). */
+static char input_ring[INPUT_RING];
+static size_t input_head;
+static size_t input_tail;
+static irq_spinlock_t input_lock = IRQ_SPINLOCK_INITIALIZER("console.input");
+
+void console_init(void)
+{
+	uart_init();
+}
+
+static int self_token(void)
+{
+	cpu_t *c = CPU;
+	return c ? (int) c->id + 1 : 1;
+}
+
+void console_lock(void)
+{
+	ipl_t ipl = interrupts_disable();
+	int me = self_token();
+	if (__atomic_load_n(&console_owner, __ATOMIC_RELAXED) == me) {
+		console_depth++;
+		return;
+	}
+	uint64_t spins = 0;
+	for (;;) {
+		int expected = 0;
+		if (__atomic_compare_exchange_n(&console_owner, &expected, me, false,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		cpu_relax();
+		/*
+		 * A panicking CPU takes the console over after a bounded wait (the
+		 * owner may be stopped while holding it); other CPUs never print
+		 * again once a panic started.
+		 */
+		if (panic_in_progress() && ++spins > 10000000UL) {
+			__atomic_store_n(&console_owner, me, __ATOMIC_SEQ_CST);
+			break;
+		}
+	}
+	console_depth = 1;
+	console_ipl = ipl;
+}
+
+void console_unlock(void)
+{
+	if (--console_depth > 0)
+		return;
+	ipl_t ipl = console_ipl;
+	__atomic_store_n(&console_owner, 0, __ATOMIC_RELEASE);
+	interrupts_restore(ipl);
+}
+
+void console_write_locked(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n')
+			uart_putc('\r');
+		uart_putc(s[i]);
+	}
+}
+
+static void console_out(char c, void *data)
+{
+	(void) data;
+	if (c == '\n')
+		uart_putc('\r');
+	uart_putc(c);
+}
+
+int vprintf(const char *fmt, va_list ap)
+{
+	console_lock();
+	int n = printf_core(console_out, NULL, fmt, ap);
+	console_unlock();
+	return n;
+}
+
+int printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vprintf(fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void puts(const char *s)
+{
+	console_lock();
+	console_write_locked(s, strlen(s));
+	console_unlock();
+}
+
+void putchar(char c)
+{
+	console_lock();
+	console_out(c, NULL);
+	console_unlock();
+}
+
+/* Input */
+
+static void input_push_locked(char c)
+{
+	size_t next = (input_head + 1) % INPUT_RING;
+	if (next == input_tail)
+		return;  /* full: drop */
+	input_ring[input_head] = c;
+	input_head = next;
+}
+
+static void input_drain_uart_locked(void)
+{
+	int c;
+	while ((c = uart_getc_nowait()) >= 0)
+		input_push_locked((char) c);
+}
+
+static void uart_irq_handler(unsigned vector, istate_t *istate)
+{
+	irq_spinlock_lock(&input_lock, false);
+	input_drain_uart_locked();
+	irq_spinlock_unlock(&input_lock, false);
+	lapic_eoi();
+}
+
+void console_enable_input_irq(void)
+{
+	interrupt_register(IVT_IRQBASE + IRQ_COM1, "com1", uart_irq_handler);
+	if (ioapic_route_irq(IRQ_COM1, lapic_id()))
+		uart_enable_rx_irq();
+}
+
+char console_getchar(void)
+{
+	for (;;) {
+		irq_spinlock_lock(&input_lock, true);
+		input_drain_uart_locked();
+		if (input_head != input_tail) {
+			char c = input_ring[input_tail];
+			input_tail = (input_tail + 1) % INPUT_RING;
+			irq_spinlock_unlock(&input_lock, true);
+			return c;
+		}
+		irq_spinlock_unlock(&input_lock, false);
+		/*
+		 * Interrupts are still disabled here: "sti; hlt" enables them and
+		 * halts atomically, so a UART interrupt arriving in between is not
+		 * lost (the timer tick bounds the wait in any case).
+		 */
+		cpu_sleep_enable_irq();
+	}
+}

@@ -1,0 +1,85 @@
+/** @file symtab.c
+ * Symbol lookup and frame-pointer backtraces.
+ */
+#include <debug/symtab.h>
+#include <arch/mm.h>
+#include <print.h>
+
+typedef struct {
+	uint64_t addr;
+	uint64_t name;
+} ksym_t;
+
+/* Provided by the generated build/ksyms.S (read-only data). */
+extern const uint64_t ksyms_count;
+extern const ksym_t ksyms_table[];
+extern const char ksyms_names[];
+extern const char ktext_start[];
+extern const char ktext_end[];
+
+size_t symtab_count(void)
+{
+	return ksyms_count;
+}
+
+const char *symtab_lookup(uintptr_t addr, uintptr_t *offset)
+{
+	if (addr < (uintptr_t) ktext_start || addr >= (uintptr_t) ktext_end)
+		return NULL;
+	size_t lo = 0;
+	size_t hi = ksyms_count;
+	if (hi == 0)
+		return NULL;
+	/* Last symbol with address <= addr. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ksyms_table[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (ksyms_table[lo].addr > addr)
+		return NULL;
+	if (offset)
+		*offset = addr - ksyms_table[lo].addr;
+	return &ksyms_names[ksyms_table[lo].name];
+}
+
+void symtab_print_addr(uintptr_t addr)
+{
+	uintptr_t off;
+	const char *name = symtab_lookup(addr, &off);
+	if (name)
+		printf("<%s+%#lx>", name, off);
+	else
+		printf("<?>");
+}
+
+static bool frame_plausible(uintptr_t rbp)
+{
+	if (rbp == 0 || (rbp & 7))
+		return false;
+	/* Kernel stacks live in the kernel image (.bss) or in the direct map. */
+	if (rbp >= KERNEL_VMA && rbp < 0xfffffffffffff000UL)
+		return true;
+	if (rbp >= PHYS_MAP_BASE && rbp < PHYS_MAP_BASE + PHYS_MAP_MAX)
+		return true;
+	return false;
+}
+
+void backtrace_print_from(uintptr_t rbp)
+{
+	printf("Backtrace:\n");
+	for (int depth = 0; depth < 32 && frame_plausible(rbp); depth++) {
+		uintptr_t *frame = (uintptr_t *) rbp;
+		uintptr_t ret = frame[1];
+		if (ret == 0)
+			break;
+		printf("  %p ", (void *) ret);
+		symtab_print_addr(ret);
+		printf("\n");
+		if (frame[0] <= rbp)
+			break;  /* stacks grow down: the chain must go up */
+		rbp = frame[0];
+	}
+}

@@ -1,0 +1,498 @@
+/** @file frame.c
+ * Physical frame allocator: memory zones, each managed by a binary buddy system.
+ *
+ * Zones
+ * -----
+ * frame_init() creates one zone per usable RAM region; a region that crosses the
+ * 4 GiB boundary is split there, so that every zone lies either entirely below or
+ * entirely above 4 GiB (FRAME_LOWMEM allocations only use the former). Regions are
+ * clipped to the direct map (PHYS_MAP_MAX) and physical frame 0 is never managed
+ * (0 is the failure value of frame_alloc()). Zones are kept sorted by base address
+ * and are tried in that order.
+ *
+ * Each zone carves its per-frame metadata array (frame_t[]) from its own first
+ * frames, accessed through the direct map (PA2KA); the managed range of the zone
+ * starts right after the array.
+ *
+ * Buddy system
+ * ------------
+ * A block of order k is 2^k frames, aligned to 2^k frames relative to physical
+ * address 0, so the buddy of the block at frame number p is the block at
+ * p ^ 2^k. A buddy only counts if it lies entirely inside the same zone. Each
+ * zone has one doubly linked free list per order 0..FRAME_MAX_ORDER, linked through
+ * the frame_t entries (32-bit indices), never through the free memory itself.
+ *
+ * Every frame_t has a state:
+ *  - FRAME_FREE: first frame of a free block, `order` is the block's order, the
+ *    entry is linked in free_list[order];
+ *  - FRAME_BUSY: first frame of an allocated block, `order` is the block's order;
+ *  - FRAME_TAIL: any other frame of a (free or allocated) block.
+ * Invariant: exactly the first frame of each block is FREE or BUSY, all the other
+ * frames are TAIL. This is what frame_free() validates against (double frees and
+ * frees with a wrong count panic).
+ *
+ * Locking: each zone has an IRQ-safe spinlock; frame_alloc() and frame_free() take
+ * only the lock of the zone they work on, with interrupts disabled, so the allocator
+ * can be used from any CPU and any context (including interrupt handlers). The zone
+ * table itself is written only by frame_init() (BSP, before any other CPU runs) and
+ * is read-only afterwards.
+ */
+
+#include <mm/frame.h>
+#include <arch/mm.h>
+#include <synch/spinlock.h>
+#include <debug.h>
+#include <panic.h>
+#include <print.h>
+#include <lib/str.h>
+
+/** Maximum number of zones (usable regions, after the 4 GiB split). */
+#define ZONES_MAX 32
+
+/** 4 GiB boundary at which regions are split (FRAME_LOWMEM limit). */
+#define LOWMEM_LIMIT GiB(4)
+
+/** "No frame" value of the free-list links. */
+#define FRAME_NIL UINT32_MAX
+
+/** State of one frame, see the file comment. */
+typedef enum {
+	FRAME_TAIL = 0,
+	FRAME_FREE = 1,
+	FRAME_BUSY = 2,
+} frame_state_t;
+
+/**
+ * Per-frame metadata. Protected by: the lock of the zone the frame belongs to.
+ * Links are indices into the zone's frames[] array (FRAME_NIL: none) and are only
+ * meaningful while the frame is the head of a free block (state FRAME_FREE).
+ */
+typedef struct {
+	uint32_t next;
+	uint32_t prev;
+	/** Order of the block this frame heads (FREE or BUSY only). */
+	uint8_t order;
+	/** frame_state_t. */
+	uint8_t state;
+} frame_t;
+
+/** One zone of physically contiguous memory. */
+typedef struct {
+	/** Protects every field below that is not marked immutable. */
+	irq_spinlock_t lock;
+	/** Physical frame number of the first managed frame. Immutable after init. */
+	uintptr_t base_pfn;
+	/** Number of managed frames (metadata excluded). Immutable after init. */
+	size_t count;
+	/** Frames used by the metadata array, preceding base_pfn. Immutable after init. */
+	size_t meta_frames;
+	/** Metadata, one entry per managed frame (direct-map address). Array pointer is
+	 *  immutable after init; the entries are protected by @c lock. */
+	frame_t *frames;
+	/** Heads (frame indices) of the free lists per order; protected by @c lock. */
+	uint32_t free_list[FRAME_MAX_ORDER + 1];
+	/** Number of free blocks per order; protected by @c lock. */
+	size_t free_blocks[FRAME_MAX_ORDER + 1];
+	/** Free frames; protected by @c lock. */
+	size_t free_count;
+	/** Allocated frames; protected by @c lock. free_count + busy_count == count. */
+	size_t busy_count;
+} zone_t;
+
+/** Zone table. Protected by: written only by frame_init() before SMP, then read-only. */
+static zone_t zones[ZONES_MAX];
+/** Number of valid entries in zones[]. Same protection as zones[]. */
+static size_t zones_count;
+
+/** Smallest order k such that 2^k >= count (count >= 1). */
+static unsigned order_for_count(size_t count)
+{
+	unsigned order = 0;
+
+	while (((size_t) 1 << order) < count)
+		order++;
+	return order;
+}
+
+/** Links block head @a idx into the free list of @a order. Zone lock held. */
+static void free_list_push(zone_t *z, uint32_t idx, unsigned order)
+{
+	frame_t *f = &z->frames[idx];
+
+	f->state = FRAME_FREE;
+	f->order = order;
+	f->prev = FRAME_NIL;
+	f->next = z->free_list[order];
+	if (f->next != FRAME_NIL)
+		z->frames[f->next].prev = idx;
+	z->free_list[order] = idx;
+	z->free_blocks[order]++;
+}
+
+/** Unlinks free block head @a idx from the free list of its order. Zone lock held. */
+static void free_list_remove(zone_t *z, uint32_t idx)
+{
+	frame_t *f = &z->frames[idx];
+	unsigned order = f->order;
+
+	assert(f->state == FRAME_FREE);
+	if (f->prev != FRAME_NIL)
+		z->frames[f->prev].next = f->next;
+	else
+		z->free_list[order] = f->next;
+	if (f->next != FRAME_NIL)
+		z->frames[f->next].prev = f->prev;
+	f->next = FRAME_NIL;
+	f->prev = FRAME_NIL;
+	assert(z->free_blocks[order] > 0);
+	z->free_blocks[order]--;
+}
+
+/**
+ * Frees block (idx, order) into zone @a z, merging it with its free buddies as far
+ * as possible. The block's frames must all be TAIL except the head. Zone lock held.
+ */
+static void zone_free_block(zone_t *z, uint32_t idx, unsigned order)
+{
+	while (order < FRAME_MAX_ORDER) {
+		uintptr_t pfn = z->base_pfn + idx;
+		uintptr_t buddy_pfn = pfn ^ ((uintptr_t) 1 << order);
+
+		/* The buddy must lie entirely inside the zone. */
+		if (buddy_pfn < z->base_pfn ||
+		    buddy_pfn + ((uintptr_t) 1 << order) > z->base_pfn + z->count)
+			break;
+
+		uint32_t buddy = (uint32_t) (buddy_pfn - z->base_pfn);
+		frame_t *b = &z->frames[buddy];
+		if (b->state != FRAME_FREE || b->order != order)
+			break;
+
+		free_list_remove(z, buddy);
+		/* The higher of the two heads becomes a tail of the merged block. */
+		if (buddy < idx) {
+			z->frames[idx].state = FRAME_TAIL;
+			idx = buddy;
+		} else {
+			b->state = FRAME_TAIL;
+		}
+		z->frames[idx].state = FRAME_TAIL;
+		order++;
+	}
+	free_list_push(z, idx, order);
+}
+
+/**
+ * Allocates a block of @a order from zone @a z.
+ * @return frame index in the zone, or FRAME_NIL if the zone has no such block.
+ * Zone lock held.
+ */
+static uint32_t zone_alloc_block(zone_t *z, unsigned order)
+{
+	unsigned o = order;
+
+	while (o <= FRAME_MAX_ORDER && z->free_list[o] == FRAME_NIL)
+		o++;
+	if (o > FRAME_MAX_ORDER)
+		return FRAME_NIL;
+
+	uint32_t idx = z->free_list[o];
+	free_list_remove(z, idx);
+
+	/* Split down to the requested order, returning the upper halves. */
+	while (o > order) {
+		o--;
+		free_list_push(z, idx + ((uint32_t) 1 << o), o);
+	}
+
+	frame_t *f = &z->frames[idx];
+	f->state = FRAME_BUSY;
+	f->order = order;
+	f->next = FRAME_NIL;
+	f->prev = FRAME_NIL;
+
+	size_t n = (size_t) 1 << order;
+	z->free_count -= n;
+	z->busy_count += n;
+	return idx;
+}
+
+/**
+ * Sets up a zone over physical range [start, end) (page aligned, end > start):
+ * carves the metadata from its beginning and puts the rest on the free lists.
+ * @return true if the zone was created (the range is big enough).
+ */
+static bool zone_create(zone_t *z, uintptr_t start, uintptr_t end)
+{
+	size_t frames = (end - start) / FRAME_SIZE;
+	/* Metadata for all frames of the range (a slight overestimate, simple). */
+	size_t meta_frames = (frames * sizeof(frame_t) + FRAME_SIZE - 1) / FRAME_SIZE;
+
+	if (frames <= meta_frames)
+		return false;
+
+	size_t count = frames - meta_frames;
+	if (count >= FRAME_NIL)
+		count = FRAME_NIL - 1;  /* Indices are 32-bit (16 TiB per zone). */
+
+	irq_spinlock_initialize(&z->lock, "zone.lock");
+	z->frames = (frame_t *) PA2KA(start);
+	z->meta_frames = meta_frames;
+	z->base_pfn = start / FRAME_SIZE + meta_frames;
+	z->count = count;
+	z->free_count = 0;
+	z->busy_count = 0;
+	for (unsigned o = 0; o <= FRAME_MAX_ORDER; o++) {
+		z->free_list[o] = FRAME_NIL;
+		z->free_blocks[o] = 0;
+	}
+
+	/* All frames start as tails; block heads are set by free_list_push(). */
+	for (size_t i = 0; i < count; i++) {
+		z->frames[i].next = FRAME_NIL;
+		z->frames[i].prev = FRAME_NIL;
+		z->frames[i].order = 0;
+		z->frames[i].state = FRAME_TAIL;
+	}
+
+	/* Cover the range with maximal naturally aligned blocks. */
+	uintptr_t pfn = z->base_pfn;
+	uintptr_t end_pfn = z->base_pfn + count;
+	while (pfn < end_pfn) {
+		unsigned order = 0;
+		while (order < FRAME_MAX_ORDER &&
+		    (pfn & (((uintptr_t) 1 << (order + 1)) - 1)) == 0 &&
+		    pfn + ((uintptr_t) 1 << (order + 1)) <= end_pfn)
+			order++;
+		free_list_push(z, (uint32_t) (pfn - z->base_pfn), order);
+		pfn += (uintptr_t) 1 << order;
+	}
+	z->free_count = count;
+	return true;
+}
+
+/** Adds a zone over [start, end) keeping zones[] sorted by base. BSP, init only. */
+static void zone_add(uintptr_t start, uintptr_t end)
+{
+	if (zones_count == ZONES_MAX) {
+		printf("frame: too many zones, ignoring %#lx-%#lx\n", start, end);
+		return;
+	}
+
+	/* Find the sorted position, then shift the later zones up. */
+	size_t pos = zones_count;
+	while (pos > 0 && zones[pos - 1].base_pfn * FRAME_SIZE > start)
+		pos--;
+	for (size_t i = zones_count; i > pos; i--)
+		zones[i] = zones[i - 1];
+
+	if (zone_create(&zones[pos], start, end)) {
+		zones_count++;
+	} else {
+		/* Too small for its own metadata: undo the shift. */
+		for (size_t i = pos; i < zones_count; i++)
+			zones[i] = zones[i + 1];
+	}
+}
+
+/**
+ * Creates the zones from the usable RAM regions (see frame.h).
+ *
+ * Each region is rounded inwards to whole frames, clipped to the direct map
+ * (PHYS_MAP_MAX), frame 0 is skipped, and a region crossing 4 GiB is split there.
+ * Ranges too small to hold their own metadata plus one frame are ignored.
+ *
+ * Context: BSP, once, interrupts disabled, before any frame_alloc(); the regions
+ * must be reachable through the direct map.
+ * @param regions usable RAM regions (must not overlap each other or the kernel).
+ * @param count number of entries in @a regions.
+ */
+void frame_init(const phys_region_t *regions, size_t count)
+{
+	zones_count = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		uintptr_t start = ALIGN_UP(regions[i].base, FRAME_SIZE);
+		uintptr_t end = ALIGN_DOWN(regions[i].base + regions[i].size, FRAME_SIZE);
+
+		if (start < FRAME_SIZE)
+			start = FRAME_SIZE;
+		if (end > PHYS_MAP_MAX)
+			end = PHYS_MAP_MAX;
+		if (end <= start)
+			continue;
+
+		if (start < LOWMEM_LIMIT && end > LOWMEM_LIMIT) {
+			zone_add(start, LOWMEM_LIMIT);
+			zone_add(LOWMEM_LIMIT, end);
+		} else {
+			zone_add(start, end);
+		}
+	}
+}
+
+/**
+ * Allocates a physically contiguous, naturally aligned block of frames.
+ *
+ * @param count number of frames; rounded up to a power of two (at most
+ *        2^FRAME_MAX_ORDER). 0 or a larger count fails.
+ * @param flags FRAME_LOWMEM: only zones entirely below 4 GiB; FRAME_ZERO: zero the
+ *        block (through the direct map) before returning it.
+ * @return physical address of the block (aligned to its rounded size in bytes), or
+ *         0 when no zone can satisfy the request. Never panics on exhaustion.
+ * Context: any CPU, any context, interrupts enabled or disabled; never sleeps.
+ */
+uintptr_t frame_alloc(size_t count, frame_flags_t flags)
+{
+	if (count == 0 || count > ((size_t) 1 << FRAME_MAX_ORDER))
+		return 0;
+
+	unsigned order = order_for_count(count);
+
+	for (size_t i = 0; i < zones_count; i++) {
+		zone_t *z = &zones[i];
+
+		if ((flags & FRAME_LOWMEM) &&
+		    (z->base_pfn + z->count) * FRAME_SIZE > LOWMEM_LIMIT)
+			continue;
+
+		irq_spinlock_lock(&z->lock, true);
+		uint32_t idx = zone_alloc_block(z, order);
+		irq_spinlock_unlock(&z->lock, true);
+
+		if (idx == FRAME_NIL)
+			continue;
+
+		uintptr_t pa = (z->base_pfn + idx) * FRAME_SIZE;
+		if (flags & FRAME_ZERO)
+			memset(PA2KA(pa), 0, ((size_t) 1 << order) * FRAME_SIZE);
+		return pa;
+	}
+
+	return 0;
+}
+
+/** Returns the zone containing frame number @a pfn, or NULL. */
+static zone_t *zone_find(uintptr_t pfn)
+{
+	for (size_t i = 0; i < zones_count; i++) {
+		if (pfn >= zones[i].base_pfn && pfn < zones[i].base_pfn + zones[i].count)
+			return &zones[i];
+	}
+	return NULL;
+}
+
+/**
+ * Returns a block to its zone, merging it with free buddies.
+ *
+ * @param pa physical address returned by frame_alloc().
+ * @param count the count passed to frame_alloc() for this block (any count that
+ *        rounds up to the same power of two is accepted).
+ * Panics (kernel bug) if @a pa is not inside a zone, not aligned to the block size,
+ * not the start of an allocated block (double free, free of a never allocated or
+ * interior frame) or if the block was allocated with a different rounded count.
+ * Context: any CPU, any context; never sleeps.
+ */
+void frame_free(uintptr_t pa, size_t count)
+{
+	if (count == 0 || count > ((size_t) 1 << FRAME_MAX_ORDER))
+		panic("frame_free(%#lx, %zu): invalid frame count", pa, count);
+
+	unsigned order = order_for_count(count);
+	size_t bytes = ((size_t) 1 << order) * FRAME_SIZE;
+
+	if (!IS_ALIGNED(pa, bytes))
+		panic("frame_free(%#lx, %zu): address not aligned to the block size "
+		    "(%zu bytes)", pa, count, bytes);
+
+	zone_t *z = zone_find(pa / FRAME_SIZE);
+	if (z == NULL)
+		panic("frame_free(%#lx, %zu): address outside every zone", pa, count);
+
+	uint32_t idx = (uint32_t) (pa / FRAME_SIZE - z->base_pfn);
+
+	irq_spinlock_lock(&z->lock, true);
+
+	frame_t *f = &z->frames[idx];
+	if (f->state != FRAME_BUSY) {
+		uint8_t state = f->state;
+		irq_spinlock_unlock(&z->lock, true);
+		panic("frame_free(%#lx, %zu): block is not allocated (%s)", pa, count,
+		    state == FRAME_FREE ? "double free" :
+		    "inside another block or double free after merge");
+	}
+	if (f->order != order) {
+		unsigned real = f->order;
+		irq_spinlock_unlock(&z->lock, true);
+		panic("frame_free(%#lx, %zu): wrong count, block was allocated with "
+		    "%zu frames", pa, count, (size_t) 1 << real);
+	}
+
+	f->state = FRAME_TAIL;
+	z->busy_count -= (size_t) 1 << order;
+	z->free_count += (size_t) 1 << order;
+	zone_free_block(z, idx, order);
+
+	irq_spinlock_unlock(&z->lock, true);
+}
+
+/**
+ * Sums the frame counts of all zones into @a stats (in frames). Each zone is read
+ * under its lock; the sum is not an atomic snapshot across zones.
+ * Context: any.
+ */
+void frame_get_stats(frame_stats_t *stats)
+{
+	stats->total = 0;
+	stats->free = 0;
+	stats->busy = 0;
+
+	for (size_t i = 0; i < zones_count; i++) {
+		zone_t *z = &zones[i];
+
+		irq_spinlock_lock(&z->lock, true);
+		stats->total += z->count;
+		stats->free += z->free_count;
+		stats->busy += z->busy_count;
+		irq_spinlock_unlock(&z->lock, true);
+	}
+}
+
+/**
+ * Prints a table of the zones (index, base physical address of the managed range,
+ * managed/free/busy frames) and a total line.
+ * Context: any where printf() may be used.
+ */
+void zones_print(void)
+{
+	size_t total = 0;
+	size_t free = 0;
+	size_t busy = 0;
+
+	printf("#  base               frames     free       busy\n");
+	for (size_t i = 0; i < zones_count; i++) {
+		zone_t *z = &zones[i];
+
+		irq_spinlock_lock(&z->lock, true);
+		size_t zc = z->count;
+		size_t zf = z->free_count;
+		size_t zb = z->busy_count;
+		irq_spinlock_unlock(&z->lock, true);
+
+		printf("%-2zu 0x%016lx %-10zu %-10zu %zu\n", i, z->base_pfn * FRAME_SIZE,
+		    zc, zf, zb);
+		total += zc;
+		free += zf;
+		busy += zb;
+	}
+	printf("total                 %-10zu %-10zu %zu\n", total, free, busy);
+}
+
+/**
+ * Returns the number of zones created by frame_init().
+ * Context: any.
+ */
+size_t zone_count(void)
+{
+	return zones_count;
+}

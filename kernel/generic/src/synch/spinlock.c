@@ -1,0 +1,148 @@
+/** @file spinlock.c
+ * Spinlocks with deadlock reports in debug builds.
+ */
+#include <synch/spinlock.h>
+#include <arch/asm.h>
+#include <time/delay.h>
+#include <cpu.h>
+#include <print.h>
+#include <panic.h>
+#include <debug.h>
+
+/** Seconds a lock may be spun on before debug builds report a probable deadlock. */
+#define DEADLOCK_REPORT_SECONDS 5
+
+void preemption_disable(void)
+{
+	cpu_t *c = CPU;
+	c->preemption_disabled++;
+	compiler_barrier();
+}
+
+void preemption_enable(void)
+{
+	cpu_t *c = CPU;
+	compiler_barrier();
+	assert(c->preemption_disabled > 0);
+	c->preemption_disabled--;
+}
+
+void spinlock_initialize(spinlock_t *lock, const char *name)
+{
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELAXED);
+	lock->owner = 0;
+	lock->name = name;
+}
+
+static inline bool spinlock_try_acquire(spinlock_t *lock)
+{
+	/* Acquire: the critical section cannot move above the lock. */
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+void spinlock_lock(spinlock_t *lock)
+{
+	preemption_disable();
+#ifdef CONFIG_DEBUG
+	uint64_t start = 0;
+	bool reported = false;
+#endif
+	while (!spinlock_try_acquire(lock)) {
+		/* Spin on a plain load to keep the cache line shared. */
+		while (__atomic_load_n(&lock->locked, __ATOMIC_RELAXED)) {
+			cpu_relax();
+#ifdef CONFIG_DEBUG
+			if (panic_in_progress())
+				continue;
+			uint64_t now = uptime_us();
+			if (start == 0) {
+				start = now ? now : 1;
+			} else if (!reported &&
+			    now - start > DEADLOCK_REPORT_SECONDS * 1000000UL) {
+				reported = true;
+				printf("Deadlock probable: CPU %u spinning on lock "
+				    "'%s' (%p) for %d s, owner CPU %d\n", CPU->id,
+				    lock->name ? lock->name : "?", lock,
+				    DEADLOCK_REPORT_SECONDS, lock->owner - 1);
+			}
+#endif
+		}
+	}
+	lock->owner = (int) CPU->id + 1;
+#ifdef CONFIG_DEBUG
+	if (reported)
+		printf("Deadlock probable: false alarm, CPU %u got lock '%s'\n",
+		    CPU->id, lock->name ? lock->name : "?");
+#endif
+}
+
+bool spinlock_trylock(spinlock_t *lock)
+{
+	preemption_disable();
+	if (spinlock_try_acquire(lock)) {
+		lock->owner = (int) CPU->id + 1;
+		return true;
+	}
+	preemption_enable();
+	return false;
+}
+
+void spinlock_unlock(spinlock_t *lock)
+{
+	assert(__atomic_load_n(&lock->locked, __ATOMIC_RELAXED));
+	lock->owner = 0;
+	/* Release: the critical section cannot move below the unlock. */
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+	preemption_enable();
+}
+
+bool spinlock_locked(spinlock_t *lock)
+{
+	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED) != 0;
+}
+
+void irq_spinlock_initialize(irq_spinlock_t *lock, const char *name)
+{
+	spinlock_initialize(&lock->lock, name);
+	lock->ipl = 0;
+	lock->guard = false;
+}
+
+void irq_spinlock_lock(irq_spinlock_t *lock, bool irq_dis)
+{
+	if (irq_dis) {
+		ipl_t ipl = interrupts_disable();
+		spinlock_lock(&lock->lock);
+		lock->guard = true;
+		lock->ipl = ipl;
+	} else {
+		assert(interrupts_disabled());
+		spinlock_lock(&lock->lock);
+		lock->guard = false;
+	}
+}
+
+void irq_spinlock_unlock(irq_spinlock_t *lock, bool irq_res)
+{
+	if (irq_res) {
+		assert(lock->guard);
+		ipl_t ipl = lock->ipl;
+		lock->guard = false;
+		spinlock_unlock(&lock->lock);
+		interrupts_restore(ipl);
+	} else {
+		spinlock_unlock(&lock->lock);
+	}
+}
+
+bool irq_spinlock_trylock(irq_spinlock_t *lock)
+{
+	ipl_t ipl = interrupts_disable();
+	if (spinlock_trylock(&lock->lock)) {
+		lock->guard = true;
+		lock->ipl = ipl;
+		return true;
+	}
+	interrupts_restore(ipl);
+	return false;
+}
