@@ -14,6 +14,8 @@ test_t tests[] = {
 	    true },
 	{ "heap1", "malloc/free patterns from 1 B to 1 MiB", test_heap1, true },
 	{ "ipi1", "Every CPU receives and counts IPIs exactly", test_ipi1, true },
+	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
+	    test_fault1, false },
 	{ NULL, NULL, NULL, false }
 };
 

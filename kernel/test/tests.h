@@ -10,5 +10,6 @@ const char *test_print1(void);
 const char *test_falloc1(void);
 const char *test_heap1(void);
 const char *test_ipi1(void);
+const char *test_fault1(void);
 
 #endif

@@ -344,11 +344,14 @@ const char *platform_enumerate(uint32_t bsp_apic_id)
 {
 	const rsdp_t *rsdp = rsdp_find();
 	const char *source = "none (single CPU)";
+	bool madt_ok = false;
 
 	if (rsdp) {
 		const madt_t *madt = (const madt_t *) acpi_find_table(rsdp, "APIC");
-		if (madt && madt_parse(madt, bsp_apic_id))
+		if (madt && madt_parse(madt, bsp_apic_id)) {
 			source = "ACPI MADT";
+			madt_ok = true;
+		}
 		const fadt_t *fadt = (const fadt_t *) acpi_find_table(rsdp, "FACP");
 		if (fadt && fadt->h.length >= sizeof(fadt_t)) {
 			pm1a_cnt = fadt->pm1a_cnt_blk;
@@ -356,7 +359,7 @@ const char *platform_enumerate(uint32_t bsp_apic_id)
 			dsdt_find_s5(fadt->dsdt);
 		}
 	}
-	if (cpu_count <= 1 && mp_parse(bsp_apic_id))
+	if (!madt_ok && mp_parse(bsp_apic_id))
 		source = "MP table";
 	if (ioapic_count() == 0)
 		ioapic_add(0xfec00000, 0);
