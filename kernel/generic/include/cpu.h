@@ -10,6 +10,30 @@
 
 #include <typedefs.h>
 #include <atomic.h>
+#include <adt/list.h>
+#include <synch/spinlock.h>
+
+struct thread;
+
+/** Number of run-queue priority levels (HelenOS uses 16). */
+#define RQ_LEVELS 16
+
+/** One priority level of a CPU's run queue. Protected by runq_t.lock. */
+typedef struct {
+	list_t threads;
+	size_t n;
+} rq_level_t;
+
+/**
+ * A CPU's run queue. Protected by @c lock (IRQ spinlock): the owning CPU's
+ * scheduler and other CPUs (wake-ups, work stealing) take it.
+ */
+typedef struct {
+	irq_spinlock_t lock;
+	rq_level_t level[RQ_LEVELS];
+	/** Ready threads in all levels. Written under lock; read racily by stealers. */
+	size_t nrdy;
+} runq_t;
 
 #ifndef CONFIG_MAX_CPUS
 #define CONFIG_MAX_CPUS 64
@@ -45,6 +69,29 @@ typedef struct cpu {
 	atomic_t ipi_test_count;
 	/** Interrupt nesting depth. CPU-local. */
 	unsigned irq_nesting;
+
+	/** Thread running on this CPU (NULL before the scheduler starts). CPU-local. */
+	struct thread *thread;
+	/** Thread that ran before the last context switch; CPU-local. */
+	struct thread *prev_thread;
+	/** This CPU's idle thread. Set once. */
+	struct thread *idle_thread;
+	/** The run queue. */
+	runq_t rq;
+	/** Set by the timer when the running thread's quantum is over. CPU-local. */
+	bool need_resched;
+	/** The CPU is halted in its idle loop; wakers send VECTOR_WAKEUP. Atomics. */
+	bool idle;
+	/** Ticks until the next starvation-avoidance relink. CPU-local. */
+	unsigned relink_countdown;
+	/** Statistics; CPU-local writes, racy reads. */
+	uint64_t context_switches;
+	uint64_t migrations_in;
+	uint64_t idle_ticks;
+
+	/** Timeouts of this CPU, sorted by deadline. Protected by timeout_lock. */
+	irq_spinlock_t timeout_lock;
+	list_t timeouts;
 } cpu_t;
 
 /** All CPUs; entries [0, cpu_count) are valid. Protected by: written during boot only. */

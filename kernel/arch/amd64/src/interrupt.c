@@ -8,6 +8,7 @@
 #include <panic.h>
 #include <print.h>
 #include <cpu.h>
+#include <proc/scheduler.h>
 #include <debug/symtab.h>
 
 typedef struct {
@@ -96,8 +97,16 @@ void interrupt_dispatch(istate_t *istate)
 	if (cpu)
 		cpu->irq_nesting++;
 	handlers[vector](vector, istate);
-	if (cpu)
+	if (cpu) {
 		cpu->irq_nesting--;
+		/*
+		 * Preempt on the way out, but only if the interrupted code had
+		 * interrupts enabled (an exception in an interrupts-off section must
+		 * return to it unchanged).
+		 */
+		if (cpu->need_resched && (istate->rflags & RFLAGS_IF))
+			scheduler_preempt_check();
+	}
 }
 
 static void idt_set(unsigned vector, uint64_t addr, uint8_t ist)

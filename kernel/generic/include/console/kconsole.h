@@ -66,7 +66,10 @@ void cmd_print_usage(const cmd_info_t *cmd);
 /** Parses and runs one input line (also used by tests). Never panics on input. */
 void kconsole_exec(char *line);
 
-/** Registers the built-in commands and runs the read-eval loop forever. */
+/** Registers the built-in commands. BSP, before kconsole_run() and other users. */
+void kconsole_init(void);
+
+/** Runs the read-eval loop forever (in the kconsole thread). */
 NO_RETURN void kconsole_run(void);
 
 /** Registers the generic commands (help, version, cpus, ...). */

@@ -16,6 +16,8 @@
 #include <test.h>
 #include <print.h>
 #include <cpu.h>
+#include <proc/thread.h>
+#include <proc/scheduler.h>
 #include <errno.h>
 
 static void help_one(const cmd_info_t *cmd, void *arg)
@@ -145,6 +147,18 @@ static int cmd_test(cmd_arg_t *argv, size_t argc)
 	return 0;
 }
 
+static int cmd_threads(cmd_arg_t *argv, size_t argc)
+{
+	threads_print();
+	return 0;
+}
+
+static int cmd_sched(cmd_arg_t *argv, size_t argc)
+{
+	sched_print();
+	return 0;
+}
+
 static int cmd_halt(cmd_arg_t *argv, size_t argc)
 {
 	printf("Halting the system.\n");
@@ -169,6 +183,10 @@ static cmd_info_t cmds[] = {
 	{ .name = "uptime", .description = "Time since boot", .func = cmd_uptime },
 	{ .name = "test", .description = "List tests, run one (test NAME) or all safe "
 	    "ones (test *)", .func = cmd_test, .argv = test_args, .argc = 1 },
+	{ .name = "threads", .description = "List threads (id, name, state, priority, "
+	    "CPU, wired, ticks)", .func = cmd_threads },
+	{ .name = "sched", .description = "Per-CPU run queues, context switches, "
+	    "migrations", .func = cmd_sched },
 	{ .name = "halt", .description = "Power the machine off",
 	    .func = cmd_halt },
 };

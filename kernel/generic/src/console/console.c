@@ -20,6 +20,7 @@
 #include <panic.h>
 #include <cpu.h>
 #include <lib/str.h>
+#include <synch/waitq.h>
 
 /**
  * Owner of the console output lock: CPU id + 1, 0 when free. Atomics.
@@ -36,6 +37,12 @@ static char input_ring[INPUT_RING];
 static size_t input_head;
 static size_t input_tail;
 static irq_spinlock_t input_lock = IRQ_SPINLOCK_INITIALIZER("console.input");
+/** The reader sleeps here; the UART interrupt wakes it. */
+static waitq_t input_wq;
+static bool input_wq_ready;
+
+/** Poll interval of the reader, in case the UART interrupt is not delivered. */
+#define INPUT_POLL_US 20000
 
 void console_init(void)
 {
@@ -158,10 +165,14 @@ static void uart_irq_handler(unsigned vector, istate_t *istate)
 	input_drain_uart_locked();
 	irq_spinlock_unlock(&input_lock, false);
 	lapic_eoi();
+	if (input_wq_ready)
+		waitq_wake_one(&input_wq);
 }
 
 void console_enable_input_irq(void)
 {
+	waitq_initialize(&input_wq);
+	input_wq_ready = true;
 	interrupt_register(IVT_IRQBASE + IRQ_COM1, "com1", uart_irq_handler);
 	if (ioapic_route_irq(IRQ_COM1, lapic_id()))
 		uart_enable_rx_irq();
@@ -178,12 +189,12 @@ char console_getchar(void)
 			irq_spinlock_unlock(&input_lock, true);
 			return c;
 		}
-		irq_spinlock_unlock(&input_lock, false);
+		irq_spinlock_unlock(&input_lock, true);
 		/*
-		 * Interrupts are still disabled here: "sti; hlt" enables them and
-		 * halts atomically, so a UART interrupt arriving in between is not
-		 * lost (the timer tick bounds the wait in any case).
+		 * A byte that arrives after the check wakes us through the
+		 * interrupt (a missed wake-up is remembered by the wait queue);
+		 * the timeout polls the UART in case the interrupt never comes.
 		 */
-		cpu_sleep_enable_irq();
+		(void) waitq_sleep_timeout(&input_wq, INPUT_POLL_US, SYNCH_FLAGS_NONE);
 	}
 }

@@ -309,12 +309,16 @@ static void history_add(const char *line)
 	history_count++;
 }
 
+void kconsole_init(void)
+{
+	cmds_init();
+}
+
 void kconsole_run(void)
 {
 	static char line[KCONSOLE_LINE_MAX + 1];
 	static char work[KCONSOLE_LINE_MAX + 1];
 
-	cmds_init();
 	printf("Type 'help' for the list of commands.\n");
 	for (;;) {
 		puts(KCONSOLE_PROMPT);

@@ -18,6 +18,9 @@
 #include <print.h>
 #include <panic.h>
 #include <cpu.h>
+#include <proc/thread.h>
+#include <proc/scheduler.h>
+#include <time/timeout.h>
 
 #define MB_BOOTLOADER_MAGIC 0x2badb002
 #define MB_INFO_MEMORY   (1 << 0)
@@ -138,11 +141,19 @@ static void direct_map_extend(void)
 	write_cr3(read_cr3());
 }
 
+/** The clock: runs on every CPU HZ times a second. */
 static void timer_handler(unsigned vector, istate_t *istate)
 {
 	cpu_t *c = CPU;
-	__atomic_store_n(&c->ticks, c->ticks + 1, __ATOMIC_RELAXED);
 	lapic_eoi();
+	__atomic_store_n(&c->ticks, c->ticks + 1, __ATOMIC_RELAXED);
+	timeout_process();
+	scheduler_tick();
+}
+
+static void kconsole_thread(void *arg)
+{
+	kconsole_run();
 }
 
 static void ipi_test_handler(unsigned vector, istate_t *istate)
@@ -189,6 +200,9 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 
 	frame_init(regions, regions_count);
 	heap_init();
+	scheduler_init();
+	thread_init();
+	scheduler_init_cpu();
 
 	lapic_init_bsp();
 	bsp->apic_id = lapic_id();
@@ -215,13 +229,17 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	smp_boot_finish();
 	printf("SMP: %u of %u CPUs online\n", online, cpu_count);
 
-	kconsole_run();
-	panic("kconsole returned");
+	kconsole_init();
+	thread_t *kcon = thread_create(kconsole_thread, NULL, "kconsole",
+	    THREAD_FLAG_NONE);
+	if (!kcon)
+		panic("Cannot create the kconsole thread");
+	thread_start(kcon);
+	scheduler_idle_loop();
 }
 
 void main_ap(void)
 {
-	interrupts_enable();
-	for (;;)
-		cpu_halt();
+	scheduler_init_cpu();
+	scheduler_idle_loop();
 }

@@ -8,6 +8,7 @@
 #include <print.h>
 #include <panic.h>
 #include <debug.h>
+#include <proc/scheduler.h>
 
 /** Seconds a lock may be spun on before debug builds report a probable deadlock. */
 #define DEADLOCK_REPORT_SECONDS 5
@@ -25,6 +26,9 @@ void preemption_enable(void)
 	compiler_barrier();
 	assert(c->preemption_disabled > 0);
 	c->preemption_disabled--;
+	/* A preemption that was held off while disabled happens now. */
+	if (c->preemption_disabled == 0 && c->need_resched && !interrupts_disabled())
+		scheduler_preempt_check();
 }
 
 void spinlock_initialize(spinlock_t *lock, const char *name)
