@@ -130,8 +130,9 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf boot/grub.cfg
 deps:
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh
 
+# -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
 QEMU_FLAGS := -accel tcg,thread=multi -smp $(SMP) -m $(MEM) -display none \
-	-serial stdio -monitor none -no-reboot \
+	-serial mon:stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 
 run: deps all
@@ -142,7 +143,7 @@ run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
 test: deps all
-	@$(PYTHON) -m pytest -v -rs tests/
+	@KTEST_NO_BUILD=1 $(PYTHON) -m pytest -v -rs --tb=short tests/
 
 clean:
 	rm -rf $(BUILD)

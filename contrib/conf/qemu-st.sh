@@ -1,0 +1,10 @@
+#!/bin/sh
+# Boot build/kernel.elf on 4 vCPUs under single-threaded TCG (one host thread
+# round-robins the vCPUs: other interleavings than thread=multi).
+# The serial line (kconsole) is this terminal; Ctrl-C quits QEMU.
+# Extra arguments are passed to QEMU; QEMU=... overrides the binary.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+exec ${QEMU:-qemu-system-x86_64} -accel tcg,thread=single -smp 4 -m 512M \
+    -display none -serial stdio -monitor none -no-reboot \
+    -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+    -kernel "$top/build/kernel.elf" "$@"

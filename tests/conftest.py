@@ -1,0 +1,157 @@
+"""Shared fixtures for the kernel tests: build once, boot QEMU per group.
+
+A *boot* is one QEMU run shared by the tests of one class (a fresh QEMU per
+group).  The tests of a class are its steps, in order.  A step that fails on
+an assertion (a wrong answer) leaves the boot usable; a step that fails on a
+driver error (timeout, panic, QEMU gone) makes the later steps of the same
+boot skip instead of failing with follow-on errors: the first failure says
+what went wrong.
+
+Environment:
+
+``KTEST_NO_BUILD=1``
+    Do not run ``make`` first (``make test`` has just built everything).
+``KTEST_SMP``
+    Comma-separated vCPU counts for the SMP groups (default ``1,2,4,8``).
+``KTEST_KERNEL``, ``KTEST_ISO``
+    Images to boot (default build/kernel.elf and build/image.iso).
+``KTEST_TIMEOUT_SCALE``, ``QEMU``, ``KTEST_LOG_DIR``
+    See tools/kconsole.py.
+"""
+
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+import kconsole  # noqa: E402  (path set up above)
+
+KERNEL_ELF = os.environ.get("KTEST_KERNEL") or kconsole.DEFAULT_KERNEL
+IMAGE_ISO = os.environ.get("KTEST_ISO") or kconsole.DEFAULT_ISO
+
+
+def smp_values():
+    """Return the vCPU counts to test (env ``KTEST_SMP``, default 1,2,4,8)."""
+    raw = os.environ.get("KTEST_SMP", "1,2,4,8")
+    return [int(x) for x in raw.replace(" ", "").split(",") if x]
+
+
+def pytest_report_header(config):
+    """Show what the harness will run."""
+    qemu = os.environ.get("QEMU", "qemu-system-x86_64")
+    try:
+        proc = subprocess.run(
+            shlex.split(qemu) + ["--version"], capture_output=True,
+            stdin=subprocess.DEVNULL, text=True, timeout=10)
+        version = proc.stdout.splitlines()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        version = "not runnable"
+    return ["qemu: %s (%s)" % (qemu, version),
+            "kernel: %s, iso: %s" % (KERNEL_ELF, IMAGE_ISO),
+            "timeout scale: %s, smp: %s, logs: %s" % (
+                kconsole.timeout_scale(), smp_values(),
+                os.environ.get("KTEST_LOG_DIR", kconsole.DEFAULT_LOG_DIR))]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Treat 'no tests collected' (exit status 5) as a failure."""
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        sys.stderr.write("error: no tests were collected or selected\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def build():
+    """Run ``make`` once per session (unless KTEST_NO_BUILD=1)."""
+    if os.environ.get("KTEST_NO_BUILD") != "1":
+        env = dict(os.environ)
+        for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+            env.pop(var, None)
+        proc = subprocess.run(["make"], cwd=REPO, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            out = proc.stdout.decode("utf-8", "replace")
+            pytest.exit("make failed with status %d:\n%s" % (
+                proc.returncode, kconsole.tail_lines(out, 60)), returncode=1)
+    missing = [p for p in (KERNEL_ELF, IMAGE_ISO) if not os.path.isfile(p)]
+    if missing:
+        pytest.exit("the build did not produce %s" % ", ".join(missing),
+                    returncode=1)
+
+
+class Boot:
+    """One QEMU run shared by the steps of a test class."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+        self.failure = None      # node id of the first failed step
+        self.halted = False
+
+    @property
+    def k(self):
+        """The :class:`kconsole.Kernel`; skips if an earlier step failed."""
+        if self.failure is not None:
+            pytest.skip("an earlier step of this boot failed: %s"
+                        % self.failure)
+        return self._kernel
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remember the first failed step of each boot."""
+    outcome = yield
+    report = outcome.get_result()
+    # A wrong answer leaves the console usable; an exception from the driver
+    # (timeout, panic, QEMU gone) or a failed set-up does not.
+    broken = report.failed and not (
+        call.excinfo is not None and report.when == "call"
+        and call.excinfo.errisinstance(AssertionError))
+    if broken:
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, Boot) and value.failure is None:
+                value.failure = item.nodeid
+
+
+@pytest.fixture(scope="session")
+def boot_factory(request):
+    """Return ``make(**kw)`` starting a QEMU (kconsole.Kernel arguments).
+
+    QEMU is killed when the fixture that asked for the boot ends.
+    """
+    def make(owner, **kwargs):
+        kernel = kconsole.Kernel(**kwargs).start()
+        owner.addfinalizer(kernel.close)
+        return Boot(kernel)
+    return make
+
+
+@pytest.fixture(scope="class", params=smp_values(),
+                ids=lambda n: "smp%d" % n)
+def smp_boot(request, boot_factory):
+    """kernel.elf booted with -smp N, one QEMU per N."""
+    boot = boot_factory(request, smp=request.param, kernel=KERNEL_ELF,
+                        name="smp%d" % request.param)
+    boot.smp = request.param
+    return boot
+
+
+@pytest.fixture(scope="class")
+def iso_boot(request, boot_factory):
+    """image.iso booted with -cdrom and -smp 2."""
+    boot = boot_factory(request, smp=2, iso=IMAGE_ISO, name="iso-smp2")
+    boot.smp = 2
+    return boot
+
+
+@pytest.fixture(scope="class")
+def badinput_boot(request, boot_factory):
+    """kernel.elf booted with -smp 2 for the bad-input tests."""
+    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
+                        name="badinput-smp2")
+    boot.smp = 2
+    return boot

@@ -1,0 +1,362 @@
+"""Boot the kernel in QEMU and drive kconsole over the serial line.
+
+Groups (one QEMU each; the methods of a class are its steps, in order):
+
+* ``TestSMP[smpN]``: kernel.elf with -smp 1, 2, 4, 8: prompt, ``cpus``
+  reports N CPUs online, ``help``, ``version``, ``zones``, ``uptime``, the
+  ``test`` listing, one test by name, ``test *`` with no failure and a verdict
+  per test, no panic, ``halt`` exits QEMU with status 33.
+* ``TestISO``: image.iso with -cdrom and -smp 2: prompt, ``cpus``,
+  ``version``, no panic, ``halt``.
+* ``TestBadInput``: -smp 2: unknown commands, wrong arguments, huge numbers,
+  long lines, control characters, escape sequences, NUL, invalid UTF-8;
+  after each the console must answer ``version`` exactly as before.
+
+Timeouts are generous and scaled by KTEST_TIMEOUT_SCALE; no verdict depends on
+timing.
+"""
+
+import random
+import re
+import time
+
+import pytest
+
+import kconsole
+
+BOOT_TIMEOUT = 180       # QEMU start to first prompt (TCG, -smp 8, GRUB)
+CMD_TIMEOUT = 60         # an ordinary command
+TEST_ONE_TIMEOUT = 600   # `test NAME`
+TEST_ALL_TIMEOUT = 900   # `test *`
+HALT_TIMEOUT = 60        # `halt` to QEMU exit
+
+#: Core commands `help` must mention.
+CORE_COMMANDS = ("help", "version", "cpus", "test", "halt")
+
+
+def assert_known(out, command):
+    """Fail if ``command`` was not recognised or printed nothing."""
+    assert "unknown command" not in out.lower(), \
+        "%r is not recognised:\n%s" % (command, out)
+    assert out.strip(), "%r printed nothing" % command
+
+
+# --------------------------------------------------------------------------
+# Boot with -smp 1, 2, 4, 8
+# --------------------------------------------------------------------------
+
+class TestSMP:
+    """One boot per vCPU count; the steps run in order."""
+
+    def test_boot(self, smp_boot):
+        """The kernel reaches the prompt."""
+        smp_boot.k.wait_prompt(BOOT_TIMEOUT)
+
+    def test_cpus(self, smp_boot):
+        """``cpus`` ends with ``N CPUs online`` for N = -smp."""
+        out = smp_boot.k.cmd("cpus", CMD_TIMEOUT)
+        online = kconsole.parse_cpus_online(out)
+        assert online is not None, "no 'N CPUs online' line:\n" + out
+        assert online == smp_boot.smp, \
+            "%d CPUs online with -smp %d:\n%s" % (online, smp_boot.smp, out)
+
+    def test_help(self, smp_boot):
+        """``help`` lists the core commands."""
+        out = smp_boot.k.cmd("help", CMD_TIMEOUT)
+        assert_known(out, "help")
+        missing = [c for c in CORE_COMMANDS
+                   if not re.search(r"\b%s\b" % c, out)]
+        assert not missing, "help does not list %s:\n%s" % (missing, out)
+
+    def test_version(self, smp_boot):
+        """``version`` prints something."""
+        assert_known(smp_boot.k.cmd("version", CMD_TIMEOUT), "version")
+
+    def test_zones(self, smp_boot):
+        """``zones`` prints something."""
+        assert_known(smp_boot.k.cmd("zones", CMD_TIMEOUT), "zones")
+
+    def test_uptime(self, smp_boot):
+        """``uptime`` prints a time that does not go backwards."""
+        k = smp_boot.k
+        first = k.cmd("uptime", CMD_TIMEOUT)
+        t1 = kconsole.parse_uptime(first)
+        assert t1 is not None, "no number in the uptime output:\n" + first
+        time.sleep(1.2)
+        second = k.cmd("uptime", CMD_TIMEOUT)
+        t2 = kconsole.parse_uptime(second)
+        assert t2 is not None, "no number in the uptime output:\n" + second
+        assert t2 >= t1, "uptime went backwards: %r then %r" % (first, second)
+
+    def test_list(self, smp_boot):
+        """``test`` lists tests, at least one of them safe."""
+        out = smp_boot.k.cmd("test", CMD_TIMEOUT)
+        listed = kconsole.parse_test_list(out)
+        smp_boot.tests = listed
+        assert listed, "'test' listed no test ('NAME [safe] desc'):\n" + out
+        assert any(safe for _, safe, _ in listed), \
+            "'test' listed no safe test:\n" + out
+
+    def test_one_by_name(self, smp_boot):
+        """``test NAME`` on the first safe test prints ``Test passed``."""
+        k = smp_boot.k
+        names = [n for n, safe, _ in getattr(smp_boot, "tests", []) if safe]
+        if not names:
+            pytest.skip("no safe test listed")
+        passed, reason, out = k.run_test(names[0], TEST_ONE_TIMEOUT)
+        assert passed, "test %s: %s\n%s" % (names[0], reason, out)
+
+    def test_all_safe(self, smp_boot):
+        """``test *``: no failure, a verdict per test, every safe test run."""
+        run = smp_boot.k.run_all_tests(TEST_ALL_TIMEOUT)
+        failures = [r for ok, r in run.verdicts if not ok]
+        assert run.failed == 0 and not failures, \
+            "%d failed (%s):\n%s" % (run.failed, failures, run.output)
+        assert run.passed >= 1, "no test passed:\n" + run.output
+        assert len(run.verdicts) == run.passed + run.failed, \
+            "%d verdict lines for '%d passed, %d failed':\n%s" % (
+                len(run.verdicts), run.passed, run.failed, run.output)
+        safe = [n for n, s, _ in getattr(smp_boot, "tests", []) if s]
+        if safe:
+            assert run.passed + run.failed == len(safe), \
+                "'test *' ran %d tests, 'test' lists %d safe ones (%s)" % (
+                    run.passed + run.failed, len(safe), " ".join(safe))
+
+    def test_no_panic(self, smp_boot):
+        """Nothing in the whole log is a panic or exception report."""
+        smp_boot.k.check_no_panic()
+
+    def test_halt(self, smp_boot):
+        """``halt`` makes QEMU exit with status 33 (isa-debug-exit)."""
+        smp_boot.k.halt(HALT_TIMEOUT)
+
+
+# --------------------------------------------------------------------------
+# Boot the ISO through GRUB
+# --------------------------------------------------------------------------
+
+class TestISO:
+    """image.iso via -cdrom with -smp 2."""
+
+    def test_boot(self, iso_boot):
+        """GRUB loads the kernel and the prompt appears."""
+        iso_boot.k.wait_prompt(BOOT_TIMEOUT)
+
+    def test_cpus(self, iso_boot):
+        """``cpus`` reports 2 CPUs online."""
+        out = iso_boot.k.cmd("cpus", CMD_TIMEOUT)
+        assert kconsole.parse_cpus_online(out) == 2, \
+            "expected '2 CPUs online':\n" + out
+
+    def test_version(self, iso_boot):
+        """``version`` prints something."""
+        assert_known(iso_boot.k.cmd("version", CMD_TIMEOUT), "version")
+
+    def test_no_panic(self, iso_boot):
+        """Nothing in the log is a panic or exception report."""
+        iso_boot.k.check_no_panic()
+
+    def test_halt(self, iso_boot):
+        """``halt`` makes QEMU exit with status 33."""
+        iso_boot.k.halt(HALT_TIMEOUT)
+
+
+# --------------------------------------------------------------------------
+# Bad input must never panic; the prompt comes back after each line
+# --------------------------------------------------------------------------
+
+def _random_line(seed, length):
+    """Return a printable line that is no command and matches no panic."""
+    rng = random.Random(seed)
+    while True:
+        body = "".join(chr(rng.randint(0x20, 0x7e)) for _ in range(length - 2))
+        line = "zz" + body
+        if not kconsole.PANIC_RE.search(line):
+            return line.encode()
+
+
+_CONTROL = bytes(b for b in range(1, 0x20) if b not in (0x0a, 0x0d))
+
+#: (id, bytes typed before Enter, what the output must show or None).
+#: "unknown": an 'Unknown command' message; "usage": a usage line;
+#: "nopass": no 'Test passed'.
+BAD_INPUTS = [
+    ("unknown-command", b"frobnicate", "unknown"),
+    ("unknown-command-args", b"frobnicate 1 2 3", "unknown"),
+    ("unknown-command-long-name", b"x" * 200, None),
+    ("uppercase-command", b"HELP", None),
+    ("test-too-many-args", b"test a b c", "usage"),
+    ("test-two-args", b"test atomic1 extra", "usage"),
+    ("test-star-extra", b"test * extra", "usage"),
+    ("test-nonexistent", b"test nonexistent", "nopass"),
+    ("test-double-star", b"test **", "nopass"),
+    ("test-huge-number", b"test 99999999999999999999999", "nopass"),
+    ("test-negative-number", b"test -1", "nopass"),
+    ("test-long-name", b"test " + b"n" * 1000, "nopass"),
+    ("cpus-extra-args", b"cpus extra args", "usage"),
+    ("cpus-huge-hex", b"cpus 0xffffffffffffffffffffffffffff", None),
+    ("version-extra-arg", b"version 1", None),
+    ("zones-huge-numbers", b"zones 99999999999999999999 -9999999999999",
+     None),
+    ("uptime-extra-args", b"uptime now please", None),
+    ("help-extra-args", b"help " + b" ".join([b"x"] * 50), None),
+    ("many-args", b"test " + b" ".join([b"a"] * 300), None),
+    ("only-spaces", b" " * 80, None),
+    ("empty-line", b"", None),
+    ("tabs", b"\ttest\t\tnonexistent\t", None),
+    ("leading-spaces-command", b"     frobnicate    ", "unknown"),
+    ("long-a-4k", b"a" * 4096, None),
+    ("long-random-4k", _random_line(1234, 4096), None),
+    ("control-chars", _CONTROL, None),
+    ("control-chars-in-command", b"ver" + _CONTROL + b"sion", None),
+    ("delete-past-start", b"\x7f" * 40 + b"\x08" * 40, None),
+    ("delete-then-text", b"abc" + b"\x7f" * 10 + b"frobnicate", "unknown"),
+    ("escape-arrows", b"\x1b[A\x1b[B\x1b[C\x1b[D", None),
+    ("escape-arrows-many", b"frob" + b"\x1b[D" * 50 + b"\x1b[C" * 50, None),
+    ("escape-alone", b"\x1b", None),
+    ("escape-then-text", b"\x1bfrobnicate", None),
+    ("escape-csi-unterminated", b"\x1b[1;2;3;4;5;6;7;8;9", None),
+    ("escape-csi-long-params", b"\x1b[" + b"9" * 200 + b"m", None),
+    ("escape-ss3-and-tilde", b"\x1bOA\x1b[3~\x1b[1;5C\x1b[200~x\x1b[201~",
+     None),
+    ("nul", b"\x00", None),
+    ("nul-in-command", b"ver\x00sion", None),
+    ("utf8", "caf\u00e9 \u00e9\u00e9 \u2603 \U0001f600".encode("utf-8"), None),
+    ("invalid-utf8", b"\xff\xfe\xc3 \xc3\xa9\xff", None),
+    ("high-bytes", bytes(range(0x80, 0x100)), None),
+    ("ctrl-c-after-text", b"test nonexistent\x03", None),
+    ("ctrl-d", b"\x04", None),
+    ("bell-and-formfeed", b"\x07\x0c", None),
+]
+
+
+class TestBadInput:
+    """Hostile console input: the kernel must answer every time."""
+
+    def test_boot(self, badinput_boot):
+        """The kernel reaches the prompt; remember what ``version`` says."""
+        k = badinput_boot.k
+        k.wait_prompt(BOOT_TIMEOUT)
+        badinput_boot.version = k.cmd("version", CMD_TIMEOUT)
+        assert_known(badinput_boot.version, "version")
+        badinput_boot.serial = 0
+
+    @pytest.mark.parametrize("data,expect", [(d, e) for _, d, e in BAD_INPUTS],
+                             ids=[i for i, _, _ in BAD_INPUTS])
+    def test_bad_input(self, badinput_boot, data, expect):
+        """Type a bad line, then prove the console is alive and sane."""
+        k = badinput_boot.k
+        start = k.pos
+        k.send_line(data)
+        # The prompt should come back; tolerate a console that swallowed the
+        # Enter (e.g. inside an escape sequence): the marker line below
+        # is the real check.
+        try:
+            k.wait_prompt(5)
+        except kconsole.KernelTimeout:
+            pass
+        # Sync on a unique marker: '~' ends any half-typed escape sequence.
+        badinput_boot.serial += 1
+        token = "sync%04d" % badinput_boot.serial
+        k.send_line("~~ " + token)
+        marker = k.wait_for(token, CMD_TIMEOUT,
+                            "the echo of %r typed after the bad line" % token)
+        output = kconsole.normalize(k.buf[start:marker.start()])
+        k.wait_prompt(CMD_TIMEOUT)
+        version = k.cmd("version", CMD_TIMEOUT)
+        assert version == badinput_boot.version, \
+            "after the bad line 'version' printed %r instead of %r" % (
+                version, badinput_boot.version)
+        low = output.lower()
+        if expect == "unknown":
+            assert "unknown command" in low, \
+                "no 'Unknown command' message:\n" + output
+        elif expect == "usage":
+            assert "usage" in low, "no usage line:\n" + output
+        elif expect == "nopass":
+            assert "test passed" not in low, \
+                "a bad test name passed:\n" + output
+
+    def test_no_panic(self, badinput_boot):
+        """Nothing in the whole log is a panic or exception report."""
+        badinput_boot.k.check_no_panic()
+
+    def test_halt(self, badinput_boot):
+        """``halt`` still works after all that."""
+        badinput_boot.k.halt(HALT_TIMEOUT)
+
+
+# --------------------------------------------------------------------------
+# The harness's own parsers, on canned console text (no QEMU)
+# --------------------------------------------------------------------------
+
+CANNED_CPUS = (
+    "cpu  apic  state     timer-Hz  lapic-Hz     ticks\r\n"
+    "  0     0  online         100   62498500         1\r\n"
+    "  1     1  online         100   62498500         0\r\n"
+    "2 CPUs online\r\n")
+
+CANNED_LIST = (
+    "Tests (run with 'test NAME', 'test *' runs every safe one):\n"
+    "  atomic1      safe   Atomic operations on integers and pointers\n"
+    "  rcu1         [safe] Grace periods\n"
+    "  fault1       unsafe Deliberate page fault (unsafe)\n")
+
+CANNED_ALL = (
+    "== test atomic1: Atomic operations ==\r\n"
+    "atomic1: all 46 checks done\r\n"
+    "Test passed\r\r\n"
+    "== test ipi1: IPIs ==\n"
+    "ipi1: 2 CPUs online\n"
+    "Test failed: CPU 1 got 299 IPIs, expected 300\n"
+    "cht: Test failed\n"
+    "1 passed, 2 failed\n")
+
+
+class TestParsers:
+    """The harness parses what the kernel prints; check it on canned text."""
+
+    def test_strip_echo(self):
+        """The first line of a segment is the echo of the command."""
+        seg = b"cpus\r\r\n" + CANNED_CPUS.encode() + b"\r\n"
+        out = kconsole.strip_echo(seg, "cpus")
+        assert out.startswith("cpu  apic") and out.endswith("2 CPUs online")
+        assert kconsole.strip_echo(b"\r\n", "") == ""
+        assert kconsole.strip_echo(b"halt", "halt") == ""
+
+    def test_cpus_online(self):
+        """Only a line that is exactly ``N CPUs online`` counts."""
+        assert kconsole.parse_cpus_online(CANNED_CPUS) == 2
+        assert kconsole.parse_cpus_online("1 CPU online\n") == 1
+        assert kconsole.parse_cpus_online("ipi1: 2 CPUs online\n") is None
+        assert kconsole.parse_cpus_online("no table") is None
+
+    def test_test_list(self):
+        """Listing lines with and without brackets; headers ignored."""
+        listed = kconsole.parse_test_list(CANNED_LIST)
+        assert [(n, s) for n, s, _ in listed] == [
+            ("atomic1", True), ("rcu1", True), ("fault1", False)]
+
+    def test_verdicts_and_summary(self):
+        """Verdict lines (with or without prefix/reason) and the summary."""
+        assert kconsole.parse_verdicts(CANNED_ALL) == [
+            (True, None), (False, "CPU 1 got 299 IPIs, expected 300"),
+            (False, "")]
+        assert kconsole.parse_summary(CANNED_ALL) == (1, 2)
+        assert kconsole.parse_summary("Test passed\n") is None
+
+    def test_panic_regex(self):
+        """Panic and exception reports match; ordinary words do not."""
+        assert kconsole.find_panic("PANIC on CPU 3: assertion failed")
+        assert kconsole.find_panic("Exception #14 (#PF Page fault)")
+        assert not kconsole.find_panic(
+            "fault1 unsafe Deliberate page fault: exception report\n")
+
+    def test_uptime(self):
+        """Several uptime formats parse to seconds."""
+        assert kconsole.parse_uptime("Up 0.017 s (17575 us); CPU 0 ticks: 1") \
+            == pytest.approx(0.017)
+        assert kconsole.parse_uptime(
+            "Up 0 days, 0 hours, 1 minutes, 5 seconds") == 65
+        assert kconsole.parse_uptime("1500 ms") == pytest.approx(1.5)
+        assert kconsole.parse_uptime("no number") is None
