@@ -92,6 +92,10 @@ typedef struct cpu {
 	/** Timeouts of this CPU, sorted by deadline. Protected by timeout_lock. */
 	irq_spinlock_t timeout_lock;
 	list_t timeouts;
+
+	/** Pending SMP calls for this CPU; protected by smp_calls_lock. */
+	irq_spinlock_t smp_calls_lock;
+	list_t smp_calls;
 } cpu_t;
 
 /** All CPUs; entries [0, cpu_count) are valid. Protected by: written during boot only. */

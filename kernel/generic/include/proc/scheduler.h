@@ -17,8 +17,10 @@
 #define RELINK_TICKS 20
 
 /**
- * Scheduler hooks. Each is called on the CPU concerned with interrupts disabled;
- * none may sleep. Registered at boot, before threads run.
+ * Scheduler hooks. Each is called on the CPU concerned with interrupts disabled
+ * and without the thread's lock; none may sleep. thread_wakes may be called with
+ * the lock of the wait queue the thread slept in held, so a hook must not touch
+ * that wait queue. Registered at boot, before threads run.
  */
 typedef struct {
 	/** Before @a t starts running on this CPU (after the switch). */

@@ -9,6 +9,7 @@
 #include <arch/interrupt.h>
 #include <console/console.h>
 #include <debug/symtab.h>
+#include <smp/smp_call.h>
 
 /** CPU id + 1 of the first CPU that panicked; 0 while none. Atomics. */
 static int panic_cpu;
@@ -31,7 +32,7 @@ static void panic_enter(void)
 	if (!__atomic_compare_exchange_n(&panic_cpu, &expected, me, false,
 	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		cpu_arch_stop_self();
-	cpu_arch_stop_others();
+	smp_halt_others();
 }
 
 static NO_RETURN void panic_finish(uintptr_t rbp)

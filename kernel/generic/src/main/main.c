@@ -18,6 +18,7 @@
 #include <print.h>
 #include <panic.h>
 #include <cpu.h>
+#include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <time/timeout.h>
@@ -201,6 +202,7 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	frame_init(regions, regions_count);
 	heap_init();
 	scheduler_init();
+	smp_call_init();
 	thread_init();
 	scheduler_init_cpu();
 

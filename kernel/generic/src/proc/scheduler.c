@@ -296,8 +296,7 @@ void scheduler(void)
 	c->need_resched = false;
 
 	irq_spinlock_lock(&prev->lock, false);
-	if (prev->state == THREAD_SLEEPING)
-		hook_sleeps(prev);
+	bool sleeping = prev->state == THREAD_SLEEPING;
 	if (prev->state == THREAD_RUNNING && prev != c->idle_thread) {
 		/* Preempted or yielding: back to the run queue. */
 		if (prev->quantum == 0 && prev->priority < RQ_LEVELS - 1)
@@ -308,6 +307,13 @@ void scheduler(void)
 		irq_spinlock_unlock(&c->rq.lock, false);
 	}
 	irq_spinlock_unlock(&prev->lock, false);
+	/*
+	 * Hooks run without the thread lock, so they may take their own locks
+	 * (the work queue takes its queue lock here). The thread may already have
+	 * been woken (it is then READY); the hook must cope with that.
+	 */
+	if (sleeping)
+		hook_sleeps(prev);
 
 	irq_spinlock_lock(&c->rq.lock, false);
 	thread_t *next = rq_take_best_locked(c);
