@@ -11,5 +11,14 @@ const char *test_falloc1(void);
 const char *test_heap1(void);
 const char *test_ipi1(void);
 const char *test_fault1(void);
+const char *test_smpcall1(void);
+const char *test_thread1(void);
+const char *test_sched1(void);
+const char *test_waitq1(void);
+const char *test_semaphore1(void);
+const char *test_semaphore2(void);
+const char *test_mutex1(void);
+const char *test_condvar1(void);
+const char *test_rwlock1(void);
 
 #endif

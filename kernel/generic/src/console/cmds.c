@@ -16,6 +16,7 @@
 #include <test.h>
 #include <print.h>
 #include <cpu.h>
+#include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <errno.h>
@@ -163,8 +164,8 @@ static int cmd_halt(cmd_arg_t *argv, size_t argc)
 {
 	printf("Halting the system.\n");
 	/* Stop the other CPUs first so nothing else prints or runs. */
-	cpu_arch_stop_others();
-	udelay(10000);
+	smp_halt_others();
+	interrupts_disable();
 	/* QEMU's isa-debug-exit (iobase 0xf4): exit status (0x10 << 1) | 1 = 33. */
 	outb(0xf4, 0x10);
 	acpi_poweroff();

@@ -75,9 +75,17 @@ void backtrace_print_from(uintptr_t rbp)
 		uintptr_t ret = frame[1];
 		if (ret == 0)
 			break;
-		printf("  %p ", (void *) ret);
-		symtab_print_addr(ret);
-		printf("\n");
+		/*
+		 * ret - 1 lies inside the call instruction: a call to a noreturn
+		 * function can be the last instruction of its caller, and the return
+		 * address would name the next function.
+		 */
+		uintptr_t off;
+		const char *name = symtab_lookup(ret - 1, &off);
+		if (name)
+			printf("  %p <%s+%#lx>\n", (void *) ret, name, off + 1);
+		else
+			printf("  %p <?>\n", (void *) ret);
 		if (frame[0] <= rbp)
 			break;  /* stacks grow down: the chain must go up */
 		rbp = frame[0];
