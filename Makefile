@@ -6,10 +6,17 @@
 #   DEBUG          1 (default): asserts on, -O1; 0: release build, -O2, asserts off
 #   SMP            CPUs for `make run` (default 4)
 #   MEM            memory for `make run` (default 512M)
+#   RCU            a-rcu (default) or podzimek-rcu
+#   RCU_BROKEN     1: grace period detection skips the wait (negative control
+#                  for the rcutorture test; never for real use)
+#   BUILD          output directory (default build; the test harness builds the
+#                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
 
 CROSS_COMPILE ?=
 DEBUG ?= 1
+RCU ?= a-rcu
+RCU_BROKEN ?= 0
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -20,7 +27,7 @@ LD      := $(CROSS_COMPILE)ld
 NM      := $(CROSS_COMPILE)nm
 OBJCOPY := $(CROSS_COMPILE)objcopy
 
-BUILD := build
+BUILD ?= build
 VERSION := 0.1.0
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
@@ -49,6 +56,19 @@ BUILD_KIND := release
 endif
 CFLAGS += -DCONFIG_BUILD='"$(BUILD_KIND)"'
 
+ifeq ($(RCU),a-rcu)
+CFLAGS += -DCONFIG_RCU_A_RCU
+else ifeq ($(RCU),podzimek-rcu)
+CFLAGS += -DCONFIG_RCU_PODZIMEK
+else
+$(error RCU must be a-rcu or podzimek-rcu)
+endif
+CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
+ifeq ($(RCU_BROKEN),1)
+CFLAGS += -DCONFIG_RCU_BROKEN
+endif
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken$(RCU_BROKEN)
+
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
 	-T $(ARCH_DIR)/_link.ld
@@ -62,7 +82,7 @@ DEPS := $(OBJS:.o=.d)
 
 # The build configuration is part of every object's inputs: switching DEBUG
 # (or later RCU, PAGE_HT) rebuilds everything.
-CONFIG_STAMP := $(BUILD)/config.$(BUILD_KIND).stamp
+CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel iso run run-iso test clean deps help
 

@@ -13,6 +13,12 @@ test_t tests[] = {
 	{ "falloc1", "Allocate and free all frames in several orders", test_falloc1,
 	    true },
 	{ "heap1", "malloc/free patterns from 1 B to 1 MiB", test_heap1, true },
+	{ "slab1", "Slab caches: sizes, alignments, constructors, destroy, reclaim",
+	    test_slab1, true },
+	{ "slab2", "Slab objects allocated and freed on all CPUs, handed between CPUs",
+	    test_slab2, true },
+	{ "falloc2", "Concurrent frame allocation and free from all CPUs", test_falloc2,
+	    true },
 	{ "ipi1", "Every CPU receives and counts IPIs exactly", test_ipi1, true },
 	{ "thread1", "Hundreds of threads created, run and joined on all CPUs",
 	    test_thread1, true },
@@ -32,6 +38,12 @@ test_t tests[] = {
 	    test_condvar1, true },
 	{ "rwlock1", "Rwlock: writers exclusive, readers shared, writers not starved",
 	    test_rwlock1, true },
+	{ "workqueue", "Work queues: self-reproducing item waves, exact call counts, "
+	    "premature stop", test_workqueue, true },
+	{ "rcu1", "RCU: callbacks, preempted readers, synchronize, barrier, exit in "
+	    "a reader, sequence, stress", test_rcu1, true },
+	{ "rcutorture", "RCU torture: readers check object ages, poison, versions; "
+	    "writer, callback flood", test_rcutorture, true },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }

@@ -9,6 +9,9 @@ const char *test_atomic1(void);
 const char *test_print1(void);
 const char *test_falloc1(void);
 const char *test_heap1(void);
+const char *test_slab1(void);
+const char *test_slab2(void);
+const char *test_falloc2(void);
 const char *test_ipi1(void);
 const char *test_fault1(void);
 const char *test_smpcall1(void);
@@ -20,5 +23,12 @@ const char *test_semaphore2(void);
 const char *test_mutex1(void);
 const char *test_condvar1(void);
 const char *test_rwlock1(void);
+const char *test_workqueue(void);
+const char *test_rcu1(void);
+const char *test_rcutorture(void);
+/** Duration of the next rcutorture run in seconds (default 3). */
+extern unsigned rcutorture_seconds;
+/** Registers the kconsole command `rcutorture [-t SECONDS]` (boot). */
+void rcutorture_cmd_init(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <atomic.h>
 #include <adt/list.h>
 #include <synch/spinlock.h>
+#include <rcu_types.h>
 
 struct thread;
 
@@ -92,6 +93,9 @@ typedef struct cpu {
 	/** Timeouts of this CPU, sorted by deadline. Protected by timeout_lock. */
 	irq_spinlock_t timeout_lock;
 	list_t timeouts;
+
+	/** RCU state of this CPU (see rcu_types.h). */
+	rcu_cpu_t rcu;
 
 	/** Pending SMP calls for this CPU; protected by smp_calls_lock. */
 	irq_spinlock_t smp_calls_lock;

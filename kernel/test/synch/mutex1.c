@@ -2,10 +2,10 @@
  * A counter incremented under a mutex from all CPUs is exact; mutex semantics.
  *
  * Part 1 (stress): one thread per online CPU, wired to it, increments a plain
- * (non-atomic) counter COUNT times under the mutex, with a read/pause/write
- * window that loses updates at once if two threads are ever inside together;
- * an atomic in-section counter checks exclusion directly. The counter must end
- * at exactly CPUs x COUNT.
+ * (non-atomic) counter TOTAL_COUNT / CPUs times under the mutex, with a
+ * read/pause/write window that loses updates at once if two threads are ever
+ * inside together; an atomic in-section counter checks exclusion directly. The
+ * counter must end at exactly the number of increments.
  * Part 2 (semantics): trylock of a free mutex succeeds and makes it locked and
  * locked-by-me; another thread sees it locked but not locked-by-it, fails
  * trylock and times out in mutex_lock_timeout (ETIMEOUT); a thread sleeping in
@@ -26,7 +26,8 @@
 
 const char *test_mutex1(void);
 
-#define COUNT 20000
+/** Increments over all threads (split evenly; keeps -smp 8 under TCG quick). */
+#define TOTAL_COUNT 64000
 /** Liveness bound for waiting on another thread (not a timing assertion). */
 #define WAIT_LIMIT_US 60000000UL
 
@@ -45,6 +46,7 @@ static struct {
 	/** Times a thread found another inside (atomic). */
 	atomic_t violations;
 	bool abort;           /**< Set before start: threads do nothing. */
+	unsigned count;       /**< Increments per thread; set before start. */
 
 	/* Part 2: results reported by the helper thread (atomics). */
 	atomic_t h_trylock;       /**< 1 + result of mutex_trylock(). */
@@ -59,7 +61,7 @@ static void incrementer(void *arg)
 	(void) arg;
 	if (m1.abort)
 		return;
-	for (unsigned i = 0; i < COUNT; i++) {
+	for (unsigned i = 0; i < m1.count; i++) {
 		mutex_lock(&m1.mtx);
 		if (atomic_preinc(&m1.inside) != 1)
 			atomic_inc(&m1.violations);
@@ -125,11 +127,15 @@ static bool run_helper(thread_func_t fn, mutex_t *m)
 static const char *part_stress(void)
 {
 	static thread_t *threads[CONFIG_MAX_CPUS];
-	unsigned n = 0;
+	unsigned n = 0, online = 0;
 	bool failed = false;
+
+	for (unsigned i = 0; i < cpu_count; i++)
+		online += cpu_is_online(i);
 
 	mutex_initialize(&m1.mtx, MUTEX_PASSIVE);
 	m1.counter = 0;
+	m1.count = TOTAL_COUNT / online;
 	atomic_set(&m1.inside, 0);
 	atomic_set(&m1.violations, 0);
 
@@ -154,10 +160,10 @@ static const char *part_stress(void)
 	CHECK(!failed, "cannot create threads");
 
 	TPRINTF("mutex1: %u threads x %u increments: counter %lu (expected %lu), "
-	    "exclusion violations %zu\n", n, COUNT, m1.counter,
-	    (uint64_t) n * COUNT, atomic_get(&m1.violations));
+	    "exclusion violations %zu\n", n, m1.count, m1.counter,
+	    (uint64_t) n * m1.count, atomic_get(&m1.violations));
 	CHECK(atomic_get(&m1.violations) == 0, "two threads inside the mutex");
-	CHECK(m1.counter == (uint64_t) n * COUNT, "counter is not exact");
+	CHECK(m1.counter == (uint64_t) n * m1.count, "counter is not exact");
 	CHECK(!mutex_locked(&m1.mtx), "mutex still locked after the threads");
 	return NULL;
 }

@@ -102,10 +102,14 @@ static void reader(void *arg)
 
 static void writer(void *arg)
 {
-	(void) arg;
+	unsigned seed = (unsigned) (uintptr_t) arg * 2654435761u + 3;
 	if (rw.abort)
 		return;
 	for (unsigned k = 0; k < WRITES; k++) {
+		/* Pause between writes so that readers get phases of their own. */
+		seed = seed * 1103515245u + 12345u;
+		for (unsigned d = (seed >> 16) % 4000; d > 0; d--)
+			cpu_relax();
 		rwlock_write_lock(&rw.rwl);
 		if (atomic_preinc(&rw.writers_in) != 1 ||
 		    atomic_get(&rw.readers_in) != 0)
@@ -199,12 +203,15 @@ static const char *part_semantics(void)
 	}
 	thread_start(t);
 	const char *reason = NULL;
-	if (!wait_until(writer_waiting))
+	if (!wait_until(writer_waiting)) {
 		reason = "the writer never started waiting";
-	else if (rwlock_read_trylock(l))
+	} else if (rwlock_read_trylock(l)) {
+		rwlock_read_unlock(l);
 		reason = "a new reader got in past a waiting writer";
-	else if (rwlock_read_lock_timeout(l, 20000) != ETIMEOUT)
+	} else if (rwlock_read_lock_timeout(l, 20000) != ETIMEOUT) {
+		rwlock_read_unlock(l);
 		reason = "read_lock_timeout past a waiting writer did not time out";
+	}
 	rwlock_read_unlock(l);
 	if (!reason && !wait_until(writer_inside))
 		reason = "the writer did not get the lock after the reader left";

@@ -3,12 +3,13 @@
  *
  * One producer and one consumer thread per online CPU, each wired to its CPU.
  * The classic scheme: semaphore @c empty (BUF_SIZE slots free), @c full (items
- * ready) and a binary semaphore @c guard around the ring indices. Every producer
- * puts ITEMS numbered items; every consumer takes ITEMS items and marks each one
- * as seen. Checked: every item was received exactly once (none lost, none
- * duplicated, none invented), the buffer never held more than BUF_SIZE or fewer
- * than 0 items, at most one thread was ever inside the guard, and at the end the
- * semaphore counts are back to BUF_SIZE / 0 / 1. No verdict depends on timing.
+ * ready) and a binary semaphore @c guard around the ring indices. Every
+ * producer puts TOTAL_ITEMS / CPUs numbered items; every consumer takes as
+ * many and marks each one as seen. Checked: every item was received exactly
+ * once (none lost, none duplicated, none invented), the buffer never held more
+ * than BUF_SIZE or fewer than 0 items, at most one thread was ever inside the
+ * guard, and at the end the semaphore counts are back to BUF_SIZE / 0 / 1.
+ * No verdict depends on timing.
  */
 #include <test.h>
 #include <tests.h>
@@ -23,7 +24,8 @@
 const char *test_semaphore1(void);
 
 #define BUF_SIZE 8
-#define ITEMS    2000
+/** Items over all producers (split evenly; keeps -smp 8 under TCG quick). */
+#define TOTAL_ITEMS 8000
 
 /** Shared state of one run (static: threads outlive nothing but the test). */
 static struct {
@@ -39,9 +41,11 @@ static struct {
 	atomic_t in_guard;
 	/** Invariant violations seen by the threads (atomic). */
 	atomic_t errors;
-	/** seen[p * ITEMS + i]: times item i of producer p was consumed (atomics). */
+	/** seen[p * items + i]: times item i of producer p was consumed (atomics). */
 	uint8_t *seen;
 	unsigned producers;
+	/** Items per producer (and per consumer); set before the threads start. */
+	unsigned items;
 	/** Set before starting when thread creation failed: threads do nothing. */
 	bool abort;
 } sp;
@@ -65,7 +69,7 @@ static void producer(void *arg)
 
 	if (sp.abort)
 		return;
-	for (unsigned i = 0; i < ITEMS; i++) {
+	for (unsigned i = 0; i < sp.items; i++) {
 		semaphore_down(&sp.empty);
 		guard_enter();
 		if (atomic_signed_add(&sp.level, 1) > BUF_SIZE)
@@ -82,7 +86,7 @@ static void consumer(void *arg)
 	(void) arg;
 	if (sp.abort)
 		return;
-	for (unsigned i = 0; i < ITEMS; i++) {
+	for (unsigned i = 0; i < sp.items; i++) {
 		semaphore_down(&sp.full);
 		guard_enter();
 		if (atomic_signed_add(&sp.level, -1) < 0)
@@ -93,10 +97,10 @@ static void consumer(void *arg)
 		semaphore_up(&sp.empty);
 
 		unsigned p = item >> 16, n = item & 0xffff;
-		if (p >= sp.producers || n >= ITEMS)
+		if (p >= sp.producers || n >= sp.items)
 			atomic_inc(&sp.errors);
 		else
-			__atomic_fetch_add(&sp.seen[p * ITEMS + n], 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&sp.seen[p * sp.items + n], 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -120,12 +124,13 @@ const char *test_semaphore1(void)
 	atomic_set(&sp.in_guard, 0);
 	atomic_set(&sp.errors, 0);
 	sp.producers = n;
-	sp.seen = calloc((size_t) n * ITEMS, 1);
+	sp.items = TOTAL_ITEMS / n;
+	sp.seen = calloc((size_t) n * sp.items, 1);
 	if (!sp.seen)
 		return "out of memory";
 
 	TPRINTF("semaphore1: %u producers, %u consumers, %u items each, "
-	    "buffer of %u\n", n, n, ITEMS, BUF_SIZE);
+	    "buffer of %u\n", n, n, sp.items, BUF_SIZE);
 
 	/* Create everything first so that an allocation failure starts nothing. */
 	for (unsigned k = 0; k < 2 * n; k++) {
@@ -153,7 +158,7 @@ const char *test_semaphore1(void)
 	}
 
 	size_t missing = 0, dups = 0;
-	for (size_t k = 0; k < (size_t) n * ITEMS; k++) {
+	for (size_t k = 0; k < (size_t) n * sp.items; k++) {
 		if (sp.seen[k] == 0)
 			missing++;
 		else if (sp.seen[k] > 1)
@@ -164,7 +169,7 @@ const char *test_semaphore1(void)
 
 	TPRINTF("semaphore1: %zu items consumed; missing %zu, duplicated %zu, "
 	    "errors %zu; counts empty=%d full=%d guard=%d\n",
-	    (size_t) n * ITEMS - missing, missing, dups, atomic_get(&sp.errors),
+	    (size_t) n * sp.items - missing, missing, dups, atomic_get(&sp.errors),
 	    semaphore_count_get(&sp.empty), semaphore_count_get(&sp.full),
 	    semaphore_count_get(&sp.guard));
 

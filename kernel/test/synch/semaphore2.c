@@ -25,7 +25,8 @@
 const char *test_semaphore2(void);
 
 #define K          3
-#define ITERATIONS 1500
+/** Rounds over all stress threads (split evenly; keeps -smp 8 quick). */
+#define TOTAL_ROUNDS 12000
 /** Liveness bound for waiting on another thread (not a timing assertion). */
 #define WAIT_LIMIT_US 60000000UL
 
@@ -44,6 +45,7 @@ static struct {
 	atomic_t done;       /**< Helper finished its step. */
 	atomic_t result;     /**< Helper's result (errno_t + 100). */
 	bool abort;          /**< Set before start: threads do nothing. */
+	unsigned rounds;     /**< Rounds per stress thread; set before start. */
 } s2;
 
 /** Polls until semaphore_count_get() == @a value; false after WAIT_LIMIT_US. */
@@ -78,7 +80,7 @@ static void stress(void *arg)
 
 	if (s2.abort)
 		return;
-	for (unsigned i = 0; i < ITERATIONS; i++) {
+	for (unsigned i = 0; i < s2.rounds; i++) {
 		semaphore_down(&s2.sem);
 		size_t in = atomic_preinc(&s2.inside);
 		if (in > K)
@@ -176,6 +178,7 @@ static const char *part_stress(void)
 	atomic_set(&s2.violations, 0);
 
 	unsigned total = 2 * n + 2;
+	s2.rounds = TOTAL_ROUNDS / total;
 	for (unsigned k = 0; k < total; k++) {
 		thread_t *t = thread_create(stress, (void *) (uintptr_t) k,
 		    "sem2-stress", THREAD_FLAG_NONE);
@@ -196,7 +199,7 @@ static const char *part_stress(void)
 	CHECK(!failed, "cannot create threads");
 
 	TPRINTF("semaphore2: %u threads x %u rounds, K=%d: max inside %zu, "
-	    "violations %zu, final count %d\n", total, ITERATIONS, K,
+	    "violations %zu, final count %d\n", total, s2.rounds, K,
 	    atomic_get(&s2.max_inside), atomic_get(&s2.violations),
 	    semaphore_count_get(&s2.sem));
 	CHECK(atomic_get(&s2.violations) == 0,

@@ -94,6 +94,15 @@ void interrupt_dispatch(istate_t *istate)
 	cpu_t *cpu = CPU;
 
 	__atomic_fetch_add(&interrupt_counts[vector], 1, __ATOMIC_RELAXED);
+	/*
+	 * An idle CPU taking an interrupt is no longer idle: its handler may enter
+	 * an RCU reader section, and the grace period detector treats an idle CPU
+	 * as quiescent without asking it. The seq_cst store orders the handler's
+	 * accesses after it; the detector reads the flag with seq_cst after it
+	 * started the grace period (see rcu.c).
+	 */
+	if (cpu && __atomic_load_n(&cpu->idle, __ATOMIC_RELAXED))
+		__atomic_store_n(&cpu->idle, false, __ATOMIC_SEQ_CST);
 	if (cpu)
 		cpu->irq_nesting++;
 	handlers[vector](vector, istate);

@@ -91,8 +91,23 @@ typedef struct thread {
 	/** Link in the global thread list; protected by threads_lock. */
 	link_t threads_link;
 
-	/** Per-thread state of other subsystems (RCU, work queue) lives here later. */
+	/**
+	 * RCU reader nesting (RCU_CNT_INC per level, bit RCU_WAS_PREEMPTED).
+	 * A-RCU: changed only by the thread itself with single add/sub
+	 * instructions (atomic w.r.t. this CPU's interrupts); the preempted bit
+	 * is set by the scheduler hook while the thread is switched out.
+	 * Podzimek: the CPU's counter saved here while switched out.
+	 */
+	size_t rcu_nesting;
+	/** Podzimek: the thread was preempted inside its reader section. */
+	bool rcu_preempted;
+	/** Link in an RCU preempted-readers list; protected by the RCU preempt lock. */
+	link_t rcu_preempt_link;
+
+	/** Per-thread state of other subsystems (work queue) lives here. */
 	uintptr_t subsys[4];
+/** subsys[] slot of the work queue: its worker_t for worker threads, else 0. */
+#define THREAD_SUBSYS_WORKQ 0
 } thread_t;
 
 /** Flags for thread_create(). */

@@ -18,6 +18,9 @@
 #include <print.h>
 #include <panic.h>
 #include <cpu.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <adt/cht.h>
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -232,6 +235,10 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	printf("SMP: %u of %u CPUs online\n", online, cpu_count);
 
 	kconsole_init();
+	rcu_init();
+	rcu_start_threads();
+	workq_global_init();
+	cht_cmd_init();
 	thread_t *kcon = thread_create(kconsole_thread, NULL, "kconsole",
 	    THREAD_FLAG_NONE);
 	if (!kcon)

@@ -19,6 +19,7 @@
 #include <panic.h>
 #include <debug.h>
 #include <errno.h>
+#include <synch/rcu.h>
 
 extern void thread_entry_asm(void);
 
@@ -211,6 +212,7 @@ void thread_exit(void)
 	assert_verbose(CPU->preemption_disabled == 0,
 	    "thread exits holding a spinlock or with preemption disabled");
 	assert(!interrupts_disabled());
+	rcu_thread_exiting();
 	interrupts_disable();
 	irq_spinlock_lock(&t->lock, false);
 	t->state = THREAD_EXITING;

@@ -50,7 +50,7 @@ static errno_t mutex_lock_common(mutex_t *mtx, uint64_t usec, bool block)
 	thread_t *self = THREAD;
 	assert_verbose(self != NULL, "mutex used outside thread context");
 
-	if (mutex_owner(mtx) == self) {
+	if (self != NULL && mutex_owner(mtx) == self) {
 		if (mtx->flags & MUTEX_RECURSIVE) {
 			mtx->nesting++;
 			return EOK;

@@ -96,6 +96,14 @@ errno_t waitq_sleep_finish(waitq_t *wq, ipl_t ipl, uint64_t usec, unsigned flags
 
 	scheduler();
 
+	/*
+	 * The waker may still be releasing the queue lock after it made us ready;
+	 * pass through the lock once so that a wait queue on our stack (or in an
+	 * object we free next) is not touched after we return.
+	 */
+	irq_spinlock_lock(&wq->lock, false);
+	irq_spinlock_unlock(&wq->lock, false);
+
 	if (usec != SYNCH_NO_TIMEOUT)
 		(void) timeout_unregister(&to);
 	errno_t rc = t->sleep_result;

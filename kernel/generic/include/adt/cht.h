@@ -1,0 +1,195 @@
+/** @file cht.h
+ * Concurrent hash table (CHT): wait-free lookups in RCU reader sections,
+ * lock-free inserts and removes, automatic background resize.
+ *
+ * Design: a relativistic split-ordered list. Every item of the table lives in
+ * one singly linked list sorted by the item's mixed hash (Michael, SPAA 2002:
+ * lock-free sorted list with CAS on marked pointers). A bucket is a pointer to a
+ * dummy node placed in the list at the first hash of its range; the bucket of a
+ * hash is its top `order` bits (so growing splits each bucket's range in two and
+ * shrinking joins neighbours). Resizing swaps the RCU-protected bucket array and
+ * never moves an item, so a concurrent lookup cannot miss a present item; the
+ * dummies of new buckets are inserted lazily by the first updater that needs
+ * them (Shalev and Shavit, "Split-ordered lists", JACM 2006), and lookups that
+ * meet an uninitialized bucket start from its parent bucket instead (no writes).
+ * The relativistic hash table paper (Triplett, McKenney, Walpole, USENIX ATC 2011,
+ * section 2) names this combination as the natural relativistic table; see
+ * README (CHT design) for why it replaced the bucket-moving resize of HelenOS.
+ *
+ * Items are intrusive: embed a cht_link_t in your object. Duplicates (items that
+ * compare equal) are allowed through cht_insert(); cht_insert_unique() refuses
+ * them. Removed items are passed, exactly once and after a grace period, to
+ * ops->remove_callback (from the RCU reclaimer: thread context).
+ *
+ * Context rules: every operation must run inside an RCU reader section
+ * (rcu_read_lock()), except cht_create() and cht_destroy(). Lookups never block,
+ * never write shared memory and never retry. Updates never block and never wait
+ * for a resize (they may help by inserting a missing bucket dummy).
+ */
+#ifndef KERN_CHT_H_
+#define KERN_CHT_H_
+
+#include <adt/cht_env.h>
+
+/** Link embedded in every item. Fields are private to the table. */
+typedef struct cht_link {
+	/** Next node | mark bits (CHT_DELETED). Atomics. */
+	uintptr_t next;
+	/** Mixed hash | 1 (items are odd; bucket dummies are even). Set once. */
+	uint64_t hash;
+	/** Deferred reclamation after removal. */
+	cht_env_rcu_item_t rcu;
+	/** Set by the thread that unlinked the node: whose remove_callback to call. */
+	const struct cht_ops *op;
+} cht_link_t;
+
+/** Operations supplied by the user; all may be called concurrently. */
+typedef struct cht_ops {
+	/** Hash of an item (any 64-bit value; the table mixes it). */
+	size_t (*hash)(const cht_link_t *item);
+	/** Hash of a search key; must equal hash() of items that match the key. */
+	size_t (*key_hash)(void *key);
+	/** True if two items are equal (duplicates). */
+	bool (*equal)(const cht_link_t *a, const cht_link_t *b);
+	/** True if @a item matches @a key. */
+	bool (*key_equal)(void *key, const cht_link_t *item);
+	/** Called once for every removed item after a grace period (may be NULL). */
+	void (*remove_callback)(cht_link_t *item);
+} cht_ops_t;
+
+struct cht_buckets;
+
+/** A table. Create with cht_create(); fields are private. */
+typedef struct cht {
+	const cht_ops_t *op;
+	/** Current bucket array; RCU-protected, replaced by the resizer. */
+	struct cht_buckets *b;
+	/** Dummy of bucket 0 (hash 0): the head of the list. */
+	cht_link_t head;
+	size_t min_order;
+	size_t max_load;
+	bool can_block;
+	/** Live items (approximate while updates are in flight). Atomics. */
+	size_t item_cnt;
+	/** Pending resize requests; the resize work runs while > 0. Atomics. */
+	size_t resize_reqs;
+	/** The table is being destroyed: no new resize requests. Atomics. */
+	bool destroying;
+	cht_env_work_t resize_work;
+	/** Statistics (atomics, relaxed). */
+	uint64_t stat_grows;
+	uint64_t stat_shrinks;
+	uint64_t stat_dummies;
+	/** Registry link for chtstat; protected by the registry lock. */
+	cht_env_link_t reg_link;
+	const char *name;
+} cht_t;
+
+/** Status codes of the userspace-visible API (kernel uses them too). */
+#define CHT_OK        0
+#define CHT_ENOMEM   (-2)
+#define CHT_EINVAL   (-3)
+#define CHT_EBUSY    (-4)
+
+/**
+ * Creates a table with 2^k >= @a init_size buckets (at least @a min_size),
+ * growing when items exceed @a max_load per bucket on average and shrinking when
+ * they drop below a quarter of that. @a max_load 0 means the default (4).
+ * @a can_block: resize requests may enqueue blocking work (false: callers may be
+ * in contexts that cannot sleep; the table uses the non-blocking enqueue).
+ * @return CHT_OK, CHT_ENOMEM, CHT_EINVAL (NULL ops or callbacks).
+ * Context: thread, may sleep (allocates); not in a reader section required.
+ */
+int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
+    bool can_block, const cht_ops_t *op);
+/** cht_create() with a name shown by `chtstat`. */
+int cht_create_named(cht_t *h, const char *name, size_t init_size,
+    size_t min_size, size_t max_load, bool can_block, const cht_ops_t *op);
+
+/**
+ * Destroys an empty table: waits for a resize in flight and for pending
+ * callbacks, frees the bucket array and dummies.
+ * @return CHT_OK, or CHT_EBUSY if items are still in the table (then nothing
+ * is freed and the table stays usable).
+ * Context: thread, may sleep; not in a reader section.
+ */
+int cht_destroy(cht_t *h);
+
+/**
+ * Inserts @a item (duplicates allowed). Lock-free; never blocks.
+ * Inside a reader section. The item is visible to lookups that start after the
+ * insert returned; concurrent lookups may or may not see it.
+ */
+void cht_insert(cht_t *h, cht_link_t *item);
+
+/**
+ * Inserts @a item unless an equal item is present.
+ * @return true if inserted; false if an equal item exists, and then
+ *         *dup_item (if not NULL) is that item (valid until the reader section
+ *         ends).
+ */
+bool cht_insert_unique(cht_t *h, cht_link_t *item, cht_link_t **dup_item);
+
+/**
+ * Finds an item matching @a key. Wait-free: no locks, no CAS, no retries; never
+ * misses an item present during the whole lookup, also during a resize.
+ * @return the item or NULL; valid until the caller's reader section ends.
+ */
+cht_link_t *cht_find(cht_t *h, void *key);
+/** Same as cht_find() (kept for HelenOS API compatibility). */
+cht_link_t *cht_find_lazy(cht_t *h, void *key);
+/**
+ * Next item after @a item that matches @a key (duplicates), or NULL. Items
+ * inserted concurrently next to @a item may be missed.
+ */
+cht_link_t *cht_find_next(cht_t *h, void *key, const cht_link_t *item);
+/** Like cht_find_next() for items equal (ops->equal) to @a item. */
+cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item);
+
+/**
+ * Removes every item matching @a key. @return how many this call removed
+ * (concurrent removers of the same items split them; each item is counted and
+ * passed to remove_callback exactly once).
+ */
+size_t cht_remove_key(cht_t *h, void *key);
+
+/**
+ * Removes @a item. @return true if this call removed it, false if it was not
+ * in the table (or another thread removed it first).
+ */
+bool cht_remove_item(cht_t *h, cht_link_t *item);
+
+/** Table state for statistics and tests. */
+typedef struct {
+	size_t items;
+	size_t buckets;
+	size_t dummies;
+	uint64_t grows;
+	uint64_t shrinks;
+	bool resizing;
+} cht_stats_t;
+
+/** Snapshot of the table's counters (racy while updates run). Any context. */
+void cht_get_stats(cht_t *h, cht_stats_t *st);
+
+/**
+ * Mixes a user hash into a well-distributed 64-bit value: the MurmurHash3
+ * 64-bit finalizer (Appleby, public domain), a bijection in which every input
+ * bit affects every output bit with probability close to 1/2 (full avalanche).
+ */
+static inline uint64_t cht_mix_hash(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/** Prints every live table (for `chtstat`). */
+void cht_print_tables(void);
+/** Registers the `chtstat` command (kernel only). Boot. */
+void cht_cmd_init(void);
+
+#endif

@@ -1,0 +1,57 @@
+/** @file cht_env.h
+ * The kernel environment of the concurrent hash table (adt/cht.c).
+ *
+ * cht.c reaches RCU, deferred work, allocation, atomics, assertions and
+ * printing only through the names defined here, so the same source compiles in
+ * userspace over uspace/lib's own cht_env.h (ARCHITECTURE.md, One CHT, two
+ * environments).
+ */
+#ifndef KERN_CHT_ENV_H_
+#define KERN_CHT_ENV_H_
+
+#include <typedefs.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <synch/spinlock.h>
+#include <adt/list.h>
+#include <mm/malloc.h>
+#include <print.h>
+#include <debug.h>
+#include <lib/str.h>
+
+typedef rcu_item_t cht_env_rcu_item_t;
+typedef work_t cht_env_work_t;
+typedef link_t cht_env_link_t;
+
+#define cht_env_rcu_read_lock()       rcu_read_lock()
+#define cht_env_rcu_read_unlock()     rcu_read_unlock()
+#define cht_env_rcu_read_locked()     rcu_read_locked()
+#define cht_env_rcu_call(item, func)  rcu_call((item), (func))
+#define cht_env_rcu_synchronize()     rcu_synchronize()
+#define cht_env_rcu_barrier()         rcu_barrier()
+#define cht_env_rcu_item_of(ptr)      (ptr)
+
+/** Enqueues the resize work; @a block selects the blocking variant. */
+static inline bool cht_env_work_enqueue(cht_env_work_t *w,
+    void (*func)(cht_env_work_t *), bool block)
+{
+	return block ? workq_global_enqueue(w, func) :
+	    workq_global_enqueue_noblock(w, func);
+}
+
+#define cht_env_malloc(size)   malloc(size)
+#define cht_env_free(ptr)      free(ptr)
+#define cht_env_assert(expr)   assert(expr)
+#define cht_env_printf         printf
+#define cht_env_memset         memset
+#define cht_env_cpu_relax()    asm volatile ("pause" ::: "memory")
+/** Sleeps a little (waiting for a resize to finish). Thread context. */
+void cht_env_sleep_ms(unsigned ms);
+
+/** Registry of live tables, for statistics. */
+void cht_env_registry_add(cht_env_link_t *link);
+void cht_env_registry_remove(cht_env_link_t *link);
+/** Calls fn on every registered table link. */
+void cht_env_registry_foreach(void (*fn)(cht_env_link_t *link));
+
+#endif

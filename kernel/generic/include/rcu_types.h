@@ -1,0 +1,64 @@
+/** @file rcu_types.h
+ * RCU types shared by the API header and the per-thread / per-CPU structures.
+ */
+#ifndef KERN_RCU_TYPES_H_
+#define KERN_RCU_TYPES_H_
+
+#include <typedefs.h>
+#include <synch/waitq.h>
+
+struct rcu_item;
+typedef void (*rcu_func_t)(struct rcu_item *item);
+
+/** A callback; embed it in the object to reclaim. */
+typedef struct rcu_item {
+	rcu_func_t func;
+	/** Next in the CPU's callback batch; CPU-local (interrupts disabled). */
+	struct rcu_item *next;
+} rcu_item_t;
+
+/**
+ * Per-CPU RCU state (a member of cpu_t). Fields say what protects them.
+ */
+typedef struct rcu_cpu {
+	/** Last grace period this CPU acknowledged (passed a QS in). Written by the
+	 * CPU itself (or by an smp_call it runs); read by the detector. Atomics. */
+	uint64_t last_seen_gp;
+	/** Podzimek: nesting of the running thread's reader section. CPU-local,
+	 * changed with preemption disabled; saved to the thread on switch. */
+	size_t nesting;
+	/** Podzimek: the detector waits for this CPU's next QS. Atomics. */
+	bool is_delaying_gp;
+
+	/** Callbacks arriving; CPU-local with interrupts disabled (rcu_call). */
+	rcu_item_t *arriving_head;
+	rcu_item_t **arriving_tail;
+	size_t arriving_cnt;
+	/** Batches owned by the reclaimer thread of this CPU (thread-local). */
+	rcu_item_t *next_cbs;
+	uint64_t next_cbs_gp;
+	size_t next_cnt;
+	rcu_item_t *cur_cbs;
+	uint64_t cur_cbs_gp;
+	size_t cur_cnt;
+	/** Reclaimer thread (wired to this CPU). Set once. */
+	struct thread *reclaimer;
+	/** The reclaimer sleeps here waiting for callbacks. */
+	waitq_t reclaimer_wq;
+	/** The reclaimer is (about to be) asleep with no callbacks. CPU-local
+	 * (reclaimer and rcu_call run on this CPU with interrupts disabled). */
+	bool reclaimer_idle;
+	/** Set when rcu_call wants the GP expedited (callback flood). Atomics. */
+	bool expedite_arriving;
+	/** Statistics (racy reads): callbacks posted, run; max batch. */
+	uint64_t stat_posted;
+	uint64_t stat_run;
+	size_t stat_max_batch;
+	uint64_t stat_batches;
+} rcu_cpu_t;
+
+/** Nesting counter step; bit 0 of a thread's counter marks "was preempted". */
+#define RCU_CNT_INC        2
+#define RCU_WAS_PREEMPTED  1
+
+#endif

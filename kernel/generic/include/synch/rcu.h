@@ -1,0 +1,93 @@
+/** @file rcu.h
+ * Read-copy-update: one API, two algorithms chosen at build time.
+ *
+ * - A-RCU (default, `make RCU=a-rcu`): the reader adds to / subtracts from a
+ *   nesting counter of the running thread; no atomics, no barriers, no preemption
+ *   toggling. Quiescent states are observed at context switches; the reclaimer
+ *   that needs a grace period becomes the detector and samples the remaining
+ *   CPUs with smp_call (Hraska, "Read-Copy-Update for HelenOS", 2013, ch. 4).
+ * - Preemptible Podzimek RCU (`make RCU=podzimek-rcu`): the reader disables
+ *   preemption around a per-CPU nesting counter; the outermost lock and unlock
+ *   record a quiescent state once per grace period; a detector thread asks CPUs
+ *   found in a reader to announce their next quiescent state (Podzimek,
+ *   "Read-copy-update for OpenSolaris", 2010, with Hraska's preemptible
+ *   modification).
+ *
+ * In both flavours readers may be preempted but must not sleep (no blocking
+ * call inside a reader section).
+ * Readers may nest and may run in interrupt handlers. A thread preempted inside
+ * a reader section delays only the grace periods that started before its section.
+ */
+#ifndef KERN_RCU_H_
+#define KERN_RCU_H_
+
+#include <typedefs.h>
+#include <rcu_types.h>
+
+/** Name of the flavour built in: "a-rcu" or "podzimek-rcu". */
+extern const char *const rcu_flavour_name;
+
+/**
+ * Enters a reader section. Nestable; callable from any context, including
+ * interrupt handlers and with interrupts or preemption disabled. Never blocks.
+ */
+static inline void rcu_read_lock(void);
+/** Leaves a reader section. Same context rules as rcu_read_lock(). */
+static inline void rcu_read_unlock(void);
+/** True if the current thread (or interrupt handler) is inside a reader section. */
+static inline bool rcu_read_locked(void);
+
+/**
+ * Calls func(item) after a grace period: after every reader section that was
+ * running when rcu_call() was called has ended. Callbacks posted on one CPU run
+ * in the order they were posted, in the CPU's reclaimer thread (thread context,
+ * preemption enabled; they may not sleep for long but may take mutexes).
+ * Context: any, including interrupt handlers and reader sections; never blocks.
+ * @param item embedded in the object to reclaim; must stay valid until func runs.
+ */
+void rcu_call(rcu_item_t *item, rcu_func_t func);
+
+/**
+ * Blocks until a grace period has elapsed: every reader section that existed
+ * when it was called has ended. Thread context, not in a reader section (that
+ * would deadlock: asserted), may sleep.
+ */
+void rcu_synchronize(void);
+/** Like rcu_synchronize() but asks the detector not to batch (lower latency). */
+void rcu_synchronize_expedite(void);
+/**
+ * Waits until every callback posted (on any CPU) before the call has run.
+ * Thread context, may sleep. Posts one marker callback per CPU via smp_call.
+ */
+void rcu_barrier(void);
+
+/** Number of grace periods completed since boot. Any context. */
+uint64_t rcu_completed_gps(void);
+
+/**
+ * Publishes @a value through @a ptr: initialization of the pointed-to object is
+ * ordered before the pointer store (release). Any context.
+ */
+#define rcu_assign(ptr, value) __atomic_store_n(&(ptr), (value), __ATOMIC_RELEASE)
+/**
+ * Reads an RCU-protected pointer once (a reader's dereference of the result
+ * sees the initialized object: address dependency, plus acquire for the
+ * compiler). Inside a reader section.
+ */
+#define rcu_access(ptr) __atomic_load_n(&(ptr), __ATOMIC_ACQUIRE)
+
+/** Initializes RCU (BSP, after the scheduler, SMP calls and threads). */
+void rcu_init(void);
+/** Starts the per-CPU reclaimer threads (and Podzimek's detector). Boot. */
+void rcu_start_threads(void);
+/** Called by thread_exit(): closes a reader section the thread left open. */
+void rcu_thread_exiting(void);
+/** Prints the `rcu` statistics. */
+void rcu_print_stats(void);
+/** Pending callbacks on all CPUs (racy sum, for tests and statistics). */
+size_t rcu_pending_callbacks(void);
+
+/* The inline reader functions of the flavour built in. */
+#include <synch/rcu_inline.h>
+
+#endif

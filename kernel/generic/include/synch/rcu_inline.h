@@ -1,0 +1,101 @@
+/** @file rcu_inline.h
+ * Inline reader sections of the RCU flavour built in (included by synch/rcu.h).
+ */
+#ifndef KERN_RCU_INLINE_H_
+#define KERN_RCU_INLINE_H_
+
+#include <proc/thread.h>
+#include <synch/spinlock.h>
+#include <cpu.h>
+#include <atomic.h>
+
+#if defined(CONFIG_RCU_A_RCU)
+
+/** Slow path of rcu_read_unlock: the section was preempted. */
+void rcu_read_unlock_preempted(void);
+
+static inline void rcu_read_lock(void)
+{
+	thread_t *t = THREAD;
+	/*
+	 * One add instruction on memory: an interrupt (and so the scheduler, which
+	 * may set the preempted bit) cannot split it. No fence: the detector makes
+	 * the target CPU run an smp_call (a barrier there) before it trusts it.
+	 */
+	asm volatile ("addq %1, %0" : "+m" (t->rcu_nesting) : "i" (RCU_CNT_INC)
+	    : "memory");
+}
+
+static inline void rcu_read_unlock(void)
+{
+	thread_t *t = THREAD;
+	asm volatile ("subq %1, %0" : "+m" (t->rcu_nesting) : "i" (RCU_CNT_INC)
+	    : "memory");
+	/* Count zero with the preempted bit: leave the preempted-readers list. */
+	if (unlikely(__atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) ==
+	    RCU_WAS_PREEMPTED))
+		rcu_read_unlock_preempted();
+}
+
+static inline bool rcu_read_locked(void)
+{
+	thread_t *t = THREAD;
+	return t && t->rcu_nesting >= RCU_CNT_INC;
+}
+
+#elif defined(CONFIG_RCU_PODZIMEK)
+
+/** Global GP counter (defined in rcu.c); read by readers with relaxed loads. */
+extern uint64_t rcu_cur_gp;
+/** Records a QS on this CPU (barrier, last_seen_gp, announce). Preemption off. */
+void rcu_record_qs(void);
+/** Outermost unlock of a section that was preempted. Preemption off. */
+void rcu_read_unlock_preempted(void);
+
+static inline void rcu_read_lock(void)
+{
+	preemption_disable();
+	cpu_t *c = CPU;
+	/*
+	 * Outermost lock: the CPU is not in a reader right now, a QS. Record it
+	 * once per GP (the barrier inside rcu_record_qs is paid once per GP).
+	 */
+	if (c->rcu.nesting == 0 &&
+	    __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED))
+		rcu_record_qs();
+	c->rcu.nesting++;
+	compiler_barrier();
+	preemption_enable();
+}
+
+static inline void rcu_read_unlock(void)
+{
+	preemption_disable();
+	compiler_barrier();
+	cpu_t *c = CPU;
+	if (--c->rcu.nesting == 0) {
+		thread_t *t = THREAD;
+		if (unlikely(t && t->rcu_preempted))
+			rcu_read_unlock_preempted();
+		if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_RELAXED))
+			rcu_record_qs();
+	}
+	preemption_enable();
+}
+
+static inline bool rcu_read_locked(void)
+{
+	preemption_disable();
+	bool locked = CPU->rcu.nesting > 0;
+	preemption_enable();
+	return locked;
+}
+
+#else
+#error "Define CONFIG_RCU_A_RCU or CONFIG_RCU_PODZIMEK (make RCU=...)"
+#endif
+
+#endif

@@ -1,0 +1,600 @@
+/** @file cht.c
+ * Concurrent hash table: a relativistic split-ordered list (see adt/cht.h).
+ *
+ * This file is shared by the kernel and the userspace library: it uses only
+ * adt/cht_env.h for RCU, deferred work, allocation and assertions.
+ *
+ * Data layout
+ * -----------
+ * One list of nodes sorted by `hash` ascending. Item hashes are odd (mixed hash
+ * | 1), dummy hashes are even: the dummy of bucket i at order k has hash
+ * i << (64 - k), the first value of the bucket's range, so a dummy and an item
+ * never compare equal and the dummy of a range precedes all its items. A dummy
+ * serves every order at which its hash starts a bucket (bucket i at order k and
+ * bucket 2i at order k + 1 share it). h->head is the dummy of hash 0.
+ *
+ * The bucket array (h->b) maps bucket index -> dummy; a NULL entry is a bucket
+ * whose dummy was not needed yet. Lookups take the nearest initialized ancestor
+ * (clear the lowest set bit of the index, repeatedly; bucket 0 always exists);
+ * updaters insert the missing dummy first (helping the resize along).
+ *
+ * Marks: bit 0 of a node's `next` (CHT_DELETED) is the logical deletion of that
+ * node (Michael 2002; Harris 2001). A marked `next` is never changed again, so
+ * nothing is inserted right after a deleted node. A deleted node is unlinked by
+ * whoever first succeeds in the CAS on its predecessor's `next`; that thread
+ * hands it to RCU (user items to ops->remove_callback, dummies to free).
+ *
+ * Memory ordering
+ * ---------------
+ * - Publication: a new node's hash and next are written with plain/relaxed
+ *   stores before the release CAS that links it; readers load every `next` with
+ *   acquire, so the hash and the user's fields of a node are visible once the
+ *   pointer to it is. (x86-64 needs no fence for either; the orders document
+ *   the requirement and keep the compiler honest.)
+ * - The bucket array is published with rcu_assign (release) and read with
+ *   rcu_access (acquire); its entries are written by CAS (release) and read with
+ *   acquire for the same reason as `next`.
+ * - Reclamation: an unlinked node is passed to the environment's rcu_call, so
+ *   it stays valid for every reader section that may still hold it; the old
+ *   bucket array is freed after rcu_synchronize.
+ * - Resize: grow publishes the new array and needs one grace period before the
+ *   old one is freed. Shrink publishes the smaller array, waits a grace period
+ *   (after it no updater can take a dummy of a dropped bucket as its start any
+ *   more), then deletes those dummies like ordinary nodes.
+ */
+#include <adt/cht.h>
+
+#define CHT_DELETED   ((uintptr_t) 1)
+#define CHT_MARKS     ((uintptr_t) 3)
+#define DEFAULT_MAX_LOAD 4
+/** Largest bucket order; 2^40 buckets is beyond any memory we have. */
+#define MAX_ORDER 40
+
+typedef struct cht_buckets {
+	size_t order;
+	/** Dummy of each bucket or NULL. Atomics (CAS from NULL, acquire loads). */
+	cht_link_t *head[];
+} cht_buckets_t;
+
+static inline cht_link_t *ptr_of(uintptr_t v)
+{
+	return (cht_link_t *) (v & ~CHT_MARKS);
+}
+
+static inline bool is_deleted(uintptr_t v)
+{
+	return (v & CHT_DELETED) != 0;
+}
+
+static inline bool is_dummy(const cht_link_t *n)
+{
+	return (n->hash & 1) == 0;
+}
+
+static inline uintptr_t load_next(cht_link_t *n)
+{
+	return __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+}
+
+static inline size_t bucket_of(uint64_t hash, size_t order)
+{
+	return order == 0 ? 0 : (size_t) (hash >> (64 - order));
+}
+
+static inline uint64_t bucket_start(size_t idx, size_t order)
+{
+	return order == 0 ? 0 : (uint64_t) idx << (64 - order);
+}
+
+static inline uint64_t item_hash(cht_t *h, const cht_link_t *item)
+{
+	return cht_mix_hash(h->op->hash(item)) | 1;
+}
+
+static inline uint64_t key_hash(cht_t *h, void *key)
+{
+	return cht_mix_hash(h->op->key_hash(key)) | 1;
+}
+
+static cht_buckets_t *buckets_alloc(size_t order)
+{
+	size_t n = (size_t) 1 << order;
+	cht_buckets_t *b = cht_env_malloc(sizeof(cht_buckets_t) +
+	    n * sizeof(cht_link_t *));
+	if (!b)
+		return NULL;
+	b->order = order;
+	cht_env_memset(b->head, 0, n * sizeof(cht_link_t *));
+	return b;
+}
+
+/* Reclamation */
+
+/**
+ * RCU callback of an unlinked node: `reclaim_op` was stored by the unlinking
+ * thread (the node is no longer reachable for new traversals; old ones only
+ * read next and hash).
+ */
+static void node_reclaim(cht_env_rcu_item_t *rcu)
+{
+	cht_link_t *n = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
+	const cht_ops_t *op = n->op;
+	if (is_dummy(n))
+		cht_env_free(n);
+	else if (op && op->remove_callback)
+		op->remove_callback(n);
+}
+
+/** Called by the thread whose CAS unlinked @a n (exactly one per node). */
+static void unlinked(cht_t *h, cht_link_t *n)
+{
+	n->op = h->op;
+	cht_env_rcu_call(cht_env_rcu_item_of(&n->rcu), node_reclaim);
+}
+
+/* The list */
+
+/**
+ * Finds the position for @a hash after @a start: the first node with hash
+ * >= @a hash (strict: > @a hash) and the link that points to it. Unlinks every
+ * deleted node on the way (and reclaims it). Lock-free: restarts from @a start
+ * when a CAS fails.
+ */
+static void search(cht_t *h, cht_link_t *start, uint64_t hash, bool strict,
+    uintptr_t **pprev, cht_link_t **pcur)
+{
+retry:;
+	uintptr_t *prev = &start->next;
+	cht_link_t *cur = ptr_of(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
+	while (cur) {
+		uintptr_t nx = load_next(cur);
+		if (is_deleted(nx)) {
+			uintptr_t expected = (uintptr_t) cur;
+			/*
+			 * Fails if *prev changed or prev's own node was deleted
+			 * (its next is marked then): start over.
+			 */
+			if (!__atomic_compare_exchange_n(prev, &expected,
+			    (uintptr_t) ptr_of(nx), false, __ATOMIC_ACQ_REL,
+			    __ATOMIC_ACQUIRE))
+				goto retry;
+			unlinked(h, cur);
+			cur = ptr_of(nx);
+			continue;
+		}
+		if (strict ? cur->hash > hash : cur->hash >= hash)
+			break;
+		prev = &cur->next;
+		cur = ptr_of(nx);
+	}
+	*pprev = prev;
+	*pcur = cur;
+}
+
+/** Marks @a n deleted. @return true if this call did it. */
+static bool mark_deleted(cht_link_t *n)
+{
+	uintptr_t nx = load_next(n);
+	for (;;) {
+		if (is_deleted(nx))
+			return false;
+		if (__atomic_compare_exchange_n(&n->next, &nx, nx | CHT_DELETED, false,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+	}
+}
+
+/** Dummy for a lookup: the bucket's or its nearest initialized ancestor's. */
+static cht_link_t *lookup_start(cht_buckets_t *b, uint64_t hash)
+{
+	size_t idx = bucket_of(hash, b->order);
+	for (;;) {
+		cht_link_t *d = __atomic_load_n(&b->head[idx], __ATOMIC_ACQUIRE);
+		if (d)
+			return d;
+		idx &= idx - 1;  /* parent bucket; bucket 0 is always set */
+	}
+}
+
+/**
+ * Returns the dummy of bucket @a idx of @a b, inserting it into the list first
+ * if needed (after its parent's). Without memory for a dummy, returns the
+ * parent's dummy: correct, only slower.
+ */
+static cht_link_t *bucket_init(cht_t *h, cht_buckets_t *b, size_t idx)
+{
+	cht_link_t *d = __atomic_load_n(&b->head[idx], __ATOMIC_ACQUIRE);
+	if (d)
+		return d;
+	cht_link_t *parent = bucket_init(h, b, idx & (idx - 1));
+	uint64_t key = bucket_start(idx, b->order);
+	cht_link_t *fresh = NULL;
+	for (;;) {
+		uintptr_t *prev;
+		cht_link_t *cur;
+		search(h, parent, key, false, &prev, &cur);
+		if (cur && cur->hash == key) {
+			d = cur;  /* another updater (or an older array) made it */
+			break;
+		}
+		if (!fresh) {
+			fresh = cht_env_malloc(sizeof(cht_link_t));
+			if (!fresh)
+				return parent;
+			fresh->hash = key;
+			fresh->op = NULL;
+		}
+		__atomic_store_n(&fresh->next, (uintptr_t) cur, __ATOMIC_RELAXED);
+		uintptr_t expected = (uintptr_t) cur;
+		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) fresh,
+		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			d = fresh;
+			fresh = NULL;
+			__atomic_fetch_add(&h->stat_dummies, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	if (fresh)
+		cht_env_free(fresh);
+	cht_link_t *expected = NULL;
+	if (!__atomic_compare_exchange_n(&b->head[idx], &expected, d, false,
+	    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+		d = expected;  /* the same dummy, stored by someone else */
+	return d;
+}
+
+static cht_link_t *update_start(cht_t *h, cht_buckets_t *b, uint64_t hash)
+{
+	return bucket_init(h, b, bucket_of(hash, b->order));
+}
+
+/* Resizing */
+
+static void resize_work(cht_env_work_t *work);
+
+static void request_resize(cht_t *h)
+{
+	if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
+		return;
+	/* One request in flight: only the first of a burst enqueues the work. */
+	if (__atomic_fetch_add(&h->resize_reqs, 1, __ATOMIC_ACQ_REL) == 0) {
+		/*
+		 * Updates run inside reader sections, which must not sleep: always
+		 * the non-blocking enqueue here.
+		 */
+		if (!cht_env_work_enqueue(&h->resize_work, resize_work, false))
+			__atomic_fetch_sub(&h->resize_reqs, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
+static inline size_t grow_limit(cht_t *h, size_t order)
+{
+	return h->max_load << order;
+}
+
+static void check_grow(cht_t *h, cht_buckets_t *b, size_t items)
+{
+	if (items > grow_limit(h, b->order) && b->order < MAX_ORDER)
+		request_resize(h);
+}
+
+static void check_shrink(cht_t *h, cht_buckets_t *b, size_t items)
+{
+	if (b->order > h->min_order && items < grow_limit(h, b->order) / 4)
+		request_resize(h);
+}
+
+static void grow(cht_t *h)
+{
+	cht_buckets_t *old = h->b;
+	cht_buckets_t *nb = buckets_alloc(old->order + 1);
+	if (!nb)
+		return;  /* no memory: keep the current size, try at the next request */
+	size_t n = (size_t) 1 << old->order;
+	for (size_t i = 0; i < n; i++)
+		nb->head[2 * i] = __atomic_load_n(&old->head[i], __ATOMIC_ACQUIRE);
+	/*
+	 * Dummies an updater still adds through the old array after the copy are
+	 * in the list and will be found again (bucket_init searches first).
+	 */
+	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
+	cht_env_rcu_synchronize();
+	cht_env_free(old);
+	__atomic_fetch_add(&h->stat_grows, 1, __ATOMIC_RELAXED);
+}
+
+static void shrink(cht_t *h)
+{
+	cht_buckets_t *old = h->b;
+	cht_buckets_t *nb = buckets_alloc(old->order - 1);
+	if (!nb)
+		return;
+	size_t n = (size_t) 1 << nb->order;
+	for (size_t i = 0; i < n; i++)
+		nb->head[i] = __atomic_load_n(&old->head[2 * i], __ATOMIC_ACQUIRE);
+	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
+	/* After this GP nobody starts from a dummy of an odd old bucket. */
+	cht_env_rcu_synchronize();
+	cht_env_rcu_read_lock();
+	for (size_t i = 1; i < 2 * n; i += 2) {
+		cht_link_t *d = __atomic_load_n(&old->head[i], __ATOMIC_ACQUIRE);
+		if (!d || !mark_deleted(d))
+			continue;
+		uintptr_t *prev;
+		cht_link_t *cur;
+		/* Unlink it (search removes deleted nodes on its way). */
+		search(h, lookup_start(nb, d->hash), d->hash, true, &prev, &cur);
+		__atomic_fetch_sub(&h->stat_dummies, 1, __ATOMIC_RELAXED);
+	}
+	cht_env_rcu_read_unlock();
+	cht_env_free(old);
+	__atomic_fetch_add(&h->stat_shrinks, 1, __ATOMIC_RELAXED);
+}
+
+/** Resizes until the item count fits the thresholds (one resize at a time). */
+static void resize_once(cht_t *h)
+{
+	for (int steps = 0; steps < 2 * MAX_ORDER; steps++) {
+		size_t items = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
+		cht_buckets_t *b = h->b;
+		if (items > grow_limit(h, b->order) && b->order < MAX_ORDER)
+			grow(h);
+		else if (b->order > h->min_order &&
+		    items < grow_limit(h, b->order) / 4)
+			shrink(h);
+		else
+			break;
+		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
+			break;
+	}
+}
+
+static void resize_work(cht_env_work_t *work)
+{
+	cht_t *h = (cht_t *) ((char *) work - offsetof(cht_t, resize_work));
+	do {
+		resize_once(h);
+	} while (__atomic_sub_fetch(&h->resize_reqs, 1, __ATOMIC_ACQ_REL) > 0);
+}
+
+/* API */
+
+int cht_create_named(cht_t *h, const char *name, size_t init_size,
+    size_t min_size, size_t max_load, bool can_block, const cht_ops_t *op)
+{
+	if (!h || !op || !op->hash || !op->key_hash || !op->equal ||
+	    !op->key_equal)
+		return CHT_EINVAL;
+	size_t min_order = 0;
+	while (((size_t) 1 << min_order) < min_size && min_order < MAX_ORDER)
+		min_order++;
+	size_t order = min_order;
+	while (((size_t) 1 << order) < init_size && order < MAX_ORDER)
+		order++;
+	cht_env_memset(h, 0, sizeof(*h));
+	h->op = op;
+	h->min_order = min_order;
+	h->max_load = max_load ? max_load : DEFAULT_MAX_LOAD;
+	h->can_block = can_block;
+	h->name = name ? name : "cht";
+	h->head.hash = 0;
+	h->head.next = 0;
+	h->b = buckets_alloc(order);
+	if (!h->b)
+		return CHT_ENOMEM;
+	h->b->head[0] = &h->head;
+	cht_env_registry_add(&h->reg_link);
+	return CHT_OK;
+}
+
+int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
+    bool can_block, const cht_ops_t *op)
+{
+	return cht_create_named(h, NULL, init_size, min_size, max_load, can_block,
+	    op);
+}
+
+int cht_destroy(cht_t *h)
+{
+	if (!h || !h->b)
+		return CHT_EINVAL;
+	if (__atomic_load_n(&h->item_cnt, __ATOMIC_ACQUIRE) != 0)
+		return CHT_EBUSY;
+	__atomic_store_n(&h->destroying, true, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0)
+		cht_env_sleep_ms(1);
+	cht_env_registry_remove(&h->reg_link);
+
+	/* Unlink (and hand to RCU) every deleted node still in the list. */
+	cht_env_rcu_read_lock();
+	uintptr_t *prev;
+	cht_link_t *cur;
+	search(h, &h->head, UINT64_MAX, true, &prev, &cur);
+	cht_env_rcu_read_unlock();
+	/* Every remove callback and node reclaim has run after this. */
+	cht_env_rcu_barrier();
+
+	/* Only live dummies remain (the table is empty). */
+	cht_link_t *n = ptr_of(h->head.next);
+	while (n) {
+		cht_link_t *next = ptr_of(n->next);
+		cht_env_assert(is_dummy(n));
+		cht_env_free(n);
+		n = next;
+	}
+	h->head.next = 0;
+	cht_env_free(h->b);
+	h->b = NULL;
+	return CHT_OK;
+}
+
+static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
+    cht_link_t **dup)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	uint64_t hash = item_hash(h, item);
+	item->hash = hash;
+	item->op = NULL;
+	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_link_t *start = update_start(h, b, hash);
+	for (;;) {
+		uintptr_t *prev;
+		cht_link_t *cur;
+		search(h, start, hash, false, &prev, &cur);
+		if (unique) {
+			/* The run of equal hashes starts at cur. */
+			for (cht_link_t *n = cur; n && n->hash == hash;) {
+				uintptr_t nx = load_next(n);
+				if (!is_deleted(nx) && h->op->equal(n, item)) {
+					if (dup)
+						*dup = n;
+					return false;
+				}
+				n = ptr_of(nx);
+			}
+		}
+		/* New items go before equal hashes: one position per hash, so two
+		 * racing unique inserts of equal items conflict on the same CAS. */
+		__atomic_store_n(&item->next, (uintptr_t) cur, __ATOMIC_RELAXED);
+		uintptr_t expected = (uintptr_t) cur;
+		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) item,
+		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			break;
+	}
+	size_t items = __atomic_add_fetch(&h->item_cnt, 1, __ATOMIC_RELAXED);
+	check_grow(h, b, items);
+	return true;
+}
+
+void cht_insert(cht_t *h, cht_link_t *item)
+{
+	(void) insert_impl(h, item, false, NULL);
+}
+
+bool cht_insert_unique(cht_t *h, cht_link_t *item, cht_link_t **dup_item)
+{
+	return insert_impl(h, item, true, dup_item);
+}
+
+cht_link_t *cht_find(cht_t *h, void *key)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	uint64_t hash = key_hash(h, key);
+	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_link_t *n = ptr_of(load_next(lookup_start(b, hash)));
+	while (n) {
+		uintptr_t nx = load_next(n);
+		if (n->hash > hash)
+			return NULL;
+		if (n->hash == hash && !is_deleted(nx) && h->op->key_equal(key, n))
+			return n;
+		n = ptr_of(nx);
+	}
+	return NULL;
+}
+
+cht_link_t *cht_find_lazy(cht_t *h, void *key)
+{
+	return cht_find(h, key);
+}
+
+cht_link_t *cht_find_next(cht_t *h, void *key, const cht_link_t *item)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	cht_link_t *n = ptr_of(load_next((cht_link_t *) item));
+	while (n && n->hash == item->hash) {
+		uintptr_t nx = load_next(n);
+		if (!is_deleted(nx) && h->op->key_equal(key, n))
+			return n;
+		n = ptr_of(nx);
+	}
+	return NULL;
+}
+
+cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	cht_link_t *n = ptr_of(load_next((cht_link_t *) item));
+	while (n && n->hash == item->hash) {
+		uintptr_t nx = load_next(n);
+		if (!is_deleted(nx) && h->op->equal(n, item))
+			return n;
+		n = ptr_of(nx);
+	}
+	return NULL;
+}
+
+/** Unlinks the deleted nodes with @a hash (and any before them). */
+static void cleanup(cht_t *h, uint64_t hash)
+{
+	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	uintptr_t *prev;
+	cht_link_t *cur;
+	search(h, update_start(h, b, hash), hash, true, &prev, &cur);
+}
+
+size_t cht_remove_key(cht_t *h, void *key)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	uint64_t hash = key_hash(h, key);
+	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	uintptr_t *prev;
+	cht_link_t *cur;
+	search(h, update_start(h, b, hash), hash, false, &prev, &cur);
+	size_t removed = 0;
+	for (cht_link_t *n = cur; n && n->hash == hash;) {
+		uintptr_t nx = load_next(n);
+		if (!is_deleted(nx) && h->op->key_equal(key, n) && mark_deleted(n))
+			removed++;
+		n = ptr_of(load_next(n));
+	}
+	if (removed) {
+		size_t items = __atomic_sub_fetch(&h->item_cnt, removed,
+		    __ATOMIC_RELAXED);
+		cleanup(h, hash);
+		check_shrink(h, b, items);
+	}
+	return removed;
+}
+
+bool cht_remove_item(cht_t *h, cht_link_t *item)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	if (!mark_deleted(item))
+		return false;
+	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	size_t items = __atomic_sub_fetch(&h->item_cnt, 1, __ATOMIC_RELAXED);
+	cleanup(h, item->hash);
+	check_shrink(h, b, items);
+	return true;
+}
+
+void cht_get_stats(cht_t *h, cht_stats_t *st)
+{
+	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	st->items = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
+	st->buckets = b ? (size_t) 1 << b->order : 0;
+	st->dummies = __atomic_load_n(&h->stat_dummies, __ATOMIC_RELAXED);
+	st->grows = __atomic_load_n(&h->stat_grows, __ATOMIC_RELAXED);
+	st->shrinks = __atomic_load_n(&h->stat_shrinks, __ATOMIC_RELAXED);
+	st->resizing = __atomic_load_n(&h->resize_reqs, __ATOMIC_RELAXED) != 0;
+}
+
+static void print_one(cht_env_link_t *link)
+{
+	cht_t *h = (cht_t *) ((char *) link - offsetof(cht_t, reg_link));
+	cht_stats_t st;
+	cht_get_stats(h, &st);
+	size_t load10 = st.buckets ? st.items * 10 / st.buckets : 0;
+	cht_env_printf("%-16s %10zu %10zu %6zu.%zu  %8zu %6lu %7lu  %s\n", h->name,
+	    st.items, st.buckets, load10 / 10, load10 % 10, st.dummies,
+	    (unsigned long) st.grows, (unsigned long) st.shrinks,
+	    st.resizing ? "yes" : "no");
+}
+
+void cht_print_tables(void)
+{
+	cht_env_printf("%-16s %10s %10s %8s  %8s %6s %7s  %s\n", "table", "items",
+	    "buckets", "load", "dummies", "grows", "shrinks", "resizing");
+	cht_env_registry_foreach(print_one);
+}

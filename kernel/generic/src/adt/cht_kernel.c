@@ -1,0 +1,60 @@
+/** @file cht_kernel.c
+ * Kernel side of the CHT environment (adt/cht_env.h): the table registry, the
+ * sleep used while waiting for a resize, and the `chtstat` command.
+ */
+#include <adt/cht.h>
+#include <adt/cht_env.h>
+#include <proc/thread.h>
+#include <console/kconsole.h>
+#include <console/console.h>
+
+/** Live tables; protected by registry_lock. */
+static list_t registry = LIST_INITIALIZER(registry);
+static irq_spinlock_t registry_lock = IRQ_SPINLOCK_INITIALIZER("cht.registry");
+
+void cht_env_sleep_ms(unsigned ms)
+{
+	thread_usleep((uint64_t) ms * 1000);
+}
+
+void cht_env_registry_add(cht_env_link_t *link)
+{
+	irq_spinlock_lock(&registry_lock, true);
+	list_append(link, &registry);
+	irq_spinlock_unlock(&registry_lock, true);
+}
+
+void cht_env_registry_remove(cht_env_link_t *link)
+{
+	irq_spinlock_lock(&registry_lock, true);
+	list_remove(link);
+	irq_spinlock_unlock(&registry_lock, true);
+}
+
+void cht_env_registry_foreach(void (*fn)(cht_env_link_t *link))
+{
+	/* The console lock keeps the table in one piece; fn only prints. */
+	console_lock();
+	irq_spinlock_lock(&registry_lock, true);
+	for (link_t *l = list_first(&registry); l; l = list_next(l, &registry))
+		fn(l);
+	irq_spinlock_unlock(&registry_lock, true);
+	console_unlock();
+}
+
+static int cmd_chtstat(cmd_arg_t *argv, size_t argc)
+{
+	cht_print_tables();
+	return 0;
+}
+
+static cmd_info_t chtstat_cmd = {
+	.name = "chtstat",
+	.description = "Live concurrent hash tables: items, buckets, load, resizes",
+	.func = cmd_chtstat,
+};
+
+void cht_cmd_init(void)
+{
+	(void) cmd_register(&chtstat_cmd);
+}

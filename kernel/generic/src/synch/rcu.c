@@ -1,0 +1,749 @@
+/** @file rcu.c
+ * RCU: A-RCU (default) and preemptible Podzimek RCU behind one API.
+ *
+ * Shared machinery
+ * ----------------
+ * - rcu_cur_gp: number of the grace period (GP) started last; completed_gp: the
+ *   GP completed last. A GP g is complete when every reader section that existed
+ *   when g started has ended.
+ * - Each CPU acknowledges GP g by storing last_seen_gp = g at a quiescent state
+ *   (QS): a context switch, an smp_call that finds it outside a reader, and in
+ *   Podzimek RCU the outermost lock/unlock. Idle CPUs count as quiescent.
+ * - Readers preempted inside a section are kept on two lists under preempt_lock:
+ *   cur_preempted (may predate the current GP: the GP waits for them) and
+ *   next_preempted (began after this CPU acknowledged the current GP). Starting
+ *   a GP moves next into cur under the same lock.
+ * - Callbacks: rcu_call appends to the CPU's arriving list (interrupts off, CPU
+ *   local). The CPU's reclaimer thread moves arriving -> next (needs GP
+ *   cur_gp + 1, a GP that starts after the move) -> cur, waits for the GP of cur
+ *   and runs it. Callbacks of one CPU run in posting order.
+ *
+ * A-RCU detection (Hraska 2013): no detector thread. A reclaimer that needs a GP
+ * takes gp_mutex and, if the GP is still not complete, runs the detection itself
+ * (other reclaimers block on the mutex and find their GP done). Detection: start
+ * the GP, drop idle and already-acknowledged CPUs, sleep DETECT_SLEEP_US (yield
+ * when expedited) to let context switches acknowledge, then smp_call each
+ * remaining CPU: the call runs with interrupts off on the target, so the running
+ * thread's nesting counter is stable there, and the IPI is the memory barrier the
+ * reader never paid for. A CPU found inside a reader is polled again later. Last,
+ * wait for cur_preempted to drain.
+ *
+ * Podzimek detection (Podzimek 2010, preemptible variant): a detector thread
+ * serves GP requests. After the first sleep it smp_calls the CPUs that did not
+ * acknowledge; a CPU found inside a reader sets is_delaying_gp and the detector
+ * sleeps until all such CPUs announced their next QS (from the outermost unlock
+ * or a context switch), instead of polling.
+ *
+ * Idle CPUs and memory ordering: the idle loop stores idle = true (seq_cst)
+ * after everything it did before, including reader sections; an interrupt on an
+ * idle CPU stores idle = false (seq_cst) before its handler may read. The
+ * detector reads idle (seq_cst) after the seq_cst store that started the GP.
+ * If it reads true, every earlier reader of that CPU is complete; a reader that
+ * begins later comes after the detector's read in the single total order, hence
+ * after the GP start and after the updater's unlink that preceded it. Idle CPUs
+ * are never sent an IPI just to acknowledge a GP.
+ *
+ * RCU_BROKEN (negative control for rcutorture): detection completes a GP right
+ * after starting it, without waiting for anyone.
+ */
+#include <synch/rcu.h>
+#include <synch/mutex.h>
+#include <synch/waitq.h>
+#include <synch/spinlock.h>
+#include <smp/smp_call.h>
+#include <proc/thread.h>
+#include <proc/scheduler.h>
+#include <console/kconsole.h>
+#include <console/console.h>
+#include <errno.h>
+#include <arch/asm.h>
+#include <print.h>
+#include <panic.h>
+#include <debug.h>
+#include <cpu.h>
+
+const char *const rcu_flavour_name = CONFIG_RCU_NAME;
+
+/** Tunables. */
+#define DETECT_SLEEP_US        10000  /**< first wait of a normal GP detection */
+#define POLL_SLEEP_US          1000   /**< A-RCU: re-poll of CPUs still in readers */
+#define EXPEDITE_THRESHOLD     1000   /**< arriving callbacks that expedite a GP */
+#define CRITICAL_THRESHOLD     10000  /**< ...that also wake the reclaimer at once */
+#define RECLAIMER_IDLE_US      1000000 /**< reclaimer's sleep with no callbacks */
+
+/** Started GP; written under gp_mutex (A-RCU) / by the detector, with
+ * preempt_lock held; read anywhere with atomics. */
+uint64_t rcu_cur_gp;
+/** Completed GP; atomics (seq_cst store after the detection). */
+static uint64_t completed_gp;
+
+/** Preempted readers; protected by preempt_lock. */
+static irq_spinlock_t preempt_lock = IRQ_SPINLOCK_INITIALIZER("rcu.preempt");
+static list_t cur_preempted = LIST_INITIALIZER(cur_preempted);
+static list_t next_preempted = LIST_INITIALIZER(next_preempted);
+/** The detector sleeps on readers_done_wq until cur_preempted is empty;
+ * detector_waits_readers is protected by preempt_lock. */
+static bool detector_waits_readers;
+static waitq_t readers_done_wq;
+
+/** Set by rcu_synchronize_expedite and callback floods; atomics. */
+static bool expedite_req;
+
+/** Statistics: atomics (relaxed). */
+static uint64_t stat_expedited;
+static uint64_t stat_delayed;
+static uint64_t stat_blocked_preempted;
+static uint64_t stat_cross_calls;
+
+static bool rcu_ready;
+
+#if defined(CONFIG_RCU_A_RCU)
+/** The detector role (A-RCU): held by the reclaimer running the detection. */
+static mutex_t gp_mutex;
+#else
+/** GP requests to the detector thread; protected by req_lock. */
+static irq_spinlock_t req_lock = IRQ_SPINLOCK_INITIALIZER("rcu.req");
+static uint64_t req_gp;
+static waitq_t detector_wq;
+/** Waiters for GP completion sleep here (checked under its lock). */
+static waitq_t gp_done_wq;
+/** CPUs that must still announce a QS to the detector; atomics. */
+static size_t delaying_cpus;
+static waitq_t delaying_done_wq;
+#endif
+
+uint64_t rcu_completed_gps(void)
+{
+	return __atomic_load_n(&completed_gp, __ATOMIC_SEQ_CST);
+}
+
+static inline uint64_t cur_gp(void)
+{
+	return __atomic_load_n(&rcu_cur_gp, __ATOMIC_SEQ_CST);
+}
+
+/** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
+static bool cpu_quiescent(unsigned i, uint64_t gp)
+{
+	cpu_t *c = &cpus[i];
+	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) == gp)
+		return true;
+	/* See the file comment for why an idle CPU needs no IPI. */
+	return __atomic_load_n(&c->idle, __ATOMIC_SEQ_CST);
+}
+
+/** Starts GP cur_gp + 1: preempted readers so far may predate it. */
+static uint64_t gp_start(void)
+{
+	irq_spinlock_lock(&preempt_lock, true);
+	uint64_t gp = rcu_cur_gp + 1;
+	__atomic_store_n(&rcu_cur_gp, gp, __ATOMIC_SEQ_CST);
+	while (!list_empty(&next_preempted)) {
+		link_t *l = list_first(&next_preempted);
+		list_remove(l);
+		list_append(l, &cur_preempted);
+	}
+	irq_spinlock_unlock(&preempt_lock, true);
+	memory_barrier();
+	return gp;
+}
+
+/** Waits until every reader preempted before the GP started has left. */
+static void wait_for_preempted_readers(void)
+{
+	irq_spinlock_lock(&preempt_lock, true);
+	if (!list_empty(&cur_preempted))
+		__atomic_fetch_add(&stat_blocked_preempted, 1, __ATOMIC_RELAXED);
+	while (!list_empty(&cur_preempted)) {
+		detector_waits_readers = true;
+		irq_spinlock_unlock(&preempt_lock, true);
+		waitq_sleep(&readers_done_wq);
+		irq_spinlock_lock(&preempt_lock, true);
+	}
+	detector_waits_readers = false;
+	irq_spinlock_unlock(&preempt_lock, true);
+}
+
+/** Called with preempt_lock held after a reader left cur_preempted. */
+static void preempted_reader_left_locked(void)
+{
+	if (detector_waits_readers && list_empty(&cur_preempted)) {
+		detector_waits_readers = false;
+		waitq_wake_one(&readers_done_wq);
+	}
+}
+
+/** Puts @a t, switched out inside a reader, on the right preempted list. */
+static void add_preempted_locked(thread_t *t)
+{
+	cpu_t *c = CPU;
+	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) != rcu_cur_gp)
+		list_append(&t->rcu_preempt_link, &cur_preempted);
+	else
+		list_append(&t->rcu_preempt_link, &next_preempted);
+}
+
+/** Context switch: a quiescent state of the CPU. Interrupts disabled. */
+static void record_cs_qs(void)
+{
+	cpu_t *c = CPU;
+	memory_barrier();
+	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
+}
+
+#if defined(CONFIG_RCU_A_RCU)
+
+void rcu_read_unlock_preempted(void)
+{
+	thread_t *t = THREAD;
+	ipl_t ipl = interrupts_disable();
+	irq_spinlock_lock(&preempt_lock, false);
+	if (t->rcu_nesting == RCU_WAS_PREEMPTED) {
+		list_remove(&t->rcu_preempt_link);
+		__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+		preempted_reader_left_locked();
+	}
+	irq_spinlock_unlock(&preempt_lock, false);
+	interrupts_restore(ipl);
+}
+
+static void arcu_after_thread_ran(thread_t *t)
+{
+	if (t->rcu_nesting >= RCU_CNT_INC && !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
+		irq_spinlock_lock(&preempt_lock, false);
+		t->rcu_nesting |= RCU_WAS_PREEMPTED;
+		add_preempted_locked(t);
+		irq_spinlock_unlock(&preempt_lock, false);
+	}
+	record_cs_qs();
+}
+
+/** smp_call target: acknowledge the GP if the CPU is outside any reader. */
+static void arcu_sample_cpu(void *arg)
+{
+	uint64_t gp = *(uint64_t *) arg;
+	thread_t *t = CPU->thread;
+	if (!t || (t->rcu_nesting & ~(size_t) RCU_WAS_PREEMPTED) == 0)
+		__atomic_store_n(&CPU->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
+}
+
+/** A-RCU grace period detection, run by a reclaimer holding gp_mutex. */
+static void run_gp(void)
+{
+	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
+	if (expedite)
+		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
+	uint64_t gp = gp_start();
+#ifndef CONFIG_RCU_BROKEN
+	bool pending[CONFIG_MAX_CPUS];
+	unsigned npending = 0;
+	for (unsigned i = 0; i < cpu_count; i++) {
+		pending[i] = cpu_is_online(i) && !cpu_quiescent(i, gp);
+		npending += pending[i];
+	}
+	if (npending) {
+		if (expedite)
+			thread_yield();
+		else
+			thread_usleep(DETECT_SLEEP_US);
+	}
+	bool delayed = false;
+	while (npending) {
+		npending = 0;
+		for (unsigned i = 0; i < cpu_count; i++) {
+			if (!pending[i])
+				continue;
+			if (!cpu_quiescent(i, gp)) {
+				__atomic_fetch_add(&stat_cross_calls, 1, __ATOMIC_RELAXED);
+				(void) smp_call(i, arcu_sample_cpu, &gp);
+			}
+			pending[i] = cpu_is_online(i) && !cpu_quiescent(i, gp);
+			npending += pending[i];
+		}
+		if (npending) {
+			delayed = true;
+			if (expedite)
+				thread_yield();
+			else
+				thread_usleep(POLL_SLEEP_US);
+		}
+	}
+	if (delayed)
+		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
+	wait_for_preempted_readers();
+#endif
+	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
+}
+
+/** Blocks until GP @a gp completed, running the detection if nobody does. */
+static void wait_for_gp(uint64_t gp)
+{
+	while (rcu_completed_gps() < gp) {
+		mutex_lock(&gp_mutex);
+		if (rcu_completed_gps() < gp)
+			run_gp();
+		mutex_unlock(&gp_mutex);
+	}
+}
+
+void rcu_thread_exiting(void)
+{
+	thread_t *t = THREAD;
+	if (t->rcu_nesting == 0)
+		return;
+	printf("rcu: thread %lu '%s' exited inside a reader section (nesting %zu); "
+	    "closing it\n", t->tid, t->name, t->rcu_nesting / RCU_CNT_INC);
+	ipl_t ipl = interrupts_disable();
+	irq_spinlock_lock(&preempt_lock, false);
+	if (t->rcu_nesting & RCU_WAS_PREEMPTED) {
+		list_remove(&t->rcu_preempt_link);
+		preempted_reader_left_locked();
+	}
+	__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+	irq_spinlock_unlock(&preempt_lock, false);
+	interrupts_restore(ipl);
+}
+
+static const sched_hooks_t rcu_hooks = {
+	.after_thread_ran = arcu_after_thread_ran,
+};
+
+#elif defined(CONFIG_RCU_PODZIMEK)
+
+/** Records a QS of this CPU; announces it if the detector waits. Preemption off. */
+void rcu_record_qs(void)
+{
+	cpu_t *c = CPU;
+	memory_barrier();
+	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
+	if (__atomic_exchange_n(&c->rcu.is_delaying_gp, false, __ATOMIC_SEQ_CST)) {
+		if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) == 0)
+			waitq_wake_one(&delaying_done_wq);
+	}
+}
+
+static void remove_preempted(thread_t *t)
+{
+	ipl_t ipl = interrupts_disable();
+	irq_spinlock_lock(&preempt_lock, false);
+	if (t->rcu_preempted) {
+		list_remove(&t->rcu_preempt_link);
+		t->rcu_preempted = false;
+		preempted_reader_left_locked();
+	}
+	irq_spinlock_unlock(&preempt_lock, false);
+	interrupts_restore(ipl);
+}
+
+void rcu_read_unlock_preempted(void)
+{
+	remove_preempted(THREAD);
+}
+
+static void podzimek_after_thread_ran(thread_t *t)
+{
+	cpu_t *c = CPU;
+	t->rcu_nesting = c->rcu.nesting;
+	if (t->rcu_nesting > 0 && !t->rcu_preempted) {
+		irq_spinlock_lock(&preempt_lock, false);
+		t->rcu_preempted = true;
+		add_preempted_locked(t);
+		irq_spinlock_unlock(&preempt_lock, false);
+	}
+	c->rcu.nesting = 0;
+	/* The switch is a QS for the CPU; this also announces it if asked. */
+	rcu_record_qs();
+}
+
+static void podzimek_before_thread_runs(thread_t *t)
+{
+	CPU->rcu.nesting = t->rcu_nesting;
+}
+
+/** smp_call target: acknowledge, or promise to announce the next QS. */
+static void podzimek_sample_cpu(void *arg)
+{
+	uint64_t gp = *(uint64_t *) arg;
+	cpu_t *c = CPU;
+	if (c->rcu.nesting == 0) {
+		__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
+	} else if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) != gp &&
+	    !__atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_SEQ_CST)) {
+		/* Count first, then raise the flag the announcer clears. */
+		__atomic_add_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c->rcu.is_delaying_gp, true, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void run_gp(void)
+{
+	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
+	if (expedite)
+		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
+	uint64_t gp = gp_start();
+#ifndef CONFIG_RCU_BROKEN
+	bool any = false;
+	for (unsigned i = 0; i < cpu_count; i++)
+		any |= cpu_is_online(i) && !cpu_quiescent(i, gp);
+	if (any) {
+		if (expedite)
+			thread_yield();
+		else
+			thread_usleep(DETECT_SLEEP_US);
+	}
+	/* One reference for the detector itself while it sends the calls. */
+	__atomic_store_n(&delaying_cpus, 1, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < cpu_count; i++) {
+		if (cpu_is_online(i) && !cpu_quiescent(i, gp)) {
+			__atomic_fetch_add(&stat_cross_calls, 1, __ATOMIC_RELAXED);
+			(void) smp_call(i, podzimek_sample_cpu, &gp);
+		}
+	}
+	if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&delaying_cpus, __ATOMIC_SEQ_CST) != 0)
+			(void) waitq_sleep_timeout(&delaying_done_wq, DETECT_SLEEP_US,
+			    SYNCH_FLAGS_NONE);
+	}
+	/* Drop a wake-up that raced with the last check. */
+	(void) waitq_sleep_timeout(&delaying_done_wq, 0, SYNCH_FLAGS_NON_BLOCKING);
+	wait_for_preempted_readers();
+#endif
+	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
+	waitq_wake_all(&gp_done_wq);
+}
+
+static void detector_thread(void *arg)
+{
+	for (;;) {
+		ipl_t ipl = waitq_sleep_prepare(&detector_wq);
+		irq_spinlock_lock(&req_lock, false);
+		bool work = req_gp > rcu_completed_gps();
+		irq_spinlock_unlock(&req_lock, false);
+		if (!work) {
+			(void) waitq_sleep_finish(&detector_wq, ipl, SYNCH_NO_TIMEOUT,
+			    SYNCH_FLAGS_NONE);
+			continue;
+		}
+		waitq_sleep_cancel(&detector_wq, ipl);
+		run_gp();
+	}
+}
+
+static void wait_for_gp(uint64_t gp)
+{
+	irq_spinlock_lock(&req_lock, true);
+	if (req_gp < gp)
+		req_gp = gp;
+	irq_spinlock_unlock(&req_lock, true);
+	waitq_wake_one(&detector_wq);
+	for (;;) {
+		ipl_t ipl = waitq_sleep_prepare(&gp_done_wq);
+		if (rcu_completed_gps() >= gp) {
+			waitq_sleep_cancel(&gp_done_wq, ipl);
+			return;
+		}
+		(void) waitq_sleep_finish(&gp_done_wq, ipl, SYNCH_NO_TIMEOUT,
+		    SYNCH_FLAGS_NONE);
+	}
+}
+
+void rcu_thread_exiting(void)
+{
+	thread_t *t = THREAD;
+	preemption_disable();
+	cpu_t *c = CPU;
+	if (c->rcu.nesting == 0) {
+		preemption_enable();
+		return;
+	}
+	printf("rcu: thread %lu '%s' exited inside a reader section (nesting %zu); "
+	    "closing it\n", t->tid, t->name, c->rcu.nesting);
+	c->rcu.nesting = 0;
+	if (t->rcu_preempted)
+		remove_preempted(t);
+	rcu_record_qs();
+	preemption_enable();
+}
+
+static const sched_hooks_t rcu_hooks = {
+	.after_thread_ran = podzimek_after_thread_ran,
+	.before_thread_runs = podzimek_before_thread_runs,
+};
+
+#endif
+
+/* Callbacks */
+
+void rcu_call(rcu_item_t *item, rcu_func_t func)
+{
+	item->func = func;
+	item->next = NULL;
+	ipl_t ipl = interrupts_disable();
+	cpu_t *c = CPU;
+	*c->rcu.arriving_tail = item;
+	c->rcu.arriving_tail = &item->next;
+	size_t n = ++c->rcu.arriving_cnt;
+	c->rcu.stat_posted++;
+	bool wake = c->rcu.reclaimer_idle;
+	if (n > EXPEDITE_THRESHOLD)
+		__atomic_store_n(&expedite_req, true, __ATOMIC_RELAXED);
+	if (n > CRITICAL_THRESHOLD)
+		wake = true;
+	if (wake && rcu_ready) {
+		c->rcu.reclaimer_idle = false;
+		waitq_wake_one(&c->rcu.reclaimer_wq);
+	}
+	interrupts_restore(ipl);
+}
+
+static void exec_batch(rcu_item_t *head, cpu_t *c)
+{
+	size_t n = 0;
+	while (head) {
+		rcu_item_t *next = head->next;
+		head->func(head);
+		head = next;
+		n++;
+	}
+	c->rcu.stat_run += n;
+	c->rcu.stat_batches++;
+	if (n > c->rcu.stat_max_batch)
+		c->rcu.stat_max_batch = n;
+}
+
+/** Per-CPU reclaimer: advances this CPU's batches and runs completed ones. */
+static void reclaimer_thread(void *arg)
+{
+	cpu_t *c = arg;
+	assert(CPU == c);
+	for (;;) {
+		/* Run the current batch once its GP is complete. */
+		if (c->rcu.cur_cbs && rcu_completed_gps() >= c->rcu.cur_cbs_gp) {
+			rcu_item_t *batch = c->rcu.cur_cbs;
+			c->rcu.cur_cbs = NULL;
+			c->rcu.cur_cnt = 0;
+			exec_batch(batch, c);
+		}
+		if (!c->rcu.cur_cbs && c->rcu.next_cbs) {
+			c->rcu.cur_cbs = c->rcu.next_cbs;
+			c->rcu.cur_cbs_gp = c->rcu.next_cbs_gp;
+			c->rcu.cur_cnt = c->rcu.next_cnt;
+			c->rcu.next_cbs = NULL;
+			c->rcu.next_cnt = 0;
+		}
+		/* arriving -> next (interrupts off: rcu_call on this CPU). */
+		ipl_t ipl = interrupts_disable();
+		if (c->rcu.arriving_head) {
+			rcu_item_t *head = c->rcu.arriving_head;
+			size_t n = c->rcu.arriving_cnt;
+			c->rcu.arriving_head = NULL;
+			c->rcu.arriving_tail = &c->rcu.arriving_head;
+			c->rcu.arriving_cnt = 0;
+			interrupts_restore(ipl);
+			/* Append to next; a GP that starts after now covers them all. */
+			rcu_item_t **tail = &c->rcu.next_cbs;
+			while (*tail)
+				tail = &(*tail)->next;
+			*tail = head;
+			c->rcu.next_cnt += n;
+			memory_barrier();
+			c->rcu.next_cbs_gp = cur_gp() + 1;
+			if (!c->rcu.cur_cbs) {
+				c->rcu.cur_cbs = c->rcu.next_cbs;
+				c->rcu.cur_cbs_gp = c->rcu.next_cbs_gp;
+				c->rcu.cur_cnt = c->rcu.next_cnt;
+				c->rcu.next_cbs = NULL;
+				c->rcu.next_cnt = 0;
+			}
+			continue;
+		}
+		if (c->rcu.cur_cbs) {
+			interrupts_restore(ipl);
+			wait_for_gp(c->rcu.cur_cbs_gp);
+			continue;
+		}
+		/* Nothing at all: sleep until rcu_call wakes us. */
+		c->rcu.reclaimer_idle = true;
+		interrupts_restore(ipl);
+		(void) waitq_sleep_timeout(&c->rcu.reclaimer_wq, RECLAIMER_IDLE_US,
+		    SYNCH_FLAGS_NONE);
+		ipl = interrupts_disable();
+		c->rcu.reclaimer_idle = false;
+		interrupts_restore(ipl);
+	}
+}
+
+typedef struct {
+	rcu_item_t item;
+	waitq_t wq;
+} rcu_sync_t;
+
+static void sync_cb(rcu_item_t *item)
+{
+	rcu_sync_t *s = container_of(item, rcu_sync_t, item);
+	/* The waiter sleeps exactly once; a wake-up before its sleep is kept. */
+	waitq_wake_one(&s->wq);
+}
+
+void rcu_synchronize(void)
+{
+	assert_verbose(!rcu_read_locked(), "rcu_synchronize inside a reader section");
+	rcu_sync_t s;
+	waitq_initialize(&s.wq);
+	rcu_call(&s.item, sync_cb);
+	waitq_sleep(&s.wq);
+}
+
+void rcu_synchronize_expedite(void)
+{
+	__atomic_store_n(&expedite_req, true, __ATOMIC_SEQ_CST);
+	rcu_synchronize();
+}
+
+/* rcu_barrier: one marker callback per CPU, posted on that CPU by smp_call. */
+static mutex_t barrier_mtx;
+static rcu_item_t barrier_items[CONFIG_MAX_CPUS];
+static size_t barrier_pending;
+static waitq_t barrier_wq;
+
+static void barrier_cb(rcu_item_t *item)
+{
+	if (__atomic_sub_fetch(&barrier_pending, 1, __ATOMIC_SEQ_CST) == 0)
+		waitq_wake_one(&barrier_wq);
+}
+
+static void barrier_post(void *arg)
+{
+	rcu_call(arg, barrier_cb);
+}
+
+void rcu_barrier(void)
+{
+	mutex_lock(&barrier_mtx);
+	unsigned n = 0;
+	for (unsigned i = 0; i < cpu_count; i++)
+		n += cpu_is_online(i);
+	/* One extra reference held while posting, dropped below. */
+	__atomic_store_n(&barrier_pending, n + 1, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < cpu_count; i++) {
+		if (!cpu_is_online(i))
+			continue;
+		if (smp_call(i, barrier_post, &barrier_items[i]) != EOK)
+			barrier_cb(&barrier_items[i]);
+	}
+	if (__atomic_sub_fetch(&barrier_pending, 1, __ATOMIC_SEQ_CST) != 0)
+		waitq_sleep(&barrier_wq);
+	mutex_unlock(&barrier_mtx);
+}
+
+size_t rcu_pending_callbacks(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < cpu_count; i++) {
+		cpu_t *c = &cpus[i];
+		n += __atomic_load_n(&c->rcu.arriving_cnt, __ATOMIC_RELAXED) +
+		    __atomic_load_n(&c->rcu.next_cnt, __ATOMIC_RELAXED) +
+		    __atomic_load_n(&c->rcu.cur_cnt, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+void rcu_print_stats(void)
+{
+	console_lock();
+	printf("rcu: algorithm %s%s\n", rcu_flavour_name,
+#ifdef CONFIG_RCU_BROKEN
+	    " (BROKEN build: grace periods do not wait)"
+#else
+	    ""
+#endif
+	    );
+	printf("tunables: detect sleep %d us, poll %d us, expedite threshold %d, "
+	    "critical threshold %d callbacks\n", DETECT_SLEEP_US, POLL_SLEEP_US,
+	    EXPEDITE_THRESHOLD, CRITICAL_THRESHOLD);
+	printf("GPs completed: %lu\n", rcu_completed_gps());
+	printf("GPs started: %lu\n", cur_gp());
+	printf("GPs expedited: %lu\n", __atomic_load_n(&stat_expedited,
+	    __ATOMIC_RELAXED));
+	printf("GPs delayed by CPUs in readers: %lu\n",
+	    __atomic_load_n(&stat_delayed, __ATOMIC_RELAXED));
+	printf("GPs blocked by preempted readers: %lu\n",
+	    __atomic_load_n(&stat_blocked_preempted, __ATOMIC_RELAXED));
+	printf("cross-calls sent: %lu\n", __atomic_load_n(&stat_cross_calls,
+	    __ATOMIC_RELAXED));
+	printf("pending callbacks: %zu\n", rcu_pending_callbacks());
+	printf("cpu  last-seen-gp  posted      run         pending  max-batch  "
+	    "avg-batch\n");
+	for (unsigned i = 0; i < cpu_count; i++) {
+		cpu_t *c = &cpus[i];
+		if (!cpu_is_online(i))
+			continue;
+		uint64_t batches = c->rcu.stat_batches;
+		printf("%3u  %12lu  %-10lu  %-10lu  %7zu  %9zu  %9lu\n", i,
+		    __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED),
+		    c->rcu.stat_posted, c->rcu.stat_run,
+		    c->rcu.arriving_cnt + c->rcu.next_cnt + c->rcu.cur_cnt,
+		    c->rcu.stat_max_batch, batches ? c->rcu.stat_run / batches : 0);
+	}
+	console_unlock();
+}
+
+static int cmd_rcu(cmd_arg_t *argv, size_t argc)
+{
+	rcu_print_stats();
+	return 0;
+}
+
+static cmd_info_t rcu_cmd = {
+	.name = "rcu",
+	.description = "RCU statistics: algorithm, tunables, grace periods, callbacks",
+	.func = cmd_rcu,
+};
+
+void rcu_init(void)
+{
+	waitq_initialize(&readers_done_wq);
+	mutex_initialize(&barrier_mtx, MUTEX_PASSIVE);
+	waitq_initialize(&barrier_wq);
+#if defined(CONFIG_RCU_A_RCU)
+	mutex_initialize(&gp_mutex, MUTEX_PASSIVE);
+#else
+	waitq_initialize(&detector_wq);
+	waitq_initialize(&gp_done_wq);
+	waitq_initialize(&delaying_done_wq);
+#endif
+	for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++) {
+		cpu_t *c = &cpus[i];
+		c->rcu.arriving_head = NULL;
+		c->rcu.arriving_tail = &c->rcu.arriving_head;
+		waitq_initialize(&c->rcu.reclaimer_wq);
+	}
+	sched_hooks_register(&rcu_hooks);
+	(void) cmd_register(&rcu_cmd);
+}
+
+void rcu_start_threads(void)
+{
+	for (unsigned i = 0; i < cpu_count; i++) {
+		if (!cpu_is_online(i))
+			continue;
+		char name[THREAD_NAME_MAX];
+		snprintf(name, sizeof(name), "rcu-reclaim/%u", i);
+		thread_t *t = thread_create(reclaimer_thread, &cpus[i], name,
+		    THREAD_FLAG_NONE);
+		if (!t)
+			panic("rcu: cannot create the reclaimer thread of CPU %u", i);
+		thread_wire(t, &cpus[i]);
+		cpus[i].rcu.reclaimer = t;
+		thread_start(t);
+		thread_detach(t);
+	}
+#if defined(CONFIG_RCU_PODZIMEK)
+	thread_t *d = thread_run(detector_thread, NULL, "rcu-detector");
+	if (!d)
+		panic("rcu: cannot create the detector thread");
+	thread_detach(d);
+#endif
+	__atomic_store_n(&rcu_ready, true, __ATOMIC_SEQ_CST);
+}
