@@ -152,6 +152,9 @@ static struct {
 	thread_t *writer;
 } rt;
 
+/** The pool was set up by an earlier run. */
+static bool rt_initialized;
+
 static unsigned rt_rand(unsigned *seed)
 {
 	*seed = *seed * 1103515245u + 12345u;
@@ -673,6 +676,17 @@ const char *test_rcutorture(void)
 	unsigned seconds = rcutorture_seconds ? rcutorture_seconds : 1;
 	const char *stall = NULL, *fail = NULL;
 
+	/*
+	 * Callbacks of an earlier run that failed may still be in flight; they
+	 * point into the pool and the flooders: let them finish first.
+	 */
+	for (unsigned i = 0; rt_initialized && i < RT_PIPE_LEN + 2 &&
+	    rt_pool_free() != RT_POOL; i++)
+		rcu_barrier();
+	rcu_barrier();
+	if (rt_initialized && rt_pool_free() != RT_POOL)
+		return "objects of an earlier run are still waiting for callbacks";
+	rt_initialized = true;
 	rt_reset();
 	uint64_t g0 = rcu_completed_gps(), t0 = uptime_us();
 	TPRINTF("rcutorture: flavour %s, %u s, pipeline %d, pool %d; readers: a "

@@ -183,6 +183,8 @@ static void add_preempted_locked(thread_t *t)
 		list_append(&t->rcu_preempt_link, &next_preempted);
 }
 
+#if defined(CONFIG_RCU_A_RCU)
+
 /** Context switch: a quiescent state of the CPU. Interrupts disabled. */
 static void record_cs_qs(void)
 {
@@ -190,8 +192,6 @@ static void record_cs_qs(void)
 	memory_barrier();
 	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
 }
-
-#if defined(CONFIG_RCU_A_RCU)
 
 void rcu_read_unlock_preempted(void)
 {
