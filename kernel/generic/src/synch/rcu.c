@@ -123,7 +123,7 @@ static inline uint64_t cur_gp(void)
 }
 
 /** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
-static bool cpu_quiescent(unsigned i, uint64_t gp)
+static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
 {
 	cpu_t *c = &cpus[i];
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) == gp)
@@ -149,7 +149,7 @@ static uint64_t gp_start(void)
 }
 
 /** Waits until every reader preempted before the GP started has left. */
-static void wait_for_preempted_readers(void)
+static UNUSED void wait_for_preempted_readers(void)
 {
 	irq_spinlock_lock(&preempt_lock, true);
 	if (!list_empty(&cur_preempted))
@@ -219,7 +219,7 @@ static void arcu_after_thread_ran(thread_t *t)
 }
 
 /** smp_call target: acknowledge the GP if the CPU is outside any reader. */
-static void arcu_sample_cpu(void *arg)
+static UNUSED void arcu_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
 	thread_t *t = CPU->thread;
@@ -361,7 +361,7 @@ static void podzimek_before_thread_runs(thread_t *t)
 }
 
 /** smp_call target: acknowledge, or promise to announce the next QS. */
-static void podzimek_sample_cpu(void *arg)
+static UNUSED void podzimek_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
 	cpu_t *c = CPU;
