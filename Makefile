@@ -7,6 +7,8 @@
 #   SMP            CPUs for `make run` (default 4)
 #   MEM            memory for `make run` (default 512M)
 #   RCU            a-rcu (default) or podzimek-rcu
+#   PAGE_HT        cht (default): the page hash table is a CHT; locked: the
+#                  previous design, one chained table under a global lock
 #   RCU_BROKEN     1: grace period detection skips the wait (negative control
 #                  for the rcutorture test; never for real use)
 #   BUILD          output directory (default build; the test harness builds the
@@ -16,6 +18,7 @@
 CROSS_COMPILE ?=
 DEBUG ?= 1
 RCU ?= a-rcu
+PAGE_HT ?= cht
 RCU_BROKEN ?= 0
 SMP ?= 4
 MEM ?= 512M
@@ -67,7 +70,14 @@ CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 ifeq ($(RCU_BROKEN),1)
 CFLAGS += -DCONFIG_RCU_BROKEN
 endif
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken$(RCU_BROKEN)
+ifeq ($(PAGE_HT),cht)
+CFLAGS += -DCONFIG_PAGE_HT_CHT
+else ifeq ($(PAGE_HT),locked)
+CFLAGS += -DCONFIG_PAGE_HT_LOCKED
+else
+$(error PAGE_HT must be cht or locked)
+endif
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken$(RCU_BROKEN)-pageht$(PAGE_HT)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -84,7 +94,7 @@ DEPS := $(OBJS:.o=.d)
 # (or later RCU, PAGE_HT) rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
-.PHONY: all kernel iso run run-iso test clean deps help
+.PHONY: all kernel iso run run-iso test soak flavours clean deps help
 
 all: kernel iso
 
@@ -92,6 +102,7 @@ help:
 	@echo "make [DEBUG=0|1]   build build/kernel.elf and build/image.iso"
 	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
 	@echo "make test          build and run every test (pytest in tests/)"
+	@echo "make soak          long runs: many boots, rcutorture -t 30"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf
@@ -162,8 +173,22 @@ run: deps all
 run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
-test: deps all
-	@KTEST_NO_BUILD=1 $(PYTHON) -m pytest -v -rs --tb=short tests/
+# The other RCU configurations the harness boots: the Podzimek flavour and the
+# negative control (grace period detection does not wait; rcutorture must fail).
+flavours:
+	@$(MAKE) --no-print-directory BUILD=build/podzimek RCU=podzimek-rcu \
+		RCU_BROKEN=0 kernel
+	@$(MAKE) --no-print-directory BUILD=build/rcu-broken RCU=a-rcu \
+		RCU_BROKEN=1 kernel
+
+test: deps all flavours
+	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short \
+		tests/
+
+# Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
+soak: deps all flavours
+	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
+		--tb=short -m soak tests/
 
 clean:
 	rm -rf $(BUILD)

@@ -94,6 +94,9 @@ typedef struct cpu {
 	irq_spinlock_t timeout_lock;
 	list_t timeouts;
 
+	/** User address space loaded in CR3 (NULL: the kernel's). CPU-local. */
+	struct as *as;
+
 	/** RCU state of this CPU (see rcu_types.h). */
 	rcu_cpu_t rcu;
 

@@ -104,6 +104,10 @@ typedef struct thread {
 	/** Link in an RCU preempted-readers list; protected by the RCU preempt lock. */
 	link_t rcu_preempt_link;
 
+	/** Address space the thread runs in (NULL: kernel); holds a reference.
+	 * Written by the thread itself with interrupts disabled. */
+	struct as *as;
+
 	/** Per-thread state of other subsystems (work queue) lives here. */
 	uintptr_t subsys[4];
 /** subsys[] slot of the work queue: its worker_t for worker threads, else 0. */

@@ -21,6 +21,7 @@
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
 #include <adt/cht.h>
+#include <mm/as.h>
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -239,6 +240,8 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	rcu_start_threads();
 	workq_global_init();
 	cht_cmd_init();
+	as_init();
+	as_cmd_init();
 	thread_t *kcon = thread_create(kconsole_thread, NULL, "kconsole",
 	    THREAD_FLAG_NONE);
 	if (!kcon)

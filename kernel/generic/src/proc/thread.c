@@ -20,6 +20,7 @@
 #include <debug.h>
 #include <errno.h>
 #include <synch/rcu.h>
+#include <mm/as.h>
 
 extern void thread_entry_asm(void);
 
@@ -213,6 +214,7 @@ void thread_exit(void)
 	    "thread exits holding a spinlock or with preemption disabled");
 	assert(!interrupts_disabled());
 	rcu_thread_exiting();
+	as_leave();
 	interrupts_disable();
 	irq_spinlock_lock(&t->lock, false);
 	t->state = THREAD_EXITING;

@@ -1,0 +1,84 @@
+/** @file page_ht.h
+ * The global page hash table: (address space, virtual page) -> PTE record.
+ *
+ * Two back ends, chosen at build time:
+ * - CHT (default, `make PAGE_HT=cht`): a concurrent hash table; lookups are
+ *   wait-free RCU readers, so every page fault is a lock-free lookup.
+ * - locked (`make PAGE_HT=locked`): the previous design, one chained hash table
+ *   under a single global spinlock, kept for comparison (chtbench).
+ *
+ * Records are never modified in place: page_mapping_update inserts a new record
+ * and removes the old one, so a lookup sees either. Removed records (and, with
+ * PTE_REC_FREE_FRAME, their frames) are freed after a grace period.
+ */
+#ifndef KERN_PAGE_HT_H_
+#define KERN_PAGE_HT_H_
+
+#include <typedefs.h>
+
+struct as;
+
+/** PTE record flags. */
+#define PTE_REC_PRESENT    (1 << 0)
+#define PTE_REC_WRITABLE   (1 << 1)
+#define PTE_REC_USER       (1 << 2)
+#define PTE_REC_EXEC       (1 << 3)
+#define PTE_REC_GLOBAL     (1 << 4)
+#define PTE_REC_CACHEABLE  (1 << 5)
+#define PTE_REC_ACCESSED   (1 << 6)
+#define PTE_REC_DIRTY      (1 << 7)
+/** Free the frame together with the record (anonymous memory). */
+#define PTE_REC_FREE_FRAME (1 << 8)
+
+/** A copy of a mapping. */
+typedef struct {
+	uintptr_t frame;   /**< physical address of the frame */
+	unsigned flags;    /**< PTE_REC_* */
+} pte_t;
+
+/** Initializes the table (BSP, boot, after RCU and the work queue). */
+void page_ht_init(void);
+
+/**
+ * Inserts a mapping of @a page (page aligned) to @a pte.
+ * @return EOK; EEXIST if a mapping exists (then *existing, if not NULL, gets a
+ *         copy of it); ENOMEM.
+ * Context: any (interrupts may be disabled; never sleeps).
+ */
+int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
+    pte_t *existing);
+/**
+ * Removes the mapping of @a page. @return EOK or ENOENT. The record (and its
+ * frame with PTE_REC_FREE_FRAME) is freed after a grace period. Any context.
+ */
+int page_mapping_remove(struct as *as, uintptr_t page);
+/**
+ * Finds the mapping of @a page and copies it to @a out. @return true if found.
+ * Any context; wait-free with the CHT back end.
+ */
+bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out);
+/**
+ * Replaces the mapping of @a page with @a pte (new record in, old one out).
+ * @return EOK, ENOENT, ENOMEM.
+ */
+int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte);
+
+/** Table state for `pageht` and tests. */
+typedef struct {
+	const char *backend;
+	size_t entries;
+	size_t buckets;
+	uint64_t grows;
+	uint64_t shrinks;
+	uint64_t lookups;
+	uint64_t inserts;
+	uint64_t removes;
+} page_ht_stats_t;
+
+void page_ht_get_stats(page_ht_stats_t *st);
+/** Prints the table state (`pageht`). */
+void page_ht_print(void);
+/** Name of the back end built in: "cht" or "locked". */
+extern const char *const page_ht_backend;
+
+#endif

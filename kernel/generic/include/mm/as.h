@@ -1,0 +1,125 @@
+/** @file as.h
+ * Address spaces and their areas.
+ *
+ * A user address space (as_t) owns the lower half of the virtual address space
+ * (below USER_SPACE_END); the kernel half is shared by all. Mappings of user
+ * pages live in the global page hash table (genarch/mm/page_ht.h), which is the
+ * authoritative store; the hardware 4-level page tables of an address space are
+ * a cache that the page fault handler fills from a page hash table lookup.
+ *
+ * Kernel threads may enter a user address space (as_enter) to touch its pages;
+ * user mode itself is not implemented yet.
+ */
+#ifndef KERN_AS_H_
+#define KERN_AS_H_
+
+#include <typedefs.h>
+#include <atomic.h>
+#include <adt/list.h>
+#include <synch/spinlock.h>
+
+/** First address above the user half. */
+#define USER_SPACE_END 0x0000800000000000UL
+
+/** Area flags. */
+#define AS_AREA_READ   (1 << 0)
+#define AS_AREA_WRITE  (1 << 1)
+#define AS_AREA_EXEC   (1 << 2)
+
+struct as;
+
+typedef struct as_area {
+	/** Link in as->areas; protected by as->area_lock. */
+	link_t link;
+	struct as *as;
+	uintptr_t base;      /**< page aligned */
+	size_t pages;        /**< size in pages; protected by as->area_lock */
+	unsigned flags;
+} as_area_t;
+
+typedef struct as {
+	/** Unique id (also the page hash table key part). Set once. */
+	uint64_t id;
+	/** References: creator, threads inside (as_enter). Atomics. */
+	atomic_t refcount;
+	/** Top-level page table (physical and direct-map address). Set once. */
+	uintptr_t pml4_phys;
+	uint64_t *pml4;
+	/** Protects the hardware page tables of this address space. */
+	irq_spinlock_t pt_lock;
+	/** Protects the area list. IRQ-safe: the page fault handler reads it. */
+	irq_spinlock_t area_lock;
+	list_t areas;
+	/** Bitmap of CPUs with this address space loaded in CR3. Atomics. */
+	uint64_t cpus_running;
+	/** Statistics (atomics, relaxed). */
+	uint64_t faults;
+	uint64_t faults_minor;   /**< hit in the page hash table (cache refill) */
+	uint64_t pages_mapped;
+	uint64_t shootdowns;
+	/** Link in the global list of address spaces; protected by as_list_lock. */
+	link_t as_link;
+} as_t;
+
+/** Sets up address spaces (BSP, boot): page fault handler, scheduler hook. */
+void as_init(void);
+/** Registers the `as` and `pageht` commands. Boot. */
+void as_cmd_init(void);
+
+/**
+ * Creates an empty address space. @return it (one reference) or NULL on
+ * ENOMEM. Thread context.
+ */
+as_t *as_create(void);
+/** Adds a reference. */
+void as_hold(as_t *as);
+/**
+ * Drops a reference; the last one destroys the address space: every area is
+ * destroyed (pages unmapped, frames freed after a grace period), page tables
+ * freed. Thread context, may sleep.
+ */
+void as_release(as_t *as);
+
+/**
+ * Creates an anonymous area [base, base + size). @a base and @a size must be
+ * page aligned, non-zero and inside the user half; the area may not overlap
+ * another. Pages are allocated (zeroed) on first touch.
+ * @return EOK, EINVAL, EEXIST (overlap), ENOMEM.
+ */
+int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags);
+/**
+ * Changes the size of the area starting at @a base (pages beyond the new end
+ * are unmapped). @return EOK, ENOENT, EINVAL, EEXIST (growing into another area).
+ */
+int as_area_resize(as_t *as, uintptr_t base, size_t size);
+/** Destroys the area starting at @a base. @return EOK or ENOENT. */
+int as_area_destroy(as_t *as, uintptr_t base);
+/**
+ * Finds the area containing @a addr and copies it to @a out.
+ * @return true if found.
+ */
+bool as_area_find(as_t *as, uintptr_t addr, as_area_t *out);
+
+/**
+ * Unmaps the page at @a page: removes the mapping from the page hash table,
+ * clears the hardware entry, shoots down the TLBs of the CPUs running the
+ * address space (smp_call), frees the frame after a grace period. The next
+ * access faults again. @return EOK, or ENOENT if the page was not mapped.
+ * Thread context, interrupts enabled.
+ */
+int as_unmap_page(as_t *as, uintptr_t page);
+
+/**
+ * Makes the current (kernel) thread run in @a as (takes a reference) until
+ * as_leave(). Thread context.
+ */
+void as_enter(as_t *as);
+/** Returns the current thread to the kernel address space (drops the reference). */
+void as_leave(void);
+
+/** Number of address spaces that exist. */
+size_t as_count(void);
+/** Prints every address space and its areas (`as` command). */
+void as_print(void);
+
+#endif

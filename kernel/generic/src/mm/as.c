@@ -1,0 +1,503 @@
+/** @file as.c
+ * Address spaces, areas, the page fault path and TLB shootdown.
+ *
+ * Page fault (the authoritative store is the page hash table):
+ *   1. look the page up in the page hash table (an RCU reader: lock-free with the
+ *      CHT back end);
+ *   2. on a miss, find the area and ask its backend (anonymous: a zeroed frame)
+ *      and insert the mapping with insert-unique; a CPU that lost the race to
+ *      another CPU faulting the same page frees its frame and takes the winner's;
+ *   3. under the address space's page table lock, look the page up again and
+ *      install the hardware entry only if the record still maps that frame.
+ * Unmap: remove the record, clear the hardware entry under the page table lock,
+ * shoot down the TLBs of the CPUs in cpus_running with smp_call; the frame and
+ * record are freed by RCU after a grace period. All of it runs inside an RCU
+ * reader section, so that grace period cannot end before the shootdown is done.
+ * Step 3 closes the race with an unmap: either the unmapper clears the entry
+ * after the fault installed it (its removal came first, its clear comes after
+ * the fault's locked re-check... which then failed) or the re-check misses the
+ * record and installs nothing; the access then faults again.
+ *
+ * cpus_running: a CPU sets its bit before loading the address space into CR3
+ * and clears it after loading another one (seq_cst). An unmapper clears the
+ * entry before it reads the mask: a CPU whose bit it does not see loads CR3
+ * later and walks the cleared entry.
+ */
+#include <mm/as.h>
+#include <mm/frame.h>
+#include <mm/malloc.h>
+#include <genarch/mm/page_ht.h>
+#include <arch/paging.h>
+#include <arch/asm.h>
+#include <arch/mm.h>
+#include <arch/interrupt.h>
+#include <proc/thread.h>
+#include <proc/scheduler.h>
+#include <smp/smp_call.h>
+#include <synch/rcu.h>
+#include <console/kconsole.h>
+#include <console/console.h>
+#include <print.h>
+#include <panic.h>
+#include <debug.h>
+#include <errno.h>
+#include <cpu.h>
+#include <lib/str.h>
+
+/** All address spaces; protected by as_list_lock. */
+static list_t as_list = LIST_INITIALIZER(as_list);
+static irq_spinlock_t as_list_lock = IRQ_SPINLOCK_INITIALIZER("as.list");
+static size_t as_n;
+static uint64_t next_as_id = 1;
+
+/* Page fault error code bits. */
+#define PF_PRESENT (1 << 0)
+#define PF_WRITE   (1 << 1)
+#define PF_RSVD    (1 << 3)
+#define PF_FETCH   (1 << 4)
+
+static const char *const pf_names = "#PF Page fault";
+
+/* Address space switching */
+
+/** Loads @a next into CR3 on this CPU. Interrupts disabled. */
+static void as_switch_cpu(as_t *next)
+{
+	cpu_t *c = CPU;
+	as_t *prev = c->as;
+	if (prev == next)
+		return;
+	uint64_t bit = 1UL << c->id;
+	if (next) {
+		__atomic_fetch_or(&next->cpus_running, bit, __ATOMIC_SEQ_CST);
+		write_cr3(next->pml4_phys);
+	} else {
+		write_cr3(paging_kernel_pml4_phys());
+	}
+	if (prev)
+		__atomic_fetch_and(&prev->cpus_running, ~bit, __ATOMIC_SEQ_CST);
+	c->as = next;
+}
+
+static void as_before_thread_runs(thread_t *t)
+{
+	as_switch_cpu(t->as);
+}
+
+static const sched_hooks_t as_hooks = {
+	.before_thread_runs = as_before_thread_runs,
+};
+
+void as_enter(as_t *as)
+{
+	thread_t *t = THREAD;
+	assert(!t->as);
+	as_hold(as);
+	ipl_t ipl = interrupts_disable();
+	t->as = as;
+	as_switch_cpu(as);
+	interrupts_restore(ipl);
+}
+
+void as_leave(void)
+{
+	thread_t *t = THREAD;
+	as_t *as = t->as;
+	if (!as)
+		return;
+	ipl_t ipl = interrupts_disable();
+	t->as = NULL;
+	as_switch_cpu(NULL);
+	interrupts_restore(ipl);
+	as_release(as);
+}
+
+/* TLB shootdown */
+
+static void invlpg_func(void *arg)
+{
+	invlpg(*(uintptr_t *) arg);
+}
+
+static void flush_func(void *arg)
+{
+	write_cr3(read_cr3());
+}
+
+/** Invalidates @a page (or everything, page == 0) on the CPUs running @a as. */
+static void tlb_shootdown(as_t *as, uintptr_t page)
+{
+	uint64_t mask = __atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < cpu_count && mask; i++) {
+		if (!(mask & (1UL << i)))
+			continue;
+		mask &= ~(1UL << i);
+		(void) smp_call(i, page ? invlpg_func : flush_func, &page);
+		__atomic_fetch_add(&as->shootdowns, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* Address spaces */
+
+as_t *as_create(void)
+{
+	as_t *as = malloc(sizeof(as_t));
+	if (!as)
+		return NULL;
+	memset(as, 0, sizeof(*as));
+	as->pml4_phys = paging_create_pml4();
+	if (!as->pml4_phys) {
+		free(as);
+		return NULL;
+	}
+	as->pml4 = PA2KA(as->pml4_phys);
+	as->id = __atomic_fetch_add(&next_as_id, 1, __ATOMIC_RELAXED);
+	atomic_set(&as->refcount, 1);
+	irq_spinlock_initialize(&as->pt_lock, "as.pt");
+	irq_spinlock_initialize(&as->area_lock, "as.areas");
+	list_initialize(&as->areas);
+	irq_spinlock_lock(&as_list_lock, true);
+	list_append(&as->as_link, &as_list);
+	as_n++;
+	irq_spinlock_unlock(&as_list_lock, true);
+	return as;
+}
+
+void as_hold(as_t *as)
+{
+	atomic_inc(&as->refcount);
+}
+
+/**
+ * Removes the mappings of [base, base + pages * PAGE_SIZE): records out of the
+ * page hash table, hardware entries cleared, one TLB flush on the CPUs running
+ * the address space. Inside one reader section (see the file comment).
+ */
+static void unmap_range(as_t *as, uintptr_t base, size_t pages)
+{
+	size_t removed = 0;
+	rcu_read_lock();
+	for (size_t i = 0; i < pages; i++) {
+		uintptr_t page = base + i * PAGE_SIZE;
+		if (page_mapping_remove(as, page) != EOK)
+			continue;
+		removed++;
+		irq_spinlock_lock(&as->pt_lock, true);
+		uint64_t *e = paging_walk(as->pml4_phys, page, false);
+		if (e)
+			__atomic_store_n(e, 0, __ATOMIC_RELEASE);
+		irq_spinlock_unlock(&as->pt_lock, true);
+	}
+	if (removed) {
+		__atomic_fetch_sub(&as->pages_mapped, removed, __ATOMIC_RELAXED);
+		tlb_shootdown(as, 0);
+	}
+	rcu_read_unlock();
+}
+
+void as_release(as_t *as)
+{
+	if (atomic_predec(&as->refcount) > 0)
+		return;
+	assert(__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) == 0);
+	for (;;) {
+		irq_spinlock_lock(&as->area_lock, true);
+		link_t *l = list_first(&as->areas);
+		if (l)
+			list_remove(l);
+		irq_spinlock_unlock(&as->area_lock, true);
+		if (!l)
+			break;
+		as_area_t *a = list_get_instance(l, as_area_t, link);
+		unmap_range(as, a->base, a->pages);
+		free(a);
+	}
+	irq_spinlock_lock(&as_list_lock, true);
+	list_remove(&as->as_link);
+	as_n--;
+	irq_spinlock_unlock(&as_list_lock, true);
+	paging_destroy_pml4(as->pml4_phys);
+	free(as);
+}
+
+size_t as_count(void)
+{
+	irq_spinlock_lock(&as_list_lock, true);
+	size_t n = as_n;
+	irq_spinlock_unlock(&as_list_lock, true);
+	return n;
+}
+
+/* Areas */
+
+static bool range_ok(uintptr_t base, size_t size)
+{
+	return size && IS_ALIGNED(base, PAGE_SIZE) && IS_ALIGNED(size, PAGE_SIZE) &&
+	    base < USER_SPACE_END && size <= USER_SPACE_END - base && base != 0;
+}
+
+static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
+{
+	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
+		as_area_t *a = list_get_instance(l, as_area_t, link);
+		if (addr >= a->base && addr - a->base < a->pages * PAGE_SIZE)
+			return a;
+	}
+	return NULL;
+}
+
+static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
+    const as_area_t *except)
+{
+	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
+		as_area_t *a = list_get_instance(l, as_area_t, link);
+		if (a == except)
+			continue;
+		uintptr_t aend = a->base + a->pages * PAGE_SIZE;
+		if (base < aend && a->base < base + size)
+			return true;
+	}
+	return false;
+}
+
+int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
+{
+	if (!as || !range_ok(base, size))
+		return EINVAL;
+	as_area_t *a = malloc(sizeof(as_area_t));
+	if (!a)
+		return ENOMEM;
+	a->as = as;
+	a->base = base;
+	a->pages = size / PAGE_SIZE;
+	a->flags = flags;
+	irq_spinlock_lock(&as->area_lock, true);
+	if (overlaps_locked(as, base, size, NULL)) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		free(a);
+		return EEXIST;
+	}
+	list_append(&a->link, &as->areas);
+	irq_spinlock_unlock(&as->area_lock, true);
+	return EOK;
+}
+
+int as_area_resize(as_t *as, uintptr_t base, size_t size)
+{
+	if (!as || !range_ok(base, size))
+		return EINVAL;
+	irq_spinlock_lock(&as->area_lock, true);
+	as_area_t *a = area_find_locked(as, base);
+	if (!a || a->base != base) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		return ENOENT;
+	}
+	size_t pages = size / PAGE_SIZE;
+	if (pages > a->pages && overlaps_locked(as, base, size, a)) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		return EEXIST;
+	}
+	size_t old = a->pages;
+	a->pages = pages;
+	irq_spinlock_unlock(&as->area_lock, true);
+	/* New faults beyond the end fail now; remove what was mapped there. */
+	if (pages < old)
+		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
+	return EOK;
+}
+
+int as_area_destroy(as_t *as, uintptr_t base)
+{
+	irq_spinlock_lock(&as->area_lock, true);
+	as_area_t *a = area_find_locked(as, base);
+	if (!a || a->base != base) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		return ENOENT;
+	}
+	list_remove(&a->link);
+	irq_spinlock_unlock(&as->area_lock, true);
+	unmap_range(as, a->base, a->pages);
+	free(a);
+	return EOK;
+}
+
+bool as_area_find(as_t *as, uintptr_t addr, as_area_t *out)
+{
+	irq_spinlock_lock(&as->area_lock, true);
+	as_area_t *a = area_find_locked(as, addr);
+	if (a)
+		*out = *a;
+	irq_spinlock_unlock(&as->area_lock, true);
+	return a != NULL;
+}
+
+int as_unmap_page(as_t *as, uintptr_t page)
+{
+	page = ALIGN_DOWN(page, PAGE_SIZE);
+	rcu_read_lock();
+	if (page_mapping_remove(as, page) != EOK) {
+		rcu_read_unlock();
+		return ENOENT;
+	}
+	irq_spinlock_lock(&as->pt_lock, true);
+	uint64_t *e = paging_walk(as->pml4_phys, page, false);
+	if (e)
+		__atomic_store_n(e, 0, __ATOMIC_RELEASE);
+	irq_spinlock_unlock(&as->pt_lock, true);
+	__atomic_fetch_sub(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+	tlb_shootdown(as, page);
+	rcu_read_unlock();
+	return EOK;
+}
+
+/* Page faults */
+
+static uint64_t hw_flags(const pte_t *pte)
+{
+	uint64_t f = PTE_P | PTE_US;
+	if (pte->flags & PTE_REC_WRITABLE)
+		f |= PTE_RW;
+	if (!(pte->flags & PTE_REC_EXEC))
+		f |= PTE_NX;
+	return f;
+}
+
+/**
+ * Resolves a fault at @a addr in @a as. @return EOK when the access can be
+ * retried; an error code for a fatal fault (the caller reports it).
+ */
+static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
+{
+	uintptr_t page = ALIGN_DOWN(addr, PAGE_SIZE);
+	__atomic_fetch_add(&as->faults, 1, __ATOMIC_RELAXED);
+
+	pte_t pte;
+	if (page_mapping_find(as, page, &pte)) {
+		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
+		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
+			return EINVAL;
+	} else {
+		as_area_t area;
+		if (!as_area_find(as, addr, &area))
+			return ENOENT;
+		if ((err & PF_WRITE) && !(area.flags & AS_AREA_WRITE))
+			return EINVAL;
+		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
+		if (!frame)
+			return ENOMEM;
+		pte.frame = frame;
+		pte.flags = PTE_REC_PRESENT | PTE_REC_USER | PTE_REC_CACHEABLE |
+		    PTE_REC_FREE_FRAME;
+		if (area.flags & AS_AREA_WRITE)
+			pte.flags |= PTE_REC_WRITABLE;
+		if (area.flags & AS_AREA_EXEC)
+			pte.flags |= PTE_REC_EXEC;
+		pte_t existing;
+		int rc = page_mapping_insert(as, page, &pte, &existing);
+		if (rc == EEXIST) {
+			/* Another CPU faulted the page first: use its frame. */
+			frame_free(frame, 1);
+			pte = existing;
+		} else if (rc != EOK) {
+			frame_free(frame, 1);
+			return rc;
+		} else {
+			__atomic_fetch_add(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+		}
+	}
+
+	irq_spinlock_lock(&as->pt_lock, true);
+	pte_t check;
+	if (page_mapping_find(as, page, &check) && check.frame == pte.frame) {
+		uint64_t *e = paging_walk(as->pml4_phys, page, true);
+		if (!e) {
+			irq_spinlock_unlock(&as->pt_lock, true);
+			return ENOMEM;
+		}
+		__atomic_store_n(e, pte.frame | hw_flags(&pte), __ATOMIC_RELEASE);
+	}
+	/* Otherwise the page was unmapped meanwhile: the retry faults again. */
+	irq_spinlock_unlock(&as->pt_lock, true);
+	return EOK;
+}
+
+static void page_fault_handler(unsigned vector, istate_t *istate)
+{
+	uintptr_t addr = read_cr2();
+	thread_t *t = THREAD;
+	as_t *as = t ? t->as : NULL;
+	int rc = ENOENT;
+	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
+		rc = as_page_fault(as, addr, istate->error_code);
+		if (rc == EOK)
+			return;
+	}
+	panic_istate(istate, "Exception #%u (%s) at %p, fault address %p, "
+	    "error code %#lx%s%s", vector, pf_names, (void *) istate->rip,
+	    (void *) addr, istate->error_code,
+	    as ? (rc == ENOMEM ? ": out of memory" :
+	    (rc == EINVAL ? ": access not permitted by the area" :
+	    ": no area at that address")) : "",
+	    as ? "" : " (kernel address space)");
+}
+
+void as_init(void)
+{
+	page_ht_init();
+	interrupt_register(14, "page fault", page_fault_handler);
+	sched_hooks_register(&as_hooks);
+}
+
+/* Commands */
+
+void as_print(void)
+{
+	console_lock();
+	irq_spinlock_lock(&as_list_lock, true);
+	printf("  id  refs  cpus-running      faults  minor   mapped  shootdowns\n");
+	for (link_t *l = list_first(&as_list); l; l = list_next(l, &as_list)) {
+		as_t *as = list_get_instance(l, as_t, as_link);
+		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %6lu  %10lu\n", as->id,
+		    atomic_get(&as->refcount), as->cpus_running, as->faults,
+		    as->faults_minor, as->pages_mapped, as->shootdowns);
+		irq_spinlock_lock(&as->area_lock, false);
+		for (link_t *m = list_first(&as->areas); m;
+		    m = list_next(m, &as->areas)) {
+			as_area_t *a = list_get_instance(m, as_area_t, link);
+			printf("      area %#014lx-%#014lx %6zu pages %c%c%c\n", a->base,
+			    a->base + a->pages * PAGE_SIZE, a->pages,
+			    a->flags & AS_AREA_READ ? 'r' : '-',
+			    a->flags & AS_AREA_WRITE ? 'w' : '-',
+			    a->flags & AS_AREA_EXEC ? 'x' : '-');
+		}
+		irq_spinlock_unlock(&as->area_lock, false);
+	}
+	printf("%zu address spaces\n", as_n);
+	irq_spinlock_unlock(&as_list_lock, true);
+	console_unlock();
+}
+
+static int cmd_as(cmd_arg_t *argv, size_t argc)
+{
+	as_print();
+	return 0;
+}
+
+static int cmd_pageht(cmd_arg_t *argv, size_t argc)
+{
+	page_ht_print();
+	return 0;
+}
+
+static cmd_info_t as_cmds[] = {
+	{ .name = "as", .description = "Address spaces and their areas",
+	    .func = cmd_as },
+	{ .name = "pageht", .description = "Global page hash table: back end, "
+	    "entries, buckets, load, resizes", .func = cmd_pageht },
+};
+
+void as_cmd_init(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(as_cmds); i++)
+		(void) cmd_register(&as_cmds[i]);
+}
