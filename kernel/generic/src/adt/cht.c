@@ -269,7 +269,7 @@ static void request_resize(cht_t *h)
 
 static inline size_t grow_limit(cht_t *h, size_t order)
 {
-	return h->max_load << order;
+	return __atomic_load_n(&h->max_load, __ATOMIC_ACQUIRE) << order;
 }
 
 static void check_grow(cht_t *h, cht_buckets_t *b, size_t items)
@@ -567,6 +567,14 @@ bool cht_remove_item(cht_t *h, cht_link_t *item)
 	cleanup(h, item->hash);
 	check_shrink(h, b, items);
 	return true;
+}
+
+void cht_set_max_load(cht_t *h, size_t max_load)
+{
+	if (!h || max_load == 0)
+		return;
+	__atomic_store_n(&h->max_load, max_load, __ATOMIC_RELEASE);
+	request_resize(h);
 }
 
 void cht_get_stats(cht_t *h, cht_stats_t *st)

@@ -22,6 +22,8 @@
 #include <synch/workqueue.h>
 #include <adt/cht.h>
 #include <mm/as.h>
+
+void chtbench_init(void);
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -242,6 +244,7 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	cht_cmd_init();
 	as_init();
 	as_cmd_init();
+	chtbench_init();
 	thread_t *kcon = thread_create(kconsole_thread, NULL, "kconsole",
 	    THREAD_FLAG_NONE);
 	if (!kcon)
