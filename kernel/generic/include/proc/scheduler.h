@@ -29,7 +29,8 @@ typedef struct {
 	void (*after_thread_ran)(thread_t *t);
 	/** @a t is about to sleep (state already SLEEPING). */
 	void (*thread_sleeps)(thread_t *t);
-	/** @a t was woken up (state READY, not yet running). */
+	/** @a t is being woken up: called before it enters a run queue (it
+	 * cannot run yet), possibly with the wait queue's lock held. */
 	void (*thread_wakes)(thread_t *t);
 } sched_hooks_t;
 

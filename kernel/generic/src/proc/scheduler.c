@@ -34,13 +34,22 @@ static thread_t idle_threads[CONFIG_MAX_CPUS];
 
 void sched_hooks_register(const sched_hooks_t *h)
 {
-	assert(hooks_count < HOOKS_MAX);
-	hooks[hooks_count++] = h;
+	unsigned n = __atomic_load_n(&hooks_count, __ATOMIC_RELAXED);
+	assert(n < HOOKS_MAX);
+	/* The slot first, then the count (release): CPUs switching threads
+	 * concurrently read the count with acquire and never see an empty slot. */
+	__atomic_store_n(&hooks[n], h, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks_count, n + 1, __ATOMIC_RELEASE);
+}
+
+static inline unsigned hooks_n(void)
+{
+	return __atomic_load_n(&hooks_count, __ATOMIC_ACQUIRE);
 }
 
 static void hook_before_runs(thread_t *t)
 {
-	for (unsigned i = 0; i < hooks_count; i++) {
+	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
 		if (hooks[i]->before_thread_runs)
 			hooks[i]->before_thread_runs(t);
 	}
@@ -48,7 +57,7 @@ static void hook_before_runs(thread_t *t)
 
 static void hook_after_ran(thread_t *t)
 {
-	for (unsigned i = 0; i < hooks_count; i++) {
+	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
 		if (hooks[i]->after_thread_ran)
 			hooks[i]->after_thread_ran(t);
 	}
@@ -56,7 +65,7 @@ static void hook_after_ran(thread_t *t)
 
 static void hook_sleeps(thread_t *t)
 {
-	for (unsigned i = 0; i < hooks_count; i++) {
+	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
 		if (hooks[i]->thread_sleeps)
 			hooks[i]->thread_sleeps(t);
 	}
@@ -64,7 +73,7 @@ static void hook_sleeps(thread_t *t)
 
 static void hook_wakes(thread_t *t)
 {
-	for (unsigned i = 0; i < hooks_count; i++) {
+	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
 		if (hooks[i]->thread_wakes)
 			hooks[i]->thread_wakes(t);
 	}
@@ -170,6 +179,11 @@ void thread_ready(thread_t *t)
 {
 	ipl_t ipl = interrupts_disable();
 
+	/*
+	 * The hook runs before the thread can run (it is in no run queue yet), so
+	 * hooks see wake-ups and the thread's next run in order.
+	 */
+	hook_wakes(t);
 	irq_spinlock_lock(&t->lock, false);
 	assert(t->state == THREAD_ENTERING || t->state == THREAD_SLEEPING);
 	cpu_t *c = t->cpu;
@@ -179,16 +193,18 @@ void thread_ready(thread_t *t)
 		t->priority--;  /* a woken thread rises */
 	t->state = THREAD_READY;
 	t->cpu = c;
+	/* After the unlock another CPU may run t, and t may exit and be freed:
+	 * nothing below touches t. */
+	int prio = t->priority;
 	irq_spinlock_lock(&c->rq.lock, false);
 	rq_add_locked(c, t);
 	irq_spinlock_unlock(&c->rq.lock, false);
 	irq_spinlock_unlock(&t->lock, false);
 
-	hook_wakes(t);
 	cpu_t *me = CPU;
 	if (c == me) {
 		thread_t *cur = me->thread;
-		if (cur && (cur == me->idle_thread || t->priority < cur->priority))
+		if (cur && (cur == me->idle_thread || prio < cur->priority))
 			me->need_resched = true;
 	} else {
 		cpu_kick(c);
