@@ -94,7 +94,8 @@ DEPS := $(OBJS:.o=.d)
 # (or later RCU, PAGE_HT) rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
-.PHONY: all kernel iso run run-iso test soak flavours clean deps help
+.PHONY: all kernel iso run run-iso test soak flavours clean deps help \
+	bench bench-quick bench-deps
 
 all: kernel iso
 
@@ -103,6 +104,7 @@ help:
 	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
 	@echo "make test          build and run every test (pytest in tests/)"
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
+	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf
@@ -189,6 +191,18 @@ test: deps all flavours
 soak: deps all flavours
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
+
+# Benchmarks (bench/): build the release kernels (build/bench-*), run the
+# chtbench sweeps in QEMU, write bench/results/ and regenerate the figures and
+# bench/RESULTS.md. Full: about 40 min on 2 cores; quick (-t 1, 2 runs): < 10.
+bench-deps:
+	@PYTHON=$(PYTHON) bash bench/ensure-matplotlib.sh
+
+bench: deps bench-deps
+	@$(PYTHON) bench/chtbench.py --suite all && $(PYTHON) bench/plot.py
+
+bench-quick: deps bench-deps
+	@$(PYTHON) bench/chtbench.py --suite all --quick && $(PYTHON) bench/plot.py
 
 clean:
 	rm -rf $(BUILD)

@@ -15,6 +15,20 @@ Environment:
     Comma-separated vCPU counts for the SMP groups (default ``1,2,4,8``).
 ``KTEST_KERNEL``, ``KTEST_ISO``
     Images to boot (default build/kernel.elf and build/image.iso).
+``KTEST_RCU``
+    RCU flavour of KTEST_KERNEL (default ``a-rcu``; ``make test`` passes its
+    ``RCU``).
+``KTEST_PODZIMEK_KERNEL``, ``KTEST_BROKEN_KERNEL``
+    The other RCU configurations (default build/podzimek/kernel.elf, built
+    with ``make BUILD=build/podzimek RCU=podzimek-rcu``, and
+    build/rcu-broken/kernel.elf, built with ``make BUILD=build/rcu-broken
+    RCU_BROKEN=1``; ``make flavours`` builds both).
+``KTEST_FLAVOURS``
+    Comma-separated RCU flavours the SMP groups boot (default
+    ``a-rcu,podzimek-rcu``): every group runs once per flavour.
+``KTEST_SOAK=1``
+    Also run the tests marked ``soak`` (many boots, long rcutorture runs,
+    single-threaded TCG); ``make soak`` sets it and selects only them.
 ``KTEST_TIMEOUT_SCALE``, ``QEMU``, ``KTEST_LOG_DIR``
     See tools/kconsole.py.
 """
@@ -33,6 +47,39 @@ import kconsole  # noqa: E402  (path set up above)
 
 KERNEL_ELF = os.environ.get("KTEST_KERNEL") or kconsole.DEFAULT_KERNEL
 IMAGE_ISO = os.environ.get("KTEST_ISO") or kconsole.DEFAULT_ISO
+
+#: RCU flavour of KERNEL_ELF (the default build).
+DEFAULT_RCU = os.environ.get("KTEST_RCU") or "a-rcu"
+PODZIMEK_ELF = os.environ.get("KTEST_PODZIMEK_KERNEL") or os.path.join(
+    REPO, "build", "podzimek", "kernel.elf")
+#: The negative control: GP detection does not wait (make RCU_BROKEN=1).
+BROKEN_ELF = os.environ.get("KTEST_BROKEN_KERNEL") or os.path.join(
+    REPO, "build", "rcu-broken", "kernel.elf")
+
+#: Kernel image per RCU flavour.
+FLAVOUR_KERNELS = {"a-rcu": KERNEL_ELF, "podzimek-rcu": PODZIMEK_ELF}
+if DEFAULT_RCU == "podzimek-rcu":
+    FLAVOUR_KERNELS = {"podzimek-rcu": KERNEL_ELF}
+
+
+def flavours():
+    """Return the RCU flavours to test (env ``KTEST_FLAVOURS``)."""
+    raw = os.environ.get("KTEST_FLAVOURS", "a-rcu,podzimek-rcu")
+    names = [x for x in raw.replace(" ", "").split(",") if x]
+    unknown = [n for n in names if n not in ("a-rcu", "podzimek-rcu")]
+    if unknown:
+        raise ValueError("KTEST_FLAVOURS: unknown flavour(s) %s" % unknown)
+    return [n for n in names if n in FLAVOUR_KERNELS]
+
+
+def flavour_kernel(flavour):
+    """Return the kernel image of an RCU flavour."""
+    return FLAVOUR_KERNELS[flavour]
+
+
+def soak_enabled():
+    """True when the soak tests should run (``KTEST_SOAK=1``)."""
+    return os.environ.get("KTEST_SOAK") == "1"
 
 
 def smp_values():
@@ -53,9 +100,29 @@ def pytest_report_header(config):
         version = "not runnable"
     return ["qemu: %s (%s)" % (qemu, version),
             "kernel: %s, iso: %s" % (KERNEL_ELF, IMAGE_ISO),
+            "rcu flavours: %s; broken control: %s; soak: %s" % (
+                ", ".join("%s=%s" % (f, flavour_kernel(f)) for f in flavours()),
+                BROKEN_ELF, "on" if soak_enabled() else "off"),
             "timeout scale: %s, smp: %s, logs: %s" % (
                 kconsole.timeout_scale(), smp_values(),
                 os.environ.get("KTEST_LOG_DIR", kconsole.DEFAULT_LOG_DIR))]
+
+
+def pytest_configure(config):
+    """Register the ``soak`` marker."""
+    config.addinivalue_line(
+        "markers", "soak: long runs (many boots, long rcutorture); only with "
+        "KTEST_SOAK=1 (make soak)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the soak tests unless KTEST_SOAK=1."""
+    if soak_enabled():
+        return
+    skip = pytest.mark.skip(reason="soak test: set KTEST_SOAK=1 (make soak)")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -72,13 +139,17 @@ def build():
         env = dict(os.environ)
         for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
             env.pop(var, None)
-        proc = subprocess.run(["make"], cwd=REPO, env=env,
+        # all: build/kernel.elf and the ISO; flavours: the other RCU
+        # configurations in build/podzimek and build/rcu-broken.
+        proc = subprocess.run(["make", "all", "flavours"], cwd=REPO, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if proc.returncode != 0:
             out = proc.stdout.decode("utf-8", "replace")
             pytest.exit("make failed with status %d:\n%s" % (
                 proc.returncode, kconsole.tail_lines(out, 60)), returncode=1)
-    missing = [p for p in (KERNEL_ELF, IMAGE_ISO) if not os.path.isfile(p)]
+    images = [KERNEL_ELF, IMAGE_ISO, BROKEN_ELF] + [
+        flavour_kernel(f) for f in flavours()]
+    missing = [p for p in images if not os.path.isfile(p)]
     if missing:
         pytest.exit("the build did not produce %s" % ", ".join(missing),
                     returncode=1)
@@ -130,13 +201,16 @@ def boot_factory(request):
     return make
 
 
-@pytest.fixture(scope="class", params=smp_values(),
-                ids=lambda n: "smp%d" % n)
+@pytest.fixture(scope="class",
+                params=[(f, n) for f in flavours() for n in smp_values()],
+                ids=lambda p: "%s-smp%d" % p)
 def smp_boot(request, boot_factory):
-    """kernel.elf booted with -smp N, one QEMU per N."""
-    boot = boot_factory(request, smp=request.param, kernel=KERNEL_ELF,
-                        name="smp%d" % request.param)
-    boot.smp = request.param
+    """Each RCU flavour's kernel booted with -smp N, one QEMU per pair."""
+    flavour, smp = request.param
+    boot = boot_factory(request, smp=smp, kernel=flavour_kernel(flavour),
+                        name="%s-smp%d" % (flavour, smp))
+    boot.smp = smp
+    boot.flavour = flavour
     return boot
 
 

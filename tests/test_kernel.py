@@ -2,10 +2,13 @@
 
 Groups (one QEMU each; the methods of a class are its steps, in order):
 
-* ``TestSMP[smpN]``: kernel.elf with -smp 1, 2, 4, 8: prompt, ``cpus``
-  reports N CPUs online, ``help``, ``version``, ``zones``, ``uptime``, the
-  ``test`` listing, one test by name, ``test *`` with no failure and a verdict
-  per test, no panic, ``halt`` exits QEMU with status 33.
+* ``TestSMP[FLAVOUR-smpN]``: the kernel of each RCU flavour (a-rcu:
+  build/kernel.elf, podzimek-rcu: build/podzimek/kernel.elf) with -smp 1, 2,
+  4, 8: prompt, ``cpus`` reports N CPUs online, ``help``, ``version``,
+  ``zones``, ``uptime``, the ``test`` listing, one test by name, ``test *``
+  with no failure and a verdict per test, then ``rcu`` shows this flavour,
+  grace periods completed and no pending callbacks, no panic, ``halt`` exits
+  QEMU with status 33.
 * ``TestISO``: image.iso with -cdrom and -smp 2: prompt, ``cpus``,
   ``version``, no panic, ``halt``.
 * ``TestBadInput``: -smp 2: unknown commands, wrong arguments, huge numbers,
@@ -23,6 +26,7 @@ import time
 import pytest
 
 import kconsole
+from test_rcu import check_rcu_stats
 
 BOOT_TIMEOUT = 180       # QEMU start to first prompt (TCG, -smp 8, GRUB)
 CMD_TIMEOUT = 60         # an ordinary command
@@ -122,6 +126,10 @@ class TestSMP:
                 "'test *' ran %d tests, 'test' lists %d safe ones (%s)" % (
                     run.passed + run.failed, len(safe), " ".join(safe))
 
+    def test_rcu_stats(self, smp_boot):
+        """``rcu`` after the tests: GPs completed, no pending callbacks."""
+        check_rcu_stats(smp_boot.k, smp_boot.flavour)
+
     def test_no_panic(self, smp_boot):
         """Nothing in the whole log is a panic or exception report."""
         smp_boot.k.check_no_panic()
@@ -194,6 +202,15 @@ BAD_INPUTS = [
     ("test-negative-number", b"test -1", "nopass"),
     ("test-long-name", b"test " + b"n" * 1000, "nopass"),
     ("cpus-extra-args", b"cpus extra args", "usage"),
+    ("rcutorture-bad-flag", b"rcutorture -x", "usage"),
+    ("rcutorture-missing-seconds", b"rcutorture -t", "usage"),
+    ("rcutorture-seconds-not-a-number", b"rcutorture -t abc", "usage"),
+    ("rcutorture-zero-seconds", b"rcutorture -t 0", "usage"),
+    ("rcutorture-negative-seconds", b"rcutorture -t -5", "usage"),
+    ("rcutorture-huge-seconds", b"rcutorture -t 99999999999999999999",
+     "usage"),
+    ("rcutorture-too-many-args", b"rcutorture -t 1 -t 2", "usage"),
+    ("rcu-extra-args", b"rcu extra", "usage"),
     ("cpus-huge-hex", b"cpus 0xffffffffffffffffffffffffffff", None),
     ("version-extra-arg", b"version 1", None),
     ("zones-huge-numbers", b"zones 99999999999999999999 -9999999999999",
@@ -273,6 +290,8 @@ class TestBadInput:
                 "no 'Unknown command' message:\n" + output
         elif expect == "usage":
             assert "usage" in low, "no usage line:\n" + output
+            assert not kconsole.parse_verdicts(output), \
+                "a test ran despite the wrong arguments:\n" + output
         elif expect == "nopass":
             assert "test passed" not in low, \
                 "a bad test name passed:\n" + output

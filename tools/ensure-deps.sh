@@ -2,8 +2,9 @@
 # Check (and as root, install) what building and testing the kernel needs.
 #
 # Debian packages: qemu-system-x86, grub-pc-bin, grub-common, xorriso, mtools,
-# gcc, make, binutils, python3; and pytest + pexpect importable by the Python
-# that runs the tests ($PYTHON, default python3).
+# gcc, make, binutils, python3, pkg-config (the userspace library's install
+# test; its sanitizer runtimes come with gcc); and pytest + pexpect importable
+# by the Python that runs the tests ($PYTHON, default python3).
 #
 # Quiet when everything is present.  When something is missing:
 #   - as root: apt-get update, apt-get install -y the missing packages; if
@@ -31,6 +32,7 @@ check_system() {
     need_cmd ld binutils
     need_cmd objcopy binutils
     need_cmd python3 python3
+    need_cmd pkg-config pkg-config
 }
 
 python_ok() {

@@ -44,6 +44,19 @@ test_t tests[] = {
 	    "a reader, sequence, stress", test_rcu1, true },
 	{ "rcutorture", "RCU torture: readers check object ages, poison, versions; "
 	    "writer, callback flood", test_rcutorture, true },
+	{ "cht", "CHT: sanity sequence; per-thread keys with colliding hashes "
+	    "checked exactly under concurrent updates and resize waves", test_cht,
+	    true },
+	{ "chtresize", "CHT: 2^16 items, lookups on every CPU never miss while the "
+	    "table flips between 2^13 and 2^14 buckets", test_chtresize, true },
+	{ "mapping1", "Page hash table: insert, find, update, remove; contended "
+	    "inserts; lookups during updates and resizes", test_mapping1, true },
+	{ "as1", "Address space with areas entered by threads: thousands of pages "
+	    "faulted in, verified, unmapped, resized, destroyed; no leak",
+	    test_as1, true },
+	{ "pagefault1", "Concurrent faults, unmaps, re-faults in shared and private "
+	    "address spaces against a shadow; no stale translation after an unmap",
+	    test_pagefault1, true },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }

@@ -26,6 +26,11 @@ const char *test_rwlock1(void);
 const char *test_workqueue(void);
 const char *test_rcu1(void);
 const char *test_rcutorture(void);
+const char *test_cht(void);
+const char *test_chtresize(void);
+const char *test_mapping1(void);
+const char *test_as1(void);
+const char *test_pagefault1(void);
 /** Duration of the next rcutorture run in seconds (default 3). */
 extern unsigned rcutorture_seconds;
 /** Registers the kconsole command `rcutorture [-t SECONDS]` (boot). */

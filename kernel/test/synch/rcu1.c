@@ -1,15 +1,17 @@
 /** @file rcu1.c
- * RCU functional test (the seed's `rcu1`), for both flavours (a-rcu, podzimek-rcu).
+ * RCU functional test (the seed's `rcu1`), for both flavours (a-rcu and
+ * podzimek-rcu).
  *
  * Parts, run in order; each prints how many grace periods (GPs) it used:
  * - one callback: rcu_call() runs its callback exactly once, in thread context
  *   with interrupts and preemption enabled, after the GP counter advanced;
  *   N rcu_synchronize() / rcu_synchronize_expedite() calls advance the counter
  *   by at least N.
- * - preempted readers: a reader thread and a helper ("hog") are wired to the same
- *   CPU; the reader forces a context switch inside its section by waking the hog
- *   and yielding until the hog ran (proof that the reader was switched out).
- *   Variants: preempted and unlocked before rcu_call (the callback is not lost);
+ * - preempted readers: a reader thread and a helper ("hog") are wired to the
+ *   same CPU; the reader forces a context switch inside its section by waking
+ *   the hog and yielding until the hog ran (proof that the reader was switched
+ *   out). Variants: preempted and unlocked before rcu_call (the callback is not
+ *   lost);
  *   started after rcu_call and preempted (not lost); preempted before GP
  *   detection, during it (many times), after the detector found the CPU in the
  *   section (spin, then preempt), and preempted twice. In the last four the
@@ -18,26 +20,29 @@
  *   (about HOLD_US) and the callback checks the reader's "left" flag, which the
  *   reader sets just before its outermost unlock.
  * - rcu_synchronize: a reader inside its section lets the main thread call
- *   rcu_synchronize() and then (a) yields (is preempted) repeatedly or (b) spins
- *   with the hog ready, so the timer preempts it; rcu_synchronize() must not
+ *   rcu_synchronize() and then (a) yields (is preempted) repeatedly or (b)
+ *   spins with the hog ready, so the timer preempts it; rcu_synchronize() must
+ *   not
  *   return before the reader set its "done" flag (just before unlocking).
  * - rcu_barrier: threads wired to every CPU post callbacks (some from inside
  *   reader sections); after rcu_barrier() every one of them has run.
- * - a thread exits inside a (nested) reader section, once plainly and once after
- *   being preempted inside it; the callback it posted inside runs only after the
- *   exit, GPs keep completing, and a new thread does not start inside a section.
+ * - a thread exits inside a (nested) reader section, once plainly and once
+ *   after being preempted inside it; the callback it posted inside runs only
+ *   after the exit, GPs keep completing, and a new thread does not start inside
+ *   a section.
  * - many empty (and nested) reader sections in 4 threads per CPU;
  *   rcu_read_locked() is true inside and false outside.
  * - many empty callbacks from 4 threads per CPU: after rcu_barrier() the count
  *   is exact and every item was freed.
- * - sequence check: threads alternate reading and posting callbacks stamped from
- *   one global clock; a callback records the largest stamp that completed. A
- *   reader takes a stamp after entering its section and, before leaving, must
- *   never find a completed callback stamped after its own start (that callback
- *   was posted while the reader was inside, so it had to wait).
+ * - sequence check: threads alternate reading and posting callbacks stamped
+ *   from one global clock; a callback records the largest stamp that
+ *   completed. A reader takes a stamp after entering its section and, before
+ *   leaving, must never find a completed callback stamped after its own start
+ *   (that callback was posted while the reader was inside, so it had to wait).
  * - stress: one reader thread (empty sections) and one updater thread (posting
- *   STRESS_CBS callbacks, at most STRESS_OUTSTANDING in flight) per CPU; the
- *   counts are exact and memory returns.
+ *   STRESS_TOTAL / CPUs callbacks, at least STRESS_MIN, at most
+ *   STRESS_OUTSTANDING in flight) per CPU; the counts are exact and memory
+ *   returns.
  *
  * Verdicts never depend on timing: the hold times only give a wrong
  * implementation the chance to show itself; waits for a callback or a thread
@@ -57,7 +62,7 @@
 #include <time/delay.h>
 #include <mm/malloc.h>
 
-/** Liveness bound for waiting on a callback or a thread (not a timing check). */
+/** Liveness bound for waiting on a callback or thread (not a timing check). */
 #define WAIT_LIMIT_US 60000000ULL
 /** How long a reader holds a GP back in the preemption tests. */
 #define HOLD_US 40000
@@ -71,7 +76,8 @@
 #define BARRIER_CBS 200
 #define SEQ_ITERS 10
 #define SEQ_TOTAL 200
-#define STRESS_CBS 10000
+#define STRESS_TOTAL 24000
+#define STRESS_MIN 3000
 #define STRESS_OUTSTANDING 2000
 
 static unsigned online_ids[CONFIG_MAX_CPUS];
@@ -273,8 +279,8 @@ static const char *part_one_cb(void)
 		}
 		uint64_t g1 = rcu_completed_gps();
 		if (g1 < g0 + 5) {
-			snprintf(reason_buf, sizeof(reason_buf), "5 calls of %s advanced the "
-			    "GP counter only from %lu to %lu", expedite ?
+			snprintf(reason_buf, sizeof(reason_buf), "5 calls of %s "
+			    "advanced the GP counter only from %lu to %lu", expedite ?
 			    "rcu_synchronize_expedite" : "rcu_synchronize", g0, g1);
 			return reason_buf;
 		}
@@ -311,7 +317,7 @@ typedef struct {
 	bool must_wait;
 	atomic_t cb_runs;
 	atomic_t reader_left;   /**< Set just before the outermost unlock. */
-	atomic_t early;         /**< The callback ran while the reader was inside. */
+	atomic_t early;         /**< The callback ran with the reader inside. */
 	atomic_t no_preempt;    /**< A context switch could not be forced. */
 } pv_t;
 
@@ -329,7 +335,7 @@ static void pv_preempt(pv_t *p)
 		atomic_set(&p->no_preempt, 1);
 }
 
-/** Stays in the section for @a us, spinning or being preempted again and again. */
+/** Stays in the section for @a us, spinning or being preempted repeatedly. */
 static void pv_hold(pv_t *p, uint64_t us, bool preempting)
 {
 	uint64_t start = uptime_us();
@@ -977,6 +983,8 @@ typedef struct {
 } stress_item_t;
 
 static stress_upd_t stress_upd[CONFIG_MAX_CPUS];
+/** Callbacks per updater. */
+static unsigned stress_cbs;
 static bool stress_done;   /**< Atomics. */
 static atomic_t stress_reads;
 
@@ -1005,8 +1013,9 @@ static void stress_cb(rcu_item_t *it)
 static void stress_updater(void *arg)
 {
 	stress_upd_t *u = arg;
-	for (unsigned i = 0; i < STRESS_CBS; i++) {
-		if (atomic_get(&u->posted) - atomic_get(&u->run) >= STRESS_OUTSTANDING) {
+	for (unsigned i = 0; i < stress_cbs; i++) {
+		if (atomic_get(&u->posted) - atomic_get(&u->run) >=
+		    STRESS_OUTSTANDING) {
 			uint64_t start = uptime_us();
 			size_t last = atomic_get(&u->run);
 			while (atomic_get(&u->posted) - atomic_get(&u->run) >=
@@ -1039,6 +1048,7 @@ static const char *part_stress(void)
 	const char *what = NULL;
 	__atomic_store_n(&stress_done, false, __ATOMIC_RELEASE);
 	atomic_set(&stress_reads, 0);
+	stress_cbs = MAX(STRESS_MIN, STRESS_TOTAL / online_n);
 	for (unsigned k = 0; k < online_n; k++) {
 		stress_upd[k] = (stress_upd_t) { .stalled = false, .oom = false };
 		atomic_set(&stress_upd[k].posted, 0);
@@ -1078,9 +1088,9 @@ static const char *part_stress(void)
 		posted += atomic_get(&stress_upd[k].posted);
 		run += atomic_get(&stress_upd[k].run);
 	}
-	if (posted != (size_t) online_n * STRESS_CBS || run != posted) {
-		snprintf(reason_buf, sizeof(reason_buf), "stress: %zu callbacks posted, "
-		    "%zu run after rcu_barrier", posted, run);
+	if (posted != (size_t) online_n * stress_cbs || run != posted) {
+		snprintf(reason_buf, sizeof(reason_buf), "stress: %zu callbacks "
+		    "posted, %zu run after rcu_barrier", posted, run);
 		return reason_buf;
 	}
 	TPRINTF("rcu1:   %u readers (%zu sections), %u updaters, %zu callbacks\n",
@@ -1088,7 +1098,7 @@ static const char *part_stress(void)
 	return NULL;
 }
 
-/* ---- driver --------------------------------------------------------------- */
+/* ---- driver ------------------------------------------------------------ */
 
 typedef struct {
 	const char *name;
@@ -1131,8 +1141,8 @@ const char *test_rcu1(void)
 	}
 	rcu_barrier();
 	heap_get_stats(&h1);
-	TPRINTF("rcu1: all parts ok: %lu GPs in %lu ms; pending callbacks %zu; heap "
-	    "allocations %zu before, %zu after\n", gps_now() - g_start,
+	TPRINTF("rcu1: all parts ok: %lu GPs in %lu ms; pending callbacks %zu; "
+	    "heap allocations %zu before, %zu after\n", gps_now() - g_start,
 	    (uptime_us() - t_start) / 1000, rcu_pending_callbacks(), h0.allocs,
 	    h1.allocs);
 	return NULL;

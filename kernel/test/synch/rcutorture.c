@@ -6,26 +6,26 @@
  * RCU-protected pointer, again and again, each with the next version number.
  * The object it replaces is *retired* with age 1; from then on the age counts
  * grace periods (GPs) that started after the retirement and have ended:
- * - 40 % of the retired objects go to a writer-private list; after each
+ * - 20 % of the retired objects go to a writer-private list; after each
  *   rcu_synchronize() (or the expedited one) the writer adds 1 to the age of
  *   every object on the list;
  * - the others get a callback; each run adds 1 and, below the pipeline length,
  *   posts the callback again (the writer goes on after a short pause).
  * When the pool is empty the writer waits for a GP (rcu_synchronize).
- * At age RT_PIPE_LEN an object is freed: poisoned and returned to the pool, to be
- * reused by the writer.
+ * At age RT_PIPE_LEN an object is freed: poisoned and returned to the pool, to
+ * be reused by the writer.
  *
  * Readers: one thread wired to each CPU, RT_EXTRA_READERS unwired ones (more
  * threads than CPUs, so readers get preempted inside their sections; some also
- * yield inside), and a timer-interrupt reader on every CPU (a timeout re-armed by
- * the CPU's wired reader thread after each expiry). A reader enters a section,
- * loads the pointer, reads the version, checks the poison, stays a while (a
- * spin of random length, sometimes long, a nested section, or a yield), then
- * reads the age, the poison and the version again and records the age in a
- * histogram. The object was reachable when the reader loaded the pointer, so
- * its section began before the retirement and no GP that started after the
- * retirement can end before the section does: a correct RCU never lets a
- * reader see an age above 1. Any of the following fails the test:
+ * yield inside), and a timer-interrupt reader on every CPU (a timeout re-armed
+ * by the CPU's wired reader thread after each expiry). A reader enters a
+ * section, loads the pointer, reads the version, checks the poison, stays a
+ * while (a spin of random length, sometimes long, a nested section, or a
+ * yield), then reads the age, the poison and the version again and records the
+ * age in a histogram. The object was reachable when the reader loaded the
+ * pointer, so its section began before the retirement and no GP that started
+ * after the retirement can end before the section does: a correct RCU never
+ * lets a reader see an age above 1. Any of the following fails the test:
  * - an age of 2 or more (a GP ended too early);
  * - a poisoned object (freed under a reader) or a changed version (reused);
  * - versions going backwards for one reader (publication order);
@@ -39,11 +39,12 @@
  * end.
  *
  * The run lasts rcutorture_seconds (default 3 for `test *`; `rcutorture -t N`
- * sets it), and at least until the writer made RT_MIN_UPDATES updates and the
- * readers RT_MIN_READS sections; it stops early at the first error. A broken
- * build (make RCU_BROKEN=1: GP detection does not wait for readers) must fail
- * here: long reader sections then see their object age past 1, poisoned or
- * reused.
+ * sets it), and at least until the writer made RT_MIN_UPDATES updates, the
+ * readers RT_MIN_READS sections and RT_MIN_FLOOD flood callbacks ran (bounded
+ * by RT_STALL_US beyond the duration); it stops early at the first error. A
+ * broken build (make RCU_BROKEN=1: GP detection does not wait for readers) must
+ * fail here: long reader sections then see their object age past 1, poisoned
+ * or reused.
  */
 #include <test.h>
 #include <tests.h>
@@ -77,6 +78,7 @@
 #define RT_STALL_US 60000000ULL
 #define RT_MIN_UPDATES 20
 #define RT_MIN_READS 100
+#define RT_MIN_FLOOD 1000
 #define RT_DEFAULT_SECONDS 3
 #define RT_MAX_SECONDS 86400
 
@@ -104,7 +106,7 @@ typedef struct {
 	/* Written by the reader thread only; read after it was joined. */
 	uint64_t hist[RT_HIST];
 	uint64_t sections;      /**< Sections that found an object; atomics. */
-	uint64_t preempted;     /**< Sections in which the thread was switched out. */
+	uint64_t preempted;     /**< Sections during which it was switched out. */
 	uint64_t last_version;
 	/* The timer reader of cpu: written only in that CPU's timer interrupt. */
 	timeout_t irq_to;
@@ -173,7 +175,7 @@ static bool rt_stopping(void)
 	return __atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE);
 }
 
-/* ---- the pool ------------------------------------------------------------- */
+/* ---- the pool ----------------------------------------------------------- */
 
 static void rt_pool_init(void)
 {
@@ -223,7 +225,7 @@ static size_t rt_pool_free(void)
 	return n;
 }
 
-/* ---- the writer ------------------------------------------------------------ */
+/* ---- the writer --------------------------------------------------------- */
 
 static void rt_age_cb(rcu_item_t *item)
 {
@@ -299,20 +301,22 @@ static void rt_writer(void *arg)
 		rcu_assign(rt.cur, o);
 		__atomic_store_n(&rt.version, version, __ATOMIC_RELEASE);
 		/*
-		 * 60 %: retire through a callback chain and go on after a short
-		 * pause; 30 %: rcu_synchronize; 10 %: the expedited one.
+		 * 80 %: retire through a callback chain and go on after a short
+		 * pause; 15 %: rcu_synchronize; 5 %: the expedited one.
 		 */
-		unsigned r = rt_rand(&seed), mode = r % 10;
+		unsigned r = rt_rand(&seed), mode = r % 20;
 		if (old)
-			rt_retire(old, mode < 6);
-		if (mode >= 6)
-			rt_sync(mode == 9);
+			rt_retire(old, mode < 16);
+		if (mode >= 16)
+			rt_sync(mode == 19);
+		else if (mode == 0)
+			thread_usleep(1000);  /* sleeping keeps the priority up */
 		else
-			udelay(r % 500);
+			udelay(r % 300);
 	}
 }
 
-/* ---- readers ---------------------------------------------------------------- */
+/* ---- readers ------------------------------------------------------------ */
 
 static void rt_note_age(size_t age)
 {
@@ -323,7 +327,7 @@ static void rt_note_age(size_t age)
 		;
 }
 
-/** Checks an object after the delay of a section: its age, poison and version. */
+/** Checks an object after the delay of a section: age, poison, version. */
 static void rt_check_after(rt_obj_t *p, uint64_t v1, uint64_t *hist)
 {
 	size_t age = __atomic_load_n(&p->age, __ATOMIC_ACQUIRE);
@@ -439,7 +443,7 @@ static void rt_reader_thread(void *arg)
 		timeout_unregister(&r->irq_to);
 }
 
-/* ---- the callback flood ------------------------------------------------------ */
+/* ---- the callback flood ------------------------------------------------- */
 
 static void rt_flood_cb(rcu_item_t *item)
 {
@@ -501,7 +505,7 @@ static uint64_t rt_reads(void)
 	return n;
 }
 
-/* ---- the test ---------------------------------------------------------------- */
+/* ---- the test ----------------------------------------------------------- */
 
 static thread_t *rt_spawn(thread_func_t f, void *arg, const char *name,
     cpu_t *cpu)
@@ -599,7 +603,8 @@ static bool rt_stop_threads(void)
 static const char *rt_monitor(unsigned seconds)
 {
 	uint64_t start = uptime_us(), duration = (uint64_t) seconds * 1000000;
-	uint64_t last_v = 0, v_change = start, f_change = start, next_report = start;
+	uint64_t last_v = 0, v_change = start, f_change = start;
+	uint64_t next_report = start;
 	size_t last_frun = 0;
 
 	for (;;) {
@@ -631,9 +636,13 @@ static const char *rt_monitor(unsigned seconds)
 			}
 			next_report += 5000000;
 		}
-		if (now - start >= duration && v >= RT_MIN_UPDATES &&
-		    rt_reads() >= RT_MIN_READS)
+		bool enough = v >= RT_MIN_UPDATES && rt_reads() >= RT_MIN_READS &&
+		    frun >= RT_MIN_FLOOD;
+		if (now - start >= duration && enough)
 			return NULL;
+		if (now - start >= duration + RT_STALL_US)
+			return "no forward progress: too few updates, reads or flood "
+			    "callbacks";
 	}
 }
 
@@ -733,7 +742,8 @@ const char *test_rcutorture(void)
 	    rt.cb_retired, atomic_get(&rt.age_cbs), rt.pool_empty,
 	    rcu_completed_gps() - g0);
 	printf("rcutorture: %lu thread reader sections (%lu preempted), %lu "
-	    "timer-interrupt reader sections; flood %zu callbacks posted, %zu run\n",
+	    "timer-interrupt reader sections; flood %zu callbacks posted, %zu "
+	    "run\n",
 	    reads, preempted, irq_reads, fposted, frun);
 	rt_print_hist("thread readers", hist);
 	rt_print_hist("timer readers", irq_hist);
@@ -776,7 +786,7 @@ const char *test_rcutorture(void)
 	return fail;
 }
 
-/* ---- the kconsole command ------------------------------------------------------ */
+/* ---- the kconsole command ----------------------------------------------- */
 
 static int cmd_rcutorture(cmd_arg_t *argv, size_t argc);
 

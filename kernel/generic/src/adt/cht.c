@@ -440,7 +440,14 @@ static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
 	for (;;) {
 		uintptr_t *prev;
 		cht_link_t *cur;
-		search(h, start, hash, false, &prev, &cur);
+		/*
+		 * Plain inserts go after the run of equal hashes: an update that
+		 * inserts a duplicate and then removes the old item must not let a
+		 * lookup standing on the old (now deleted) item skip the new one.
+		 * Unique inserts go before the run, so two racing unique inserts of
+		 * equal items conflict on the same CAS (and see each other on retry).
+		 */
+		search(h, start, hash, !unique, &prev, &cur);
 		if (unique) {
 			/* The run of equal hashes starts at cur. */
 			for (cht_link_t *n = cur; n && n->hash == hash;) {
@@ -453,8 +460,6 @@ static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
 				n = ptr_of(nx);
 			}
 		}
-		/* New items go before equal hashes: one position per hash, so two
-		 * racing unique inserts of equal items conflict on the same CAS. */
 		__atomic_store_n(&item->next, (uintptr_t) cur, __ATOMIC_RELAXED);
 		uintptr_t expected = (uintptr_t) cur;
 		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) item,

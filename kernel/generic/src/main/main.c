@@ -22,6 +22,7 @@
 #include <synch/workqueue.h>
 #include <adt/cht.h>
 #include <mm/as.h>
+#include <tests.h>
 
 void chtbench_init(void);
 #include <smp/smp_call.h>
@@ -240,6 +241,7 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	kconsole_init();
 	rcu_init();
 	rcu_start_threads();
+	rcutorture_cmd_init();
 	workq_global_init();
 	cht_cmd_init();
 	as_init();

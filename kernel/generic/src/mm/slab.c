@@ -41,25 +41,30 @@
  * another CPU flush its magazines without a per-CPU lock (next paragraph).
  *
  * **Flushing another CPU's magazines** (slab_reclaim(SLAB_RECLAIM_ALL),
- * slab_cache_destroy()). The reclaimer sets flush_req of every online CPU (one flag
- * per CPU for all caches; a CPU that sees its flag set bypasses its magazines and
- * goes to the depot-less slab layer), reads each CPU's tick counter (cpu_t.ticks,
- * incremented first thing by the timer interrupt on that CPU) and waits until each
- * has advanced by two. A magazine operation runs with interrupts disabled, so it
- * lies entirely before or after each tick. An operation before the second tick has
- * all its stores visible once that tick's increment is visible (x86 TSO keeps
- * stores in order). An operation after the second tick follows, in program order,
- * the first tick's increment and a serializing event (the timer handler takes a
- * spinlock right after the increment; leaving the interrupt is an IRET or a context
- * switch, which takes locks too), so its load of flush_req happens after the
- * first increment became visible, which is after the reclaimer read the old tick
+ * slab_cache_destroy()). The reclaimer sets flush_req of every online CPU (one
+ * flag per CPU for all caches; a CPU that sees its flag set bypasses its
+ * magazines and the depot and goes straight to the slab layer), reads each
+ * CPU's tick counter (cpu_t.ticks, incremented first thing by the timer
+ * interrupt on that CPU) and waits until each has advanced by two. A magazine
+ * operation runs with interrupts disabled, so it lies entirely before or after
+ * each tick. An operation before the second tick has all its stores visible
+ * once that tick's increment is visible (x86 TSO keeps stores in order). An
+ * operation after the second tick follows, in program order, the first tick's
+ * increment and a serializing event (the timer handler takes a spinlock right
+ * after the increment; leaving the interrupt is an IRET or a context switch,
+ * which takes locks too), so its load of flush_req happens after the first
+ * increment became visible, which is after the reclaimer read the old tick
  * value, which is after the reclaimer's (sequentially consistent) store of the
- * flag: it sees the flag and keeps off its magazines. The reclaimer then owns the
- * magazine slots of those CPUs, detaches the magazines, and clears the flags with
- * release stores (the owner's acquire load of its flag then sees the detached
- * slots). A CPU whose ticks do not advance within SLAB_FLUSH_TIMEOUT_US is skipped
- * (its magazines stay; a warning is printed). Only one reclaim runs at a time
- * (reclaim_busy).
+ * flag: it sees the flag and keeps off its magazines. The reclaimer then owns
+ * the magazine slots of those CPUs, detaches the magazines, and clears the
+ * flags with release stores (the owner's acquire load of its flag then sees the
+ * detached slots). A CPU whose ticks do not advance within
+ * SLAB_FLUSH_TIMEOUT_US is skipped (its magazines stay; a warning is printed).
+ * Only one reclaim runs at a time (reclaim_busy); a full reclaim that had to
+ * wait for another one skips its pass if a complete pass started after it was
+ * called. The wait for ticks is why a full reclaim needs interrupts and
+ * preemption enabled: a CPU spinning with interrupts disabled on a lock the
+ * reclaimer held would never tick.
  *
  * **Locking and what protects what.**
  * - slab_cache_t fields set at creation (name, size, geometry, constructor, ...):

@@ -223,8 +223,23 @@ static UNUSED void arcu_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
 	thread_t *t = CPU->thread;
-	if (!t || (t->rcu_nesting & ~(size_t) RCU_WAS_PREEMPTED) == 0)
-		__atomic_store_n(&CPU->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
+	if (t && t->rcu_nesting >= RCU_CNT_INC &&
+	    !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
+		/*
+		 * Inside a reader: treat it as preempted (Hraska's A-RCU). Its
+		 * outermost unlock takes the slow path and leaves the list, so the
+		 * GP waits about one reader section instead of polling a CPU whose
+		 * only thread never context switches. The thread is interrupted
+		 * between two instructions, so its single add/sub on the counter
+		 * cannot lose this bit.
+		 */
+		irq_spinlock_lock(&preempt_lock, false);
+		t->rcu_nesting |= RCU_WAS_PREEMPTED;
+		list_append(&t->rcu_preempt_link, &cur_preempted);
+		irq_spinlock_unlock(&preempt_lock, false);
+	}
+	/* Either outside any reader or its reader is now on cur_preempted. */
+	__atomic_store_n(&CPU->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
 }
 
 /** A-RCU grace period detection, run by a reclaimer holding gp_mutex. */

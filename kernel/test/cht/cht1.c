@@ -1,0 +1,1196 @@
+/** @file cht1.c
+ * Concurrent hash table test `cht` (the seed's name): a single-threaded sanity
+ * sequence, then a stress run of concurrent updaters and resize waves.
+ *
+ * Hashes collide on purpose: ops->hash is (key >> 3) & 1023, so eight
+ * neighbouring keys (which belong to different threads in the stress run) and
+ * keys 8192 apart share a hash; key_equal decides within the runs of equal
+ * hashes. This exercises insertion before an equal-hash run, the unique check
+ * over the run, find_next and remove_key inside runs that other threads change.
+ *
+ * Sanity (one thread, its own table): insert, lookups (present, absent, same
+ * hash different key), duplicates (cht_find_next and cht_find_next_equal see
+ * each exactly once), cht_insert_unique refusing a duplicate and returning it,
+ * cht_remove_item (true once, then false), cht_remove_key returning the count
+ * and removing only matching keys of an equal-hash run, cht_destroy refusing a
+ * non-empty table, every remove callback exactly once after rcu_barrier(), and
+ * the table empty at the end.
+ *
+ * Stress: max(4, CPUs) worker threads wired round-robin to the online CPUs.
+ * Worker w owns keys w + n * k (n workers, k < CHT1_KEYS) and keeps exact
+ * bookkeeping of its items (up to CHT1_DUPS duplicates per key); nobody else
+ * touches those keys, so its view is exact while everyone runs. Each worker
+ * does random operations, each in its own reader section: find (walking all
+ * duplicates with cht_find_next / cht_find_next_equal: exactly the items it
+ * holds, each once), insert (duplicates; found right after), insert-unique
+ * (refused with one of its items as the duplicate iff it holds the key),
+ * remove-key (returns the count it holds), remove-item (true, then false for
+ * a second remove), and lookups of keys it never inserts (must miss).
+ * CHT1_RESIZERS resizer threads (not wired) each insert waves of CHT1_WAVE
+ * items of their own keys (sharing hashes with the workers' keys), let the
+ * table grow, check that every item is found, remove them all (remove-key and
+ * remove-item alternately) and let it shrink, CHT1_WAVES times. The workers do
+ * at least CHT1_OPS operations each and go on until the resizers are done
+ * (at most CHT1_OPS_MAX), so the length of the run is set by counts. The table
+ * starts at 16 buckets (also its minimum) with max_load 4.
+ *
+ * Workers rest one timer tick (outside any reader section) every CHT1_REST_US
+ * of work: CPU-bound readers on every CPU make A-RCU grace periods slow (a
+ * CPU found inside a reader is only polled again), and every resize step and
+ * remove callback waits for grace periods; without the rests the run takes
+ * minutes under TCG. The checks do not depend on it.
+ *
+ * Items come from a slab cache; the remove callback checks that the item was
+ * removed by its owner and has had no callback yet, counts it and frees it
+ * (debug builds poison freed objects; lookups check each item's magic, so a
+ * read of a freed item is detected). Failures: a lost item (a lookup misses an
+ * item its owner holds), a phantom item (a lookup or the unique check returns
+ * an item the owner does not hold or a removed one), a wrong count from
+ * remove-key or the walk of duplicates, a double or missing remove callback
+ * (callbacks = removals after rcu_barrier(); items of the slab cache all
+ * freed), the table's item count differing from the items held, no grow or no
+ * shrink at all, the table not empty at the end, cht_destroy() failing, heap
+ * or frame counts not back at the baseline. A resize still pending two minutes
+ * after the run is a failure too; then the table is leaked (destroying it
+ * would wait forever).
+ */
+
+#include <test.h>
+#include <tests.h>
+#include <adt/cht.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <mm/slab.h>
+#include <mm/malloc.h>
+#include <mm/frame.h>
+#include <proc/thread.h>
+#include <time/delay.h>
+#include <cpu.h>
+#include <atomic.h>
+#include <print.h>
+#include <errno.h>
+
+#define CHT1_MIN_WORKERS  4
+#define CHT1_KEYS         64
+#define CHT1_DUPS         4
+/** Operations per worker: at least CHT1_OPS, more while resizers run. */
+#define CHT1_OPS          20000
+#define CHT1_OPS_MAX      (50 * CHT1_OPS)
+/** Work time between two rests of a worker (one timer tick, see stress()). */
+#define CHT1_REST_US      30000
+#define CHT1_RESIZERS     2
+#define CHT1_WAVES        6
+#define CHT1_WAVE         2048
+/** First key of the resizers' ranges (one range of 2^20 keys per resizer). */
+#define CHT1_RES_KEY      (1UL << 32)
+#define CHT1_MAGIC        0xC4711717u
+#define CHT1_DEAD         0xDEADC471u
+/** Table parameters: small and low so that resizes are frequent. */
+#define CHT1_INIT_SIZE    16
+#define CHT1_MAX_LOAD     4
+/** Sanity: keys 0 .. CHT1_SAN_N - 1. */
+#define CHT1_SAN_N        200
+#define CHT1_SAN_MAX      (CHT1_SAN_N + 8)
+/** Bounded waits (no verdict; TCG on 2 host cores is slow). */
+#define CHT1_RESIZE_WAIT_US  (20 * 1000 * 1000UL)
+#define CHT1_SETTLE_MAX_US   (10 * 1000 * 1000UL)
+/** A resize pending this long after the run is stuck (a failure). */
+#define CHT1_STUCK_US        (120 * 1000 * 1000UL)
+
+enum {
+	ST_FRESH = 1,    /**< Allocated, not (yet) in the table. */
+	ST_IN,           /**< Inserted, not removed. */
+	ST_REMOVED,      /**< Removed by its owner; the callback is due. */
+};
+
+typedef struct {
+	/** First word: slab debug poisoning skips it (free list link). */
+	uint64_t word0;
+	cht_link_t link;
+	uint64_t key;
+	uint32_t magic;
+	uint32_t owner;
+	/** ST_*; written by the owner, read by the remove callback. Atomics. */
+	uint32_t state;
+	/** Remove callbacks so far. Atomics. */
+	uint32_t cbs;
+} cht1_item_t;
+
+typedef struct {
+	unsigned n;
+	cht1_item_t *it[CHT1_DUPS];
+} cht1_slot_t;
+
+enum {
+	OP_FIND, OP_INSERT, OP_UNIQUE, OP_RMKEY, OP_RMITEM, OP_ABSENT, OP_COUNT
+};
+
+typedef struct {
+	unsigned index;
+	uint64_t seed;
+	cht1_slot_t slot[CHT1_KEYS];
+	/** Statistics of the worker; read by the main thread after the join. */
+	uint64_t ops[OP_COUNT];
+	uint64_t dup_refused;
+	uint64_t max_run;
+	/** Operations that started while a resize was pending. */
+	uint64_t during_resize;
+} cht1_worker_t;
+
+typedef struct {
+	unsigned index;
+	cht1_item_t *items[CHT1_WAVE];
+	size_t max_buckets;
+	size_t min_buckets;
+} cht1_resizer_t;
+
+static cht_t *table;
+static slab_cache_t *cache;
+static unsigned nworkers;
+static cht1_worker_t workers[CONFIG_MAX_CPUS + CHT1_MIN_WORKERS];
+static thread_t *worker_threads[CONFIG_MAX_CPUS + CHT1_MIN_WORKERS];
+static cht1_resizer_t resizers[CHT1_RESIZERS];
+static thread_t *resizer_threads[CHT1_RESIZERS];
+
+/** Items removed by their owners (each must get one callback). Atomics. */
+static atomic_t removed_cnt;
+/** Remove callbacks run. Atomics. */
+static atomic_t callback_cnt;
+static atomic_t errors;
+/** First error (static string) and its details. Set once (CAS). */
+static void *first_error;
+static char error_detail[160];
+/** Resizer threads still running. Atomics. */
+static atomic_t resizers_running;
+/** Set on the first error: the threads stop early. Atomics. */
+static bool abort_run;
+
+static void cht1_error(const char *msg, uint64_t key, uint64_t a, uint64_t b)
+{
+	atomic_inc(&errors);
+	if (atomic_cas_ptr(&first_error, NULL, (void *) msg) == NULL) {
+		snprintf(error_detail, sizeof(error_detail), "%s (key %#lx, %lu, %lu)",
+		    msg, key, a, b);
+	}
+	__atomic_store_n(&abort_run, true, __ATOMIC_RELEASE);
+}
+
+static bool aborted(void)
+{
+	return __atomic_load_n(&abort_run, __ATOMIC_ACQUIRE);
+}
+
+static inline cht1_item_t *item_of(const cht_link_t *l)
+{
+	return container_of(l, cht1_item_t, link);
+}
+
+static inline uint32_t state_get(cht1_item_t *it)
+{
+	return __atomic_load_n(&it->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void state_set(cht1_item_t *it, uint32_t st)
+{
+	__atomic_store_n(&it->state, st, __ATOMIC_RELEASE);
+}
+
+/* ---- table operations (hashes collide on purpose) ---------------------- */
+
+static size_t key_hash_of(uint64_t key)
+{
+	return (key >> 3) & 1023;
+}
+
+static size_t cht1_hash(const cht_link_t *l)
+{
+	return key_hash_of(item_of(l)->key);
+}
+
+static size_t cht1_key_hash(void *key)
+{
+	return key_hash_of(*(uint64_t *) key);
+}
+
+static bool cht1_equal(const cht_link_t *a, const cht_link_t *b)
+{
+	return item_of(a)->key == item_of(b)->key;
+}
+
+static bool cht1_key_equal(void *key, const cht_link_t *l)
+{
+	return *(uint64_t *) key == item_of(l)->key;
+}
+
+/** Stress callback: checks the item, counts the callback, frees the item. */
+static void cht1_stress_cb(cht_link_t *l)
+{
+	cht1_item_t *it = item_of(l);
+	atomic_inc(&callback_cnt);
+	if (it->magic != CHT1_MAGIC) {
+		cht1_error("remove callback for a freed or foreign item (a second "
+		    "callback?)", it->key, it->magic, 0);
+		return;
+	}
+	uint32_t st = state_get(it);
+	if (st != ST_REMOVED) {
+		cht1_error("remove callback for an item its owner did not remove",
+		    it->key, st, it->owner);
+		return;
+	}
+	if (__atomic_fetch_add(&it->cbs, 1, __ATOMIC_ACQ_REL) != 0) {
+		cht1_error("second remove callback for an item", it->key, it->cbs, 0);
+		return;
+	}
+	it->magic = CHT1_DEAD;
+	slab_free(cache, it);
+}
+
+static const cht_ops_t stress_ops = {
+	.hash = cht1_hash,
+	.key_hash = cht1_key_hash,
+	.equal = cht1_equal,
+	.key_equal = cht1_key_equal,
+	.remove_callback = cht1_stress_cb,
+};
+
+static cht1_item_t *item_alloc(uint64_t key, unsigned owner)
+{
+	cht1_item_t *it = slab_alloc(cache, SLAB_KM_NONE);
+	if (!it)
+		return NULL;
+	it->key = key;
+	it->magic = CHT1_MAGIC;
+	it->owner = owner;
+	it->cbs = 0;
+	state_set(it, ST_FRESH);
+	return it;
+}
+
+/** Frees an item that never was in a table (or whose callback will not run). */
+static void item_free_unused(cht1_item_t *it)
+{
+	it->magic = CHT1_DEAD;
+	slab_free(cache, it);
+}
+
+/* ---- sanity -------------------------------------------------------------- */
+
+static cht1_item_t *san_items[CHT1_SAN_MAX];
+static size_t san_n;
+static atomic_t san_cbs;
+
+/** Sanity callback: counts, does not free (the items are checked later). */
+static void cht1_san_cb(cht_link_t *l)
+{
+	cht1_item_t *it = item_of(l);
+	__atomic_fetch_add(&it->cbs, 1, __ATOMIC_ACQ_REL);
+	atomic_inc(&san_cbs);
+}
+
+static const cht_ops_t san_ops = {
+	.hash = cht1_hash,
+	.key_hash = cht1_key_hash,
+	.equal = cht1_equal,
+	.key_equal = cht1_key_equal,
+	.remove_callback = cht1_san_cb,
+};
+
+static cht1_item_t *san_new(uint64_t key)
+{
+	if (san_n >= CHT1_SAN_MAX)
+		return NULL;
+	cht1_item_t *it = item_alloc(key, 0);
+	if (it)
+		san_items[san_n++] = it;
+	return it;
+}
+
+/** Finds @a key in @a h. Inside a reader section. */
+static cht1_item_t *find(cht_t *h, uint64_t key)
+{
+	cht_link_t *l = cht_find(h, &key);
+	return l ? item_of(l) : NULL;
+}
+
+/** Number of items matching @a key (cht_find + cht_find_next), max 100. */
+static size_t count_key(cht_t *h, uint64_t key, bool use_equal)
+{
+	size_t n = 0;
+	cht_link_t *l = cht_find(h, &key);
+	while (l && n < 100) {
+		if (item_of(l)->key != key)
+			return 1000;
+		n++;
+		l = use_equal ? cht_find_next_equal(h, l) : cht_find_next(h, &key, l);
+	}
+	return n;
+}
+
+static const char *sanity_steps(cht_t *h)
+{
+	cht1_item_t *it;
+	cht_link_t *dup;
+
+	/* Insert keys 0 .. N-1 (many more than 16 buckets * max_load 4). */
+	for (uint64_t k = 0; k < CHT1_SAN_N; k++) {
+		if (!(it = san_new(k)))
+			return "out of memory";
+		rcu_read_lock();
+		cht_insert(h, &it->link);
+		bool found = find(h, k) == it;
+		rcu_read_unlock();
+		if (!found)
+			return "an item is not found right after its insert";
+	}
+	rcu_read_lock();
+	for (uint64_t k = 0; k < CHT1_SAN_N; k++) {
+		cht1_item_t *f = find(h, k);
+		if (!f || f->key != k || f != san_items[k]) {
+			rcu_read_unlock();
+			return "an inserted item is not found";
+		}
+	}
+	/* Absent keys, some sharing the hash of present ones. */
+	for (uint64_t k = CHT1_SAN_N; k < CHT1_SAN_N + 64; k++) {
+		if (find(h, k) || find(h, k + 8192)) {
+			rcu_read_unlock();
+			return "a key never inserted is found";
+		}
+	}
+	rcu_read_unlock();
+
+	/* Duplicates: three more items with key 5. */
+	cht1_item_t *d5[4] = { san_items[5] };
+	for (int i = 1; i < 4; i++) {
+		if (!(d5[i] = san_new(5)))
+			return "out of memory";
+		rcu_read_lock();
+		cht_insert(h, &d5[i]->link);
+		rcu_read_unlock();
+	}
+	rcu_read_lock();
+	size_t c1 = count_key(h, 5, false);
+	size_t c2 = count_key(h, 5, true);
+	unsigned seen = 0;
+	uint64_t key5 = 5;
+	for (cht_link_t *l = cht_find(h, &key5); l; l = cht_find_next(h, &key5, l)) {
+		for (int i = 0; i < 4; i++) {
+			if (item_of(l) == d5[i])
+				seen |= 1u << i;
+		}
+	}
+	size_t c6 = count_key(h, 6, false);
+	rcu_read_unlock();
+	if (c1 != 4 || c2 != 4)
+		return "find_next / find_next_equal do not see 4 duplicates exactly";
+	if (seen != 0xF)
+		return "find_next does not return every duplicate";
+	if (c6 != 1)
+		return "duplicates of a key show up under another key of the same hash";
+
+	/* Insert-unique: refused for a present key, returning it. */
+	if (!(it = san_new(7)))
+		return "out of memory";
+	rcu_read_lock();
+	dup = NULL;
+	bool ins = cht_insert_unique(h, &it->link, &dup);
+	rcu_read_unlock();
+	if (ins)
+		return "insert_unique inserted a duplicate";
+	if (!dup || item_of(dup) != san_items[7])
+		return "insert_unique did not return the present duplicate";
+	san_n--;   /* it was never in the table */
+	item_free_unused(it);
+	/* Duplicate of key 5 (4 items): returns one of them. */
+	if (!(it = san_new(5)))
+		return "out of memory";
+	rcu_read_lock();
+	dup = NULL;
+	ins = cht_insert_unique(h, &it->link, &dup);
+	rcu_read_unlock();
+	if (ins || !dup || item_of(dup)->key != 5)
+		return "insert_unique of a duplicated key misbehaves";
+	san_n--;
+	item_free_unused(it);
+	/* Absent key with a shared hash: inserted. */
+	if (!(it = san_new(CHT1_SAN_N + 1)))
+		return "out of memory";
+	rcu_read_lock();
+	dup = NULL;
+	ins = cht_insert_unique(h, &it->link, &dup);
+	bool found = find(h, CHT1_SAN_N + 1) == it;
+	rcu_read_unlock();
+	if (!ins || !found)
+		return "insert_unique of an absent key failed";
+
+	/* Remove one duplicate item: true once, then false. */
+	rcu_read_lock();
+	bool r1 = cht_remove_item(h, &d5[2]->link);
+	bool r2 = cht_remove_item(h, &d5[2]->link);
+	c1 = count_key(h, 5, false);
+	rcu_read_unlock();
+	if (!r1 || r2)
+		return "remove_item: not true once and then false";
+	if (c1 != 3)
+		return "3 duplicates expected after remove_item";
+
+	/* Remove key: returns the count; other keys of that hash stay. */
+	rcu_read_lock();
+	size_t removed = cht_remove_key(h, &key5);
+	size_t again = cht_remove_key(h, &key5);
+	bool gone = find(h, 5) == NULL;
+	bool others = find(h, 4) == san_items[4] && find(h, 6) == san_items[6];
+	rcu_read_unlock();
+	if (removed != 3)
+		return "remove_key did not return the number of duplicates (3)";
+	if (again != 0 || !gone)
+		return "a removed key is still found or removed again";
+	if (!others)
+		return "remove_key removed another key of the same hash";
+
+	/* Callbacks after a grace period: 4 so far, each once. */
+	rcu_barrier();
+	if (atomic_get(&san_cbs) != 4)
+		return "wrong number of remove callbacks (4 expected)";
+	for (size_t i = 0; i < san_n; i++) {
+		bool is5 = san_items[i]->key == 5;
+		if (san_items[i]->cbs != (is5 ? 1u : 0u))
+			return "remove callback count of an item is not 1 (removed) or "
+			    "0 (present)";
+	}
+
+	/* Destroy refuses a non-empty table, which stays usable. */
+	if (cht_destroy(h) != CHT_EBUSY)
+		return "cht_destroy did not refuse a non-empty table";
+	rcu_read_lock();
+	found = find(h, 100) == san_items[100];
+	rcu_read_unlock();
+	if (!found)
+		return "the table lost an item after a refused cht_destroy";
+
+	/* Empty the table by key. */
+	size_t expect_cbs = 4;
+	for (size_t i = 0; i < san_n; i++) {
+		uint64_t k = san_items[i]->key;
+		if (k == 5)
+			continue;
+		rcu_read_lock();
+		size_t c = cht_remove_key(h, &k);
+		rcu_read_unlock();
+		if (c != 1)
+			return "remove_key of a unique key did not return 1";
+		expect_cbs++;
+	}
+	cht_stats_t st;
+	cht_get_stats(h, &st);
+	rcu_read_lock();
+	size_t left = 0;
+	for (uint64_t k = 0; k < CHT1_SAN_N + 8; k++)
+		left += find(h, k) != NULL;
+	rcu_read_unlock();
+	if (st.items != 0 || left != 0)
+		return "the table is not empty after removing everything";
+	rcu_barrier();
+	if (atomic_get(&san_cbs) != expect_cbs)
+		return "wrong number of remove callbacks at the end";
+	for (size_t i = 0; i < san_n; i++) {
+		if (san_items[i]->cbs != 1)
+			return "an item did not get exactly one remove callback";
+	}
+	TPRINTF("cht: sanity: %zu items, %zu callbacks; table had %zu buckets, "
+	    "%lu grows, %lu shrinks\n", san_n, expect_cbs, st.buckets,
+	    (unsigned long) st.grows, (unsigned long) st.shrinks);
+	return NULL;
+}
+
+static const char *sanity(void)
+{
+	cht_t *h = malloc(sizeof(cht_t));
+	if (!h)
+		return "out of memory";
+	san_n = 0;
+	atomic_set(&san_cbs, 0);
+	if (cht_create_named(h, "cht-sanity", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
+	    CHT1_MAX_LOAD, false, &san_ops) != CHT_OK) {
+		free(h);
+		return "cht_create failed";
+	}
+	const char *err = sanity_steps(h);
+	if (err) {
+		/* Best effort: empty the table so that it can be destroyed. */
+		for (size_t i = 0; i < san_n; i++) {
+			rcu_read_lock();
+			(void) cht_remove_item(h, &san_items[i]->link);
+			rcu_read_unlock();
+		}
+		rcu_barrier();
+	}
+	if (cht_destroy(h) != CHT_OK) {
+		/* The table references the items: leak both deliberately. */
+		return err ? err : "cht_destroy of the empty table failed";
+	}
+	free(h);
+	for (size_t i = 0; i < san_n; i++)
+		item_free_unused(san_items[i]);
+	san_n = 0;
+	return err;
+}
+
+/* ---- stress: workers ---------------------------------------------------- */
+
+static uint64_t rnd(uint64_t *s)
+{
+	/* xorshift64* */
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static inline uint64_t wkey(unsigned w, unsigned k)
+{
+	return w + (uint64_t) nworkers * k;
+}
+
+/** Index of @a it in @a s, or -1. */
+static int slot_index(const cht1_slot_t *s, const cht1_item_t *it)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		if (s->it[i] == it)
+			return (int) i;
+	}
+	return -1;
+}
+
+/**
+ * Checks an item a lookup of the worker's own key returned: one of the items
+ * it holds for that key, intact, not removed.
+ */
+static bool check_own(cht1_worker_t *w, const cht1_slot_t *s, uint64_t key,
+    const cht1_item_t *it, const char *what)
+{
+	if (it->magic != CHT1_MAGIC || it->key != key || it->owner != w->index) {
+		cht1_error(what, key, it->magic, it->key);
+		return false;
+	}
+	if (state_get((cht1_item_t *) it) != ST_IN || slot_index(s, it) < 0) {
+		cht1_error("a lookup returned an item its owner removed or never "
+		    "inserted (phantom)", key, state_get((cht1_item_t *) it),
+		    s->n);
+		return false;
+	}
+	return true;
+}
+
+/** Find: the walk over the duplicates sees exactly the items held. */
+static void op_find(cht1_worker_t *w, unsigned k, bool use_equal)
+{
+	cht1_slot_t *s = &w->slot[k];
+	uint64_t key = wkey(w->index, k);
+	unsigned seen = 0, cnt = 0;
+
+	rcu_read_lock();
+	cht_link_t *l = cht_find(table, &key);
+	while (l) {
+		cht1_item_t *it = item_of(l);
+		if (!check_own(w, s, key, it, "a lookup returned a foreign or freed "
+		    "item"))
+			break;
+		unsigned bit = 1u << slot_index(s, it);
+		if (seen & bit) {
+			cht1_error("find_next returned an item twice", key, cnt, s->n);
+			break;
+		}
+		seen |= bit;
+		cnt++;
+		l = use_equal ? cht_find_next_equal(table, l) :
+		    cht_find_next(table, &key, l);
+	}
+	rcu_read_unlock();
+	if (cnt != s->n && !aborted()) {
+		cht1_error(cnt < s->n ? "lost item: a lookup of the owner's key "
+		    "misses items it holds" : "phantom item in the walk of "
+		    "duplicates", key, cnt, s->n);
+	}
+	if (cnt > w->max_run)
+		w->max_run = cnt;
+}
+
+static void op_insert(cht1_worker_t *w, unsigned k)
+{
+	cht1_slot_t *s = &w->slot[k];
+	uint64_t key = wkey(w->index, k);
+	cht1_item_t *it = item_alloc(key, w->index);
+	if (!it) {
+		cht1_error("out of memory (slab_alloc)", key, 0, 0);
+		return;
+	}
+	state_set(it, ST_IN);
+	s->it[s->n++] = it;
+	rcu_read_lock();
+	cht_insert(table, &it->link);
+	cht1_item_t *f = find(table, key);
+	if (!f)
+		cht1_error("lost item: not found right after its insert", key, s->n,
+		    0);
+	else
+		(void) check_own(w, s, key, f, "a lookup after an insert returned "
+		    "a foreign item");
+	rcu_read_unlock();
+}
+
+static void op_unique(cht1_worker_t *w, unsigned k)
+{
+	cht1_slot_t *s = &w->slot[k];
+	uint64_t key = wkey(w->index, k);
+	cht1_item_t *it = item_alloc(key, w->index);
+	if (!it) {
+		cht1_error("out of memory (slab_alloc)", key, 0, 0);
+		return;
+	}
+	state_set(it, ST_IN);
+	cht_link_t *dup = NULL;
+	rcu_read_lock();
+	bool ins = cht_insert_unique(table, &it->link, &dup);
+	if (ins && s->n != 0)
+		cht1_error("insert_unique inserted a duplicate", key, s->n, 0);
+	else if (!ins && s->n == 0)
+		cht1_error("insert_unique refused a key its owner does not hold "
+		    "(phantom)", key, 0, 0);
+	else if (!ins && (!dup || !check_own(w, s, key, item_of(dup),
+	    "insert_unique returned a foreign duplicate")))
+		cht1_error("insert_unique returned no or a wrong duplicate", key,
+		    s->n, 0);
+	rcu_read_unlock();
+	if (ins) {
+		if (s->n < CHT1_DUPS) {
+			s->it[s->n++] = it;
+		} else {
+			/* Only after an error: keep the table consistent. */
+			rcu_read_lock();
+			if (cht_remove_item(table, &it->link)) {
+				state_set(it, ST_REMOVED);
+				atomic_inc(&removed_cnt);
+			}
+			rcu_read_unlock();
+		}
+	} else {
+		w->dup_refused++;
+		state_set(it, ST_FRESH);
+		item_free_unused(it);
+	}
+}
+
+static void op_rmkey(cht1_worker_t *w, unsigned k)
+{
+	cht1_slot_t *s = &w->slot[k];
+	uint64_t key = wkey(w->index, k);
+	rcu_read_lock();
+	size_t c = cht_remove_key(table, &key);
+	if (c == s->n) {
+		for (unsigned i = 0; i < s->n; i++)
+			state_set(s->it[i], ST_REMOVED);
+	}
+	rcu_read_unlock();
+	if (c != s->n) {
+		cht1_error("remove_key returned a wrong count", key, c, s->n);
+		return;  /* the items' fate is unknown: leave them */
+	}
+	atomic_add(&removed_cnt, c);
+	s->n = 0;
+}
+
+static void op_rmitem(cht1_worker_t *w, unsigned k)
+{
+	cht1_slot_t *s = &w->slot[k];
+	uint64_t key = wkey(w->index, k);
+	unsigned j = (unsigned) (rnd(&w->seed) % s->n);
+	cht1_item_t *it = s->it[j];
+	rcu_read_lock();
+	bool r1 = cht_remove_item(table, &it->link);
+	bool r2 = cht_remove_item(table, &it->link);
+	if (r1)
+		state_set(it, ST_REMOVED);
+	rcu_read_unlock();
+	if (!r1) {
+		cht1_error("remove_item failed for an item in the table", key, s->n,
+		    j);
+		return;
+	}
+	atomic_inc(&removed_cnt);
+	s->it[j] = s->it[--s->n];
+	if (r2)
+		cht1_error("remove_item succeeded twice for one item", key, s->n, j);
+}
+
+/** Keys of the worker's residue class it never inserts: lookups must miss. */
+static void op_absent(cht1_worker_t *w, unsigned k)
+{
+	uint64_t key = wkey(w->index, CHT1_KEYS + k);
+	rcu_read_lock();
+	cht1_item_t *f = find(table, key);
+	size_t c = f ? 0 : cht_remove_key(table, &key);
+	rcu_read_unlock();
+	if (f || c)
+		cht1_error("a key never inserted is found or removed (phantom)", key,
+		    c, 0);
+}
+
+static void worker_thread(void *arg)
+{
+	cht1_worker_t *w = arg;
+	cht_stats_t st;
+	uint64_t rest_at = uptime_us() + CHT1_REST_US;
+	for (unsigned i = 0; i < CHT1_OPS_MAX && !aborted(); i++) {
+		if (uptime_us() >= rest_at) {
+			thread_usleep(1);
+			rest_at = uptime_us() + CHT1_REST_US;
+		}
+		if (i >= CHT1_OPS && atomic_get(&resizers_running) == 0)
+			break;
+		cht_get_stats(table, &st);
+		if (st.resizing)
+			w->during_resize++;
+		uint64_t r = rnd(&w->seed);
+		unsigned k = (unsigned) ((r >> 8) % CHT1_KEYS);
+		cht1_slot_t *s = &w->slot[k];
+		unsigned p = (unsigned) (r % 100);
+		int op;
+		if (p < 30)
+			op = OP_FIND;
+		else if (p < 50)
+			op = s->n < CHT1_DUPS ? OP_INSERT : OP_RMKEY;
+		else if (p < 65)
+			op = s->n < CHT1_DUPS ? OP_UNIQUE : OP_FIND;
+		else if (p < 80)
+			op = OP_RMKEY;
+		else if (p < 95)
+			op = s->n > 0 ? OP_RMITEM : OP_UNIQUE;
+		else
+			op = OP_ABSENT;
+		w->ops[op]++;
+		switch (op) {
+		case OP_FIND:
+			op_find(w, k, (r >> 40) & 1);
+			break;
+		case OP_INSERT:
+			op_insert(w, k);
+			break;
+		case OP_UNIQUE:
+			op_unique(w, k);
+			break;
+		case OP_RMKEY:
+			op_rmkey(w, k);
+			break;
+		case OP_RMITEM:
+			op_rmitem(w, k);
+			break;
+		default:
+			op_absent(w, k);
+			break;
+		}
+	}
+}
+
+/* ---- stress: resizers -------------------------------------------------- */
+
+static inline uint64_t rkey(unsigned r, unsigned i)
+{
+	return CHT1_RES_KEY + ((uint64_t) r << 20) + i;
+}
+
+/**
+ * Waits (bounded by @a max_us) until no resize is pending.
+ * @return true if one is still pending.
+ */
+static bool wait_resized(uint64_t max_us)
+{
+	cht_stats_t st;
+	uint64_t start = uptime_us();
+	for (;;) {
+		cht_get_stats(table, &st);
+		if (!st.resizing)
+			return false;
+		if (uptime_us() - start > max_us)
+			return true;
+		thread_usleep(2000);
+	}
+}
+
+/** Lets the table resize (no verdict); @return its bucket count. */
+static size_t let_resize(void)
+{
+	cht_stats_t st;
+	if (!aborted())
+		(void) wait_resized(CHT1_RESIZE_WAIT_US);
+	cht_get_stats(table, &st);
+	return st.buckets;
+}
+
+static void resizer_thread(void *arg)
+{
+	cht1_resizer_t *rz = arg;
+	unsigned owner = 1000 + rz->index;
+	rz->max_buckets = 0;
+	rz->min_buckets = (size_t) -1;
+
+	for (unsigned wave = 0; wave < CHT1_WAVES && !aborted(); wave++) {
+		unsigned n = 0;
+		for (; n < CHT1_WAVE; n++) {
+			uint64_t key = rkey(rz->index, n);
+			cht1_item_t *it = item_alloc(key, owner);
+			if (!it) {
+				cht1_error("out of memory (slab_alloc)", key, 0, 0);
+				break;
+			}
+			state_set(it, ST_IN);
+			rz->items[n] = it;
+			rcu_read_lock();
+			if (n % 2) {
+				cht_insert(table, &it->link);
+			} else if (!cht_insert_unique(table, &it->link, NULL)) {
+				cht1_error("insert_unique of a resizer's unique key "
+				    "refused", key, n, 0);
+				state_set(it, ST_FRESH);
+				item_free_unused(it);
+				rcu_read_unlock();
+				break;
+			}
+			rcu_read_unlock();
+		}
+		size_t b = let_resize();
+		if (b > rz->max_buckets)
+			rz->max_buckets = b;
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t key = rkey(rz->index, i);
+			rcu_read_lock();
+			cht1_item_t *f = find(table, key);
+			bool ok = f == rz->items[i] && f->magic == CHT1_MAGIC &&
+			    state_get(f) == ST_IN;
+			rcu_read_unlock();
+			if (!ok) {
+				cht1_error("lost item: a resizer's item is not found "
+				    "(or another one is)", key, i, f != NULL);
+				break;
+			}
+		}
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t key = rkey(rz->index, i);
+			cht1_item_t *it = rz->items[i];
+			bool ok;
+			rcu_read_lock();
+			if (i % 2)
+				ok = cht_remove_key(table, &key) == 1;
+			else
+				ok = cht_remove_item(table, &it->link);
+			if (ok)
+				state_set(it, ST_REMOVED);
+			rcu_read_unlock();
+			if (!ok) {
+				cht1_error("a resizer could not remove its item", key, i,
+				    0);
+				continue;
+			}
+			atomic_inc(&removed_cnt);
+		}
+		b = let_resize();
+		if (b < rz->min_buckets)
+			rz->min_buckets = b;
+	}
+	atomic_dec(&resizers_running);
+}
+
+/* ---- stress: driver ----------------------------------------------------- */
+
+/** Removes and checks everything the workers hold (main thread, at the end). */
+static void final_check_and_empty(size_t *live)
+{
+	*live = 0;
+	for (unsigned w = 0; w < nworkers; w++) {
+		cht1_worker_t *wk = &workers[w];
+		for (unsigned k = 0; k < CHT1_KEYS; k++) {
+			cht1_slot_t *s = &wk->slot[k];
+			for (unsigned i = 0; i < s->n; i++) {
+				if (s->it[i]->cbs != 0)
+					cht1_error("a remove callback ran for an item "
+					    "still in the table", s->it[i]->key, w, k);
+			}
+			*live += s->n;
+			op_find(wk, k, false);
+			if (s->n)
+				op_rmkey(wk, k);
+		}
+	}
+}
+
+static const char *stress(void)
+{
+	static char reason[256];
+	unsigned online[CONFIG_MAX_CPUS];
+	unsigned ncpu = 0;
+	cht_stats_t st;
+
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (cpu_is_online(c))
+			online[ncpu++] = c;
+	}
+	nworkers = ncpu < CHT1_MIN_WORKERS ? CHT1_MIN_WORKERS : ncpu;
+
+	table = malloc(sizeof(cht_t));
+	if (!table)
+		return "out of memory";
+	if (cht_create_named(table, "cht-stress", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
+	    CHT1_MAX_LOAD, false, &stress_ops) != CHT_OK) {
+		free(table);
+		return "cht_create failed";
+	}
+	uint64_t seed = uptime_us();
+	TPRINTF("cht: stress: %u workers on %u CPUs x %d ops on %d keys each (up "
+	    "to %d duplicates), %d resizers x %d waves of %d items; hash = (key >> "
+	    "3) & 1023; seed %#lx\n", nworkers, ncpu, CHT1_OPS, CHT1_KEYS, CHT1_DUPS,
+	    CHT1_RESIZERS, CHT1_WAVES, CHT1_WAVE, seed);
+
+	for (unsigned w = 0; w < nworkers; w++) {
+		workers[w].index = w;
+		workers[w].seed = (0x9E3779B97F4A7C15ULL * (w + 1)) ^ seed;
+		for (unsigned k = 0; k < CHT1_KEYS; k++)
+			workers[w].slot[k].n = 0;
+		for (unsigned o = 0; o < OP_COUNT; o++)
+			workers[w].ops[o] = 0;
+		workers[w].dup_refused = 0;
+		workers[w].max_run = 0;
+		workers[w].during_resize = 0;
+		worker_threads[w] = NULL;
+	}
+	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
+		resizers[r].index = r;
+		resizer_threads[r] = NULL;
+	}
+
+	/* Create everything first; on failure nothing runs. */
+	bool ok = true;
+	for (unsigned w = 0; w < nworkers && ok; w++) {
+		worker_threads[w] = thread_create(worker_thread, &workers[w],
+		    "cht-worker", THREAD_FLAG_NONE);
+		if (!worker_threads[w])
+			ok = false;
+		else
+			thread_wire(worker_threads[w], &cpus[online[w % ncpu]]);
+	}
+	for (unsigned r = 0; r < CHT1_RESIZERS && ok; r++) {
+		resizer_threads[r] = thread_create(resizer_thread, &resizers[r],
+		    "cht-resizer", THREAD_FLAG_NONE);
+		if (!resizer_threads[r])
+			ok = false;
+	}
+	if (!ok)
+		__atomic_store_n(&abort_run, true, __ATOMIC_RELEASE);
+	atomic_set(&resizers_running, CHT1_RESIZERS);
+	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
+		if (!resizer_threads[r])
+			atomic_dec(&resizers_running);
+	}
+
+	uint64_t t0 = uptime_us();
+	uint64_t gp0 = rcu_completed_gps();
+	for (unsigned w = 0; w < nworkers; w++) {
+		if (worker_threads[w])
+			thread_start(worker_threads[w]);
+	}
+	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
+		if (resizer_threads[r])
+			thread_start(resizer_threads[r]);
+	}
+	for (unsigned w = 0; w < nworkers; w++) {
+		if (worker_threads[w])
+			(void) thread_join(worker_threads[w]);
+	}
+	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
+		if (resizer_threads[r])
+			(void) thread_join(resizer_threads[r]);
+	}
+	uint64_t t1 = uptime_us();
+	uint64_t gps = rcu_completed_gps() - gp0;
+	if (!ok)
+		cht1_error("thread_create failed (out of memory)", 0, 0, 0);
+
+	uint64_t ops[OP_COUNT] = { 0 };
+	uint64_t refused = 0, max_run = 0, during = 0;
+	for (unsigned w = 0; w < nworkers; w++) {
+		for (unsigned o = 0; o < OP_COUNT; o++)
+			ops[o] += workers[w].ops[o];
+		refused += workers[w].dup_refused;
+		max_run = MAX(max_run, workers[w].max_run);
+		during += workers[w].during_resize;
+	}
+	cht_get_stats(table, &st);
+	TPRINTF("cht: stress: %lu ms, %lu grace periods: %lu finds, %lu inserts, "
+	    "%lu insert-uniques (%lu refused), %lu remove-keys, %lu remove-items, "
+	    "%lu absent-key lookups (%lu operations while a resize was pending); "
+	    "up to %lu duplicates seen\n", (t1 - t0) / 1000, gps, ops[OP_FIND],
+	    ops[OP_INSERT], ops[OP_UNIQUE], refused, ops[OP_RMKEY], ops[OP_RMITEM],
+	    ops[OP_ABSENT], during, max_run);
+	size_t minb = (size_t) -1, maxb = 0;
+	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
+		minb = MIN(minb, resizers[r].min_buckets);
+		maxb = MAX(maxb, resizers[r].max_buckets);
+	}
+	TPRINTF("cht: stress: table: %zu items, %zu buckets, %zu dummies, %lu "
+	    "grows, %lu shrinks; resizers saw %zu .. %zu buckets\n", st.items,
+	    st.buckets, st.dummies, (unsigned long) st.grows,
+	    (unsigned long) st.shrinks, minb, maxb);
+
+	if (wait_resized(CHT1_STUCK_US)) {
+		/* cht_destroy() would wait for it forever: leak the table. */
+		cht1_error("a resize did not complete (the table and its items are "
+		    "left allocated)", 0, st.buckets, st.items);
+		table = NULL;
+		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
+		    atomic_get(&errors), error_detail);
+		return reason;
+	}
+
+	/* Everything the workers hold must be there; then empty the table. */
+	size_t live = 0;
+	size_t items_before = st.items;
+	final_check_and_empty(&live);
+	if (items_before != live && atomic_get(&errors) == 0)
+		cht1_error("the table's item count differs from the items held",
+		    0, items_before, live);
+	cht_get_stats(table, &st);
+	if (st.items != 0 && atomic_get(&errors) == 0)
+		cht1_error("the table is not empty after removing everything", 0,
+		    st.items, 0);
+	rcu_barrier();
+	TPRINTF("cht: stress: %zu items removed, %zu remove callbacks, %zu items "
+	    "were left at the end\n", atomic_get(&removed_cnt),
+	    atomic_get(&callback_cnt), live);
+	if (atomic_get(&callback_cnt) != atomic_get(&removed_cnt))
+		cht1_error("remove callbacks differ from removed items (missing or "
+		    "double callbacks)", 0, atomic_get(&callback_cnt),
+		    atomic_get(&removed_cnt));
+	if (atomic_get(&errors) == 0 && (st.grows == 0 || st.shrinks == 0))
+		cht1_error("the table never grew or never shrank (is the system "
+		    "work queue running?)", 0, st.grows, st.shrinks);
+
+	int rc = cht_destroy(table);
+	if (rc != CHT_OK) {
+		cht1_error("cht_destroy failed", 0, (uint64_t) -rc, 0);
+		/* The table may still reference items: leak it deliberately. */
+		table = NULL;
+	} else {
+		free(table);
+		table = NULL;
+	}
+	if (atomic_get(&errors) != 0) {
+		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
+		    atomic_get(&errors), error_detail);
+		return reason;
+	}
+	return NULL;
+}
+
+/* ---- memory baseline --------------------------------------------------- */
+
+static void mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
+{
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	heap_get_stats(hs);
+	frame_get_stats(fs);
+}
+
+/** Waits (bounded, no verdict) for the system queue to retire extra workers. */
+static void wait_workers_idle(void)
+{
+	workq_config_t cfg;
+	workq_stats_t s;
+	workq_get_config(&cfg);
+	uint64_t start = uptime_us();
+	for (;;) {
+		workq_global_get_stats(&s);
+		if (s.workers <= cfg.min_idle ||
+		    uptime_us() - start > CHT1_SETTLE_MAX_US)
+			return;
+		thread_usleep(20000);
+	}
+}
+
+/**
+ * Waits (bounded) until the heap and frames are back at the baseline: workers
+ * the resize work made the system queue create retire after their idle
+ * timeout; exited threads are released asynchronously.
+ */
+static bool wait_mem_baseline(const heap_stats_t *hb, const frame_stats_t *fb,
+    heap_stats_t *hs, frame_stats_t *fs)
+{
+	wait_workers_idle();
+	uint64_t start = uptime_us();
+	for (;;) {
+		mem_snapshot(hs, fs);
+		if (hs->allocs == hb->allocs && hs->bytes == hb->bytes &&
+		    fs->free == fb->free)
+			return true;
+		if (uptime_us() - start > CHT1_SETTLE_MAX_US)
+			return false;
+		thread_usleep(20000);
+	}
+}
+
+/**
+ * The `cht` test, see the file comment.
+ * @return NULL on success, or the reason of the failure.
+ */
+const char *test_cht(void)
+{
+	static char reason[200];
+	heap_stats_t hbase, hs;
+	frame_stats_t fbase, fs;
+	slab_cache_stats_t cs;
+
+	wait_workers_idle();
+	mem_snapshot(&hbase, &fbase);
+
+	atomic_set(&removed_cnt, 0);
+	atomic_set(&callback_cnt, 0);
+	atomic_set(&errors, 0);
+	first_error = NULL;
+	error_detail[0] = '\0';
+	__atomic_store_n(&abort_run, false, __ATOMIC_RELEASE);
+
+	cache = slab_cache_create("cht1-items", sizeof(cht1_item_t), 0, NULL,
+	    NULL, SLAB_CACHE_NONE);
+	if (!cache)
+		return "slab_cache_create failed";
+
+	const char *err = sanity();
+	if (err)
+		return err;   /* items may still be referenced: keep the cache */
+	TPRINTF("cht: sanity: ok\n");
+
+	err = stress();
+	if (err)
+		return err;
+
+	slab_cache_get_stats(cache, &cs);
+	if (cs.objs_in_use != 0) {
+		snprintf(reason, sizeof(reason), "%zu items never freed (missing "
+		    "remove callbacks)", cs.objs_in_use);
+		return reason;
+	}
+	if (slab_cache_destroy(cache) != EOK)
+		return "slab_cache_destroy failed: items still allocated";
+	cache = NULL;
+
+	if (!wait_mem_baseline(&hbase, &fbase, &hs, &fs)) {
+		snprintf(reason, sizeof(reason), "memory not back at the baseline: "
+		    "heap %zu allocations (%zu before), %zu bytes (%zu before), free "
+		    "frames %zu (%zu before)", hs.allocs, hbase.allocs, hs.bytes,
+		    hbase.bytes, fs.free, fbase.free);
+		return reason;
+	}
+	TPRINTF("cht: heap and frames back at the baseline\n");
+	return NULL;
+}

@@ -1,0 +1,473 @@
+/** @file chtresize.c
+ * The experiment of the relativistic hash table paper (Triplett, McKenney,
+ * Walpole, USENIX ATC 2011, section 5, "continuous resize": 2^16 items, the
+ * table resized between 2^13 and 2^14 buckets over and over) as a test:
+ * lookups of present items must never miss while the table is resized.
+ *
+ * Set-up: keys 0 .. 2^16 - 1 are inserted once and stay in the table for the
+ * whole run (hash = key; the table mixes it). The table has 2^13 buckets
+ * (init_size = min_size = 2^13) and max_load CHTR_LOAD_SMALL.
+ *
+ * Forcing the resizes: the table grows when items > max_load * 2^order and
+ * shrinks when items < max_load * 2^order / 4 (never below min_size). With
+ * 2^16 items, cht_set_max_load(4) makes 2^13 buckets too small (65536 > 32768)
+ * and 2^14 fit exactly (65536 <= 65536, and not < 16384): the table grows to
+ * 2^14 and stops there. cht_set_max_load(32) makes 2^14 too big
+ * (65536 < 32 * 2^14 / 4 = 131072): it shrinks to 2^13, the minimum, where it
+ * stays (65536 <= 32 * 2^13). So the resizer thread flips the table exactly
+ * between 2^13 and 2^14 buckets with 2^16 items always present, CHTR_RESIZES
+ * times, waiting after each request until the table has the new size. (Without
+ * cht_set_max_load the flip would need a wave of more than 2^16 extra items
+ * each time: growing at 2^13 and shrinking at 2^14 under one max_load needs a
+ * peak item count more than twice the trough.)
+ *
+ * Readers: one thread wired to each online CPU plus CHTR_EXTRA_READERS more
+ * (wired round-robin, so some CPUs run two and readers get preempted inside
+ * their reader sections while the table resizes) loop: rcu_read_lock();
+ * CHTR_BATCH lookups of random keys in 0 .. 2^16 - 1, each of which must
+ * return exactly the item with that key; rcu_read_unlock(). They run until
+ * the resizer has done all its resizes, so the verdict depends on counts, not
+ * on timing: no miss, no wrong item, grows and shrinks exactly
+ * CHTR_RESIZES / 2 each, some lookups made while a resize was in progress, no
+ * remove callback before the clean-up and exactly one per item in it.
+ *
+ * Readers rest one timer tick every CHTR_REST_US of reading (outside their
+ * reader section). Without the rests a CPU-bound reader on every CPU leaves
+ * A-RCU only the short gaps between its sections to detect a grace period in
+ * (a CPU found inside a reader is polled again later), and every resize waits
+ * for a grace period: about one second per resize at -smp 4 and 8 under TCG.
+ * The rests do not change what is checked.
+ *
+ * Clean-up: every item is removed, cht_destroy() must succeed, and the heap and
+ * frame counters must be back at their baseline.
+ */
+
+#include <test.h>
+#include <tests.h>
+#include <adt/cht.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <mm/malloc.h>
+#include <mm/slab.h>
+#include <mm/frame.h>
+#include <proc/thread.h>
+#include <time/delay.h>
+#include <cpu.h>
+#include <atomic.h>
+#include <print.h>
+#include <errno.h>
+
+#define CHTR_ORDER_SMALL  13
+#define CHTR_ITEMS        (1UL << 16)
+/** max_load at which 2^16 items fit 2^13 buckets and not 2^14. */
+#define CHTR_LOAD_SMALL   32
+/** max_load at which 2^16 items fit 2^14 buckets and not 2^13. */
+#define CHTR_LOAD_BIG     4
+/** Resizes (grow + shrink pairs: CHTR_RESIZES / 2 each). */
+#define CHTR_RESIZES      40
+#define CHTR_EXTRA_READERS 2
+#define CHTR_BATCH        16
+/** Reading time between two rests of a reader (see the file comment). */
+#define CHTR_REST_US      30000
+/** Updates per reader section when filling and emptying the table. */
+#define CHTR_UPD_BATCH    32
+#define CHTR_LIVE         0xC47A11FEu
+/** Bound for one resize to complete (generous: TCG, 2 host cores). */
+#define CHTR_RESIZE_MAX_US  (120 * 1000 * 1000UL)
+#define CHTR_SETTLE_MAX_US  (10 * 1000 * 1000UL)
+
+typedef struct {
+	cht_link_t link;
+	uint64_t key;
+	uint32_t magic;
+	/** Remove callbacks run on this item. Atomics. */
+	uint32_t callbacks;
+} chtr_item_t;
+
+typedef struct {
+	uint64_t seed;
+	/** Results, read by the main thread after the join. */
+	uint64_t lookups;
+	uint64_t misses;
+	uint64_t wrong;
+	uint64_t during_resize;
+} chtr_reader_t;
+
+/** Allocated per run: leaked (with the items) if a resize never completes. */
+static cht_t *table;
+static chtr_item_t *items;
+static chtr_reader_t readers[CONFIG_MAX_CPUS + CHTR_EXTRA_READERS];
+static thread_t *reader_threads[CONFIG_MAX_CPUS + CHTR_EXTRA_READERS];
+/** Set by the main thread when the readers should stop. Atomics. */
+static bool stop;
+static atomic_t callbacks;
+static atomic_t bad_callbacks;
+
+static size_t chtr_hash(const cht_link_t *item)
+{
+	return ((const chtr_item_t *) item)->key;
+}
+
+static size_t chtr_key_hash(void *key)
+{
+	return *(uint64_t *) key;
+}
+
+static bool chtr_equal(const cht_link_t *a, const cht_link_t *b)
+{
+	return ((const chtr_item_t *) a)->key == ((const chtr_item_t *) b)->key;
+}
+
+static bool chtr_key_equal(void *key, const cht_link_t *item)
+{
+	return *(uint64_t *) key == ((const chtr_item_t *) item)->key;
+}
+
+static void chtr_remove_cb(cht_link_t *link)
+{
+	chtr_item_t *it = (chtr_item_t *) link;
+	if (it < items || it >= items + CHTR_ITEMS || it->magic != CHTR_LIVE ||
+	    __atomic_fetch_add(&it->callbacks, 1, __ATOMIC_RELAXED) != 0)
+		atomic_inc(&bad_callbacks);
+	atomic_inc(&callbacks);
+}
+
+static const cht_ops_t chtr_ops = {
+	.hash = chtr_hash,
+	.key_hash = chtr_key_hash,
+	.equal = chtr_equal,
+	.key_equal = chtr_key_equal,
+	.remove_callback = chtr_remove_cb,
+};
+
+/** xorshift64*: the readers' key sequence. */
+static uint64_t chtr_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void chtr_reader(void *arg)
+{
+	chtr_reader_t *r = arg;
+	cht_stats_t st;
+	uint64_t rest_at = uptime_us() + CHTR_REST_US;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		cht_get_stats(table, &st);
+		rcu_read_lock();
+		for (unsigned i = 0; i < CHTR_BATCH; i++) {
+			uint64_t key = chtr_rand(&r->seed) % CHTR_ITEMS;
+			cht_link_t *l = cht_find(table, &key);
+			if (l == NULL)
+				r->misses++;
+			else if ((chtr_item_t *) l != &items[key] ||
+			    ((chtr_item_t *) l)->key != key ||
+			    ((chtr_item_t *) l)->magic != CHTR_LIVE)
+				r->wrong++;
+		}
+		rcu_read_unlock();
+		r->lookups += CHTR_BATCH;
+		if (st.resizing)
+			r->during_resize += CHTR_BATCH;
+		uint64_t now = uptime_us();
+		if (now >= rest_at) {
+			thread_usleep(1);
+			rest_at = uptime_us() + CHTR_REST_US;
+		}
+	}
+}
+
+/** Waits (bounded) until the table has 2^order buckets and no resize runs. */
+static bool wait_order(size_t order)
+{
+	cht_stats_t st;
+	uint64_t start = uptime_us();
+	for (;;) {
+		cht_get_stats(table, &st);
+		if (st.buckets == (1UL << order) && !st.resizing)
+			return true;
+		if (uptime_us() - start > CHTR_RESIZE_MAX_US) {
+			TPRINTF("chtresize: waited %lu s for 2^%zu buckets: %zu buckets, "
+			    "%zu items, resizing %d\n", CHTR_RESIZE_MAX_US / 1000000,
+			    order, st.buckets, st.items, st.resizing);
+			return false;
+		}
+		thread_usleep(1000);
+	}
+}
+
+/** Inserts all items (reader sections of CHTR_UPD_BATCH inserts). */
+static void insert_all(void)
+{
+	for (size_t i = 0; i < CHTR_ITEMS; i += CHTR_UPD_BATCH) {
+		rcu_read_lock();
+		for (size_t j = i; j < CHTR_ITEMS && j < i + CHTR_UPD_BATCH; j++)
+			cht_insert(table, &items[j].link);
+		rcu_read_unlock();
+	}
+}
+
+/** Removes all items. @return how many cht_remove_item() calls failed. */
+static size_t remove_all(void)
+{
+	size_t failed = 0;
+	for (size_t i = 0; i < CHTR_ITEMS; i += CHTR_UPD_BATCH) {
+		rcu_read_lock();
+		for (size_t j = i; j < CHTR_ITEMS && j < i + CHTR_UPD_BATCH; j++) {
+			if (!cht_remove_item(table, &items[j].link))
+				failed++;
+		}
+		rcu_read_unlock();
+	}
+	return failed;
+}
+
+/** Heap and frame counters after giving slab memory back. */
+static void mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
+{
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	heap_get_stats(hs);
+	frame_get_stats(fs);
+}
+
+/** Waits (bounded, no verdict) for the system queue to retire extra workers. */
+static void wait_workers_idle(void)
+{
+	workq_config_t cfg;
+	workq_stats_t s;
+	workq_get_config(&cfg);
+	uint64_t start = uptime_us();
+	for (;;) {
+		workq_global_get_stats(&s);
+		if (s.workers <= cfg.min_idle ||
+		    uptime_us() - start > CHTR_SETTLE_MAX_US)
+			return;
+		thread_usleep(20000);
+	}
+}
+
+/**
+ * Waits (bounded) until the heap and frames are back at the baseline: worker
+ * threads the resize work made the system queue create retire only after
+ * their idle timeout, exited threads are released asynchronously.
+ */
+static bool wait_mem_baseline(const heap_stats_t *hb, const frame_stats_t *fb,
+    heap_stats_t *hs, frame_stats_t *fs)
+{
+	wait_workers_idle();
+	uint64_t start = uptime_us();
+	for (;;) {
+		mem_snapshot(hs, fs);
+		if (hs->allocs == hb->allocs && hs->bytes == hb->bytes &&
+		    fs->free == fb->free)
+			return true;
+		if (uptime_us() - start > CHTR_SETTLE_MAX_US)
+			return false;
+		thread_usleep(20000);
+	}
+}
+
+/** A resize did not complete in time: the table cannot be destroyed. */
+static bool resize_stuck;
+
+/** The resizes; readers are running. @return NULL or the failure reason. */
+static const char *resize_run(uint64_t *done, uint64_t *resize_us)
+{
+	for (unsigned r = 0; r < CHTR_RESIZES; r++) {
+		bool grow = r % 2 == 0;
+		uint64_t t0 = uptime_us();
+		cht_set_max_load(table, grow ? CHTR_LOAD_BIG : CHTR_LOAD_SMALL);
+		if (!wait_order(grow ? CHTR_ORDER_SMALL + 1 : CHTR_ORDER_SMALL)) {
+			cht_stats_t st;
+			cht_get_stats(table, &st);
+			resize_stuck = st.resizing;
+			return grow ? "the table did not grow to 2^14 buckets" :
+			    "the table did not shrink to 2^13 buckets";
+		}
+		*resize_us += uptime_us() - t0;
+		(*done)++;
+	}
+	return NULL;
+}
+
+/**
+ * Continuous resize test, see the file comment.
+ * @return NULL on success, or the reason of the failure.
+ */
+const char *test_chtresize(void)
+{
+	static char reason[200];
+	heap_stats_t hbase, hs;
+	frame_stats_t fbase, fs;
+	unsigned online[CONFIG_MAX_CPUS];
+	unsigned ncpu = 0;
+	cht_stats_t st;
+
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (cpu_is_online(c))
+			online[ncpu++] = c;
+	}
+	if (ncpu == 0)
+		return "no CPU online";
+	unsigned nreaders = ncpu + CHTR_EXTRA_READERS;
+
+	wait_workers_idle();
+	mem_snapshot(&hbase, &fbase);
+
+	atomic_set(&callbacks, 0);
+	atomic_set(&bad_callbacks, 0);
+	resize_stuck = false;
+	__atomic_store_n(&stop, false, __ATOMIC_RELAXED);
+
+	table = malloc(sizeof(cht_t));
+	items = malloc(CHTR_ITEMS * sizeof(chtr_item_t));
+	if (!table || !items) {
+		free(table);
+		free(items);
+		return "out of memory for the table or the items";
+	}
+	for (size_t i = 0; i < CHTR_ITEMS; i++) {
+		items[i].key = i;
+		items[i].magic = CHTR_LIVE;
+		items[i].callbacks = 0;
+	}
+	if (cht_create_named(table, "chtresize", 1UL << CHTR_ORDER_SMALL,
+	    1UL << CHTR_ORDER_SMALL, CHTR_LOAD_SMALL, false, &chtr_ops) != CHT_OK) {
+		free(table);
+		free(items);
+		return "cht_create failed";
+	}
+	TPRINTF("chtresize: %lu items always present, %u readers on %u CPUs, %d "
+	    "resizes 2^%d <-> 2^%d buckets (cht_set_max_load %d <-> %d)\n",
+	    CHTR_ITEMS, nreaders, ncpu, CHTR_RESIZES, CHTR_ORDER_SMALL,
+	    CHTR_ORDER_SMALL + 1, CHTR_LOAD_SMALL, CHTR_LOAD_BIG);
+
+	const char *err = NULL;
+	unsigned created = 0;
+	for (unsigned i = 0; i < nreaders; i++) {
+		readers[i].seed = 0x9E3779B97F4A7C15ULL * (i + 1);
+		readers[i].lookups = 0;
+		readers[i].misses = 0;
+		readers[i].wrong = 0;
+		readers[i].during_resize = 0;
+		reader_threads[i] = thread_create(chtr_reader, &readers[i],
+		    "chtresize-rd", THREAD_FLAG_NONE);
+		if (!reader_threads[i]) {
+			err = "thread_create failed (out of memory)";
+			break;
+		}
+		thread_wire(reader_threads[i], &cpus[online[i % ncpu]]);
+		created++;
+	}
+
+	uint64_t t0 = uptime_us();
+	if (!err) {
+		insert_all();
+		cht_get_stats(table, &st);
+		TPRINTF("chtresize: %lu items inserted in %lu ms: %zu buckets\n",
+		    CHTR_ITEMS, (uptime_us() - t0) / 1000, st.buckets);
+		if (st.items != CHTR_ITEMS ||
+		    st.buckets != (1UL << CHTR_ORDER_SMALL))
+			err = "unexpected table state after inserting the items";
+	}
+	if (err) {
+		/* Let the created readers exit at once. */
+		__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	}
+	uint64_t t1 = uptime_us();
+	for (unsigned i = 0; i < created; i++)
+		thread_start(reader_threads[i]);
+	uint64_t resizes = 0, resize_us = 0;
+	if (!err)
+		err = resize_run(&resizes, &resize_us);
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < created; i++)
+		(void) thread_join(reader_threads[i]);
+	uint64_t t2 = uptime_us();
+
+	uint64_t lookups = 0, misses = 0, wrong = 0, during = 0;
+	for (unsigned i = 0; i < created; i++) {
+		lookups += readers[i].lookups;
+		misses += readers[i].misses;
+		wrong += readers[i].wrong;
+		during += readers[i].during_resize;
+	}
+	cht_get_stats(table, &st);
+	TPRINTF("chtresize: %lu resizes in %lu ms (%lu ms waiting for them): "
+	    "%lu lookups, %lu of them while a resize was in progress, %lu misses, "
+	    "%lu wrong items; table: %lu grows, %lu shrinks\n", resizes,
+	    (t2 - t1) / 1000, resize_us / 1000, lookups, during, misses, wrong,
+	    (unsigned long) st.grows, (unsigned long) st.shrinks);
+	size_t early_cbs = atomic_get(&callbacks);
+	if (resize_stuck) {
+		/* cht_destroy() would wait for the resize forever: leak it all. */
+		TPRINTF("chtresize: a resize never completed; the table and its "
+		    "items are left allocated\n");
+		table = NULL;
+		items = NULL;
+		if (misses != 0) {
+			snprintf(reason, sizeof(reason), "%s; %lu of %lu lookups missed "
+			    "a present item", err, misses, lookups);
+			return reason;
+		}
+		return err;
+	}
+
+	/* Clean-up: remove everything (also after a failure). */
+	size_t failed = remove_all();
+	rcu_barrier();
+	if (!err && failed != 0)
+		err = "cht_remove_item failed for an item of the table";
+	if (!err && early_cbs != 0)
+		err = "a remove callback ran before any item was removed";
+	if (!err && atomic_get(&callbacks) != CHTR_ITEMS)
+		err = "wrong number of remove callbacks in the clean-up";
+	if (!err && atomic_get(&bad_callbacks) != 0)
+		err = "a remove callback ran twice or for a foreign item";
+	int rc = cht_destroy(table);
+	if (rc != CHT_OK && !err)
+		err = "cht_destroy failed on the emptied table";
+	if (rc != CHT_OK) {
+		/* The table still references the items: leak both. */
+		table = NULL;
+		items = NULL;
+		return err;
+	}
+	free(table);
+	free(items);
+	table = NULL;
+	items = NULL;
+
+	if (!err && misses != 0) {
+		snprintf(reason, sizeof(reason), "%lu of %lu lookups missed a "
+		    "present item", misses, lookups);
+		err = reason;
+	}
+	if (!err && wrong != 0) {
+		snprintf(reason, sizeof(reason), "%lu of %lu lookups returned a "
+		    "wrong item", wrong, lookups);
+		err = reason;
+	}
+	if (!err && (st.grows != CHTR_RESIZES / 2 ||
+	    st.shrinks != CHTR_RESIZES / 2))
+		err = "grow/shrink counts differ from the resizes requested";
+	if (!err && (lookups == 0 || during == 0))
+		err = "no lookup ran while a resize was in progress";
+	if (err)
+		return err;
+
+	if (!wait_mem_baseline(&hbase, &fbase, &hs, &fs)) {
+		snprintf(reason, sizeof(reason), "memory not back at the baseline: "
+		    "heap %zu allocations (%zu before), %zu bytes (%zu before), free "
+		    "frames %zu (%zu before)", hs.allocs, hbase.allocs, hs.bytes,
+		    hbase.bytes, fs.free, fbase.free);
+		return reason;
+	}
+	TPRINTF("chtresize: heap and frames back at the baseline\n");
+	return NULL;
+}

@@ -1,0 +1,703 @@
+/** @file as1.c
+ * An address space with anonymous areas, entered by kernel threads: thousands of
+ * pages faulted in, written, verified, unmapped, resized and destroyed; every
+ * frame, PTE record and table entry goes back.
+ *
+ * One run:
+ *   1. as_create(); three areas (A: AS1_A_PAGES rw, B: AS1_B_PAGES rw, C:
+ *      AS1_C_PAGES read-only) and the argument checks of the area functions
+ *      (overlap EEXIST, alignment/range EINVAL, unknown base ENOENT, find).
+ *   2. One thread wired to each CPU (at least two) enters the address space and
+ *      faults in every W-th page of A and B by writing a pattern (several words
+ *      per page, derived from the address and the run), reads it back and reads
+ *      its pages of C (zero). After a barrier each thread verifies the pages of
+ *      another thread. Half of the threads leave with as_leave(), the other half
+ *      exit inside the address space (the exit leaves it).
+ *   3. The counters must match exactly: page hash table entries and the address
+ *      space's pages_mapped grew by the number of pages touched; as_count().
+ *   4. This thread enters a second address space with an area at the same
+ *      address: it reads zeros there (another key, another frame), writes, and
+ *      leaves; it enters the first one and verifies every page without a single
+ *      page fault (the threads filled the shared hardware page tables).
+ *   5. as_unmap_page() on every 7th page of A: EOK, then ENOENT; the next read
+ *      of such a page faults exactly once and reads zero; the others keep their
+ *      pattern. Unmap outside an area: ENOENT.
+ *   6. A is shrunk to half (the upper half's mappings are gone from the table)
+ *      and grown back (the upper half reads zero); B is destroyed and created
+ *      again (zero again).
+ *   7. Both address spaces are released (the last reference destroys them).
+ * The run is done twice. After each (rcu_barrier: the frames and records of the
+ * unmapped pages are freed; slab_reclaim: the magazines give them back):
+ *   - page hash table entries, address spaces: at the baseline; threads: not
+ *     above it;
+ *   - live heap allocations: at the baseline plus the bucket dummies the CHT
+ *     created and keeps (read exactly from the table's statistics);
+ *   - frames in use outside the slab allocator (data frames, page tables):
+ *     exactly at the baseline;
+ *   (heap allocations and frames net of the threads that exist, a stack and a
+ *   descriptor each: a thread of an earlier test released meanwhile must not
+ *   move them);
+ *   - free frames and slab frames after the second run equal those after the
+ *     first (the first may leave partially used slabs, e.g. of the dummies: the
+ *     delta to the baseline is printed, not required to be zero).
+ */
+#include <test.h>
+#include <tests.h>
+#include <mm/as.h>
+#include <mm/frame.h>
+#include <mm/slab.h>
+#include <mm/malloc.h>
+#include <genarch/mm/page_ht.h>
+#include <adt/cht.h>
+#include <proc/thread.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <time/delay.h>
+#include <arch/mm.h>
+#include <cpu.h>
+#include <atomic.h>
+#include <print.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <lib/str.h>
+
+#define AS1_A_BASE   0x10000000UL
+#define AS1_A_PAGES  2048
+#define AS1_B_BASE   0x20000000UL
+#define AS1_B_PAGES  1024
+#define AS1_C_BASE   0x30000000UL
+#define AS1_C_PAGES  64
+#define AS1_D_PAGES  64            /**< area of the second address space */
+#define AS1_TOTAL    (AS1_A_PAGES + AS1_B_PAGES + AS1_C_PAGES)
+#define AS1_UNMAP_EVERY 7
+#define MAX_THREADS  CONFIG_MAX_CPUS
+/** Words of each page that carry the pattern. */
+static const unsigned pat_words[] = { 0, 1, 255, 256, 511 };
+
+/* Errors (any thread); the first message is kept. */
+static atomic_t as1_errors;
+static bool as1_claimed;
+static char as1_msg[160];
+
+static void as1_fail(const char *fmt, ...) PRINTF_ATTR(1, 2);
+static void as1_fail(const char *fmt, ...)
+{
+	atomic_inc(&as1_errors);
+	bool expected = false;
+	if (__atomic_compare_exchange_n(&as1_claimed, &expected, true, false,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(as1_msg, sizeof(as1_msg), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static uint64_t as1_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xFF51AFD7ED558CCDUL;
+	x ^= x >> 33;
+	x *= 0xC4CEB9FE1A85EC53UL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Snapshot of the memory counters */
+
+static cht_stats_t as1_cs;
+static bool as1_cs_found;
+
+static void as1_visit(cht_env_link_t *link)
+{
+	cht_t *h = list_get_instance(link, cht_t, reg_link);
+	if (h->name && strcmp(h->name, "page_ht") == 0) {
+		cht_get_stats(h, &as1_cs);
+		as1_cs_found = true;
+	}
+}
+
+/** CHT statistics of the page hash table; false with the locked back end. */
+static bool as1_cht_stats(cht_stats_t *st)
+{
+	as1_cs_found = false;
+	cht_env_registry_foreach(as1_visit);
+	if (as1_cs_found)
+		*st = as1_cs;
+	return as1_cs_found;
+}
+
+typedef struct {
+	size_t free;
+	size_t outside_slabs;   /**< busy frames not held by slabs */
+	size_t slab_frames;
+	size_t heap_allocs;
+	size_t entries;
+	size_t dummies;
+	size_t threads;
+	size_t ases;
+} as1_snap_t;
+
+static size_t entries_now(void)
+{
+	page_ht_stats_t ps;
+	page_ht_get_stats(&ps);
+	return ps.entries;
+}
+
+/** Frames of one kernel stack (released threads give theirs back). */
+#define STACK_FRAMES (THREAD_STACK_SIZE / PAGE_SIZE)
+
+/**
+ * Reads the frame and heap counters net of the threads that exist (each has a
+ * stack outside the slabs and a heap allocation), so that threads of earlier
+ * tests released meanwhile do not move them. The counters are updated one
+ * after another (a slab's frames are freed before the slab count drops, a
+ * thread leaves the list before its stack is freed): two readings 1 ms apart
+ * must agree (bounded).
+ */
+static void as1_counters(size_t *outside, size_t *slab, size_t *heap,
+    size_t *free, size_t *threads)
+{
+	size_t prev[5] = { 0 }, cur[5] = { 0 };
+	for (unsigned k = 0; k < 200; k++) {
+		size_t t = thread_count();
+		frame_stats_t fs;
+		heap_stats_t hs;
+		frame_get_stats(&fs);
+		heap_get_stats(&hs);
+		size_t sl = slab_frames_held();
+		cur[0] = fs.busy - sl - t * STACK_FRAMES;
+		cur[1] = sl;
+		cur[2] = hs.allocs - t;
+		cur[3] = fs.free;
+		cur[4] = t;
+		if (k > 0 && memcmp(prev, cur, sizeof(cur)) == 0)
+			break;
+		memcpy(prev, cur, sizeof(cur));
+		thread_usleep(1000);
+	}
+	*outside = cur[0];
+	*slab = cur[1];
+	*heap = cur[2];
+	*free = cur[3];
+	*threads = cur[4];
+}
+
+/**
+ * Waits for the deferred frees (rcu_barrier), a resize in flight, surplus work
+ * queue workers and threads being released, gives the magazines back, then
+ * reads the counters.
+ */
+static void as1_snap(as1_snap_t *s)
+{
+	cht_stats_t cs = { 0 };
+	for (unsigned k = 0; k < 2000; k++) {
+		rcu_barrier();
+		if (!as1_cht_stats(&cs) || !cs.resizing)
+			break;
+		thread_usleep(10000);
+	}
+	/* Surplus workers of the system work queue retire after a timeout. */
+	workq_config_t cfg;
+	workq_stats_t ws;
+	workq_get_config(&cfg);
+	for (unsigned k = 0; k < 300; k++) {
+		workq_global_get_stats(&ws);
+		if (ws.workers <= cfg.min_idle)
+			break;
+		thread_usleep(10000);
+	}
+	/* Exited threads are released by the CPU that switched away from them. */
+	size_t n = thread_count();
+	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {
+		thread_usleep(10000);
+		size_t m = thread_count();
+		same = m == n ? same + 1 : 0;
+		n = m;
+	}
+	rcu_barrier();
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	as1_counters(&s->outside_slabs, &s->slab_frames, &s->heap_allocs, &s->free,
+	    &s->threads);
+	s->entries = entries_now();
+	s->dummies = as1_cht_stats(&cs) ? cs.dummies : 0;
+	s->ases = as_count();
+}
+
+/* Barrier of the worker threads */
+
+typedef struct {
+	unsigned n;
+	unsigned count;
+	unsigned gen;
+	bool yield;
+} as1_bar_t;
+
+static void as1_bar_wait(as1_bar_t *b)
+{
+	unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
+		if (b->yield)
+			thread_yield();
+		else
+			asm volatile ("pause" ::: "memory");
+	}
+}
+
+/* Page contents */
+
+static uint64_t run_seed;
+
+static uint64_t pat(uintptr_t va, unsigned word, uint64_t salt)
+{
+	return as1_mix(va ^ ((uint64_t) word << 48) ^ run_seed ^ salt);
+}
+
+static void page_write(uintptr_t va, uint64_t salt)
+{
+	uint64_t *w = (uint64_t *) va;
+	for (unsigned i = 0; i < ARRAY_SIZE(pat_words); i++)
+		__atomic_store_n(&w[pat_words[i]], pat(va, pat_words[i], salt),
+		    __ATOMIC_RELAXED);
+}
+
+/** Checks the pattern (@a zero: all pattern words zero). */
+static bool page_check(uintptr_t va, uint64_t salt, bool zero)
+{
+	uint64_t *w = (uint64_t *) va;
+	for (unsigned i = 0; i < ARRAY_SIZE(pat_words); i++) {
+		uint64_t v = __atomic_load_n(&w[pat_words[i]], __ATOMIC_RELAXED);
+		if (v != (zero ? 0 : pat(va, pat_words[i], salt)))
+			return false;
+	}
+	return true;
+}
+
+/** Checks that the whole page is zero. */
+static bool page_all_zero(uintptr_t va)
+{
+	uint64_t *w = (uint64_t *) va;
+	for (unsigned i = 0; i < PAGE_SIZE / sizeof(uint64_t); i++) {
+		if (__atomic_load_n(&w[i], __ATOMIC_RELAXED) != 0)
+			return false;
+	}
+	return true;
+}
+
+/** Address of page @a i of A then B (i < AS1_A_PAGES + AS1_B_PAGES). */
+static uintptr_t ab_page(unsigned i)
+{
+	return i < AS1_A_PAGES ? AS1_A_BASE + (uintptr_t) i * PAGE_SIZE :
+	    AS1_B_BASE + (uintptr_t) (i - AS1_A_PAGES) * PAGE_SIZE;
+}
+
+/* Workers */
+
+typedef struct {
+	unsigned index;
+	unsigned cpu;
+	bool exit_inside;
+} as1_arg_t;
+
+static as1_arg_t args[MAX_THREADS];
+static thread_t *handles[MAX_THREADS];
+static unsigned nthreads;
+static as1_bar_t bar;
+static as_t *the_as;
+
+static void as1_worker(void *p)
+{
+	as1_arg_t *a = p;
+	unsigned n = AS1_A_PAGES + AS1_B_PAGES;
+
+	as_enter(the_as);
+	for (unsigned i = a->index; i < n; i += nthreads)
+		page_write(ab_page(i), 0);
+	for (unsigned i = a->index; i < n; i += nthreads) {
+		if (!page_check(ab_page(i), 0, false))
+			as1_fail("thread %u: page %#lx lost its pattern", a->index,
+			    ab_page(i));
+	}
+	for (unsigned i = a->index; i < AS1_C_PAGES; i += nthreads) {
+		if (!page_all_zero(AS1_C_BASE + (uintptr_t) i * PAGE_SIZE))
+			as1_fail("read-only page %u is not zero", i);
+	}
+	as1_bar_wait(&bar);
+	/* The pages of the next thread, written on another CPU. */
+	unsigned other = (a->index + 1) % nthreads;
+	for (unsigned i = other; i < n; i += nthreads) {
+		if (!page_check(ab_page(i), 0, false))
+			as1_fail("thread %u: page %#lx written by thread %u differs",
+			    a->index, ab_page(i), other);
+	}
+	if (CPU->id != a->cpu)
+		as1_fail("wired thread runs on another CPU");
+	if (!a->exit_inside)
+		as_leave();
+	/* Otherwise thread_exit() leaves the address space. */
+}
+
+static const char *check_counts(as_t *as, size_t entries0, size_t mapped,
+    const char *when)
+{
+	static char reason[160];
+	size_t e = entries_now();
+	size_t pm = __atomic_load_n(&as->pages_mapped, __ATOMIC_RELAXED);
+	if (e != entries0 + mapped || pm != mapped) {
+		snprintf(reason, sizeof(reason), "%s: %zu entries (baseline %zu), "
+		    "pages_mapped %zu, expected %zu mapped pages", when, e, entries0,
+		    pm, mapped);
+		return reason;
+	}
+	return NULL;
+}
+
+static uint64_t faults_of(as_t *as)
+{
+	return __atomic_load_n(&as->faults, __ATOMIC_RELAXED);
+}
+
+static const char *area_api_checks(as_t *as)
+{
+	as_area_t ar;
+	if (as_area_create(as, AS1_A_BASE, AS1_A_PAGES * PAGE_SIZE,
+	    AS_AREA_READ | AS_AREA_WRITE) != EOK ||
+	    as_area_create(as, AS1_B_BASE, AS1_B_PAGES * PAGE_SIZE,
+	    AS_AREA_READ | AS_AREA_WRITE) != EOK ||
+	    as_area_create(as, AS1_C_BASE, AS1_C_PAGES * PAGE_SIZE,
+	    AS_AREA_READ) != EOK)
+		return "as_area_create failed";
+	uintptr_t a_end = AS1_A_BASE + AS1_A_PAGES * PAGE_SIZE;
+	if (as_area_create(as, AS1_A_BASE + 100 * PAGE_SIZE, PAGE_SIZE,
+	    AS_AREA_READ) != EEXIST ||
+	    as_area_create(as, AS1_A_BASE - PAGE_SIZE, 2 * PAGE_SIZE,
+	    AS_AREA_READ) != EEXIST ||
+	    as_area_create(as, a_end - PAGE_SIZE, 2 * PAGE_SIZE,
+	    AS_AREA_READ) != EEXIST ||
+	    as_area_create(as, AS1_A_BASE - PAGE_SIZE, AS1_B_BASE,
+	    AS_AREA_READ) != EEXIST)
+		return "an overlapping area was not refused with EEXIST";
+	if (as_area_create(as, 0, PAGE_SIZE, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, 0x50000001UL, PAGE_SIZE, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, 0x50000000UL, 0, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, 0x50000000UL, 100, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, USER_SPACE_END, PAGE_SIZE, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, USER_SPACE_END - PAGE_SIZE, 2 * PAGE_SIZE,
+	    AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, 0x50000000UL, -PAGE_SIZE, AS_AREA_READ) != EINVAL)
+		return "a bad area range was not refused with EINVAL";
+	/* Right next to A (and at the very top): allowed. */
+	if (as_area_create(as, a_end, PAGE_SIZE, AS_AREA_READ) != EOK ||
+	    as_area_create(as, USER_SPACE_END - PAGE_SIZE, PAGE_SIZE,
+	    AS_AREA_READ) != EOK)
+		return "an adjacent area was refused";
+	if (!as_area_find(as, a_end, &ar) || ar.base != a_end || ar.pages != 1)
+		return "as_area_find of the adjacent area failed";
+	if (as_area_resize(as, AS1_A_BASE, (AS1_A_PAGES + 1) * PAGE_SIZE) != EEXIST)
+		return "growing an area into its neighbour was not refused";
+	if (as_area_destroy(as, a_end) != EOK ||
+	    as_area_destroy(as, USER_SPACE_END - PAGE_SIZE) != EOK ||
+	    as_area_destroy(as, a_end) != ENOENT)
+		return "as_area_destroy of the adjacent areas failed";
+	if (as_area_find(as, a_end, &ar))
+		return "a destroyed area is still found";
+	if (!as_area_find(as, AS1_A_BASE + 5 * PAGE_SIZE + 17, &ar) ||
+	    ar.base != AS1_A_BASE || ar.pages != AS1_A_PAGES ||
+	    ar.flags != (AS_AREA_READ | AS_AREA_WRITE))
+		return "as_area_find inside A returned the wrong area";
+	if (!as_area_find(as, AS1_C_BASE + AS1_C_PAGES * PAGE_SIZE - 1, &ar) ||
+	    ar.base != AS1_C_BASE || ar.flags != AS_AREA_READ)
+		return "as_area_find at the last byte of C failed";
+	if (as_area_find(as, AS1_C_BASE + AS1_C_PAGES * PAGE_SIZE, &ar) ||
+	    as_area_find(as, 0x50000000UL, &ar) || as_area_find(as, 0, &ar))
+		return "as_area_find found an area where there is none";
+	if (as_area_resize(as, AS1_A_BASE + PAGE_SIZE, PAGE_SIZE) != ENOENT ||
+	    as_area_resize(as, 0x50000000UL, PAGE_SIZE) != ENOENT)
+		return "resize of a non-area did not return ENOENT";
+	if (as_area_resize(as, AS1_A_BASE, 0) != EINVAL ||
+	    as_area_resize(as, AS1_A_BASE, PAGE_SIZE + 1) != EINVAL)
+		return "resize to a bad size did not return EINVAL";
+	if (as_area_destroy(as, AS1_A_BASE + PAGE_SIZE) != ENOENT ||
+	    as_area_destroy(as, 0x50000000UL) != ENOENT)
+		return "destroy of a non-area did not return ENOENT";
+	return NULL;
+}
+
+static const char *as1_run(unsigned run)
+{
+	static char reason[160];
+	const char *r;
+	size_t ases0 = as_count();
+	size_t entries0 = entries_now();
+	run_seed = as1_mix(0x617331 + run);
+
+	as_t *as = as_create();
+	if (!as)
+		return "as_create failed";
+	the_as = as;
+	if (as_count() != ases0 + 1)
+		return "as_count did not grow by one";
+	r = area_api_checks(as);
+	if (r) {
+		as_release(as);
+		return r;
+	}
+	if ((r = check_counts(as, entries0, 0, "before any access"))) {
+		as_release(as);
+		return r;
+	}
+
+	/* 2. Workers. */
+	unsigned online = 0;
+	for (unsigned c = 0; c < cpu_count; c++)
+		online += cpu_is_online(c);
+	nthreads = online < 2 ? 2 : online;
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	bar = (as1_bar_t) { .n = nthreads, .yield = nthreads > online };
+	unsigned n = 0;
+	for (unsigned c = 0; n < nthreads; c = (c + 1) % cpu_count) {
+		if (!cpu_is_online(c))
+			continue;
+		args[n] = (as1_arg_t) { .index = n, .cpu = c, .exit_inside = n % 2 };
+		handles[n] = thread_create(as1_worker, &args[n], "as1",
+		    THREAD_FLAG_NONE);
+		if (!handles[n]) {
+			as1_fail("thread_create failed");
+			break;
+		}
+		thread_wire(handles[n], &cpus[c]);
+		n++;
+	}
+	/* If thread_create failed, the barrier must not wait for the missing. */
+	bar.n = n;
+	for (unsigned i = 0; i < n; i++)
+		thread_start(handles[i]);
+	for (unsigned i = 0; i < n; i++) {
+		if (thread_join(handles[i]) != EOK)
+			as1_fail("thread_join failed");
+	}
+	if (atomic_get(&as1_errors)) {
+		as_release(as);
+		return as1_msg;
+	}
+	uint64_t f_workers = faults_of(as);
+	if (atomic_get(&as->refcount) != 1) {
+		snprintf(reason, sizeof(reason), "%zu references after the threads "
+		    "left, expected 1", atomic_get(&as->refcount));
+		as_release(as);
+		return reason;
+	}
+	if (__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) != 0) {
+		as_release(as);
+		return "cpus_running not empty after every thread left";
+	}
+	if (f_workers != AS1_TOTAL) {
+		/* One fault per page: each page is touched by one thread only. */
+		snprintf(reason, sizeof(reason), "%lu faults for %u pages touched, "
+		    "expected one each", f_workers, AS1_TOTAL);
+		as_release(as);
+		return reason;
+	}
+	if ((r = check_counts(as, entries0, AS1_TOTAL, "after the threads"))) {
+		as_release(as);
+		return r;
+	}
+
+	/* 4. A second address space at the same addresses. */
+	as_t *as2 = as_create();
+	if (!as2) {
+		as_release(as);
+		return "as_create failed";
+	}
+	if (as_area_create(as2, AS1_A_BASE, AS1_D_PAGES * PAGE_SIZE,
+	    AS_AREA_READ | AS_AREA_WRITE) != EOK)
+		as1_fail("as_area_create in the second address space failed");
+	as_enter(as2);
+	for (unsigned i = 0; i < AS1_D_PAGES; i++) {
+		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
+		if (!page_all_zero(va))
+			as1_fail("second address space: page %#lx not zero", va);
+		page_write(va, 0x2);
+	}
+	as_leave();
+	if (faults_of(as2) != AS1_D_PAGES)
+		as1_fail("second address space: %lu faults, expected %u",
+		    faults_of(as2), AS1_D_PAGES);
+
+	as_enter(as);
+	uint64_t f0 = faults_of(as);
+	for (unsigned i = 0; i < AS1_A_PAGES + AS1_B_PAGES; i++) {
+		if (!page_check(ab_page(i), 0, false)) {
+			as1_fail("page %#lx differs when read by the main thread",
+			    ab_page(i));
+			break;
+		}
+	}
+	for (unsigned i = 0; i < AS1_C_PAGES; i++) {
+		if (!page_check(AS1_C_BASE + (uintptr_t) i * PAGE_SIZE, 0, true))
+			as1_fail("read-only page %u is not zero", i);
+	}
+	uint64_t f1 = faults_of(as);
+	if (f1 != f0)
+		as1_fail("%lu faults while reading mapped pages (hardware page "
+		    "tables not filled?)", f1 - f0);
+
+	/* 5. Unmap every 7th page of A. */
+	size_t unmapped = 0;
+	for (unsigned i = 0; i < AS1_A_PAGES; i += AS1_UNMAP_EVERY) {
+		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
+		/* Any address inside the page names it. */
+		if (as_unmap_page(as, va + (i % 2 ? 123 : 0)) != EOK)
+			as1_fail("as_unmap_page(%#lx) failed", va);
+		if (as_unmap_page(as, va) != ENOENT)
+			as1_fail("second as_unmap_page(%#lx) did not fail", va);
+		unmapped++;
+	}
+	if (as_unmap_page(as, 0x50000000UL) != ENOENT ||
+	    as_unmap_page(as, AS1_B_BASE - PAGE_SIZE) != ENOENT)
+		as1_fail("as_unmap_page outside the areas did not return ENOENT");
+	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL - unmapped,
+	    "after the unmaps")))
+		as1_fail("%s", r);
+	f0 = faults_of(as);
+	for (unsigned i = 0; i < AS1_A_PAGES; i++) {
+		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
+		bool gone = i % AS1_UNMAP_EVERY == 0;
+		if (gone ? !page_all_zero(va) : !page_check(va, 0, false))
+			as1_fail("page %#lx after the unmaps: %s", va,
+			    gone ? "not zero" : "pattern lost");
+	}
+	f1 = faults_of(as);
+	if (f1 - f0 != unmapped)
+		as1_fail("%lu faults reading %zu unmapped pages, expected one each",
+		    f1 - f0, unmapped);
+	/* The read faults installed writable entries: writing faults no more. */
+	for (unsigned i = 0; i < AS1_A_PAGES; i += AS1_UNMAP_EVERY)
+		page_write(AS1_A_BASE + (uintptr_t) i * PAGE_SIZE, 0);
+	if (faults_of(as) != f1)
+		as1_fail("writing pages just read faulted again");
+	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL,
+	    "after the re-faults")))
+		as1_fail("%s", r);
+
+	/* 6. Resize A to half and back; destroy and recreate B. */
+	as_area_t ar;
+	if (as_area_resize(as, AS1_A_BASE, AS1_A_PAGES / 2 * PAGE_SIZE) != EOK)
+		as1_fail("shrinking A failed");
+	if (!as_area_find(as, AS1_A_BASE, &ar) || ar.pages != AS1_A_PAGES / 2 ||
+	    as_area_find(as, AS1_A_BASE + AS1_A_PAGES / 2 * PAGE_SIZE, &ar))
+		as1_fail("as_area_find does not see the shrunk size");
+	if ((r = check_counts(as, entries0 + AS1_D_PAGES,
+	    AS1_TOTAL - AS1_A_PAGES / 2, "after shrinking A")))
+		as1_fail("%s", r);
+	if (as_area_resize(as, AS1_A_BASE, AS1_A_PAGES * PAGE_SIZE) != EOK)
+		as1_fail("growing A back failed");
+	f0 = faults_of(as);
+	for (unsigned i = 0; i < AS1_A_PAGES; i++) {
+		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
+		bool gone = i >= AS1_A_PAGES / 2;
+		if (gone ? !page_all_zero(va) : !page_check(va, 0, false)) {
+			as1_fail("page %#lx after the resizes: %s", va,
+			    gone ? "not zero" : "pattern lost");
+			break;
+		}
+	}
+	if (faults_of(as) - f0 != AS1_A_PAGES / 2)
+		as1_fail("%lu faults after growing A back, expected %u",
+		    faults_of(as) - f0, AS1_A_PAGES / 2);
+	if (as_area_destroy(as, AS1_B_BASE) != EOK)
+		as1_fail("as_area_destroy(B) failed");
+	if (as_area_find(as, AS1_B_BASE, &ar))
+		as1_fail("B is still found after its destruction");
+	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL - AS1_B_PAGES,
+	    "after destroying B")))
+		as1_fail("%s", r);
+	if (as_area_create(as, AS1_B_BASE, AS1_B_PAGES * PAGE_SIZE,
+	    AS_AREA_READ | AS_AREA_WRITE) != EOK)
+		as1_fail("recreating B failed");
+	for (unsigned i = 0; i < AS1_B_PAGES; i += 3) {
+		uintptr_t va = AS1_B_BASE + (uintptr_t) i * PAGE_SIZE;
+		if (!page_all_zero(va)) {
+			as1_fail("page %#lx of the recreated B is not zero", va);
+			break;
+		}
+		page_write(va, 0x3);
+	}
+	as_leave();
+	if (__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) != 0)
+		as1_fail("cpus_running not empty after as_leave");
+
+	TPRINTF("as1: run %u: %u threads, %u pages touched; %lu faults (%lu "
+	    "minor), %lu shootdowns\n", run + 1, n, AS1_TOTAL, faults_of(as),
+	    __atomic_load_n(&as->faults_minor, __ATOMIC_RELAXED),
+	    __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED));
+
+	/* 7. Destroy both. */
+	as_release(as2);
+	as_release(as);
+	if (as_count() != ases0)
+		as1_fail("%zu address spaces after the release, expected %zu",
+		    as_count(), ases0);
+	if (entries_now() != entries0)
+		as1_fail("%zu table entries after the release, expected %zu",
+		    entries_now(), entries0);
+	return atomic_get(&as1_errors) ? as1_msg : NULL;
+}
+
+const char *test_as1(void)
+{
+	static char reason[200];
+	as1_snap_t s0, s[2];
+
+	uint64_t t0 = uptime_us();
+	atomic_set(&as1_errors, 0);
+	as1_claimed = false;
+	as1_snap(&s0);
+
+	for (unsigned run = 0; run < 2; run++) {
+		const char *r = as1_run(run);
+		if (r)
+			return r;
+		as1_snap(&s[run]);
+		as1_snap_t *e = &s[run];
+		TPRINTF("as1: run %u: entries %zu (baseline %zu), address spaces %zu "
+		    "(%zu); against the baseline: heap allocations %ld, CHT dummies "
+		    "%ld, frames outside slabs %ld, slab frames %ld\n", run + 1,
+		    e->entries, s0.entries, e->ases, s0.ases,
+		    (long) (e->heap_allocs - s0.heap_allocs),
+		    (long) (e->dummies - s0.dummies),
+		    (long) (e->outside_slabs - s0.outside_slabs),
+		    (long) (e->slab_frames - s0.slab_frames));
+		if (e->entries != s0.entries)
+			return "page hash table entries not back at the baseline";
+		if (e->ases != s0.ases)
+			return "address spaces left behind";
+		if (e->threads > s0.threads)
+			return "threads left behind";
+		if (e->heap_allocs - s0.heap_allocs != e->dummies - s0.dummies)
+			return "live heap allocations not back at the baseline";
+		if (e->outside_slabs != s0.outside_slabs) {
+			snprintf(reason, sizeof(reason), "%ld frames outside the slabs "
+			    "not given back (data frames, page tables)",
+			    (long) e->outside_slabs - (long) s0.outside_slabs);
+			return reason;
+		}
+	}
+	if (s[1].free != s[0].free || s[1].slab_frames != s[0].slab_frames) {
+		snprintf(reason, sizeof(reason), "second run left %zu free frames, the "
+		    "first %zu (slab frames %zu, %zu)", s[1].free, s[0].free,
+		    s[1].slab_frames, s[0].slab_frames);
+		return reason;
+	}
+	TPRINTF("as1: free frames %zu after both runs (%ld against the baseline: "
+	    "partially used slabs); %lu ms\n", s[1].free,
+	    (long) s[1].free - (long) s0.free, (uptime_us() - t0) / 1000);
+	return NULL;
+}

@@ -1,0 +1,988 @@
+/** @file mapping1.c
+ * The global page hash table: insert, find, update and remove mappings and check
+ * every result, single-threaded and from all CPUs (either back end).
+ *
+ * The keys belong to two address spaces created for the test (no areas, nobody
+ * enters them: the table is used directly, no page is ever faulted in).
+ *
+ * Phase A (this thread), over MAP_KEYS keys in the first address space, four kinds
+ * of records: a real frame the table owns (PTE_REC_FREE_FRAME), a real frame the
+ * test owns, and two kinds of made-up frame numbers with various flags.
+ *   - find, remove and update of absent keys fail (false, ENOENT, ENOENT);
+ *   - inserts succeed; every find returns exactly the inserted frame and flags;
+ *   - a second insert of a present key returns EEXIST and a copy of the present
+ *     record (also with existing == NULL), and changes nothing;
+ *   - the same pages in the second address space are distinct keys;
+ *   - updates (same frame with other flags, a new frame, a frame handed from
+ *     the test to the table) are seen by find; frames the table owns are freed
+ *     exactly once: a replaced frame after a grace period, a kept frame never
+ *     (checked by frame accounting after rcu_barrier(), and a double free panics);
+ *   - removes succeed once, then ENOENT; finds fail afterwards.
+ * Phase B (one thread wired to each CPU, at least two threads):
+ *   B1: each thread inserts, finds, updates and removes its own keys at random
+ *       against a shadow copy (exact results), while checking stable keys that
+ *       are present throughout (the table grows and shrinks meanwhile: a lookup
+ *       must never miss a present key);
+ *   B2: all threads insert the same keys at once: exactly one insert of each key
+ *       wins, the others get EEXIST and a copy of the winner's record; then all
+ *       remove them at once: exactly one remove of each key succeeds;
+ *   B3: one thread updates a key back and forth between two records while the
+ *       others look it up: it is found every time, with one of the two records.
+ * The whole workload runs twice. After each run (rcu_barrier, slab_reclaim) the
+ * table entries and the live heap allocations are back at the baseline (apart
+ * from bucket dummies the CHT keeps, counted exactly through the table's own
+ * statistics), and so are the frames in use outside the slab allocator (data
+ * frames). Heap allocations and frames are counted net of the threads that
+ * exist (a stack and a descriptor each), so that a thread of an earlier test
+ * released meanwhile does not move them. Frames held by slabs may differ after
+ * the first run (partially used slabs, CHT dummies); after the second run they
+ * must equal the first run's. Every key is removed at the end, also when a
+ * check fails (the table is global).
+ */
+#include <test.h>
+#include <tests.h>
+#include <mm/as.h>
+#include <mm/frame.h>
+#include <mm/slab.h>
+#include <mm/malloc.h>
+#include <genarch/mm/page_ht.h>
+#include <adt/cht.h>
+#include <proc/thread.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <time/delay.h>
+#include <arch/mm.h>
+#include <cpu.h>
+#include <atomic.h>
+#include <print.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <lib/str.h>
+
+#define MAP_KEYS       1536
+#define MAP_BASE       0x40000000UL
+#define B1_KEYS        160
+#define B1_STEPS       1500
+#define B1_BASE        0x80000000UL
+#define STABLE_KEYS    256
+#define STABLE_BASE    0x70000000UL
+#define B2_KEYS        48
+#define B2_ROUNDS      12
+#define B2_BASE        0xC0000000UL
+#define B3_UPDATES     4000
+#define B3_MIN_LOOKUPS 20000
+#define B3_PAGE        0xD0000000UL
+#define MAX_THREADS    CONFIG_MAX_CPUS
+/** Made-up frame numbers (never mapped by hardware, never freed). */
+#define FAKE_FRAME(x)  ((1UL << 40) + ((uintptr_t) (x) << 12))
+
+/* Errors (any thread); the first message is kept. */
+static atomic_t m1_errors;
+static bool m1_claimed;
+static char m1_msg[160];
+
+static void m1_fail(const char *fmt, ...) PRINTF_ATTR(1, 2);
+static void m1_fail(const char *fmt, ...)
+{
+	atomic_inc(&m1_errors);
+	bool expected = false;
+	if (__atomic_compare_exchange_n(&m1_claimed, &expected, true, false,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(m1_msg, sizeof(m1_msg), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static uint64_t m1_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xFF51AFD7ED558CCDUL;
+	x ^= x >> 33;
+	x *= 0xC4CEB9FE1A85EC53UL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t m1_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static bool pte_eq(const pte_t *a, const pte_t *b)
+{
+	return a->frame == b->frame && a->flags == b->flags;
+}
+
+/* Snapshot of the memory counters */
+
+/** CHT statistics of the page hash table (the registry of live tables). */
+static cht_stats_t m1_cs;
+static bool m1_cs_found;
+
+static void m1_visit(cht_env_link_t *link)
+{
+	cht_t *h = list_get_instance(link, cht_t, reg_link);
+	if (h->name && strcmp(h->name, "page_ht") == 0) {
+		cht_get_stats(h, &m1_cs);
+		m1_cs_found = true;
+	}
+}
+
+/** Dummies and resize state of the CHT; false with the locked back end. */
+static bool m1_cht_stats(cht_stats_t *st)
+{
+	m1_cs_found = false;
+	cht_env_registry_foreach(m1_visit);
+	if (m1_cs_found)
+		*st = m1_cs;
+	return m1_cs_found;
+}
+
+typedef struct {
+	size_t free;
+	size_t outside_slabs;   /**< busy frames not held by slabs */
+	size_t slab_frames;
+	size_t heap_allocs;
+	size_t entries;
+	size_t buckets;
+	size_t dummies;
+	size_t threads;
+} m1_snap_t;
+
+/** Frames of one kernel stack (released threads give theirs back). */
+#define STACK_FRAMES (THREAD_STACK_SIZE / PAGE_SIZE)
+
+/**
+ * Reads the frame and heap counters net of the threads that exist (each has a
+ * stack outside the slabs and a heap allocation), so that threads of earlier
+ * tests released meanwhile do not move them. The counters are updated one
+ * after another (a slab's frames are freed before the slab count drops, a
+ * thread leaves the list before its stack is freed): two readings 1 ms apart
+ * must agree (bounded).
+ */
+static void m1_counters(size_t *outside, size_t *slab, size_t *heap,
+    size_t *free, size_t *threads)
+{
+	size_t prev[5] = { 0 }, cur[5] = { 0 };
+	for (unsigned k = 0; k < 200; k++) {
+		size_t t = thread_count();
+		frame_stats_t fs;
+		heap_stats_t hs;
+		frame_get_stats(&fs);
+		heap_get_stats(&hs);
+		size_t sl = slab_frames_held();
+		cur[0] = fs.busy - sl - t * STACK_FRAMES;
+		cur[1] = sl;
+		cur[2] = hs.allocs - t;
+		cur[3] = fs.free;
+		cur[4] = t;
+		if (k > 0 && memcmp(prev, cur, sizeof(cur)) == 0)
+			break;
+		memcpy(prev, cur, sizeof(cur));
+		thread_usleep(1000);
+	}
+	*outside = cur[0];
+	*slab = cur[1];
+	*heap = cur[2];
+	*free = cur[3];
+	*threads = cur[4];
+}
+
+/** Waits for a resize in flight to end and for the deferred frees. */
+static void m1_quiesce(void)
+{
+	cht_stats_t cs = { 0 };
+	for (unsigned k = 0; k < 2000; k++) {
+		rcu_barrier();
+		if (!m1_cht_stats(&cs) || !cs.resizing)
+			break;
+		thread_usleep(10000);
+	}
+	rcu_barrier();
+}
+
+/**
+ * Waits for the deferred frees (rcu_barrier), a resize in flight, surplus work
+ * queue workers and threads being released, gives the magazines back, then
+ * reads the counters.
+ */
+static void m1_snap(m1_snap_t *s)
+{
+	cht_stats_t cs = { 0 };
+	m1_quiesce();
+	/* Surplus workers of the system work queue retire after a timeout. */
+	workq_config_t cfg;
+	workq_stats_t ws;
+	workq_get_config(&cfg);
+	for (unsigned k = 0; k < 300; k++) {
+		workq_global_get_stats(&ws);
+		if (ws.workers <= cfg.min_idle)
+			break;
+		thread_usleep(10000);
+	}
+	/* Exited threads are released by the CPU that switched away from them. */
+	size_t n = thread_count();
+	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {
+		thread_usleep(10000);
+		size_t m = thread_count();
+		same = m == n ? same + 1 : 0;
+		n = m;
+	}
+	rcu_barrier();
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	m1_counters(&s->outside_slabs, &s->slab_frames, &s->heap_allocs, &s->free,
+	    &s->threads);
+	page_ht_stats_t ps;
+	page_ht_get_stats(&ps);
+	s->entries = ps.entries;
+	s->buckets = ps.buckets;
+	s->dummies = m1_cht_stats(&cs) ? cs.dummies : 0;
+}
+
+/* A barrier for the worker threads; the last one to arrive runs @a fn. */
+
+typedef struct {
+	unsigned n;
+	unsigned count;
+	unsigned gen;
+	bool yield;   /**< more threads than CPUs: yield while waiting */
+} m1_bar_t;
+
+static void m1_bar_wait(m1_bar_t *b, void (*fn)(void))
+{
+	unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+		if (fn)
+			fn();
+		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
+		if (b->yield)
+			thread_yield();
+		else
+			asm volatile ("pause" ::: "memory");
+	}
+}
+
+/* Phase A */
+
+static as_t *as_a;
+static as_t *as_b;
+
+static pte_t a_pte[MAP_KEYS];
+/** Frames the test owns (kind 1), freed by the test after the remove. */
+static uintptr_t a_owned[MAP_KEYS];
+
+static uintptr_t a_page(unsigned i)
+{
+	return MAP_BASE + (uintptr_t) i * 3 * PAGE_SIZE;
+}
+
+static unsigned a_flags(unsigned i)
+{
+	unsigned f = PTE_REC_PRESENT;
+	if (i & 1)
+		f |= PTE_REC_WRITABLE;
+	if (i & 2)
+		f |= PTE_REC_USER;
+	if (i & 4)
+		f |= PTE_REC_EXEC;
+	if (i & 8)
+		f |= PTE_REC_CACHEABLE;
+	if (i & 16)
+		f |= PTE_REC_ACCESSED | PTE_REC_DIRTY;
+	if (i & 32)
+		f |= PTE_REC_GLOBAL;
+	return f;
+}
+
+/** Frames in use outside the slabs and thread stacks. */
+static size_t busy_outside_slabs(void)
+{
+	size_t outside, slab, heap, free, threads;
+	m1_counters(&outside, &slab, &heap, &free, &threads);
+	return outside;
+}
+
+static const char *phase_a(void)
+{
+	page_ht_stats_t ps0, ps;
+	page_ht_get_stats(&ps0);
+	pte_t out;
+
+	for (unsigned i = 0; i < MAP_KEYS; i += 7) {
+		if (page_mapping_find(as_a, a_page(i), &out))
+			return "find of an absent key succeeded";
+		if (page_mapping_remove(as_a, a_page(i)) != ENOENT)
+			return "remove of an absent key did not return ENOENT";
+		pte_t p = { .frame = FAKE_FRAME(i), .flags = PTE_REC_PRESENT };
+		if (page_mapping_update(as_a, a_page(i), &p) != ENOENT)
+			return "update of an absent key did not return ENOENT";
+	}
+	/* The failed update must not have left a record behind. */
+	page_ht_get_stats(&ps);
+	if (ps.entries != ps0.entries)
+		return "failed operations changed the number of entries";
+
+	/* Insert all keys. */
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		unsigned kind = i % 4;
+		pte_t p = { .flags = a_flags(i) };
+		a_owned[i] = 0;
+		if (kind == 0 || kind == 1) {
+			p.frame = frame_alloc(1, FRAME_NONE);
+			if (!p.frame)
+				return "frame_alloc failed";
+			*(uint64_t *) PA2KA(p.frame) = m1_mix(i);
+			if (kind == 0)
+				p.flags |= PTE_REC_FREE_FRAME;
+			else
+				a_owned[i] = p.frame;
+		} else {
+			p.frame = FAKE_FRAME(i + kind * MAP_KEYS);
+		}
+		a_pte[i] = p;
+		pte_t ex = { 0 };
+		int rc = page_mapping_insert(as_a, a_page(i), &p, &ex);
+		if (rc != EOK) {
+			m1_fail("insert of key %u returned %d", i, rc);
+			return m1_msg;
+		}
+	}
+	page_ht_get_stats(&ps);
+	if (ps.entries != ps0.entries + MAP_KEYS) {
+		m1_fail("%zu entries after %u inserts (baseline %zu)", ps.entries,
+		    MAP_KEYS, ps0.entries);
+		return m1_msg;
+	}
+
+	/* Every find returns what was inserted; duplicates are refused. */
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		    !pte_eq(&out, &a_pte[i])) {
+			m1_fail("key %u: find does not return the inserted record", i);
+			return m1_msg;
+		}
+		if (page_mapping_find(as_a, a_page(i) + PAGE_SIZE, &out))
+			return "find of the page next to a key succeeded";
+		pte_t dup = { .frame = FAKE_FRAME(7 * MAP_KEYS + i),
+			.flags = PTE_REC_PRESENT | PTE_REC_WRITABLE };
+		pte_t ex = { 0 };
+		if (page_mapping_insert(as_a, a_page(i), &dup, &ex) != EEXIST)
+			return "insert of a present key did not return EEXIST";
+		if (!pte_eq(&ex, &a_pte[i]))
+			return "EEXIST: the copy of the present record is wrong";
+		if (i % 5 == 0 &&
+		    page_mapping_insert(as_a, a_page(i), &dup, NULL) != EEXIST)
+			return "insert of a present key (existing NULL) did not fail";
+		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		    !pte_eq(&out, &a_pte[i]))
+			return "a refused insert changed the record";
+	}
+	page_ht_get_stats(&ps);
+	if (ps.entries != ps0.entries + MAP_KEYS)
+		return "refused inserts changed the number of entries";
+
+	/* The same pages in another address space are other keys. */
+	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
+		if (page_mapping_find(as_b, a_page(i), &out))
+			return "key found in the wrong address space";
+		pte_t p = { .frame = FAKE_FRAME(9 * MAP_KEYS + i),
+			.flags = PTE_REC_PRESENT };
+		if (page_mapping_insert(as_b, a_page(i), &p, NULL) != EOK)
+			return "insert into the second address space failed";
+		if (!page_mapping_find(as_b, a_page(i), &out) || !pte_eq(&out, &p))
+			return "find in the second address space is wrong";
+		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		    !pte_eq(&out, &a_pte[i]))
+			return "insert into the second address space changed the first";
+	}
+	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
+		if (page_mapping_remove(as_b, a_page(i)) != EOK)
+			return "remove from the second address space failed";
+	}
+	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
+		if (page_mapping_find(as_b, a_page(i), &out))
+			return "key found in the second address space after remove";
+		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		    !pte_eq(&out, &a_pte[i]))
+			return "remove from the second address space changed the first";
+	}
+
+	/*
+	 * Updates. Frames outside the slabs must be where they were once the
+	 * replaced records are freed: every frame allocated here replaces one
+	 * the table frees; a kept frame must not be freed.
+	 */
+	m1_quiesce();
+	size_t outside0 = busy_outside_slabs();
+	size_t replaced = 0;
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		if (i % 3 != 0)
+			continue;
+		unsigned kind = i % 4;
+		pte_t p = a_pte[i];
+		if (kind == 0 && (i / 4) % 2 == 0) {
+			/* Same frame, other flags: the table keeps owning it. */
+			p.flags ^= PTE_REC_WRITABLE | PTE_REC_DIRTY;
+		} else if (kind == 0) {
+			/* A new frame: the old one is freed after a grace period. */
+			p.frame = frame_alloc(1, FRAME_NONE);
+			if (!p.frame)
+				return "frame_alloc failed";
+			*(uint64_t *) PA2KA(p.frame) = m1_mix(i + 1);
+			replaced++;
+		} else if (kind == 1) {
+			/* Same frame the test owns, other flags. */
+			p.flags ^= PTE_REC_EXEC | PTE_REC_ACCESSED;
+		} else if (kind == 2) {
+			/* A made-up frame replaced by a real one the table owns. */
+			p.frame = frame_alloc(1, FRAME_NONE);
+			if (!p.frame)
+				return "frame_alloc failed";
+			*(uint64_t *) PA2KA(p.frame) = m1_mix(i + 1);
+			p.flags |= PTE_REC_FREE_FRAME;
+		} else {
+			p.frame = FAKE_FRAME(11 * MAP_KEYS + i);
+			p.flags ^= PTE_REC_USER;
+		}
+		int rc = page_mapping_update(as_a, a_page(i), &p);
+		if (rc != EOK) {
+			m1_fail("update of key %u returned %d", i, rc);
+			return m1_msg;
+		}
+		a_pte[i] = p;
+		if (!page_mapping_find(as_a, a_page(i), &out) || !pte_eq(&out, &p)) {
+			m1_fail("key %u: find after update returns frame %#lx flags "
+			    "%#x, expected %#lx %#x", i, out.frame, out.flags, p.frame,
+			    p.flags);
+			return m1_msg;
+		}
+	}
+	size_t added_kind2 = 0;
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		if (i % 3 == 0 && i % 4 == 2)
+			added_kind2++;
+	}
+	/*
+	 * Exact, but a thread of another subsystem may be between its exit and
+	 * the release of its stack: look again for a while before failing.
+	 */
+	rcu_barrier();
+	size_t outside1 = busy_outside_slabs();
+	for (unsigned k = 0; k < 100 && outside1 != outside0 + added_kind2; k++) {
+		thread_usleep(10000);
+		outside1 = busy_outside_slabs();
+	}
+	if (outside1 != outside0 + added_kind2) {
+		/*
+		 * Diagnosis: a replaced record that was marked deleted but not
+		 * unlinked is handed to RCU (with its frame) only when another
+		 * update walks past it. Walk past every key and look again.
+		 */
+		cht_stats_t cs = { 0 };
+		bool cht = m1_cht_stats(&cs);
+		size_t pending = rcu_pending_callbacks();
+		for (unsigned i = 0; i < MAP_KEYS; i++)
+			(void) page_mapping_remove(as_b, a_page(i));
+		rcu_barrier();
+		size_t outside2 = busy_outside_slabs();
+		TPRINTF("mapping1: after the updates: %zu frames outside slabs, "
+		    "expected %zu; %zu RCU callbacks pending; table %zu items, %zu "
+		    "buckets, resizing %d; after walking past every key: %zu\n",
+		    outside1, outside0 + added_kind2, pending, cht ? cs.items : 0,
+		    cht ? cs.buckets : 0, cht ? cs.resizing : 0, outside2);
+		m1_fail("frames outside slabs %zu after the updates, expected %zu "
+		    "(%zu before, %zu frames replaced, %zu handed to the table; "
+		    "%zu after walking past the keys)", outside1,
+		    outside0 + added_kind2, outside0, replaced, added_kind2,
+		    outside2);
+		return m1_msg;
+	}
+	page_ht_get_stats(&ps);
+	if (ps.entries != ps0.entries + MAP_KEYS)
+		return "updates changed the number of entries";
+	/* Kept and new frames still hold what was written into them. */
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		unsigned kind = i % 4;
+		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		    !pte_eq(&out, &a_pte[i])) {
+			m1_fail("key %u: find after all updates is wrong", i);
+			return m1_msg;
+		}
+		if (kind == 0 || kind == 1 || (kind == 2 && i % 3 == 0)) {
+			uint64_t want = (i % 3 == 0 && (kind == 2 ||
+			    (kind == 0 && (i / 4) % 2 == 1))) ? m1_mix(i + 1) : m1_mix(i);
+			if (*(uint64_t *) PA2KA(out.frame) != want) {
+				m1_fail("key %u: frame %#lx contents changed", i, out.frame);
+				return m1_msg;
+			}
+		}
+	}
+
+	/* Remove everything: once EOK, then ENOENT. */
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		if (page_mapping_remove(as_a, a_page(i)) != EOK) {
+			m1_fail("remove of key %u failed", i);
+			return m1_msg;
+		}
+		if (page_mapping_remove(as_a, a_page(i)) != ENOENT)
+			return "second remove did not return ENOENT";
+		if (page_mapping_find(as_a, a_page(i), &out))
+			return "find after remove succeeded";
+	}
+	page_ht_get_stats(&ps);
+	if (ps.entries != ps0.entries)
+		return "entries not back at the baseline after the removes";
+	/* After the grace period the test may free the frames it owns. */
+	rcu_barrier();
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		if (a_owned[i])
+			frame_free(a_owned[i], 1);
+		a_owned[i] = 0;
+	}
+
+	/* The extreme pages of the user half are keys like any other. */
+	uintptr_t edge[] = { PAGE_SIZE, USER_SPACE_END - PAGE_SIZE };
+	for (unsigned i = 0; i < ARRAY_SIZE(edge); i++) {
+		pte_t p = { .frame = FAKE_FRAME(i), .flags = PTE_REC_PRESENT };
+		if (page_mapping_insert(as_a, edge[i], &p, NULL) != EOK ||
+		    !page_mapping_find(as_a, edge[i], &out) || !pte_eq(&out, &p) ||
+		    page_mapping_find(as_b, edge[i], &out) ||
+		    page_mapping_remove(as_a, edge[i]) != EOK ||
+		    page_mapping_find(as_a, edge[i], &out))
+			return "insert/find/remove at the edge of the user half failed";
+	}
+	return NULL;
+}
+
+/* Phase B */
+
+typedef struct {
+	unsigned index;
+	unsigned cpu;
+	uint64_t seed;
+	/** Shadow of the thread's own keys (frame 0: absent). */
+	pte_t shadow[B1_KEYS];
+	size_t ops;
+} m1_arg_t;
+
+static m1_arg_t args[MAX_THREADS];
+static thread_t *handles[MAX_THREADS];
+static unsigned nthreads;
+static m1_bar_t bar;
+
+static pte_t stable_pte[STABLE_KEYS];
+static unsigned b2_round;
+static unsigned b2_wins[B2_KEYS];
+static unsigned b2_removes[B2_KEYS];
+static bool b3_stop;
+static const pte_t b3_ra = { .frame = FAKE_FRAME(0xa), .flags = PTE_REC_PRESENT };
+static const pte_t b3_rb = { .frame = FAKE_FRAME(0xb),
+	.flags = PTE_REC_PRESENT | PTE_REC_WRITABLE };
+static size_t b3_lookups;
+static unsigned b3_updates;
+
+static uintptr_t b1_page(unsigned t, unsigned k)
+{
+	return B1_BASE + ((uintptr_t) t * B1_KEYS + k) * PAGE_SIZE;
+}
+
+static void b1_check_stable(uint64_t r)
+{
+	unsigned k = r % STABLE_KEYS;
+	pte_t out;
+	if (!page_mapping_find(as_a, STABLE_BASE + k * PAGE_SIZE, &out))
+		m1_fail("stable key %u not found (lookup missed a present key)", k);
+	else if (!pte_eq(&out, &stable_pte[k]))
+		m1_fail("stable key %u: wrong record found", k);
+}
+
+static void b1_step(m1_arg_t *a)
+{
+	uint64_t r = m1_rand(&a->seed);
+	unsigned k = r % B1_KEYS;
+	uintptr_t page = b1_page(a->index, k);
+	pte_t *sh = &a->shadow[k];
+	pte_t out, ex;
+	unsigned op = (r >> 20) % 6;
+
+	b1_check_stable(r >> 32);
+	a->ops++;
+	if (sh->frame == 0) {
+		if (page_mapping_find(as_a, page, &out)) {
+			m1_fail("thread %u key %u: found while absent", a->index, k);
+			return;
+		}
+		pte_t p = { .flags = PTE_REC_PRESENT | (unsigned) ((r >> 40) & 0xfe) };
+		if (op == 0) {
+			p.frame = frame_alloc(1, FRAME_NONE);
+			if (!p.frame) {
+				m1_fail("frame_alloc failed");
+				return;
+			}
+			p.flags |= PTE_REC_FREE_FRAME;
+		} else {
+			p.frame = FAKE_FRAME(((uint64_t) a->index << 20) + (r & 0xfffff));
+		}
+		int rc = page_mapping_insert(as_a, page, &p, NULL);
+		if (rc != EOK) {
+			m1_fail("thread %u key %u: insert returned %d", a->index, k, rc);
+			if (p.flags & PTE_REC_FREE_FRAME)
+				frame_free(p.frame, 1);
+			return;
+		}
+		*sh = p;
+		return;
+	}
+	switch (op) {
+	case 0:
+	case 1:
+		if (!page_mapping_find(as_a, page, &out) || !pte_eq(&out, sh))
+			m1_fail("thread %u key %u: find does not match", a->index, k);
+		if (page_mapping_find(as_b, page, &out))
+			m1_fail("thread %u key %u: found in the other address space",
+			    a->index, k);
+		break;
+	case 2: {
+		pte_t p = { .frame = FAKE_FRAME(1), .flags = PTE_REC_PRESENT };
+		if (page_mapping_insert(as_a, page, &p, &ex) != EEXIST)
+			m1_fail("thread %u key %u: duplicate insert not refused",
+			    a->index, k);
+		else if (!pte_eq(&ex, sh))
+			m1_fail("thread %u key %u: EEXIST copy is wrong", a->index, k);
+		break;
+	}
+	case 3: {
+		/* Keeps a table-owned frame, or moves to a made-up one. */
+		pte_t p = *sh;
+		if (!(p.flags & PTE_REC_FREE_FRAME))
+			p.frame = FAKE_FRAME(((uint64_t) a->index << 20) + (r & 0xfffff));
+		p.flags ^= PTE_REC_DIRTY;
+		int rc = page_mapping_update(as_a, page, &p);
+		if (rc != EOK) {
+			m1_fail("thread %u key %u: update returned %d", a->index, k, rc);
+			break;
+		}
+		*sh = p;
+		if (!page_mapping_find(as_a, page, &out) || !pte_eq(&out, sh))
+			m1_fail("thread %u key %u: find after update does not match",
+			    a->index, k);
+		break;
+	}
+	default:
+		if (page_mapping_remove(as_a, page) != EOK) {
+			m1_fail("thread %u key %u: remove failed", a->index, k);
+			break;
+		}
+		sh->frame = 0;
+		if (page_mapping_find(as_a, page, &out))
+			m1_fail("thread %u key %u: found after remove", a->index, k);
+		if (page_mapping_remove(as_a, page) != ENOENT)
+			m1_fail("thread %u key %u: second remove did not fail", a->index,
+			    k);
+		break;
+	}
+}
+
+static void b2_check_wins(void)
+{
+	for (unsigned k = 0; k < B2_KEYS; k++) {
+		if (b2_wins[k] != 1)
+			m1_fail("round %u key %u: %u inserts succeeded", b2_round, k,
+			    b2_wins[k]);
+		b2_wins[k] = 0;
+	}
+}
+
+static void b2_check_removes(void)
+{
+	for (unsigned k = 0; k < B2_KEYS; k++) {
+		if (b2_removes[k] != 1)
+			m1_fail("round %u key %u: %u removes succeeded", b2_round, k,
+			    b2_removes[k]);
+		b2_removes[k] = 0;
+	}
+	b2_round++;
+}
+
+static void m1_thread(void *p)
+{
+	m1_arg_t *a = p;
+
+	/* B1 */
+	m1_bar_wait(&bar, NULL);
+	for (unsigned s = 0; s < B1_STEPS; s++)
+		b1_step(a);
+	for (unsigned k = 0; k < B1_KEYS; k++) {
+		if (a->shadow[k].frame && page_mapping_remove(as_a,
+		    b1_page(a->index, k)) != EOK)
+			m1_fail("thread %u key %u: final remove failed", a->index, k);
+		a->shadow[k].frame = 0;
+	}
+
+	/* B2: all threads on the same keys. */
+	for (unsigned round = 0; round < B2_ROUNDS; round++) {
+		m1_bar_wait(&bar, NULL);
+		for (unsigned j = 0; j < B2_KEYS; j++) {
+			/* Start at different keys so that threads meet everywhere. */
+			unsigned k = (j + a->index * 5) % B2_KEYS;
+			uintptr_t page = B2_BASE + k * PAGE_SIZE;
+			pte_t mine = { .frame = FAKE_FRAME((round << 16) |
+			    (a->index << 8) | k), .flags = PTE_REC_PRESENT };
+			pte_t ex = { 0 };
+			int rc = page_mapping_insert(as_b, page, &mine, &ex);
+			if (rc == EOK) {
+				__atomic_fetch_add(&b2_wins[k], 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			if (rc != EEXIST) {
+				m1_fail("contended insert returned %d", rc);
+				continue;
+			}
+			/* The winner's record: this round, this key, some thread. */
+			uintptr_t v = (ex.frame - FAKE_FRAME(0)) >> 12;
+			if (ex.flags != PTE_REC_PRESENT || (v >> 16) != round ||
+			    (v & 0xff) != k || ((v >> 8) & 0xff) >= nthreads)
+				m1_fail("contended insert: EEXIST copy %#lx is not a record "
+				    "of round %u key %u", ex.frame, round, k);
+			pte_t out;
+			if (!page_mapping_find(as_b, page, &out) || !pte_eq(&out, &ex))
+				m1_fail("contended key %u: find differs from the winner", k);
+		}
+		m1_bar_wait(&bar, b2_check_wins);
+		for (unsigned j = 0; j < B2_KEYS; j++) {
+			unsigned k = (j + a->index * 7) % B2_KEYS;
+			if (page_mapping_remove(as_b, B2_BASE + k * PAGE_SIZE) == EOK)
+				__atomic_fetch_add(&b2_removes[k], 1, __ATOMIC_RELAXED);
+		}
+		m1_bar_wait(&bar, b2_check_removes);
+	}
+
+	/* B3: thread 0 updates one key, the others look it up. */
+	m1_bar_wait(&bar, NULL);
+	if (a->index == 0) {
+		/*
+		 * At least B3_UPDATES updates, and on until the readers did some
+		 * lookups (they may not have run yet); bounded.
+		 */
+		unsigned u;
+		for (u = 0; u < B3_UPDATES || (u < 16 * B3_UPDATES &&
+		    __atomic_load_n(&b3_lookups, __ATOMIC_RELAXED) < B3_MIN_LOOKUPS);
+		    u++) {
+			int rc = page_mapping_update(as_a, B3_PAGE, u % 2 ? &b3_ra : &b3_rb);
+			if (rc != EOK)
+				m1_fail("B3 update returned %d", rc);
+			if (bar.yield && u % 16 == 0)
+				thread_yield();
+		}
+		b3_updates = u;
+		__atomic_store_n(&b3_stop, true, __ATOMIC_RELEASE);
+	} else {
+		size_t n = 0;
+		while (!__atomic_load_n(&b3_stop, __ATOMIC_ACQUIRE)) {
+			pte_t out;
+			if (!page_mapping_find(as_a, B3_PAGE, &out))
+				m1_fail("B3: a lookup missed the key while "
+				    "page_mapping_update replaced its record");
+			else if (!pte_eq(&out, &b3_ra) && !pte_eq(&out, &b3_rb))
+				m1_fail("B3: lookup found a record never inserted");
+			n++;
+			if (n % 64 == 0)
+				__atomic_fetch_add(&b3_lookups, 64, __ATOMIC_RELAXED);
+			if (bar.yield && n % 16 == 0)
+				thread_yield();
+		}
+		__atomic_fetch_add(&b3_lookups, n % 64, __ATOMIC_RELAXED);
+	}
+	if (CPU->id != a->cpu)
+		m1_fail("wired thread runs on another CPU");
+}
+
+static const char *phase_b(void)
+{
+	unsigned online = 0;
+	for (unsigned c = 0; c < cpu_count; c++)
+		online += cpu_is_online(c);
+	nthreads = online < 2 ? 2 : online;
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	bar = (m1_bar_t) { .n = nthreads, .yield = nthreads > online };
+	b2_round = 0;
+	b3_stop = false;
+	b3_lookups = 0;
+	b3_updates = 0;
+	for (unsigned k = 0; k < B2_KEYS; k++)
+		b2_wins[k] = b2_removes[k] = 0;
+
+	for (unsigned k = 0; k < STABLE_KEYS; k++) {
+		stable_pte[k] = (pte_t) { .frame = FAKE_FRAME(0x55000 + k),
+			.flags = PTE_REC_PRESENT | PTE_REC_USER };
+		if (page_mapping_insert(as_a, STABLE_BASE + k * PAGE_SIZE,
+		    &stable_pte[k], NULL) != EOK)
+			return "insert of a stable key failed";
+	}
+	if (page_mapping_insert(as_a, B3_PAGE, &b3_ra, NULL) != EOK)
+		return "insert of the B3 key failed";
+
+	unsigned n = 0;
+	for (unsigned c = 0; n < nthreads; c = (c + 1) % cpu_count) {
+		if (!cpu_is_online(c))
+			continue;
+		m1_arg_t *a = &args[n];
+		a->index = n;
+		a->cpu = c;
+		a->seed = m1_mix(0x6d61707069ULL + n) | 1;
+		a->ops = 0;
+		for (unsigned k = 0; k < B1_KEYS; k++)
+			a->shadow[k].frame = 0;
+		handles[n] = thread_create(m1_thread, a, "mapping1", THREAD_FLAG_NONE);
+		if (!handles[n])
+			return "thread_create failed";
+		thread_wire(handles[n], &cpus[c]);
+		n++;
+	}
+	for (unsigned i = 0; i < n; i++)
+		thread_start(handles[i]);
+	size_t ops = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (thread_join(handles[i]) != EOK)
+			m1_fail("thread_join failed");
+		ops += args[i].ops;
+	}
+
+	for (unsigned k = 0; k < STABLE_KEYS; k++) {
+		pte_t out;
+		if (!page_mapping_find(as_a, STABLE_BASE + k * PAGE_SIZE, &out) ||
+		    !pte_eq(&out, &stable_pte[k]))
+			m1_fail("stable key %u lost", k);
+		if (page_mapping_remove(as_a, STABLE_BASE + k * PAGE_SIZE) != EOK)
+			m1_fail("stable key %u: remove failed", k);
+	}
+	pte_t out;
+	if (!page_mapping_find(as_a, B3_PAGE, &out) ||
+	    !pte_eq(&out, (b3_updates - 1) % 2 ? &b3_ra : &b3_rb))
+		m1_fail("B3 key: the last update is not what find returns");
+	if (page_mapping_remove(as_a, B3_PAGE) != EOK)
+		m1_fail("B3 key: remove failed");
+	if (page_mapping_find(as_a, B3_PAGE, &out))
+		m1_fail("B3 key: two records after the updates");
+	TPRINTF("mapping1: %u threads: %zu own-key operations, %u contended rounds "
+	    "over %u keys, %u updates against %zu lookups\n", n, ops, B2_ROUNDS,
+	    B2_KEYS, b3_updates, b3_lookups);
+	return NULL;
+}
+
+/**
+ * Removes every key the test may have inserted (a failed check returns early)
+ * and frees the frames the test owns. @return how many keys were still there.
+ */
+static size_t m1_cleanup(void)
+{
+	size_t left = 0;
+	uintptr_t edge[] = { PAGE_SIZE, USER_SPACE_END - PAGE_SIZE };
+
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		left += page_mapping_remove(as_a, a_page(i)) == EOK;
+		left += page_mapping_remove(as_b, a_page(i)) == EOK;
+	}
+	for (unsigned i = 0; i < ARRAY_SIZE(edge); i++) {
+		left += page_mapping_remove(as_a, edge[i]) == EOK;
+		left += page_mapping_remove(as_b, edge[i]) == EOK;
+	}
+	for (unsigned k = 0; k < STABLE_KEYS; k++)
+		left += page_mapping_remove(as_a, STABLE_BASE + k * PAGE_SIZE) == EOK;
+	for (unsigned t = 0; t < nthreads; t++) {
+		for (unsigned k = 0; k < B1_KEYS; k++)
+			left += page_mapping_remove(as_a, b1_page(t, k)) == EOK;
+	}
+	for (unsigned k = 0; k < B2_KEYS; k++)
+		left += page_mapping_remove(as_b, B2_BASE + k * PAGE_SIZE) == EOK;
+	left += page_mapping_remove(as_a, B3_PAGE) == EOK;
+	/* After a grace period nobody can reach the frames the test owns. */
+	rcu_barrier();
+	for (unsigned i = 0; i < MAP_KEYS; i++) {
+		if (a_owned[i])
+			frame_free(a_owned[i], 1);
+		a_owned[i] = 0;
+	}
+	return left;
+}
+
+const char *test_mapping1(void)
+{
+	static char reason[200];
+	m1_snap_t s0, s[2];
+	page_ht_stats_t ps;
+
+	uint64_t t0 = uptime_us();
+	atomic_set(&m1_errors, 0);
+	m1_claimed = false;
+	m1_snap(&s0);
+	page_ht_get_stats(&ps);
+	TPRINTF("mapping1: back end %s, %zu entries, %zu buckets\n", ps.backend,
+	    ps.entries, ps.buckets);
+
+	for (unsigned run = 0; run < 2; run++) {
+		as_a = as_create();
+		as_b = as_create();
+		if (!as_a || !as_b)
+			return "as_create failed";
+		nthreads = 0;
+		const char *r = phase_a();
+		if (!r)
+			r = phase_b();
+		size_t left = m1_cleanup();
+		as_release(as_a);
+		as_release(as_b);
+		if (r)
+			return r;
+		if (left) {
+			snprintf(reason, sizeof(reason), "%zu keys left in the table after "
+			    "every remove succeeded", left);
+			return reason;
+		}
+		if (atomic_get(&m1_errors)) {
+			snprintf(reason, sizeof(reason), "%zu errors, first: %s",
+			    atomic_get(&m1_errors), m1_msg);
+			return reason;
+		}
+		m1_snap(&s[run]);
+		m1_snap_t *e = &s[run];
+		page_ht_get_stats(&ps);
+		TPRINTF("mapping1: run %u: table resized %lu times up, %lu down so far, "
+		    "%zu buckets\n", run + 1, ps.grows, ps.shrinks, ps.buckets);
+		TPRINTF("mapping1: run %u: entries %zu (baseline %zu); against the "
+		    "baseline: heap allocations %ld, CHT dummies %ld, frames outside "
+		    "slabs %ld, slab frames %ld\n", run + 1, e->entries, s0.entries,
+		    (long) (e->heap_allocs - s0.heap_allocs),
+		    (long) (e->dummies - s0.dummies),
+		    (long) (e->outside_slabs - s0.outside_slabs),
+		    (long) (e->slab_frames - s0.slab_frames));
+		if (e->entries != s0.entries)
+			return "page hash table entries not back at the baseline";
+		if (e->heap_allocs - s0.heap_allocs != e->dummies - s0.dummies)
+			return "live heap allocations not back at the baseline";
+		if (e->outside_slabs != s0.outside_slabs)
+			return "frames outside the slabs not back at the baseline (leak)";
+		if (e->threads > s0.threads)
+			return "threads left behind";
+	}
+	if (s[1].free != s[0].free || s[1].slab_frames != s[0].slab_frames) {
+		snprintf(reason, sizeof(reason), "second run left %zu free frames, the "
+		    "first %zu (slab frames %zu, %zu)", s[1].free, s[0].free,
+		    s[1].slab_frames, s[0].slab_frames);
+		return reason;
+	}
+	TPRINTF("mapping1: free frames %zu after both runs (%ld against the "
+	    "baseline: slabs kept partially used); %lu ms\n", s[1].free,
+	    (long) s[1].free - (long) s0.free, (uptime_us() - t0) / 1000);
+	return NULL;
+}

@@ -1,0 +1,830 @@
+/** @file pagefault1.c
+ * Concurrent page faults, unmaps and re-faults on every CPU, in one shared and in
+ * private address spaces, checked against a shadow record; no stale translation
+ * survives an unmap.
+ *
+ * Threads: T, one wired to each online CPU (two on a single CPU, so that there is
+ * always another thread of the address space).
+ *
+ * Phase 1 (shadow). The shared address space has an area of about PF_SHARED_ALL
+ * pages; thread t owns the pages i with i % T == t (interleaved, so that the
+ * threads share page tables and every unmap shoots down CPUs that use the same
+ * tables). Each thread also has a private address space whose area lies at the
+ * same address. For PF_ROUNDS rounds a thread enters the shared address space,
+ * takes one random step on each of its pages, leaves, enters its private one and
+ * does the same there. A step reads the page and compares it with the shadow
+ * (never touched or unmapped: zero, and the read faults a fresh zero page in;
+ * written: the pattern of its generation, which includes the address space),
+ * writes a new generation (on an unmapped page without reading first: a write
+ * fault), or unmaps it (EOK if it was mapped, ENOENT if not: exact, the page is
+ * owned).
+ *
+ * Phase 2 (stale translations). The pair protocol between a writer A and a reader
+ * B of A's pages, steps separated by barriers (atomics only, no timing):
+ *   1. A writes a pattern;  2. B reads it (its CPU caches the translations);
+ *   3. A unmaps the pages (as_unmap_page shoots down the CPUs running the
+ *      address space);
+ *   4. B reads again -- half of the pages; the other half it writes at once --
+ *      and must read zero (a fresh page); the faults of the address space during
+ *      this step must be exactly one per page (fewer means that a stale
+ *      translation was used); B writes a second pattern;
+ *   5. A must read B's second pattern (a write through a stale entry would have
+ *      gone to the old frame).
+ * 2a: all T threads in the shared address space; thread A's reader is A + 1
+ *     (mod T): the unmaps shoot down all T CPUs (slow under TCG, so once).
+ * 2b: every pair of threads {i, j} has an address space of its own; in the
+ *     rounds of a round-robin tournament every thread meets every other one (each
+ *     is A and B at once), PF_PAIR_REPS times. The shootdowns go to two CPUs
+ *     only, so many more pages and pairs fit in the time.
+ * With one CPU both threads share it and the barriers yield: switching between
+ * two threads of one address space keeps CR3, so the shootdown of the local TLB
+ * (invlpg) is what is tested.
+ *
+ * Checks at the end, by this thread: exactly the pages the shadows say are
+ * mapped are in the page hash table; pages_mapped of every address space and the
+ * table's entries agree; every mapped shared page reads its shadow's contents.
+ *
+ * The table grows while thousands of pages are mapped and shrinks back when the
+ * address spaces are destroyed: with the CHT back end the test requires at least
+ * one grow and one shrink and the bucket count back at its start (`pageht`
+ * before/after is printed). Afterwards (rcu_barrier, slab_reclaim): table entries
+ * and address spaces at the baseline, threads not above it, live heap
+ * allocations at the baseline plus the CHT's bucket dummies, frames outside the
+ * slab allocator (data frames, page tables) exactly at the baseline -- heap
+ * allocations and frames net of the threads that exist (a stack and a
+ * descriptor each); the free frame delta (slabs kept partially used) is
+ * printed.
+ */
+#include <test.h>
+#include <tests.h>
+#include <mm/as.h>
+#include <mm/frame.h>
+#include <mm/slab.h>
+#include <mm/malloc.h>
+#include <genarch/mm/page_ht.h>
+#include <adt/cht.h>
+#include <proc/thread.h>
+#include <synch/rcu.h>
+#include <synch/workqueue.h>
+#include <time/delay.h>
+#include <arch/mm.h>
+#include <cpu.h>
+#include <atomic.h>
+#include <print.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <lib/str.h>
+
+#define PF_BASE         0x10000000UL
+/** Pages of the shared area (all threads together, at least 64 each). */
+#define PF_SHARED_ALL   640
+#define PF_SHARED_MIN   64
+#define PF_SHARED_MAX   (PF_SHARED_ALL / 2)
+#define PF_PRIV         96
+#define PF_ROUNDS       3
+/** Phase 2a: pages per thread, reader distances. */
+#define PF_SPAIR_BASE   0x40000000UL
+#define PF_SPAIR_K      4
+#define PF_SPAIR_DISTS  1
+/** Phase 2b: pages per thread and pair, tournaments. */
+#define PF_PAIR_BASE    0x50000000UL
+#define PF_PAIR_K       4
+#define PF_PAIR_REPS    2
+#define MAX_THREADS     CONFIG_MAX_CPUS
+
+/** Words of a page that carry the pattern. */
+static const unsigned pat_words[] = { 0, 1, 256, 511 };
+
+enum { PG_ABSENT = 0, PG_ZERO, PG_PAT };
+
+typedef struct {
+	uint32_t gen;
+	uint8_t state;
+} pf_page_t;
+
+/* Errors (any thread); the first message is kept. */
+static atomic_t pf_errors;
+static bool pf_claimed;
+static char pf_msg[192];
+
+static void pf_fail(const char *fmt, ...) PRINTF_ATTR(1, 2);
+static void pf_fail(const char *fmt, ...)
+{
+	atomic_inc(&pf_errors);
+	bool expected = false;
+	if (__atomic_compare_exchange_n(&pf_claimed, &expected, true, false,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(pf_msg, sizeof(pf_msg), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static uint64_t pf_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xFF51AFD7ED558CCDUL;
+	x ^= x >> 33;
+	x *= 0xC4CEB9FE1A85EC53UL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t pf_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Snapshot of the memory counters */
+
+static cht_stats_t pf_cs;
+static bool pf_cs_found;
+
+static void pf_visit(cht_env_link_t *link)
+{
+	cht_t *h = list_get_instance(link, cht_t, reg_link);
+	if (h->name && strcmp(h->name, "page_ht") == 0) {
+		cht_get_stats(h, &pf_cs);
+		pf_cs_found = true;
+	}
+}
+
+/** CHT statistics of the page hash table; false with the locked back end. */
+static bool pf_cht_stats(cht_stats_t *st)
+{
+	pf_cs_found = false;
+	cht_env_registry_foreach(pf_visit);
+	if (pf_cs_found)
+		*st = pf_cs;
+	return pf_cs_found;
+}
+
+typedef struct {
+	size_t free;
+	size_t outside_slabs;
+	size_t slab_frames;
+	size_t heap_allocs;
+	size_t dummies;
+	size_t threads;
+	size_t ases;
+	page_ht_stats_t ps;
+} pf_snap_t;
+
+/** Frames of one kernel stack (released threads give theirs back). */
+#define STACK_FRAMES (THREAD_STACK_SIZE / PAGE_SIZE)
+
+/**
+ * Reads the frame and heap counters net of the threads that exist (each has a
+ * stack outside the slabs and a heap allocation), so that threads of earlier
+ * tests released meanwhile do not move them. The counters are updated one
+ * after another (a slab's frames are freed before the slab count drops, a
+ * thread leaves the list before its stack is freed): two readings 1 ms apart
+ * must agree (bounded).
+ */
+static void pf_counters(size_t *outside, size_t *slab, size_t *heap,
+    size_t *free, size_t *threads)
+{
+	size_t prev[5] = { 0 }, cur[5] = { 0 };
+	for (unsigned k = 0; k < 200; k++) {
+		size_t t = thread_count();
+		frame_stats_t fs;
+		heap_stats_t hs;
+		frame_get_stats(&fs);
+		heap_get_stats(&hs);
+		size_t sl = slab_frames_held();
+		cur[0] = fs.busy - sl - t * STACK_FRAMES;
+		cur[1] = sl;
+		cur[2] = hs.allocs - t;
+		cur[3] = fs.free;
+		cur[4] = t;
+		if (k > 0 && memcmp(prev, cur, sizeof(cur)) == 0)
+			break;
+		memcpy(prev, cur, sizeof(cur));
+		thread_usleep(1000);
+	}
+	*outside = cur[0];
+	*slab = cur[1];
+	*heap = cur[2];
+	*free = cur[3];
+	*threads = cur[4];
+}
+
+/**
+ * Waits for the deferred frees (rcu_barrier), a resize in flight, surplus work
+ * queue workers and threads being released, gives the magazines back, then
+ * reads the counters.
+ */
+static void pf_snap(pf_snap_t *s)
+{
+	cht_stats_t cs = { 0 };
+	for (unsigned k = 0; k < 2000; k++) {
+		rcu_barrier();
+		if (!pf_cht_stats(&cs) || !cs.resizing)
+			break;
+		thread_usleep(10000);
+	}
+	/* Surplus workers of the system work queue retire after a timeout. */
+	workq_config_t cfg;
+	workq_stats_t ws;
+	workq_get_config(&cfg);
+	for (unsigned k = 0; k < 300; k++) {
+		workq_global_get_stats(&ws);
+		if (ws.workers <= cfg.min_idle)
+			break;
+		thread_usleep(10000);
+	}
+	/* Exited threads are released by the CPU that switched away from them. */
+	size_t n = thread_count();
+	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {
+		thread_usleep(10000);
+		size_t m = thread_count();
+		same = m == n ? same + 1 : 0;
+		n = m;
+	}
+	rcu_barrier();
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	pf_counters(&s->outside_slabs, &s->slab_frames, &s->heap_allocs, &s->free,
+	    &s->threads);
+	page_ht_get_stats(&s->ps);
+	s->dummies = pf_cht_stats(&cs) ? cs.dummies : 0;
+	s->ases = as_count();
+}
+
+/*
+ * Barrier; the last thread to arrive runs @a fn before the others go on. It also
+ * carries the fault check of the pair protocol.
+ */
+
+typedef struct pf_bar {
+	unsigned n;
+	unsigned count;
+	unsigned gen;
+	bool yield;     /**< threads share a CPU: yield while waiting */
+	/** Pair protocol: the address space, its faults before step 4, the
+	 * faults step 4 must take, steps 4 checked. Written by the last thread. */
+	as_t *as;
+	uint64_t faults_before;
+	uint64_t want;
+	unsigned checks;
+} pf_bar_t;
+
+static void pf_bar_wait(pf_bar_t *b, void (*fn)(pf_bar_t *))
+{
+	unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+		if (fn)
+			fn(b);
+		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
+		if (b->yield)
+			thread_yield();
+		else
+			asm volatile ("pause" ::: "memory");
+	}
+}
+
+/* Page contents */
+
+static uint64_t pat(uintptr_t va, uint64_t gen, uint64_t salt, unsigned word)
+{
+	return pf_mix(va ^ (gen << 32) ^ salt ^ ((uint64_t) word << 52)) | 1;
+}
+
+static void page_write(uintptr_t va, uint64_t gen, uint64_t salt)
+{
+	uint64_t *w = (uint64_t *) va;
+	for (unsigned i = 0; i < ARRAY_SIZE(pat_words); i++)
+		__atomic_store_n(&w[pat_words[i]], pat(va, gen, salt, pat_words[i]),
+		    __ATOMIC_RELAXED);
+}
+
+/**
+ * Compares the pattern words with generation @a gen (@a zero: with 0).
+ * Sets *ok; @return the first wrong word read (0 if all match).
+ */
+static uint64_t page_cmp(uintptr_t va, uint64_t gen, uint64_t salt, bool zero,
+    bool *ok)
+{
+	uint64_t *w = (uint64_t *) va;
+	*ok = true;
+	for (unsigned i = 0; i < ARRAY_SIZE(pat_words); i++) {
+		uint64_t v = __atomic_load_n(&w[pat_words[i]], __ATOMIC_RELAXED);
+		if (v != (zero ? 0 : pat(va, gen, salt, pat_words[i]))) {
+			*ok = false;
+			return v;
+		}
+	}
+	return 0;
+}
+
+/* Test state */
+
+typedef struct {
+	unsigned index;
+	unsigned cpu;
+	uint64_t seed;
+	as_t *priv;
+	pf_page_t shared[PF_SHARED_MAX];
+	pf_page_t own[PF_PRIV];
+	size_t steps;
+	size_t unmaps;
+	size_t pair_rounds;
+} pf_arg_t;
+
+/** Phase 2b: the address space and barrier of threads i < j, at [i * T + j]. */
+typedef struct {
+	as_t *as;
+	pf_bar_t bar;
+} pf_pair_t;
+
+static pf_arg_t args[MAX_THREADS];
+static thread_t *handles[MAX_THREADS];
+static unsigned nthreads;
+static unsigned shared_per;     /**< shared pages per thread */
+static pf_bar_t bar;
+static as_t *shared_as;
+static pf_pair_t *pairs;
+static size_t peak_buckets;
+static size_t peak_entries;
+static uint64_t phase1_end_us, phase2a_end_us;
+
+static uintptr_t shared_page(unsigned t, unsigned j)
+{
+	return PF_BASE + ((uintptr_t) j * nthreads + t) * PAGE_SIZE;
+}
+
+static void sample_table(void)
+{
+	page_ht_stats_t ps;
+	page_ht_get_stats(&ps);
+	if (ps.buckets > peak_buckets)
+		peak_buckets = ps.buckets;
+	if (ps.entries > peak_entries)
+		peak_entries = ps.entries;
+}
+
+static void phase1_end(pf_bar_t *b)
+{
+	phase1_end_us = uptime_us();
+	sample_table();
+}
+
+static void phase2a_end(pf_bar_t *b)
+{
+	phase2a_end_us = uptime_us();
+}
+
+/* Phase 1 */
+
+/** One random step on page @a va of address space @a as; see the file comment. */
+static void step(pf_arg_t *a, as_t *as, uintptr_t va, pf_page_t *pg,
+    uint64_t salt)
+{
+	uint64_t r = pf_rand(&a->seed);
+	unsigned act = r % 16;
+	bool ok;
+	uint64_t got;
+
+	a->steps++;
+	if (act >= 13) {
+		int rc = as_unmap_page(as, va);
+		int want = pg->state == PG_ABSENT ? ENOENT : EOK;
+		if (rc != want)
+			pf_fail("thread %u: unmap of %s page %#lx returned %d, expected %d",
+			    a->index, salt ? "private" : "shared", va, rc, want);
+		pg->state = PG_ABSENT;
+		a->unmaps++;
+		return;
+	}
+	if (act >= 6 && pg->state == PG_ABSENT) {
+		/* Write fault on an unmapped page. */
+		page_write(va, ++pg->gen, salt);
+		pg->state = PG_PAT;
+		return;
+	}
+	got = page_cmp(va, pg->gen, salt, pg->state != PG_PAT, &ok);
+	if (!ok)
+		pf_fail("thread %u: %s page %#lx (%s, generation %u) read %#lx",
+		    a->index, salt ? "private" : "shared", va,
+		    pg->state == PG_PAT ? "written" : "unmapped or zero", pg->gen, got);
+	if (pg->state == PG_ABSENT)
+		pg->state = PG_ZERO;
+	if (act >= 6) {
+		page_write(va, ++pg->gen, salt);
+		pg->state = PG_PAT;
+	}
+}
+
+static uint64_t priv_salt(unsigned t)
+{
+	return ((uint64_t) t + 1) << 56;
+}
+
+/* Phase 2 */
+
+static void pair_before_reads(pf_bar_t *b)
+{
+	b->faults_before = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
+}
+
+static void pair_after_reads(pf_bar_t *b)
+{
+	uint64_t f = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
+	if (f - b->faults_before != b->want)
+		pf_fail("stale translation? address space %lu: %lu faults after "
+		    "the unmaps of %lu pages, expected one per page", b->as->id,
+		    f - b->faults_before, b->want);
+	b->checks++;
+}
+
+/**
+ * The pair protocol (file comment) for thread @a a in @a as: it writes and
+ * unmaps its @a k pages at @a mine and reads and writes those of thread
+ * @a partner at @a theirs. All threads of barrier @a b run it together.
+ */
+static void pair_protocol(pf_arg_t *a, as_t *as, pf_bar_t *b, uintptr_t mine,
+    uintptr_t theirs, unsigned k, unsigned partner, uint64_t gen)
+{
+	uint64_t g1 = 2 * gen + 1, g2 = 2 * gen + 2;
+	bool ok;
+	uint64_t got;
+
+	for (unsigned j = 0; j < k; j++)
+		page_write(mine + j * PAGE_SIZE, g1, 0);
+	pf_bar_wait(b, NULL);
+	/* B reads them: its CPU caches the translations. */
+	for (unsigned j = 0; j < k; j++) {
+		got = page_cmp(theirs + j * PAGE_SIZE, g1, 0, false, &ok);
+		if (!ok)
+			pf_fail("thread %u: page %#lx of thread %u read %#lx before the "
+			    "unmap", a->index, theirs + j * PAGE_SIZE, partner, got);
+	}
+	pf_bar_wait(b, NULL);
+	/* A unmaps its pages. */
+	for (unsigned j = 0; j < k; j++) {
+		if (as_unmap_page(as, mine + j * PAGE_SIZE) != EOK)
+			pf_fail("thread %u: unmap of its page %#lx failed", a->index,
+			    mine + j * PAGE_SIZE);
+	}
+	pf_bar_wait(b, pair_before_reads);
+	/* B must fault and see fresh pages; then it writes. */
+	for (unsigned j = 0; j < k; j++) {
+		uintptr_t va = theirs + j * PAGE_SIZE;
+		if (j % 2 == 0) {
+			got = page_cmp(va, 0, 0, true, &ok);
+			if (!ok)
+				pf_fail("stale translation: thread %u on CPU %u read %#lx "
+				    "from page %#lx after thread %u unmapped it", a->index,
+				    CPU->id, got, va, partner);
+		}
+		page_write(va, g2, 0);
+	}
+	pf_bar_wait(b, pair_after_reads);
+	/* A reads what B wrote. */
+	for (unsigned j = 0; j < k; j++) {
+		got = page_cmp(mine + j * PAGE_SIZE, g2, 0, false, &ok);
+		if (!ok)
+			pf_fail("thread %u: page %#lx reads %#lx, not what thread %u "
+			    "wrote after the unmap (a write through a stale entry?)",
+			    a->index, mine + j * PAGE_SIZE, got, partner);
+	}
+	pf_bar_wait(b, NULL);
+	a->pair_rounds++;
+}
+
+/** Tournament slots: T rounded up to even (one thread sits out if T is odd). */
+static unsigned slots(void)
+{
+	return nthreads + (nthreads & 1);
+}
+
+/** Partner of thread @a i in round @a r (circle method); >= T: none. */
+static unsigned partner_of(unsigned i, unsigned r)
+{
+	unsigned m = slots() - 1;
+	if (i == m)
+		return r;
+	if (i == r)
+		return m;
+	return (2 * r + m - i) % m;
+}
+
+static void pf_thread(void *p)
+{
+	pf_arg_t *a = p;
+	unsigned t = a->index;
+	uint64_t salt = priv_salt(t);
+
+	pf_bar_wait(&bar, NULL);
+	for (unsigned round = 0; round < PF_ROUNDS; round++) {
+		as_enter(shared_as);
+		for (unsigned j = 0; j < shared_per; j++)
+			step(a, shared_as, shared_page(t, j), &a->shared[j], 0);
+		as_leave();
+		as_enter(a->priv);
+		for (unsigned j = 0; j < PF_PRIV; j++)
+			step(a, a->priv, PF_BASE + (uintptr_t) j * PAGE_SIZE, &a->own[j],
+			    salt);
+		as_leave();
+		if (t == 0)
+			sample_table();
+	}
+	pf_bar_wait(&bar, phase1_end);
+
+	/* 2a: everybody in the shared address space. */
+	as_enter(shared_as);
+	for (unsigned d = 1; d <= PF_SPAIR_DISTS && d < nthreads; d++) {
+		unsigned owner = (t + nthreads - d) % nthreads;
+		pair_protocol(a, shared_as, &bar,
+		    PF_SPAIR_BASE + (uintptr_t) t * PF_SPAIR_K * PAGE_SIZE,
+		    PF_SPAIR_BASE + (uintptr_t) owner * PF_SPAIR_K * PAGE_SIZE,
+		    PF_SPAIR_K, owner, d);
+	}
+	as_leave();
+	pf_bar_wait(&bar, phase2a_end);
+
+	/* 2b: a tournament of pairs, each pair in its own address space. */
+	for (unsigned rep = 0; rep < PF_PAIR_REPS; rep++) {
+		for (unsigned r = 0; r + 1 < slots(); r++) {
+			unsigned q = partner_of(t, r);
+			if (q >= nthreads)
+				continue;
+			unsigned lo = t < q ? t : q, hi = t < q ? q : t;
+			pf_pair_t *pp = &pairs[lo * nthreads + hi];
+			uintptr_t first = PF_PAIR_BASE;
+			uintptr_t second = PF_PAIR_BASE + PF_PAIR_K * PAGE_SIZE;
+			as_enter(pp->as);
+			pair_protocol(a, pp->as, &pp->bar, t == lo ? first : second,
+			    t == lo ? second : first, PF_PAIR_K, q, 0x100 + rep);
+			/* Odd threads exit inside the last one (the exit leaves it). */
+			if (rep + 1 < PF_PAIR_REPS || r + 2 < slots() || t % 2 == 0)
+				as_leave();
+		}
+	}
+	if (CPU->id != a->cpu)
+		pf_fail("wired thread runs on another CPU");
+}
+
+/** Checks by this thread at the end: table contents against the shadows. */
+static void check_shadows(size_t entries0)
+{
+	/* The pair pages are mapped: B wrote them after the last unmap. */
+	size_t mapped_shared = nthreads * PF_SPAIR_K;
+	size_t mapped_other = 0;
+	pte_t pte;
+
+	for (unsigned t = 0; t < nthreads; t++) {
+		pf_arg_t *a = &args[t];
+		size_t mapped_priv = 0;
+		for (unsigned j = 0; j < shared_per; j++) {
+			bool want = a->shared[j].state != PG_ABSENT;
+			if (page_mapping_find(shared_as, shared_page(t, j), &pte) != want)
+				pf_fail("shared page %#lx: in the table %s, shadow says %s",
+				    shared_page(t, j), want ? "no" : "yes",
+				    want ? "mapped" : "unmapped");
+			mapped_shared += want;
+		}
+		for (unsigned j = 0; j < PF_PRIV; j++) {
+			bool want = a->own[j].state != PG_ABSENT;
+			uintptr_t va = PF_BASE + (uintptr_t) j * PAGE_SIZE;
+			if (page_mapping_find(a->priv, va, &pte) != want)
+				pf_fail("private page %#lx of thread %u: in the table %s",
+				    va, t, want ? "no" : "yes");
+			mapped_priv += want;
+		}
+		if (__atomic_load_n(&a->priv->pages_mapped, __ATOMIC_RELAXED) !=
+		    mapped_priv)
+			pf_fail("thread %u: private pages_mapped %lu, shadow %zu", t,
+			    a->priv->pages_mapped, mapped_priv);
+		mapped_other += mapped_priv;
+		for (unsigned q = t + 1; q < nthreads; q++) {
+			pf_pair_t *pp = &pairs[t * nthreads + q];
+			if (pp->as->pages_mapped != 2 * PF_PAIR_K ||
+			    pp->bar.checks != PF_PAIR_REPS)
+				pf_fail("pair %u-%u: %lu pages mapped, %u rounds checked",
+				    t, q, pp->as->pages_mapped, pp->bar.checks);
+			mapped_other += 2 * PF_PAIR_K;
+		}
+		unsigned want_rounds = PF_PAIR_REPS * (nthreads - 1) +
+		    (nthreads - 1 < PF_SPAIR_DISTS ? nthreads - 1 : PF_SPAIR_DISTS);
+		if (a->pair_rounds != want_rounds)
+			pf_fail("thread %u ran %zu pair rounds, expected %u", t,
+			    a->pair_rounds, want_rounds);
+	}
+	if (__atomic_load_n(&shared_as->pages_mapped, __ATOMIC_RELAXED) !=
+	    mapped_shared)
+		pf_fail("shared pages_mapped %lu, shadow %zu", shared_as->pages_mapped,
+		    mapped_shared);
+	page_ht_stats_t ps;
+	page_ht_get_stats(&ps);
+	if (ps.entries != entries0 + mapped_shared + mapped_other)
+		pf_fail("%zu table entries, expected %zu + %zu mapped pages",
+		    ps.entries, entries0, mapped_shared + mapped_other);
+
+	/* Read every mapped shared page again, on this CPU. */
+	as_enter(shared_as);
+	for (unsigned t = 0; t < nthreads; t++) {
+		for (unsigned j = 0; j < shared_per; j++) {
+			pf_page_t *pg = &args[t].shared[j];
+			bool ok;
+			if (pg->state == PG_ABSENT)
+				continue;
+			uint64_t got = page_cmp(shared_page(t, j), pg->gen, 0,
+			    pg->state != PG_PAT, &ok);
+			if (!ok)
+				pf_fail("shared page %#lx reads %#lx at the end",
+				    shared_page(t, j), got);
+		}
+	}
+	as_leave();
+}
+
+/** Creates the address spaces and threads. @return how many threads. */
+static unsigned setup(unsigned online)
+{
+	shared_as = as_create();
+	if (!shared_as || as_area_create(shared_as, PF_BASE,
+	    nthreads * shared_per * PAGE_SIZE, AS_AREA_READ | AS_AREA_WRITE) != EOK ||
+	    as_area_create(shared_as, PF_SPAIR_BASE, nthreads * PF_SPAIR_K *
+	    PAGE_SIZE, AS_AREA_READ | AS_AREA_WRITE) != EOK) {
+		pf_fail("as_create/as_area_create failed");
+		return 0;
+	}
+	bar = (pf_bar_t) { .n = nthreads, .yield = nthreads > online,
+		.as = shared_as, .want = nthreads * PF_SPAIR_K };
+	pairs = calloc(nthreads * nthreads, sizeof(pf_pair_t));
+	if (!pairs) {
+		pf_fail("out of memory");
+		return 0;
+	}
+	unsigned n = 0;
+	for (unsigned c = 0; n < nthreads; c = (c + 1) % cpu_count) {
+		if (!cpu_is_online(c))
+			continue;
+		pf_arg_t *a = &args[n];
+		memset(a, 0, sizeof(*a));
+		a->index = n;
+		a->cpu = c;
+		a->seed = pf_mix(0x7066310000ULL + n) | 1;
+		a->priv = as_create();
+		if (!a->priv || as_area_create(a->priv, PF_BASE, PF_PRIV * PAGE_SIZE,
+		    AS_AREA_READ | AS_AREA_WRITE) != EOK) {
+			pf_fail("as_create/as_area_create failed");
+			return n;
+		}
+		n++;
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		for (unsigned j = i + 1; j < nthreads; j++) {
+			pf_pair_t *pp = &pairs[i * nthreads + j];
+			pp->as = as_create();
+			if (!pp->as || as_area_create(pp->as, PF_PAIR_BASE,
+			    2 * PF_PAIR_K * PAGE_SIZE, AS_AREA_READ | AS_AREA_WRITE) !=
+			    EOK) {
+				pf_fail("as_create/as_area_create failed");
+				return n;
+			}
+			pp->bar = (pf_bar_t) { .n = 2, .as = pp->as,
+				.yield = args[i].cpu == args[j].cpu, .want = 2 * PF_PAIR_K };
+		}
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		handles[i] = thread_create(pf_thread, &args[i], "pagefault1",
+		    THREAD_FLAG_NONE);
+		if (!handles[i]) {
+			pf_fail("thread_create failed");
+			for (unsigned k = 0; k < i; k++)
+				thread_detach(handles[k]);  /* never started (out of memory only) */
+			return n;
+		}
+		thread_wire(handles[i], &cpus[args[i].cpu]);
+	}
+	return n;
+}
+
+static void teardown(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (args[i].priv)
+			as_release(args[i].priv);
+		args[i].priv = NULL;
+	}
+	if (pairs) {
+		for (unsigned i = 0; i < nthreads * nthreads; i++) {
+			if (pairs[i].as)
+				as_release(pairs[i].as);
+		}
+		free(pairs);
+		pairs = NULL;
+	}
+	if (shared_as)
+		as_release(shared_as);
+	shared_as = NULL;
+}
+
+const char *test_pagefault1(void)
+{
+	static char reason[224];
+	pf_snap_t s0, s1;
+
+	atomic_set(&pf_errors, 0);
+	pf_claimed = false;
+	pf_snap(&s0);
+	uint64_t t0 = uptime_us();
+	TPRINTF("pagefault1: the table before:\n");
+	page_ht_print();
+	peak_buckets = s0.ps.buckets;
+	peak_entries = s0.ps.entries;
+
+	unsigned online = 0;
+	for (unsigned c = 0; c < cpu_count; c++)
+		online += cpu_is_online(c);
+	nthreads = online < 2 ? 2 : online;
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	shared_per = PF_SHARED_ALL / nthreads;
+	if (shared_per < PF_SHARED_MIN)
+		shared_per = PF_SHARED_MIN;
+
+	unsigned n = setup(online);
+	uint64_t t1 = t0;
+	if (atomic_get(&pf_errors) == 0) {
+		TPRINTF("pagefault1: %u threads on %u CPUs; shared area of %u pages, "
+		    "%u private pages per thread, %u pair address spaces\n", n, online,
+		    n * shared_per, PF_PRIV, n * (n - 1) / 2);
+		for (unsigned i = 0; i < n; i++)
+			thread_start(handles[i]);
+		for (unsigned i = 0; i < n; i++) {
+			if (thread_join(handles[i]) != EOK)
+				pf_fail("thread_join failed");
+		}
+		t1 = uptime_us();
+		sample_table();
+		if (atomic_get(&shared_as->refcount) != 1 ||
+		    __atomic_load_n(&shared_as->cpus_running, __ATOMIC_SEQ_CST) != 0)
+			pf_fail("the threads did not leave the shared address space");
+		check_shadows(s0.ps.entries);
+		size_t steps = 0, unmaps = 0;
+		for (unsigned i = 0; i < n; i++) {
+			steps += args[i].steps;
+			unmaps += args[i].unmaps;
+		}
+		TPRINTF("pagefault1: phase 1: %zu steps (%zu unmaps) in %lu ms; "
+		    "phase 2: %lu + %lu ms; shared address space: %lu faults (%lu "
+		    "minor), %lu shootdowns; table peak %zu entries, %zu buckets\n",
+		    steps, unmaps, (phase1_end_us - t0) / 1000,
+		    (phase2a_end_us - phase1_end_us) / 1000,
+		    (t1 - phase2a_end_us) / 1000, shared_as->faults,
+		    shared_as->faults_minor, shared_as->shootdowns, peak_entries,
+		    peak_buckets);
+	}
+	teardown(n);
+
+	pf_snap(&s1);
+	TPRINTF("pagefault1: the table after (%lu ms; %lu ms in all):\n",
+	    (uptime_us() - t1) / 1000, (uptime_us() - t0) / 1000);
+	page_ht_print();
+	TPRINTF("pagefault1: entries %zu (baseline %zu), address spaces %zu (%zu); "
+	    "against the baseline: heap allocations %ld, CHT dummies %ld, frames "
+	    "outside slabs %ld, free frames %ld\n", s1.ps.entries, s0.ps.entries,
+	    s1.ases, s0.ases, (long) (s1.heap_allocs - s0.heap_allocs),
+	    (long) (s1.dummies - s0.dummies),
+	    (long) (s1.outside_slabs - s0.outside_slabs),
+	    (long) (s1.free - s0.free));
+
+	if (atomic_get(&pf_errors)) {
+		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
+		    atomic_get(&pf_errors), pf_msg);
+		return reason;
+	}
+	if (s1.ps.entries != s0.ps.entries)
+		return "page hash table entries not back at the baseline";
+	if (s1.ases != s0.ases)
+		return "address spaces left behind";
+	if (s1.threads > s0.threads)
+		return "threads left behind";
+	if (s1.heap_allocs - s0.heap_allocs != s1.dummies - s0.dummies)
+		return "live heap allocations not back at the baseline";
+	if (s1.outside_slabs != s0.outside_slabs) {
+		snprintf(reason, sizeof(reason), "%ld frames outside the slabs not "
+		    "given back (data frames, page tables)",
+		    (long) s1.outside_slabs - (long) s0.outside_slabs);
+		return reason;
+	}
+	if (strcmp(page_ht_backend, "cht") == 0) {
+		if (s1.ps.grows <= s0.ps.grows || peak_buckets <= s0.ps.buckets)
+			return "the page hash table did not grow during the run";
+		if (s1.ps.shrinks <= s0.ps.shrinks)
+			return "the page hash table did not shrink after the run";
+		if (s1.ps.buckets != s0.ps.buckets)
+			return "the page hash table did not shrink back to its size";
+	}
+	return NULL;
+}
