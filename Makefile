@@ -182,6 +182,8 @@ flavours:
 		RCU_BROKEN=0 kernel
 	@$(MAKE) --no-print-directory BUILD=build/rcu-broken RCU=a-rcu \
 		RCU_BROKEN=1 kernel
+	@$(MAKE) --no-print-directory BUILD=build/locked RCU=a-rcu RCU_BROKEN=0 \
+		PAGE_HT=locked kernel
 
 test: deps all flavours
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short \

@@ -57,16 +57,22 @@ BROKEN_ELF = os.environ.get("KTEST_BROKEN_KERNEL") or os.path.join(
     REPO, "build", "rcu-broken", "kernel.elf")
 
 #: Kernel image per RCU flavour.
-FLAVOUR_KERNELS = {"a-rcu": KERNEL_ELF, "podzimek-rcu": PODZIMEK_ELF}
+#: The locked page hash table back end (make PAGE_HT=locked), with A-RCU.
+LOCKED_ELF = os.environ.get("KTEST_LOCKED_KERNEL") or os.path.join(
+    REPO, "build", "locked", "kernel.elf")
+FLAVOUR_KERNELS = {"a-rcu": KERNEL_ELF, "podzimek-rcu": PODZIMEK_ELF,
+                   "a-rcu+pageht-locked": LOCKED_ELF}
 if DEFAULT_RCU == "podzimek-rcu":
     FLAVOUR_KERNELS = {"podzimek-rcu": KERNEL_ELF}
 
 
 def flavours():
     """Return the RCU flavours to test (env ``KTEST_FLAVOURS``)."""
-    raw = os.environ.get("KTEST_FLAVOURS", "a-rcu,podzimek-rcu")
+    raw = os.environ.get("KTEST_FLAVOURS",
+                         "a-rcu,podzimek-rcu,a-rcu+pageht-locked")
     names = [x for x in raw.replace(" ", "").split(",") if x]
-    unknown = [n for n in names if n not in ("a-rcu", "podzimek-rcu")]
+    unknown = [n for n in names if n not in ("a-rcu", "podzimek-rcu",
+                                             "a-rcu+pageht-locked")]
     if unknown:
         raise ValueError("KTEST_FLAVOURS: unknown flavour(s) %s" % unknown)
     return [n for n in names if n in FLAVOUR_KERNELS]

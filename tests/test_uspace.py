@@ -1,0 +1,57 @@
+"""The userspace CHT library (uspace/): build it, run its suites, install it.
+
+Each suite of uspace/tests/run.py is one test here: the API unit tests, the
+multithreaded stress with resizes and the RCU torture oracle, each built
+plain, with ThreadSanitizer and with AddressSanitizer+UBSan (a sanitizer
+report fails the test), the RCU's fence fallback, and the negative control
+(a build whose synchronize does not wait: the torture test must fail). Then
+`make -C uspace install` into a scratch prefix and the example built against
+it with `pkg-config --cflags --libs cht` alone.
+
+Needs only gcc, make and pkg-config (tools/ensure-deps.sh); not QEMU.
+"""
+
+import importlib.util
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USPACE = os.path.join(REPO, "uspace")
+BUILD = os.path.join(REPO, "build", "uspace")
+
+_spec = importlib.util.spec_from_file_location(
+    "uspace_run", os.path.join(USPACE, "tests", "run.py"))
+uspace_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(uspace_run)
+
+
+def _tail(text, n=60):
+    return "\n".join(text.splitlines()[-n:])
+
+
+@pytest.fixture(scope="module")
+def uspace_build():
+    """Builds the library and every test variant once."""
+    jobs = "-j%d" % max(1, os.cpu_count() or 1)
+    proc = subprocess.run(["make", "-C", USPACE, "--no-print-directory", jobs,
+                           "tests", "B=" + BUILD],
+                          env=uspace_run.make_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    out = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        pytest.fail("make -C uspace tests failed:\n" + _tail(out), False)
+    return BUILD
+
+
+@pytest.mark.parametrize("suite", uspace_run.suites(),
+                         ids=lambda s: s.ident)
+def test_uspace_suite(uspace_build, suite):
+    ok, msg, out, secs = uspace_run.run_suite(suite, uspace_build)
+    assert ok, "%s: %s (%.1f s)\n%s" % (suite.name, msg, secs, _tail(out))
+
+
+def test_uspace_install_example(uspace_build):
+    ok, msg, log = uspace_run.example_check(uspace_build)
+    assert ok, "%s\n%s" % (msg, _tail(log, 80))

@@ -1,0 +1,98 @@
+/** @file cht_env.h
+ * The userspace environment of the concurrent hash table (POSIX threads).
+ *
+ * The table's source is the kernel's kernel/generic/src/adt/cht.c, compiled
+ * unchanged; it reaches RCU, deferred work, allocation and assertions only
+ * through the names defined here (ARCHITECTURE.md, "One CHT, two
+ * environments"). This directory comes before kernel/generic/include on the
+ * include path, so <adt/cht_env.h> resolves here and <adt/cht.h> to the
+ * kernel's header.
+ *
+ *   RCU            libcht's own userspace RCU (cht_rcu.h, memb flavour)
+ *   deferred work  one background worker thread of the library (resizes)
+ *   allocation     malloc/free
+ *   assertions     on unless CHT_NDEBUG; a failure prints and aborts (only
+ *                  misuse of the raw kernel API can trigger one: the cht_u_*
+ *                  API checks first and returns error codes)
+ */
+#ifndef USPACE_CHT_ENV_H_
+#define USPACE_CHT_ENV_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cht_rcu.h>
+
+typedef cht_rcu_head_t cht_env_rcu_item_t;
+
+/** A deferred work item, run by the library's worker thread. */
+typedef struct cht_env_work {
+	struct cht_env_work *next;
+	void (*func)(struct cht_env_work *work);
+} cht_env_work_t;
+
+/** Registry link (doubly linked list under the registry lock). */
+typedef struct cht_env_link {
+	struct cht_env_link *prev, *next;
+} cht_env_link_t;
+
+/** Reports a failed assertion or misuse and aborts. */
+void cht_env_fail(const char *what, const char *file, int line)
+    __attribute__((noreturn, cold));
+
+static inline void cht_env_rcu_lock_checked(const char *file, int line)
+{
+	if (__builtin_expect(cht_rcu_read_lock() != CHT_OK, 0))
+		cht_env_fail("reader section in a thread not registered with "
+		    "cht_rcu_register_thread()", file, line);
+}
+
+#define cht_env_rcu_read_lock()   cht_env_rcu_lock_checked(__FILE__, __LINE__)
+#define cht_env_rcu_read_unlock() cht_rcu_read_unlock()
+#define cht_env_rcu_read_locked() cht_rcu_read_locked()
+#define cht_env_rcu_call(item, func)  cht_rcu_call((item), (func))
+/* Called by the resize worker and cht_destroy(), never inside a section. */
+#define cht_env_rcu_synchronize() ((void) cht_rcu_synchronize())
+#define cht_env_rcu_barrier()     ((void) cht_rcu_barrier())
+#define cht_env_rcu_item_of(ptr)  (ptr)
+
+/**
+ * Queues @a w for the worker thread (started on first use). @a block is
+ * irrelevant here: the enqueue takes a mutex for a few instructions, which a
+ * userspace reader section may do (it never waits for a grace period).
+ * @return false if the worker thread could not be started.
+ */
+bool cht_env_work_enqueue(cht_env_work_t *w,
+    void (*func)(cht_env_work_t *work), bool block);
+
+#define cht_env_malloc(size)   malloc(size)
+#define cht_env_free(ptr)      free(ptr)
+#ifdef CHT_NDEBUG
+#define cht_env_assert(expr)   ((void) 0)
+#else
+#define cht_env_assert(expr) \
+	(__builtin_expect(!!(expr), 1) ? (void) 0 : \
+	    cht_env_fail("assertion failed: " #expr, __FILE__, __LINE__))
+#endif
+#define cht_env_printf         printf
+#define cht_env_memset         memset
+#if defined(__x86_64__) || defined(__i386__)
+#define cht_env_cpu_relax()    __builtin_ia32_pause()
+#else
+#define cht_env_cpu_relax()    __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#endif
+
+/** Sleeps (waiting for a resize to finish). */
+void cht_env_sleep_ms(unsigned ms);
+
+/** Registry of live tables, for statistics (cht_print_tables()). */
+void cht_env_registry_add(cht_env_link_t *link);
+void cht_env_registry_remove(cht_env_link_t *link);
+/** Calls fn on every registered table, inside a reader section. */
+void cht_env_registry_foreach(void (*fn)(cht_env_link_t *link));
+
+#endif

@@ -1,0 +1,137 @@
+/** @file cht.h
+ * libcht: the kernel's concurrent hash table in userspace.
+ *
+ * Build flags: `pkg-config --cflags --libs cht` (headers live in their own
+ * directory, <prefix>/include/cht; this file includes the kernel's table
+ * header <adt/cht.h> and the userspace environment <adt/cht_env.h> from there).
+ *
+ * Two layers:
+ *
+ *  - The kernel API, unchanged (<adt/cht.h>): cht_create(), cht_destroy(),
+ *    cht_insert(), cht_insert_unique(), cht_find(), cht_find_next(),
+ *    cht_remove_key(), cht_remove_item(), cht_set_max_load(), ... Every operation except create
+ *    and destroy must run inside a reader section (cht_rcu_read_lock()) of a
+ *    registered thread; misuse fails an assertion (abort) as in the kernel.
+ *    Fastest: use it in hot loops inside one reader section.
+ *
+ *  - The checked API below (cht_u_*): the same operations returning status
+ *    codes, never aborting on bad arguments: CHT_EINVAL (NULL table or item,
+ *    destroyed table), CHT_EPERM (thread not registered), CHT_EBUSY (destroy
+ *    of a non-empty table), CHT_EDEADLK (destroy inside a reader section),
+ *    CHT_ENOSECT (a lookup outside a reader section: its result would be
+ *    dangling), CHT_ENOENT, CHT_EEXIST. Updates enter a reader section
+ *    themselves (nesting is allowed); lookups need the caller's section
+ *    because the returned item is only valid inside it.
+ *
+ * Threads: call cht_rcu_register_thread() once in every thread that uses a
+ * table (unregistration at thread exit is automatic). Removed items reach
+ * ops->remove_callback after a grace period, from the library's reclaimer
+ * thread. Resizes run on the library's worker thread, never in the caller's
+ * operation. The library has two helper threads (reclaimer, resize worker).
+ */
+#ifndef CHT_USPACE_H_
+#define CHT_USPACE_H_
+
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include <cht_rcu.h>
+#include <adt/cht.h>
+
+/** The object containing the link @a ptr (member @a member of @a type). */
+#define cht_item_of(ptr, type, member) \
+	((type *) ((char *) (ptr) - offsetof(type, member)))
+
+/** Library version. */
+#define CHT_VERSION_MAJOR 1
+#define CHT_VERSION_MINOR 0
+const char *cht_version(void);
+
+/**
+ * cht_create() with status codes. @a max_load 0 = default (4).
+ * @return CHT_OK, CHT_EINVAL (NULL table or ops, missing callbacks),
+ * CHT_ENOMEM. Any thread (registration not needed).
+ */
+int cht_u_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
+    const cht_ops_t *op);
+
+/**
+ * Destroys an empty table; waits for a resize in flight and for pending
+ * remove callbacks. @return CHT_OK, CHT_EINVAL, CHT_EPERM, CHT_EDEADLK,
+ * CHT_EBUSY (items left: nothing is freed, the table stays usable).
+ */
+int cht_u_destroy(cht_t *h);
+
+/** Inserts (duplicates allowed). @return CHT_OK, CHT_EINVAL, CHT_EPERM. */
+int cht_u_insert(cht_t *h, cht_link_t *item);
+
+/**
+ * Inserts unless an equal item is present. @return CHT_OK, CHT_EEXIST (then
+ * *dup, if not NULL, is the present item: valid while the caller stays in a
+ * reader section; NULL if the caller is not in one), CHT_EINVAL, CHT_EPERM.
+ */
+int cht_u_insert_unique(cht_t *h, cht_link_t *item, cht_link_t **dup);
+
+/**
+ * Finds an item matching @a key into *out (NULL if none).
+ * @return CHT_OK, CHT_ENOENT, CHT_EINVAL, CHT_EPERM, CHT_ENOSECT.
+ */
+int cht_u_find(cht_t *h, void *key, cht_link_t **out);
+
+/** Next item after @a item matching @a key (duplicates). Like cht_u_find(). */
+int cht_u_find_next(cht_t *h, void *key, const cht_link_t *item,
+    cht_link_t **out);
+
+/**
+ * Removes every item matching @a key.
+ * @return how many (>= 0), or CHT_EINVAL, CHT_EPERM.
+ */
+long cht_u_remove_key(cht_t *h, void *key);
+
+/**
+ * Removes @a item (which must have been inserted into @a h).
+ * @return CHT_OK, CHT_ENOENT (already removed), CHT_EINVAL, CHT_EPERM.
+ */
+int cht_u_remove_item(cht_t *h, cht_link_t *item);
+
+/** Counters of the table. @return CHT_OK, CHT_EINVAL, CHT_EPERM. */
+int cht_u_get_stats(cht_t *h, cht_stats_t *st);
+
+/**
+ * cht_set_max_load(): a new load limit (items per bucket); the table resizes
+ * to fit it on its worker thread. @return CHT_OK, CHT_EINVAL (NULL table,
+ * @a max_load 0).
+ */
+int cht_u_set_max_load(cht_t *h, size_t max_load);
+
+/*
+ * Key-value convenience: 64-bit keys and values, nodes allocated and freed by
+ * the library. Every call enters its own reader section (any registered
+ * thread, inside or outside a section).
+ */
+typedef struct cht_kv cht_kv_t;
+
+/** @return CHT_OK (*out set), CHT_EINVAL, CHT_ENOMEM. */
+int cht_kv_create(cht_kv_t **out, size_t init_size);
+/** @return CHT_OK, CHT_EINVAL, CHT_EPERM, CHT_EDEADLK, CHT_EBUSY (not empty). */
+int cht_kv_destroy(cht_kv_t *kv);
+/** Adds @a key -> @a value unless @a key is present.
+ * @return CHT_OK, CHT_EEXIST, CHT_ENOMEM, CHT_EINVAL, CHT_EPERM. */
+int cht_kv_put(cht_kv_t *kv, uint64_t key, uint64_t value);
+/** @return CHT_OK (*value set if not NULL), CHT_ENOENT, CHT_EINVAL, CHT_EPERM. */
+int cht_kv_get(cht_kv_t *kv, uint64_t key, uint64_t *value);
+/** @return CHT_OK, CHT_ENOENT, CHT_EINVAL, CHT_EPERM. */
+int cht_kv_del(cht_kv_t *kv, uint64_t key);
+/** Number of keys (approximate while updates run); 0 for NULL. */
+size_t cht_kv_size(cht_kv_t *kv);
+/** The underlying table (for cht_u_get_stats()). */
+cht_t *cht_kv_table(cht_kv_t *kv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

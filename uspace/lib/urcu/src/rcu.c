@@ -1,0 +1,480 @@
+/** @file rcu.c
+ * The userspace RCU of libcht: membarrier-based readers, one reclaimer thread.
+ * See cht_rcu.h for the design; the ordering arguments are next to the code.
+ *
+ * Build option CHT_RCU_BROKEN (negative control for the torture test only):
+ * cht_rcu_synchronize() does not wait for readers.
+ */
+#define _GNU_SOURCE
+#include <cht_rcu.h>
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread struct cht_rcu_reader cht_rcu_self
+    __attribute__((tls_model("initial-exec")));
+
+/* Readers use a fence until initialization has registered membarrier. */
+struct cht_rcu_gp_state cht_rcu_gp = { .seq = 1, .reader_fence = 1 };
+
+/** Writer side: 1 when membarrier(PRIVATE_EXPEDITED) is registered. */
+static int use_membarrier;
+
+/* Registry of reader threads. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cht_rcu_reader *registry;
+static size_t registry_count;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+/* Grace periods: serialized by gp_lock. */
+static pthread_mutex_t gp_lock = PTHREAD_MUTEX_INITIALIZER;
+/** Target of the last completed GP. Atomics. */
+static uint64_t gp_completed;
+static uint64_t stat_gps, stat_gps_shared, stat_cbs_run, stat_batches;
+
+/* Callbacks: a lock-free LIFO list taken whole by the reclaimer. */
+static cht_rcu_head_t *cb_list;
+static int reclaimer_sleeping;
+static int barrier_waiters;
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
+static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
+static int reclaimer_ok;
+static __thread int in_reclaimer;
+
+const char *cht_strerror(int err)
+{
+	switch (err) {
+	case CHT_OK: return "success";
+	case CHT_EPERM: return "calling thread not registered with the RCU";
+	case CHT_ENOMEM: return "out of memory";
+	case CHT_EINVAL: return "invalid argument";
+	case CHT_EBUSY: return "table not empty";
+	case CHT_ENOENT: return "no such item";
+	case CHT_EEXIST: return "an equal item exists";
+	case CHT_EDEADLK: return "not allowed inside a reader section";
+	case CHT_ENOSECT: return "needs the caller's reader section";
+	default: return "unknown error";
+	}
+}
+
+/* Initialization */
+
+static void thread_exit_hook(void *arg);
+
+static void membarrier_setup(void)
+{
+	const char *f = getenv("CHT_RCU_FLAVOUR");
+	if (f && strcmp(f, "fence") == 0)
+		return;
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+	    0, 0) != 0)
+		return;
+	/*
+	 * Writers switch first: a reader that still fences while writers use
+	 * membarrier is merely slower; the reverse would be unsafe.
+	 */
+	__atomic_store_n(&use_membarrier, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&cht_rcu_gp.reader_fence, 0, __ATOMIC_SEQ_CST);
+}
+
+__attribute__((constructor)) static void cht_rcu_init(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit_hook) == 0)
+		exit_key_ok = 1;
+	membarrier_setup();
+}
+
+const char *cht_rcu_flavour(void)
+{
+	return __atomic_load_n(&use_membarrier, __ATOMIC_RELAXED) ?
+	    "membarrier" : "fence";
+}
+
+/**
+ * The writer's half of the reader's barrier: afterwards every reader that
+ * was running has executed a full barrier (membarrier), or, in the fence
+ * flavour, our fence pairs with the fence every reader executes after its
+ * counter store (store buffering: at least one side sees the other's store).
+ */
+static void writer_barrier(void)
+{
+	if (__atomic_load_n(&use_membarrier, __ATOMIC_RELAXED)) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
+		    0) == 0)
+			return;
+		/* Cannot happen after a successful registration. */
+		fprintf(stderr, "cht_rcu: membarrier failed: %s\n",
+		    strerror(errno));
+		abort();
+	}
+	cht_rcu_full_fence();
+}
+
+/* Registration */
+
+static void registry_insert(struct cht_rcu_reader *r)
+{
+	r->reg_prev = NULL;
+	r->reg_next = registry;
+	if (registry)
+		registry->reg_prev = r;
+	registry = r;
+	registry_count++;
+}
+
+static void registry_delete(struct cht_rcu_reader *r)
+{
+	if (r->reg_prev)
+		r->reg_prev->reg_next = r->reg_next;
+	else
+		registry = r->reg_next;
+	if (r->reg_next)
+		r->reg_next->reg_prev = r->reg_prev;
+	r->reg_next = r->reg_prev = NULL;
+	registry_count--;
+}
+
+static void reclaimer_start(void);
+
+int cht_rcu_register_thread(void)
+{
+	struct cht_rcu_reader *r = &cht_rcu_self;
+	if (r->registered)
+		return CHT_OK;
+	pthread_once(&reclaimer_once, reclaimer_start);
+	if (!__atomic_load_n(&reclaimer_ok, __ATOMIC_ACQUIRE) || !exit_key_ok)
+		return CHT_ENOMEM;
+	/* Unregister automatically at thread exit. */
+	if (pthread_setspecific(exit_key, r) != 0)
+		return CHT_ENOMEM;
+	__atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+	r->nest = 0;
+	pthread_mutex_lock(&registry_lock);
+	registry_insert(r);
+	pthread_mutex_unlock(&registry_lock);
+	r->registered = 1;
+	return CHT_OK;
+}
+
+static void unregister(struct cht_rcu_reader *r)
+{
+	/*
+	 * Leave any section first: cht_rcu_synchronize() may be waiting for
+	 * this thread while holding registry_lock.
+	 */
+	__atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+	r->nest = 0;
+	pthread_mutex_lock(&registry_lock);
+	registry_delete(r);
+	pthread_mutex_unlock(&registry_lock);
+	r->registered = 0;
+}
+
+int cht_rcu_unregister_thread(void)
+{
+	struct cht_rcu_reader *r = &cht_rcu_self;
+	if (!r->registered)
+		return CHT_EPERM;
+	if (r->nest != 0)
+		return CHT_EDEADLK;
+	unregister(r);
+	(void) pthread_setspecific(exit_key, NULL);
+	return CHT_OK;
+}
+
+/** Thread-specific-data destructor: the thread exits while registered. */
+static void thread_exit_hook(void *arg)
+{
+	struct cht_rcu_reader *r = arg;
+	if (r != &cht_rcu_self || !r->registered)
+		return;
+	if (r->nest != 0)
+		fprintf(stderr, "cht_rcu: thread exited inside a reader section "
+		    "(section abandoned)\n");
+	unregister(r);
+}
+
+int cht_rcu_read_lock_unregistered(void)
+{
+	return CHT_EPERM;
+}
+
+void cht_rcu_read_unlock_unbalanced(void)
+{
+	static int warned;
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "cht_rcu: cht_rcu_read_unlock() outside a reader "
+		    "section (ignored)\n");
+}
+
+/* Grace periods */
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/** Waits until @a r is outside a section or in one that began at @a target. */
+static void wait_for_reader(struct cht_rcu_reader *r, uint64_t target)
+{
+	unsigned attempts = 0;
+	long sleep = 20;
+	for (;;) {
+		/*
+		 * Acquire pairs with the reader's release stores of its
+		 * counter: everything the reader did in the sections that
+		 * ended before that store happens before our return (and so
+		 * before the caller frees anything).
+		 */
+		uint64_t c = __atomic_load_n(&r->ctr, __ATOMIC_ACQUIRE);
+		if (c == 0 || c >= target)
+			return;
+		if (attempts < 200) {
+			relax();
+		} else if (attempts < 220) {
+			sched_yield();
+		} else {
+			sleep_us(sleep);
+			if (sleep < 1000)
+				sleep *= 2;
+		}
+		attempts++;
+	}
+}
+
+int cht_rcu_synchronize(void)
+{
+	if (cht_rcu_self.nest != 0)
+		return CHT_EDEADLK;
+	/*
+	 * The caller's removals (before this call) are ordered before the
+	 * snapshot: a GP that advances the sequence past the snapshot starts
+	 * (and issues its barrier) after them, so it may serve this call.
+	 */
+	cht_rcu_full_fence();
+	uint64_t snap = __atomic_load_n(&cht_rcu_gp.seq, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&gp_lock);
+	if (__atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE) > snap) {
+		/* A whole GP ran after our snapshot: it covers us. */
+		__atomic_fetch_add(&stat_gps_shared, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&gp_lock);
+		return CHT_OK;
+	}
+	/*
+	 * 1. Advance the sequence (release: our removals are before it). A
+	 *    reader whose outermost lock reads the new value began after the
+	 *    removals of every caller this GP serves and cannot find what
+	 *    they removed; we never wait for it.
+	 */
+	uint64_t target = cht_rcu_gp.seq + 1;
+	__atomic_store_n(&cht_rcu_gp.seq, target, __ATOMIC_RELEASE);
+	/*
+	 * 2. Barrier on every running thread (or our fence, paired with the
+	 *    readers' fences). A reader that read an older sequence has then
+	 *    either made its counter store visible to the scan below, or had
+	 *    not yet reached its barrier after the counter store: its
+	 *    protected loads come after ours and see every removal.
+	 */
+	writer_barrier();
+#ifndef CHT_RCU_BROKEN
+	/* 3. Wait for readers whose sections began before the advance. */
+	pthread_mutex_lock(&registry_lock);
+	for (struct cht_rcu_reader *r = registry; r; r = r->reg_next) {
+		if (r != &cht_rcu_self)
+			wait_for_reader(r, target);
+	}
+	pthread_mutex_unlock(&registry_lock);
+#else
+	(void) wait_for_reader;
+#endif
+	__atomic_store_n(&gp_completed, target, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&stat_gps, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&gp_lock);
+	return CHT_OK;
+}
+
+/* Callbacks */
+
+static void *reclaimer_main(void *arg);
+
+static int start_helper(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	sigset_t all, old;
+	if (pthread_attr_init(&attr) != 0)
+		return -1;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Helper threads take no signals: they belong to the user's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&tid, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return rc == 0 ? 0 : -1;
+}
+
+/* Exported for the environment of the table (its worker thread). */
+int cht_rcu_start_helper(void *(*fn)(void *), void *arg);
+int cht_rcu_start_helper(void *(*fn)(void *), void *arg)
+{
+	return start_helper(fn, arg);
+}
+
+static void reclaimer_start(void)
+{
+	if (start_helper(reclaimer_main, NULL) == 0)
+		__atomic_store_n(&reclaimer_ok, 1, __ATOMIC_RELEASE);
+	else
+		fprintf(stderr, "cht_rcu: cannot start the reclaimer thread\n");
+}
+
+void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
+{
+	pthread_once(&reclaimer_once, reclaimer_start);
+	head->func = func;
+	cht_rcu_head_t *old = __atomic_load_n(&cb_list, __ATOMIC_RELAXED);
+	do {
+		head->next = old;
+	} while (!__atomic_compare_exchange_n(&cb_list, &old, head, true,
+	    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	/*
+	 * Wake the reclaimer if it may be going to sleep. Store buffering with
+	 * the reclaimer's store to reclaimer_sleeping and its load of cb_list
+	 * (both seq_cst): either it sees our item or we see it sleeping. Only
+	 * a push onto an empty list needs to look: a non-empty list was pushed
+	 * by someone who looked.
+	 */
+	if (!old && __atomic_load_n(&reclaimer_sleeping, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&cb_lock);
+		pthread_cond_signal(&cb_cond);
+		pthread_mutex_unlock(&cb_lock);
+	}
+}
+
+static void *reclaimer_main(void *arg)
+{
+	(void) arg;
+	in_reclaimer = 1;
+	(void) cht_rcu_register_thread();
+	for (;;) {
+		cht_rcu_head_t *list = __atomic_exchange_n(&cb_list, NULL,
+		    __ATOMIC_ACQUIRE);
+		if (!list) {
+			__atomic_store_n(&reclaimer_sleeping, 1, __ATOMIC_SEQ_CST);
+			if (!__atomic_load_n(&cb_list, __ATOMIC_SEQ_CST)) {
+				pthread_mutex_lock(&cb_lock);
+				while (!__atomic_load_n(&cb_list, __ATOMIC_ACQUIRE))
+					pthread_cond_wait(&cb_cond, &cb_lock);
+				pthread_mutex_unlock(&cb_lock);
+			}
+			__atomic_store_n(&reclaimer_sleeping, 0, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* Oldest first. */
+		cht_rcu_head_t *fifo = NULL;
+		size_t n = 0;
+		while (list) {
+			cht_rcu_head_t *next = list->next;
+			list->next = fifo;
+			fifo = list;
+			list = next;
+			n++;
+		}
+		(void) cht_rcu_synchronize();
+		while (fifo) {
+			cht_rcu_head_t *next = fifo->next;
+			fifo->func(fifo);  /* may free fifo */
+			fifo = next;
+		}
+		__atomic_fetch_add(&stat_cbs_run, n, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stat_batches, 1, __ATOMIC_RELAXED);
+		/*
+		 * Let small batches grow (one GP and at most one wake-up per
+		 * millisecond under a steady trickle), unless someone waits in
+		 * cht_rcu_barrier().
+		 */
+		if (n < 1024 && !__atomic_load_n(&barrier_waiters,
+		    __ATOMIC_RELAXED))
+			sleep_us(1000);
+	}
+	return NULL;
+}
+
+typedef struct {
+	cht_rcu_head_t head;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+} barrier_t;
+
+static void barrier_cb(cht_rcu_head_t *head)
+{
+	barrier_t *b = (barrier_t *) head;
+	pthread_mutex_lock(&b->lock);
+	b->done = 1;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+int cht_rcu_barrier(void)
+{
+	if (cht_rcu_self.nest != 0 || in_reclaimer)
+		return CHT_EDEADLK;
+	barrier_t b;
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.cond, NULL);
+	b.done = 0;
+	__atomic_fetch_add(&barrier_waiters, 1, __ATOMIC_RELAXED);
+	/*
+	 * The list is one LIFO taken whole and run oldest first: every
+	 * callback posted before ours runs in our batch before us, or in an
+	 * earlier batch.
+	 */
+	cht_rcu_call(&b.head, barrier_cb);
+	pthread_mutex_lock(&b.lock);
+	while (!b.done)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	__atomic_fetch_sub(&barrier_waiters, 1, __ATOMIC_RELAXED);
+	pthread_cond_destroy(&b.cond);
+	pthread_mutex_destroy(&b.lock);
+	return CHT_OK;
+}
+
+void cht_rcu_get_stats(cht_rcu_stats_t *st)
+{
+	st->gp_seq = __atomic_load_n(&cht_rcu_gp.seq, __ATOMIC_RELAXED);
+	st->gps = __atomic_load_n(&stat_gps, __ATOMIC_RELAXED);
+	st->gps_shared = __atomic_load_n(&stat_gps_shared, __ATOMIC_RELAXED);
+	st->callbacks_run = __atomic_load_n(&stat_cbs_run, __ATOMIC_RELAXED);
+	st->batches = __atomic_load_n(&stat_batches, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&registry_lock);
+	st->readers = registry_count;
+	pthread_mutex_unlock(&registry_lock);
+}

@@ -1,0 +1,936 @@
+/** @file test_api.c
+ * Unit tests of libcht's API semantics: the kernel's sanity sequence (this
+ * project's kernel/test/cht/cht1.c, and HelenOS's cht1 do_sanity_test) on the
+ * raw kernel API at several table sizes, the checked API's
+ * status codes (NULL table, unregistered thread, destroy of a non-empty table,
+ * calls inside/outside reader sections), duplicates, remove callbacks exactly
+ * once and only after readers are done, background resizes both ways, the
+ * key-value wrapper and the RCU's own API (nesting, synchronize waits for
+ * readers, barrier, threads that exit registered).
+ */
+#include "tutil.h"
+#include <cht.h>
+
+#define ALIVE 0x11fe11feu
+#define DEAD  0xdeaddeadu
+
+typedef struct {
+	cht_link_t link;
+	size_t hash;
+	uint64_t key;
+	int mark;
+	unsigned magic;
+	int cb_count;
+} val_t;
+
+static int callbacks;
+
+static size_t v_hash(const cht_link_t *l)
+{
+	return cht_item_of(l, val_t, link)->hash;
+}
+
+/* Keys hash to key % 10: 1 and 11 share a hash but differ (HelenOS test). */
+static size_t v_key_hash(void *key)
+{
+	return *(uint64_t *) key % 10;
+}
+
+static bool v_equal(const cht_link_t *a, const cht_link_t *b)
+{
+	return cht_item_of(a, val_t, link)->key == cht_item_of(b, val_t, link)->key;
+}
+
+static bool v_key_equal(void *key, const cht_link_t *l)
+{
+	return *(uint64_t *) key == cht_item_of(l, val_t, link)->key;
+}
+
+static void v_remove(cht_link_t *l)
+{
+	val_t *v = cht_item_of(l, val_t, link);
+	CHECK(v->magic == ALIVE, "callback on a dead item");
+	v->cb_count++;
+	__atomic_fetch_add(&callbacks, 1, __ATOMIC_RELAXED);
+}
+
+static const cht_ops_t ops = {
+	.hash = v_hash, .key_hash = v_key_hash, .equal = v_equal,
+	.key_equal = v_key_equal, .remove_callback = v_remove,
+};
+
+/* Items whose hash is their key (set hash = key): for the bulk tests. */
+static size_t k_key_hash(void *key)
+{
+	return *(uint64_t *) key;
+}
+
+static const cht_ops_t kops = {
+	.hash = v_hash, .key_hash = k_key_hash, .equal = v_equal,
+	.key_equal = v_key_equal, .remove_callback = v_remove,
+};
+
+static void set_val(val_t *v, size_t hash, uint64_t key)
+{
+	memset(v, 0, sizeof(*v));
+	v->hash = hash;
+	v->key = key;
+	v->magic = ALIVE;
+}
+
+static cht_link_t *find(cht_t *h, uint64_t key)
+{
+	return cht_find(h, &key);
+}
+
+static val_t *V(cht_link_t *l)
+{
+	return cht_item_of(l, val_t, link);
+}
+
+/*
+ * The kernel's sanity sequence (HelenOS kernel/test/cht/cht1.c,
+ * do_sanity_test), on the raw API inside one reader section.
+ */
+static const char *sanity(cht_t *h)
+{
+	uint64_t k0 = 0;
+	if (cht_find_lazy(h, &k0))
+		return "Found lazy in empty table.";
+	if (find(h, 0))
+		return "Found in empty table.";
+	if (cht_remove_key(h, &k0))
+		return "Removed from empty table.";
+
+	static val_t v[6];
+	uint64_t key[] = { 1, 1, 1, 11, 12, 13 };
+	for (int i = 0; i < 3; i++)
+		set_val(&v[i], 1, key[i]);  /* three equal items */
+	set_val(&v[3], 1, key[3]);          /* same hash, different key */
+	set_val(&v[4], 2, key[4]);
+	set_val(&v[5], 3, key[5]);
+
+	cht_link_t *dup;
+	if (!cht_insert_unique(h, &v[0].link, &dup))
+		return "Duplicates in empty";
+	if (cht_insert_unique(h, &v[1].link, &dup))
+		return "Inserted a duplicate";
+	if (dup != &v[0].link)
+		return "Returned wrong duplicate";
+	if (!cht_insert_unique(h, &v[3].link, &dup))
+		return "Refused non-equal item but with a hash in table.";
+	cht_insert(h, &v[1].link);
+	cht_insert(h, &v[2].link);
+	bool ok = cht_insert_unique(h, &v[4].link, &dup);
+	ok = ok && cht_insert_unique(h, &v[5].link, &dup);
+	if (!ok)
+		return "Refused unique ins 4, 5.";
+
+	if (find(h, 0))
+		return "Phantom find.";
+	cht_link_t *item = find(h, v[5].key);
+	if (!item || item != &v[5].link)
+		return "Missing 5.";
+	if (cht_find_next(h, &v[5].key, &v[5].link))
+		return "Found nonexisting duplicate 5";
+	item = find(h, v[3].key);
+	if (!item || item != &v[3].link)
+		return "Missing 3.";
+	if (cht_find_next(h, &v[3].key, &v[3].link))
+		return "Found nonexisting duplicate 3, same hash as others.";
+
+	item = find(h, v[0].key);
+	if (!item)
+		return "Missing 0.";
+	V(item)->mark = 1;
+	for (int k = 1; k < 3; k++) {
+		item = cht_find_next(h, &key[0], item);
+		if (!item)
+			return "Did not find an inserted duplicate";
+		if (V(item)->key != v[0].key)
+			return "Found item with a different key.";
+		if (V(item)->mark)
+			return "Found twice the same node.";
+		V(item)->mark = 1;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!v[i].mark)
+			return "Did not find all duplicates";
+		v[i].mark = 0;
+	}
+	if (cht_find_next(h, &key[0], item))
+		return "Found non-existing duplicate.";
+	/* cht_find_next_equal() walks the same run. */
+	int eq = 1;
+	for (cht_link_t *e = find(h, key[0]); (e = cht_find_next_equal(h, e));)
+		eq++;
+	if (eq != 3)
+		return "find_next_equal did not see 3 duplicates";
+
+	item = cht_find_next(h, &key[0], find(h, key[0]));
+	if (!item)
+		return "Missing second duplicate.";
+	V(item)->mark = 1;
+	if (!cht_remove_item(h, item))
+		return "Failed to remove duplicate item.";
+	if (cht_remove_item(h, item))
+		return "Removed an item twice.";
+	if (find(h, key[0]) == item)
+		return "Found removed item.";
+	for (cht_link_t *l = find(h, key[0]); l; l = cht_find_next(h, &key[0], l))
+		if (l == item)
+			return "Found removed item as a duplicate.";
+
+	size_t removed = cht_remove_key(h, &key[0]);
+	if (removed != 2)
+		return "Failed to remove all duplicates";
+	if (find(h, key[0]))
+		return "Found removed key";
+	if (!find(h, key[3]))
+		return "Removed incorrect key";
+	for (size_t k = 0; k < sizeof(key) / sizeof(key[0]); k++)
+		(void) cht_remove_key(h, &key[k]);
+	for (size_t k = 0; k < sizeof(key) / sizeof(key[0]); k++)
+		if (find(h, key[k]))
+			return "Found a key in a cleared table";
+	return NULL;
+}
+
+static void test_sanity(void)
+{
+	static const struct { size_t init, min, load; } cfg[] = {
+		{ 0, 0, 0 }, { 1, 1, 1 }, { 5, 1, 4 }, { 128, 16, 2 },
+		{ 1 << 16, 1, 4 },
+	};
+	for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+		cht_t h;
+		CHECK_EQ(cht_create(&h, cfg[c].init, cfg[c].min, cfg[c].load, true,
+		    &ops), CHT_OK);
+		int before = __atomic_load_n(&callbacks, __ATOMIC_RELAXED);
+		cht_rcu_read_lock();
+		const char *err = sanity(&h);
+		cht_rcu_read_unlock();
+		CHECK(err == NULL, "sanity (init %zu): %s", cfg[c].init, err);
+		CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+		/* Six items, each removed once: six callbacks. */
+		CHECK_EQ(__atomic_load_n(&callbacks, __ATOMIC_RELAXED) - before, 6);
+		CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	}
+}
+
+/*
+ * The project kernel's own sanity sequence (kernel/test/cht/cht1.c,
+ * sanity_steps), step for step: hashes collide on purpose ((key >> 3) & 1023),
+ * 200 keys in a 16-bucket table with max_load 4 (it grows), duplicates,
+ * insert-unique, remove-item, remove-key within an equal-hash run, destroy of
+ * a non-empty table, every remove callback exactly once.
+ */
+#define KS_N   200
+#define KS_MAX (KS_N + 8)
+
+typedef struct {
+	cht_link_t link;
+	uint64_t key;
+	uint32_t cbs;  /* atomics */
+} ks_item_t;
+
+static ks_item_t *ks_items[KS_MAX];
+static size_t ks_n;
+static int ks_cbs;
+
+static ks_item_t *KS(const cht_link_t *l)
+{
+	return cht_item_of(l, ks_item_t, link);
+}
+
+static size_t ks_hash_of(uint64_t key)
+{
+	return (key >> 3) & 1023;
+}
+
+static size_t ks_hash(const cht_link_t *l)
+{
+	return ks_hash_of(KS(l)->key);
+}
+
+static size_t ks_key_hash(void *key)
+{
+	return ks_hash_of(*(uint64_t *) key);
+}
+
+static bool ks_equal(const cht_link_t *a, const cht_link_t *b)
+{
+	return KS(a)->key == KS(b)->key;
+}
+
+static bool ks_key_equal(void *key, const cht_link_t *l)
+{
+	return *(uint64_t *) key == KS(l)->key;
+}
+
+static void ks_cb(cht_link_t *l)
+{
+	__atomic_fetch_add(&KS(l)->cbs, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&ks_cbs, 1, __ATOMIC_RELAXED);
+}
+
+static const cht_ops_t ks_ops = {
+	.hash = ks_hash, .key_hash = ks_key_hash, .equal = ks_equal,
+	.key_equal = ks_key_equal, .remove_callback = ks_cb,
+};
+
+static ks_item_t *ks_new(uint64_t key)
+{
+	if (ks_n >= KS_MAX)
+		return NULL;
+	ks_item_t *it = calloc(1, sizeof(*it));
+	it->key = key;
+	ks_items[ks_n++] = it;
+	return it;
+}
+
+static ks_item_t *ks_find(cht_t *h, uint64_t key)
+{
+	cht_link_t *l = cht_find(h, &key);
+	return l ? KS(l) : NULL;
+}
+
+static size_t ks_count(cht_t *h, uint64_t key, bool use_equal)
+{
+	size_t n = 0;
+	cht_link_t *l = cht_find(h, &key);
+	while (l && n < 100) {
+		if (KS(l)->key != key)
+			return 1000;
+		n++;
+		l = use_equal ? cht_find_next_equal(h, l) : cht_find_next(h, &key, l);
+	}
+	return n;
+}
+
+static const char *kernel_sanity_steps(cht_t *h)
+{
+	ks_item_t *it;
+	cht_link_t *dup;
+
+	for (uint64_t k = 0; k < KS_N; k++) {
+		it = ks_new(k);
+		cht_rcu_read_lock();
+		cht_insert(h, &it->link);
+		bool found = ks_find(h, k) == it;
+		cht_rcu_read_unlock();
+		if (!found)
+			return "an item is not found right after its insert";
+	}
+	cht_rcu_read_lock();
+	for (uint64_t k = 0; k < KS_N; k++) {
+		ks_item_t *f = ks_find(h, k);
+		if (!f || f->key != k || f != ks_items[k]) {
+			cht_rcu_read_unlock();
+			return "an inserted item is not found";
+		}
+	}
+	for (uint64_t k = KS_N; k < KS_N + 64; k++) {
+		if (ks_find(h, k) || ks_find(h, k + 8192)) {
+			cht_rcu_read_unlock();
+			return "a key never inserted is found";
+		}
+	}
+	cht_rcu_read_unlock();
+
+	ks_item_t *d5[4] = { ks_items[5] };
+	for (int i = 1; i < 4; i++) {
+		d5[i] = ks_new(5);
+		cht_rcu_read_lock();
+		cht_insert(h, &d5[i]->link);
+		cht_rcu_read_unlock();
+	}
+	cht_rcu_read_lock();
+	size_t c1 = ks_count(h, 5, false);
+	size_t c2 = ks_count(h, 5, true);
+	unsigned seen = 0;
+	uint64_t key5 = 5;
+	for (cht_link_t *l = cht_find(h, &key5); l; l = cht_find_next(h, &key5, l))
+		for (int i = 0; i < 4; i++)
+			if (KS(l) == d5[i])
+				seen |= 1u << i;
+	size_t c6 = ks_count(h, 6, false);
+	cht_rcu_read_unlock();
+	if (c1 != 4 || c2 != 4)
+		return "find_next / find_next_equal do not see 4 duplicates exactly";
+	if (seen != 0xF)
+		return "find_next does not return every duplicate";
+	if (c6 != 1)
+		return "duplicates of a key show up under another key of the same hash";
+
+	it = ks_new(7);
+	cht_rcu_read_lock();
+	dup = NULL;
+	bool ins = cht_insert_unique(h, &it->link, &dup);
+	cht_rcu_read_unlock();
+	if (ins)
+		return "insert_unique inserted a duplicate";
+	if (!dup || KS(dup) != ks_items[7])
+		return "insert_unique did not return the present duplicate";
+	free(ks_items[--ks_n]);  /* never in the table */
+	it = ks_new(5);
+	cht_rcu_read_lock();
+	dup = NULL;
+	ins = cht_insert_unique(h, &it->link, &dup);
+	cht_rcu_read_unlock();
+	if (ins || !dup || KS(dup)->key != 5)
+		return "insert_unique of a duplicated key misbehaves";
+	free(ks_items[--ks_n]);
+	it = ks_new(KS_N + 1);
+	cht_rcu_read_lock();
+	dup = NULL;
+	ins = cht_insert_unique(h, &it->link, &dup);
+	bool found = ks_find(h, KS_N + 1) == it;
+	cht_rcu_read_unlock();
+	if (!ins || !found)
+		return "insert_unique of an absent key failed";
+
+	cht_rcu_read_lock();
+	bool r1 = cht_remove_item(h, &d5[2]->link);
+	bool r2 = cht_remove_item(h, &d5[2]->link);
+	c1 = ks_count(h, 5, false);
+	cht_rcu_read_unlock();
+	if (!r1 || r2)
+		return "remove_item: not true once and then false";
+	if (c1 != 3)
+		return "3 duplicates expected after remove_item";
+
+	cht_rcu_read_lock();
+	size_t removed = cht_remove_key(h, &key5);
+	size_t again = cht_remove_key(h, &key5);
+	bool gone = ks_find(h, 5) == NULL;
+	bool others = ks_find(h, 4) == ks_items[4] && ks_find(h, 6) == ks_items[6];
+	cht_rcu_read_unlock();
+	if (removed != 3)
+		return "remove_key did not return the number of duplicates (3)";
+	if (again != 0 || !gone)
+		return "a removed key is still found or removed again";
+	if (!others)
+		return "remove_key removed another key of the same hash";
+
+	cht_rcu_barrier();
+	if (__atomic_load_n(&ks_cbs, __ATOMIC_RELAXED) != 4)
+		return "wrong number of remove callbacks (4 expected)";
+	for (size_t i = 0; i < ks_n; i++) {
+		bool is5 = ks_items[i]->key == 5;
+		if (ks_items[i]->cbs != (is5 ? 1u : 0u))
+			return "remove callback count of an item is not 1 (removed) or "
+			    "0 (present)";
+	}
+
+	/* cht_u_destroy: the raw cht_destroy() races with a resize in flight
+	 * on h->b (reported to the kernel side; see cht_api.c). */
+	if (cht_u_destroy(h) != CHT_EBUSY)
+		return "cht_destroy did not refuse a non-empty table";
+	cht_rcu_read_lock();
+	found = ks_find(h, 100) == ks_items[100];
+	cht_rcu_read_unlock();
+	if (!found)
+		return "the table lost an item after a refused cht_destroy";
+
+	int expect_cbs = 4;
+	for (size_t i = 0; i < ks_n; i++) {
+		uint64_t k = ks_items[i]->key;
+		if (k == 5)
+			continue;
+		cht_rcu_read_lock();
+		size_t c = cht_remove_key(h, &k);
+		cht_rcu_read_unlock();
+		if (c != 1)
+			return "remove_key of a unique key did not return 1";
+		expect_cbs++;
+	}
+	cht_stats_t st;
+	cht_u_get_stats(h, &st);
+	cht_rcu_read_lock();
+	size_t left = 0;
+	for (uint64_t k = 0; k < KS_N + 8; k++)
+		left += ks_find(h, k) != NULL;
+	cht_rcu_read_unlock();
+	if (st.items != 0 || left != 0)
+		return "the table is not empty after removing everything";
+	cht_rcu_barrier();
+	if (__atomic_load_n(&ks_cbs, __ATOMIC_RELAXED) != expect_cbs)
+		return "wrong number of remove callbacks at the end";
+	for (size_t i = 0; i < ks_n; i++)
+		if (ks_items[i]->cbs != 1)
+			return "an item did not get exactly one remove callback";
+	printf("kernel sanity: %zu items, %d callbacks; table had %zu buckets, "
+	    "%lu grows\n", ks_n, expect_cbs, st.buckets, (unsigned long) st.grows);
+	return NULL;
+}
+
+static void test_kernel_sanity(void)
+{
+	cht_t h;
+	ks_n = 0;
+	ks_cbs = 0;
+	CHECK_EQ(cht_create_named(&h, "cht-sanity", 16, 16, 4, true, &ks_ops),
+	    CHT_OK);
+	const char *err = kernel_sanity_steps(&h);
+	CHECK(err == NULL, "kernel sanity: %s", err);
+	if (!err)
+		CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	for (size_t i = 0; i < ks_n; i++)
+		free(ks_items[i]);
+}
+
+/* --- checked API status codes ------------------------------------------------- */
+
+typedef struct {
+	cht_t *h;
+	cht_kv_t *kv;
+	val_t *item;
+	int rc[16];
+	bool locked;
+} unreg_arg_t;
+
+static void *unregistered_thread(void *p)
+{
+	unreg_arg_t *a = p;
+	uint64_t key = a->item->key;
+	cht_link_t *out = (cht_link_t *) 1;
+	a->rc[0] = cht_u_insert(a->h, &a->item->link);
+	a->rc[1] = cht_u_insert_unique(a->h, &a->item->link, NULL);
+	a->rc[2] = cht_u_find(a->h, &key, &out);
+	a->rc[3] = (int) cht_u_remove_key(a->h, &key);
+	a->rc[4] = cht_u_remove_item(a->h, &a->item->link);
+	a->rc[5] = cht_u_destroy(a->h);
+	a->rc[6] = cht_rcu_read_lock();
+	a->locked = cht_rcu_read_locked();
+	a->rc[7] = cht_kv_put(a->kv, 1, 2);
+	a->rc[8] = cht_kv_get(a->kv, 1, NULL);
+	a->rc[9] = cht_kv_del(a->kv, 1);
+	cht_stats_t st;
+	a->rc[10] = cht_u_get_stats(a->h, &st);
+	/* Grace periods and barriers need no registration. */
+	a->rc[11] = cht_rcu_synchronize();
+	a->rc[12] = cht_rcu_barrier();
+	a->rc[13] = cht_rcu_unregister_thread();
+	a->rc[14] = out == NULL ? 0 : 1;
+	return NULL;
+}
+
+static void test_errors(void)
+{
+	cht_t h;
+	val_t a, b;
+	set_val(&a, 7, 7);
+	set_val(&b, 7, 7);
+	uint64_t key = 7;
+	cht_link_t *out;
+	cht_stats_t st;
+
+	/* Bad arguments. */
+	CHECK_EQ(cht_u_create(NULL, 0, 0, 0, &ops), CHT_EINVAL);
+	CHECK_EQ(cht_u_create(&h, 0, 0, 0, NULL), CHT_EINVAL);
+	cht_ops_t bad = ops;
+	bad.key_equal = NULL;
+	CHECK_EQ(cht_u_create(&h, 0, 0, 0, &bad), CHT_EINVAL);
+	CHECK_EQ(cht_u_insert(NULL, &a.link), CHT_EINVAL);
+	CHECK_EQ(cht_u_insert_unique(NULL, &a.link, NULL), CHT_EINVAL);
+	CHECK_EQ(cht_u_find(NULL, &key, &out), CHT_EINVAL);
+	CHECK_EQ(cht_u_find_next(NULL, &key, &a.link, &out), CHT_EINVAL);
+	CHECK_EQ(cht_u_remove_key(NULL, &key), CHT_EINVAL);
+	CHECK_EQ(cht_u_remove_item(NULL, &a.link), CHT_EINVAL);
+	CHECK_EQ(cht_u_destroy(NULL), CHT_EINVAL);
+	CHECK_EQ(cht_u_get_stats(NULL, &st), CHT_EINVAL);
+	CHECK_EQ(cht_destroy(NULL), CHT_EINVAL);
+	CHECK_EQ(cht_kv_create(NULL, 0), CHT_EINVAL);
+	CHECK_EQ(cht_kv_put(NULL, 1, 1), CHT_EINVAL);
+	CHECK_EQ(cht_kv_get(NULL, 1, NULL), CHT_EINVAL);
+	CHECK_EQ(cht_kv_del(NULL, 1), CHT_EINVAL);
+	CHECK_EQ(cht_kv_destroy(NULL), CHT_EINVAL);
+	CHECK_EQ(cht_kv_size(NULL), 0);
+
+	CHECK_EQ(cht_u_create(&h, 4, 1, 0, &ops), CHT_OK);
+	CHECK_EQ(cht_u_insert(&h, NULL), CHT_EINVAL);
+	CHECK_EQ(cht_u_insert(&h, &a.link), CHT_OK);
+	/* Lookups need the caller's section. */
+	CHECK_EQ(cht_u_find(&h, &key, &out), CHT_ENOSECT);
+	CHECK(out == NULL, "out not cleared");
+	CHECK_EQ(cht_u_find(&h, &key, NULL), CHT_EINVAL);
+	cht_rcu_read_lock();
+	CHECK_EQ(cht_u_find(&h, &key, &out), CHT_OK);
+	CHECK(out == &a.link, "found the wrong item");
+	CHECK_EQ(cht_u_find_next(&h, &key, out, &out), CHT_ENOENT);
+	/* Duplicate: EEXIST and the present item (we are in a section). */
+	CHECK_EQ(cht_u_insert_unique(&h, &b.link, &out), CHT_EEXIST);
+	CHECK(out == &a.link, "wrong duplicate reported");
+	/* Inside a section: destroy, synchronize, barrier would deadlock. */
+	CHECK_EQ(cht_u_destroy(&h), CHT_EDEADLK);
+	CHECK_EQ(cht_rcu_synchronize(), CHT_EDEADLK);
+	CHECK_EQ(cht_rcu_barrier(), CHT_EDEADLK);
+	CHECK_EQ(cht_rcu_unregister_thread(), CHT_EDEADLK);
+	cht_rcu_read_unlock();
+	/* Outside a section, no duplicate pointer is handed out. */
+	out = (cht_link_t *) 1;
+	CHECK_EQ(cht_u_insert_unique(&h, &b.link, &out), CHT_EEXIST);
+	CHECK(out == NULL, "dangling duplicate returned outside a section");
+
+	/* Destroy of a non-empty table: EBUSY, and the table still works. */
+	CHECK_EQ(cht_u_destroy(&h), CHT_EBUSY);
+	cht_rcu_read_lock();
+	CHECK_EQ(cht_u_find(&h, &key, &out), CHT_OK);
+	cht_rcu_read_unlock();
+	CHECK_EQ(cht_u_get_stats(&h, &st), CHT_OK);
+	CHECK_EQ(st.items, 1);
+
+	/* An unregistered thread gets CHT_EPERM from everything it may not do. */
+	cht_kv_t *kv;
+	CHECK_EQ(cht_kv_create(&kv, 0), CHT_OK);
+	val_t c;
+	set_val(&c, 7, 7);
+	unreg_arg_t ua = { .h = &h, .kv = kv, .item = &c };
+	pthread_t t;
+	tu_spawn(&t, unregistered_thread, &ua);
+	pthread_join(t, NULL);
+	for (int i = 0; i <= 10; i++)
+		CHECK(ua.rc[i] == CHT_EPERM, "unregistered call %d returned %d (%s)",
+		    i, ua.rc[i], cht_strerror(ua.rc[i]));
+	CHECK(!ua.locked, "unregistered thread believes it is in a section");
+	CHECK_EQ(ua.rc[11], CHT_OK);
+	CHECK_EQ(ua.rc[12], CHT_OK);
+	CHECK_EQ(ua.rc[13], CHT_EPERM);
+	CHECK_EQ(ua.rc[14], 0);
+
+	/* remove_item: once OK, then ENOENT. remove_key counts. */
+	CHECK_EQ(cht_u_remove_item(&h, &a.link), CHT_OK);
+	CHECK_EQ(cht_u_remove_item(&h, &a.link), CHT_ENOENT);
+	CHECK_EQ(cht_u_remove_key(&h, &key), 0);
+	CHECK_EQ(cht_rcu_barrier(), CHT_OK);  /* a's callback has run */
+	set_val(&a, 7, 7);
+	set_val(&b, 7, 7);
+	CHECK_EQ(cht_u_insert(&h, &a.link), CHT_OK);
+	CHECK_EQ(cht_u_insert(&h, &b.link), CHT_OK);
+	CHECK_EQ(cht_u_remove_key(&h, &key), 2);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	/* A destroyed table is refused. */
+	CHECK_EQ(cht_u_insert(&h, &a.link), CHT_EINVAL);
+	CHECK_EQ(cht_u_destroy(&h), CHT_EINVAL);
+	CHECK_EQ(cht_destroy(&h), CHT_EINVAL);
+	CHECK_EQ(cht_kv_destroy(kv), CHT_OK);
+	CHECK(strcmp(cht_strerror(CHT_EPERM), "unknown error") != 0, "strerror");
+}
+
+/* --- key-value wrapper ------------------------------------------------------------ */
+
+static void test_kv(void)
+{
+	cht_kv_t *kv;
+	uint64_t v = 0;
+	CHECK_EQ(cht_kv_create(&kv, 0), CHT_OK);
+	for (uint64_t k = 0; k < 20000; k++)
+		CHECK_EQ(cht_kv_put(kv, k, k * 3), CHT_OK);
+	CHECK_EQ(cht_kv_put(kv, 5, 0), CHT_EEXIST);
+	CHECK_EQ(cht_kv_size(kv), 20000);
+	for (uint64_t k = 0; k < 20000; k++) {
+		v = 0;
+		CHECK_EQ(cht_kv_get(kv, k, &v), CHT_OK);
+		CHECK_EQ(v, k * 3);
+	}
+	CHECK_EQ(cht_kv_get(kv, 20000, &v), CHT_ENOENT);
+	CHECK_EQ(cht_kv_del(kv, 20000), CHT_ENOENT);
+	CHECK_EQ(cht_kv_destroy(kv), CHT_EBUSY);
+	for (uint64_t k = 0; k < 20000; k++)
+		CHECK_EQ(cht_kv_del(kv, k), CHT_OK);
+	CHECK_EQ(cht_kv_get(kv, 7, &v), CHT_ENOENT);
+	CHECK_EQ(cht_kv_size(kv), 0);
+	CHECK_EQ(cht_kv_destroy(kv), CHT_OK);
+}
+
+/* --- resizes in the background ---------------------------------------------------- */
+
+static size_t buckets_of(cht_t *h)
+{
+	cht_stats_t st;
+	CHECK_EQ(cht_u_get_stats(h, &st), CHT_OK);
+	return st.buckets;
+}
+
+/** Waits (up to 10 s) until the table is not resizing and has @a buckets. */
+static bool wait_buckets(cht_t *h, size_t lo, size_t hi)
+{
+	for (int i = 0; i < 10000; i++) {
+		cht_stats_t st;
+		cht_u_get_stats(h, &st);
+		if (!st.resizing && st.buckets >= lo && st.buckets <= hi)
+			return true;
+		tu_sleep_ms(1);
+	}
+	return false;
+}
+
+static void test_resize(void)
+{
+	enum { N = 50000 };
+	cht_t h;
+	val_t *v = calloc(N, sizeof(val_t));
+	CHECK_EQ(cht_u_create(&h, 1, 1, 4, &kops), CHT_OK);
+	CHECK_EQ(buckets_of(&h), 1);
+	int before = __atomic_load_n(&callbacks, __ATOMIC_RELAXED);
+	for (int i = 0; i < N; i++) {
+		set_val(&v[i], (size_t) i, (uint64_t) i);  /* the table mixes it */
+		CHECK_EQ(cht_u_insert_unique(&h, &v[i].link, NULL), CHT_OK);
+	}
+	/* Grows to N / max_load buckets: 2^14 >= 50000 / 4. */
+	CHECK(wait_buckets(&h, 1 << 14, 1 << 14), "did not grow: %zu buckets",
+	    buckets_of(&h));
+	cht_stats_t st;
+	cht_u_get_stats(&h, &st);
+	CHECK(st.grows >= 14, "grows %lu", (unsigned long) st.grows);
+	cht_rcu_read_lock();
+	for (uint64_t i = 0; i < N; i++) {
+		cht_link_t *l = cht_find(&h, &i);
+		CHECK(l == &v[i].link, "lost %lu after growing", (unsigned long) i);
+	}
+	cht_rcu_read_unlock();
+	for (uint64_t i = 0; i < N; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	/* Shrinks back to min_size. */
+	CHECK(wait_buckets(&h, 1, 1), "did not shrink: %zu buckets",
+	    buckets_of(&h));
+	cht_u_get_stats(&h, &st);
+	CHECK(st.shrinks >= 14, "shrinks %lu", (unsigned long) st.shrinks);
+	CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+	CHECK_EQ(__atomic_load_n(&callbacks, __ATOMIC_RELAXED) - before, N);
+	for (int i = 0; i < N; i++)
+		CHECK(v[i].cb_count == 1, "item %d: %d callbacks", i, v[i].cb_count);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	free(v);
+
+	/* cht_set_max_load(): the table resizes to the new limit. */
+	CHECK_EQ(cht_u_set_max_load(NULL, 4), CHT_EINVAL);
+	CHECK_EQ(cht_u_set_max_load(&h, 0), CHT_EINVAL);
+	CHECK_EQ(cht_u_create(&h, 1, 1, 4, &kops), CHT_OK);
+	v = calloc(4096, sizeof(val_t));
+	for (int i = 0; i < 4096; i++) {
+		set_val(&v[i], (size_t) i, (uint64_t) i);
+		cht_u_insert(&h, &v[i].link);
+	}
+	CHECK(wait_buckets(&h, 1024, 1024), "4096 items at load 4: %zu buckets",
+	    buckets_of(&h));
+	CHECK_EQ(cht_u_set_max_load(&h, 1), CHT_OK);
+	CHECK(wait_buckets(&h, 4096, 4096), "max_load 1: %zu buckets",
+	    buckets_of(&h));
+	CHECK_EQ(cht_u_set_max_load(&h, 64), CHT_OK);
+	CHECK(wait_buckets(&h, 256, 256), "max_load 64: %zu buckets",
+	    buckets_of(&h));
+	cht_rcu_read_lock();
+	for (uint64_t i = 0; i < 4096; i++)
+		CHECK(cht_find(&h, &i) == &v[i].link, "lost %lu", (unsigned long) i);
+	cht_rcu_read_unlock();
+	for (uint64_t i = 0; i < 4096; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	free(v);
+
+	/* min_size is respected; destroy right after a burst waits for the resize. */
+	CHECK_EQ(cht_u_create(&h, 0, 64, 1, &kops), CHT_OK);
+	CHECK_EQ(buckets_of(&h), 64);
+	v = calloc(4096, sizeof(val_t));
+	for (int i = 0; i < 4096; i++) {
+		set_val(&v[i], (size_t) i, (uint64_t) i);
+		cht_u_insert(&h, &v[i].link);
+	}
+	for (uint64_t i = 0; i < 4096; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	free(v);
+}
+
+/* --- duplicates racing through insert_unique ------------------------------------------- */
+
+enum { RACE_KEYS = 2000 };
+typedef struct {
+	cht_t *h;
+	val_t *items;
+	int wins;
+} race_arg_t;
+
+static void *race_thread(void *p)
+{
+	race_arg_t *a = p;
+	cht_rcu_register_thread();
+	for (int i = 0; i < RACE_KEYS; i++)
+		if (cht_u_insert_unique(a->h, &a->items[i].link, NULL) == CHT_OK)
+			a->wins++;
+	return NULL;
+}
+
+static void test_unique_race(void)
+{
+	cht_t h;
+	CHECK_EQ(cht_u_create(&h, 1, 1, 0, &kops), CHT_OK);
+	race_arg_t a[3];
+	pthread_t t[3];
+	for (int k = 0; k < 3; k++) {
+		a[k].h = &h;
+		a[k].wins = 0;
+		a[k].items = calloc(RACE_KEYS, sizeof(val_t));
+		for (int i = 0; i < RACE_KEYS; i++)
+			set_val(&a[k].items[i], (size_t) i, (uint64_t) i);
+	}
+	for (int k = 0; k < 3; k++)
+		tu_spawn(&t[k], race_thread, &a[k]);
+	for (int k = 0; k < 3; k++)
+		pthread_join(t[k], NULL);
+	CHECK_EQ(a[0].wins + a[1].wins + a[2].wins, RACE_KEYS);
+	for (uint64_t i = 0; i < RACE_KEYS; i++) {
+		cht_rcu_read_lock();
+		cht_link_t *l = cht_find(&h, &i);
+		CHECK(l && !cht_find_next(&h, &i, l), "key %lu not unique",
+		    (unsigned long) i);
+		cht_rcu_read_unlock();
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	}
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	for (int k = 0; k < 3; k++)
+		free(a[k].items);
+}
+
+/* --- RCU semantics ------------------------------------------------------------------ */
+
+typedef struct {
+	cht_t *h;
+	uint64_t key;
+	int phase;        /* 1: in section holding the item; 2: may leave */
+	unsigned seen_magic;
+} holder_arg_t;
+
+static void *holder_thread(void *p)
+{
+	holder_arg_t *a = p;
+	cht_rcu_register_thread();
+	cht_rcu_read_lock();
+	cht_rcu_read_lock();  /* nested */
+	cht_link_t *l = cht_find(a->h, &a->key);
+	cht_rcu_read_unlock();
+	CHECK(cht_rcu_read_locked(), "nested unlock left the section");
+	__atomic_store_n(&a->phase, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&a->phase, __ATOMIC_ACQUIRE) != 2)
+		tu_sleep_ms(1);
+	/* Still valid: the callback must not have run. */
+	a->seen_magic = l ? V(l)->magic : 0;
+	CHECK(l && V(l)->cb_count == 0, "callback ran while a reader held it");
+	cht_rcu_read_unlock();
+	CHECK(!cht_rcu_read_locked(), "still in a section");
+	return NULL;
+}
+
+typedef struct {
+	int done;
+} sync_arg_t;
+
+static void *sync_thread(void *p)
+{
+	sync_arg_t *a = p;
+	CHECK_EQ(cht_rcu_synchronize(), CHT_OK);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *exit_registered(void *p)
+{
+	(void) p;
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);  /* idempotent */
+	cht_rcu_read_lock();
+	cht_rcu_read_unlock();
+	return NULL;  /* exits registered: the library unregisters it */
+}
+
+static void test_rcu(void)
+{
+	printf("rcu flavour: %s\n", cht_rcu_flavour());
+	cht_rcu_stats_t rs0, rs;
+	cht_rcu_get_stats(&rs0);
+
+	/* A reader holding an item delays its callback and synchronize. */
+	cht_t h;
+	val_t x;
+	set_val(&x, 3, 3);
+	CHECK_EQ(cht_u_create(&h, 0, 0, 0, &ops), CHT_OK);
+	CHECK_EQ(cht_u_insert(&h, &x.link), CHT_OK);
+	holder_arg_t ha = { .h = &h, .key = 3 };
+	pthread_t th, ts;
+	tu_spawn(&th, holder_thread, &ha);
+	while (__atomic_load_n(&ha.phase, __ATOMIC_ACQUIRE) != 1)
+		tu_sleep_ms(1);
+	CHECK_EQ(cht_u_remove_key(&h, &ha.key), 1);
+	sync_arg_t sa = { 0 };
+	tu_spawn(&ts, sync_thread, &sa);
+	tu_sleep_ms(100);
+	CHECK(!__atomic_load_n(&sa.done, __ATOMIC_ACQUIRE),
+	    "synchronize returned while a reader was inside");
+	CHECK_EQ(__atomic_load_n(&x.cb_count, __ATOMIC_RELAXED), 0);
+	__atomic_store_n(&ha.phase, 2, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	pthread_join(ts, NULL);
+	CHECK(sa.done, "synchronize did not return");
+	CHECK_EQ(ha.seen_magic, ALIVE);
+	CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+	CHECK_EQ(x.cb_count, 1);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+
+	/* Threads that exit while registered are unregistered automatically. */
+	cht_rcu_get_stats(&rs);
+	size_t readers = rs.readers;
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+		tu_spawn(&t, exit_registered, NULL);
+		pthread_join(t, NULL);
+	}
+	cht_rcu_get_stats(&rs);
+	CHECK_EQ(rs.readers, readers);
+	CHECK_EQ(cht_rcu_synchronize(), CHT_OK);  /* does not wait for them */
+
+	/* Unbalanced unlock is reported and ignored. */
+	cht_rcu_read_unlock();
+	CHECK(!cht_rcu_read_locked(), "unbalanced unlock entered a section");
+
+	/* Unregister / re-register. */
+	CHECK_EQ(cht_rcu_unregister_thread(), CHT_OK);
+	CHECK_EQ(cht_rcu_unregister_thread(), CHT_EPERM);
+	CHECK_EQ(cht_rcu_read_lock(), CHT_EPERM);
+	CHECK(!cht_rcu_read_locked(), "unregistered thread in a section");
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+	CHECK_EQ(cht_rcu_read_lock(), CHT_OK);
+	cht_rcu_read_unlock();
+
+	cht_rcu_get_stats(&rs);
+	CHECK(rs.gps > rs0.gps, "no grace periods counted");
+	CHECK(rs.callbacks_run > rs0.callbacks_run, "no callbacks counted");
+}
+
+/* --- statistics printing -------------------------------------------------------------- */
+
+static void test_print(void)
+{
+	cht_t h;
+	CHECK_EQ(cht_create_named(&h, "test_api", 16, 1, 0, true, &ops), CHT_OK);
+	cht_print_tables();
+	CHECK_EQ(cht_destroy(&h), CHT_OK);
+	CHECK(strlen(cht_version()) > 0, "version");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+	test_kernel_sanity();
+	test_sanity();
+	test_errors();
+	test_kv();
+	test_resize();
+	test_unique_race();
+	test_rcu();
+	test_print();
+	CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+	return tu_finish("test_api");
+}
