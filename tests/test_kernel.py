@@ -131,6 +131,31 @@ class TestSMP:
         # A configuration name is the RCU algorithm, maybe '+' a back end.
         check_rcu_stats(smp_boot.k, smp_boot.flavour.split("+")[0])
 
+    def test_workq_idle(self, smp_boot):
+        """``workq`` after the tests: no active worker, no queued item.
+
+        Work posted by the last tests may still be finishing, so ``workq`` is
+        asked again (1 s apart) until the queue is idle; the verdict does not
+        depend on timing, only a queue that never drains fails.
+        """
+        out = ""
+        for _ in range(30):
+            out = smp_boot.k.cmd("workq", CMD_TIMEOUT)
+            active = re.search(r"^\s*active:\s*(\d+)", out, re.M)
+            queued = re.search(r"^\s*queued items:\s*(\d+)", out, re.M)
+            assert active and queued, "cannot parse 'workq':\n" + out
+            if int(active.group(1)) == 0 and int(queued.group(1)) == 0:
+                return
+            time.sleep(1)
+        pytest.fail("the system work queue is not idle after the tests:\n" + out)
+
+    def test_pageht(self, smp_boot):
+        """``pageht`` after the tests: no mapping is left behind."""
+        out = smp_boot.k.cmd("pageht", CMD_TIMEOUT)
+        m = re.search(r"^entries:\s*(\d+)", out, re.M)
+        assert m, "cannot parse 'pageht':\n" + out
+        assert int(m.group(1)) == 0, "page hash table entries left:\n" + out
+
     def test_no_panic(self, smp_boot):
         """Nothing in the whole log is a panic or exception report."""
         smp_boot.k.check_no_panic()
