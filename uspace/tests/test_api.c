@@ -878,6 +878,21 @@ static void test_rcu(void)
 	CHECK_EQ(x.cb_count, 1);
 	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
 
+	/*
+	 * Statistics from inside a section while a grace period waits for this
+	 * very section (it must not take the lock the waiter holds).
+	 */
+	sync_arg_t sb = { 0 };
+	cht_rcu_read_lock();
+	tu_spawn(&ts, sync_thread, &sb);
+	tu_sleep_ms(50);
+	cht_rcu_get_stats(&rs);
+	CHECK(!__atomic_load_n(&sb.done, __ATOMIC_ACQUIRE),
+	    "synchronize returned while this thread was inside");
+	cht_rcu_read_unlock();
+	pthread_join(ts, NULL);
+	CHECK(sb.done, "synchronize did not return");
+
 	/* Threads that exit while registered are unregistered automatically. */
 	cht_rcu_get_stats(&rs);
 	size_t readers = rs.readers;

@@ -301,6 +301,21 @@ static void grow(cht_t *h)
 	cht_env_rcu_synchronize();
 	cht_env_free(old);
 	__atomic_fetch_add(&h->stat_grows, 1, __ATOMIC_RELAXED);
+	/*
+	 * Lookups never insert dummies (they start from the nearest initialized
+	 * ancestor): after inserts that outran the resizer, a read-mostly phase
+	 * would walk long stretches of the list. Insert the new buckets' dummies
+	 * here, off the updaters' path, 256 per reader section (bucket_init()
+	 * initializes the even parents on the way).
+	 */
+	for (size_t i = 1; i < 2 * n;) {
+		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
+			break;
+		cht_env_rcu_read_lock();
+		for (size_t end = i + 512; i < end && i < 2 * n; i += 2)
+			(void) bucket_init(h, nb, i);
+		cht_env_rcu_read_unlock();
+	}
 }
 
 static void shrink(cht_t *h)
@@ -396,7 +411,7 @@ int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
 
 int cht_destroy(cht_t *h)
 {
-	if (!h || !h->b)
+	if (!h || !__atomic_load_n(&h->b, __ATOMIC_ACQUIRE))
 		return CHT_EINVAL;
 	if (__atomic_load_n(&h->item_cnt, __ATOMIC_ACQUIRE) != 0)
 		return CHT_EBUSY;
@@ -584,6 +599,8 @@ void cht_set_max_load(cht_t *h, size_t max_load)
 
 void cht_get_stats(cht_t *h, cht_stats_t *st)
 {
+	/* The bucket array may be freed by a concurrent resize. */
+	cht_env_rcu_read_lock();
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	st->items = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
 	st->buckets = b ? (size_t) 1 << b->order : 0;
@@ -591,6 +608,7 @@ void cht_get_stats(cht_t *h, cht_stats_t *st)
 	st->grows = __atomic_load_n(&h->stat_grows, __ATOMIC_RELAXED);
 	st->shrinks = __atomic_load_n(&h->stat_shrinks, __ATOMIC_RELAXED);
 	st->resizing = __atomic_load_n(&h->resize_reqs, __ATOMIC_RELAXED) != 0;
+	cht_env_rcu_read_unlock();
 }
 
 static void print_one(cht_env_link_t *link)

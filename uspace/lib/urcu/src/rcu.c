@@ -32,6 +32,7 @@ static int use_membarrier;
 /* Registry of reader threads. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cht_rcu_reader *registry;
+/** Registered threads; written under registry_lock, read atomically. */
 static size_t registry_count;
 static pthread_key_t exit_key;
 static int exit_key_ok;
@@ -133,7 +134,7 @@ static void registry_insert(struct cht_rcu_reader *r)
 	if (registry)
 		registry->reg_prev = r;
 	registry = r;
-	registry_count++;
+	__atomic_store_n(&registry_count, registry_count + 1, __ATOMIC_RELAXED);
 }
 
 static void registry_delete(struct cht_rcu_reader *r)
@@ -145,7 +146,7 @@ static void registry_delete(struct cht_rcu_reader *r)
 	if (r->reg_next)
 		r->reg_next->reg_prev = r->reg_prev;
 	r->reg_next = r->reg_prev = NULL;
-	registry_count--;
+	__atomic_store_n(&registry_count, registry_count - 1, __ATOMIC_RELAXED);
 }
 
 static void reclaimer_start(void);
@@ -474,7 +475,9 @@ void cht_rcu_get_stats(cht_rcu_stats_t *st)
 	st->gps_shared = __atomic_load_n(&stat_gps_shared, __ATOMIC_RELAXED);
 	st->callbacks_run = __atomic_load_n(&stat_cbs_run, __ATOMIC_RELAXED);
 	st->batches = __atomic_load_n(&stat_batches, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&registry_lock);
-	st->readers = registry_count;
-	pthread_mutex_unlock(&registry_lock);
+	/*
+	 * Not under registry_lock: a caller inside a reader section would wait
+	 * for a cht_rcu_synchronize() that waits for it.
+	 */
+	st->readers = __atomic_load_n(&registry_count, __ATOMIC_RELAXED);
 }

@@ -1,0 +1,108 @@
+/** @file bench.h
+ * Userspace peer benchmark: the interface every table adapter implements,
+ * and what all of them share (the one 64-bit mixing hash, allocation).
+ *
+ * One adapter = one table library in one configuration ("impl"). Every
+ * operation call is one function-pointer call from the harness (the same
+ * overhead for every impl); inside it the adapter does what a user of that
+ * library would write: enter the read-side section of its reclamation scheme,
+ * call the library, read the value, leave the section.
+ */
+#ifndef BENCH_H_
+#define BENCH_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The one 64-bit mixing hash every table uses (the MurmurHash3 finalizer,
+ * cht_mix_hash()). libcht applies it itself to the raw key, so its adapter
+ * hands the raw key over; every other adapter calls bench_mix() once.
+ */
+static inline uint64_t bench_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/** The object the pointer variants of inline tables store and dereference. */
+typedef struct {
+	uint64_t key;
+	uint64_t value;
+} bench_obj_t;
+
+typedef struct bench_impl {
+	const char *name;     /**< e.g. "cht", "lfht-memb-presized" */
+	const char *library;  /**< e.g. "libcht", "liburcu cds_lfht (memb)" */
+	const char *layout;   /**< "node" (intrusive/chained), "inline", "ptr" */
+	bool presized;        /**< sized for the key count, resizing off */
+	/**
+	 * Creates a table for about @a expect keys (presized impls size for
+	 * it at load <= 1 and never resize; auto impls start at @a initial
+	 * buckets, 0 = the library's default, and resize themselves).
+	 */
+	void *(*create)(size_t expect, size_t initial);
+	/** Frees the table and whatever it still holds (single-threaded). */
+	void (*destroy)(void *t);
+	/** Called by every thread before/after it uses tables. */
+	void (*thread_init)(void);
+	void (*thread_fini)(void);
+	/** A point where the thread holds no references (QSBR), or NULL. */
+	void (*quiescent)(void);
+	/** Around waits of a registered thread (QSBR offline/online), or NULL. */
+	void (*offline)(void);
+	void (*online)(void);
+	/** Lookup: 1 and *val on a hit, 0 on a miss. */
+	int (*lookup)(void *t, uint64_t key, uint64_t *val);
+	/** Insert unless present: 1 inserted, 0 present. */
+	int (*insert)(void *t, uint64_t key, uint64_t val);
+	/** Remove: 1 removed, 0 absent. */
+	int (*remove)(void *t, uint64_t key);
+	/** Replace the value of a present key: 1 done, 0 absent. */
+	int (*update)(void *t, uint64_t key, uint64_t val);
+	/** Bucket (or slot) count, -1 if the library does not say. */
+	long (*buckets)(void *t);
+	/** Resize to @a buckets now (Triplett experiment), or NULL. */
+	int (*resize)(void *t, size_t buckets);
+	/** Waits until background resizes and reclamation are done. */
+	void (*settle)(void *t);
+} bench_impl_t;
+
+/** Every impl, NULL-terminated (impls.c). */
+extern const bench_impl_t *const bench_impls[];
+
+/* Adapters (one file per library). */
+extern const bench_impl_t impl_cht, impl_cht_presized;
+extern const bench_impl_t impl_lfht_memb, impl_lfht_memb_presized;
+extern const bench_impl_t impl_lfht_qsbr, impl_lfht_qsbr_presized;
+extern const bench_impl_t impl_cuckoo, impl_cuckoo_ptr;
+extern const bench_impl_t impl_ckhs, impl_ckhs_ptr;
+extern const bench_impl_t impl_ckht, impl_ckht_ptr;
+extern const bench_impl_t impl_rwlock, impl_rwlock_presized;
+
+/** Smallest power of two >= n (>= 1). */
+static inline size_t bench_pow2(size_t n)
+{
+	size_t p = 1;
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/** Sleeps @a us microseconds. */
+void bench_sleep_us(long us);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

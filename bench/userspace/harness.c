@@ -1,0 +1,858 @@
+/** @file harness.c
+ * The one harness every table runs under (bench/userspace/README.md).
+ *
+ *   bench_us list
+ *   bench_us suite IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS]
+ *       lookups (all hits, all misses) at each size; at MIXKEYS also YCSB
+ *       A/B/C (uniform, zipfian 0.99) and Herlihy-Shavit 90/9/1
+ *   bench_us resize IMPL [-s SECS] [-t THREADS]
+ *       2^16 keys; lookups at fixed 2^13 and 2^14 buckets and while a
+ *       resizer thread flips 2^13 <-> 2^14 (Triplett et al.); misses counted
+ *   bench_us growshrink IMPL [-t THREADS] [-k KEYS]
+ *       insert KEYS keys from 1 bucket, then delete 99%: throughput,
+ *       latency percentiles, peak and final heap, final bucket count
+ *   bench_us icount IMPL [-k KEYS] [-o OPS]
+ *       single thread, fixed operation counts between callgrind client
+ *       requests (run under valgrind --tool=callgrind --collect-atstart=no)
+ *
+ * Output: CSV rows "kind,impl,workload,keys,threads,metric,value".
+ * Keys are 8-byte integers: present key i is mix(2i + 2), absent key i is
+ * mix(2i + 3) (mix is a bijection: disjoint sets, never 0 or ~0).
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <dirent.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+const bench_impl_t *const bench_impls[] = {
+	&impl_cht, &impl_cht_presized,
+	&impl_lfht_memb, &impl_lfht_memb_presized,
+	&impl_lfht_qsbr, &impl_lfht_qsbr_presized,
+	&impl_cuckoo, &impl_cuckoo_ptr,
+	&impl_ckhs, &impl_ckhs_ptr,
+	&impl_ckht, &impl_ckht_ptr,
+	&impl_rwlock, &impl_rwlock_presized,
+	NULL,
+};
+
+enum { OP_LOOKUP, OP_INSERT, OP_REMOVE, OP_UPDATE };
+
+typedef struct {
+	uint64_t key;
+	uint32_t op;
+	uint32_t pad;
+} op_t;
+
+#define STREAM_LEN ((size_t) 1 << 20)
+
+static const bench_impl_t *impl;
+
+void bench_sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static uint64_t key_present(size_t i)
+{
+	return bench_mix(2 * (uint64_t) i + 2);
+}
+
+static uint64_t key_absent(size_t i)
+{
+	return bench_mix(2 * (uint64_t) i + 3);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+static double rnd01(uint64_t *s)
+{
+	return (double) (rnd(s) >> 11) * 0x1.0p-53;
+}
+
+static void out(const char *kind, const char *wl, size_t keys, int threads,
+    const char *metric, double v)
+{
+	printf("%s,%s,%s,%zu,%d,%s,%.6g\n", kind, impl->name, wl, keys, threads,
+	    metric, v);
+	fflush(stdout);
+}
+
+/* --- YCSB's scrambled zipfian generator (Gray et al., SIGMOD 1994) ------------- */
+
+typedef struct {
+	size_t n;
+	double theta, alpha, zetan, eta, half_pow;
+} zipf_t;
+
+static void zipf_init(zipf_t *z, size_t n, double theta)
+{
+	double zetan = 0, zeta2 = 1 + pow(0.5, theta);
+	for (size_t i = 1; i <= n; i++)
+		zetan += 1.0 / pow((double) i, theta);
+	z->n = n;
+	z->theta = theta;
+	z->alpha = 1.0 / (1.0 - theta);
+	z->zetan = zetan;
+	z->eta = (1 - pow(2.0 / (double) n, 1 - theta)) / (1 - zeta2 / zetan);
+	z->half_pow = 1 + pow(0.5, theta);
+}
+
+static size_t zipf_next(const zipf_t *z, uint64_t *s)
+{
+	double u = rnd01(s), uz = u * z->zetan;
+	size_t rank;
+	if (uz < 1)
+		rank = 0;
+	else if (uz < z->half_pow)
+		rank = 1;
+	else
+		rank = (size_t) ((double) z->n * pow(z->eta * u - z->eta + 1, z->alpha));
+	if (rank >= z->n)
+		rank = z->n - 1;
+	/* Scrambled (YCSB): FNV-1a of the rank spreads the hot items. */
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < 8; i++) {
+		h ^= (rank >> (8 * i)) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	return (size_t) (h % z->n);
+}
+
+/* --- workloads -------------------------------------------------------------------- */
+
+typedef enum {
+	WL_HIT, WL_MISS, WL_HS, WL_YCSB_A, WL_YCSB_B, WL_YCSB_C,
+} wl_kind_t;
+
+typedef struct {
+	const char *name;
+	wl_kind_t kind;
+	bool zipf;
+} workload_t;
+
+static const workload_t lookups_wl[] = {
+	{ "lookup-hit", WL_HIT, false },
+	{ "lookup-miss", WL_MISS, false },
+};
+
+static const workload_t mix_wl[] = {
+	{ "ycsb-c-uniform", WL_YCSB_C, false },
+	{ "ycsb-c-zipf", WL_YCSB_C, true },
+	{ "ycsb-b-uniform", WL_YCSB_B, false },
+	{ "ycsb-b-zipf", WL_YCSB_B, true },
+	{ "ycsb-a-uniform", WL_YCSB_A, false },
+	{ "ycsb-a-zipf", WL_YCSB_A, true },
+	/* Last: the only one that changes the key set. */
+	{ "hs-90-9-1", WL_HS, false },
+};
+
+static void gen_stream(op_t *s, size_t len, const workload_t *w, size_t n,
+    const zipf_t *z, uint64_t seed)
+{
+	uint64_t st = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (size_t i = 0; i < len; i++) {
+		uint64_t r = rnd(&st);
+		unsigned pct = (unsigned) ((r >> 40) % 100);
+		size_t idx = w->zipf ? zipf_next(z, &st) : (size_t) (r % n);
+		op_t *o = &s[i];
+		o->pad = 0;
+		switch (w->kind) {
+		case WL_HIT:
+			o->op = OP_LOOKUP;
+			o->key = key_present(idx);
+			break;
+		case WL_MISS:
+			o->op = OP_LOOKUP;
+			o->key = key_absent(idx);
+			break;
+		case WL_HS:
+			/* Herlihy-Shavit: 90% lookups, 9% inserts, 1% removes on
+			 * a key range twice the initial size. */
+			idx = (size_t) (r % (2 * n));
+			o->op = pct < 90 ? OP_LOOKUP : pct < 99 ? OP_INSERT : OP_REMOVE;
+			o->key = key_present(idx);
+			break;
+		case WL_YCSB_A:
+		case WL_YCSB_B:
+		case WL_YCSB_C: {
+			unsigned reads = w->kind == WL_YCSB_A ? 50 :
+			    w->kind == WL_YCSB_B ? 95 : 100;
+			o->op = pct < reads ? OP_LOOKUP : OP_UPDATE;
+			o->key = key_present(idx);
+			break;
+		}
+		}
+	}
+}
+
+/* --- running a point ----------------------------------------------------------------- */
+
+typedef struct {
+	void *t;
+	const op_t *s;
+	size_t len;
+	uint64_t ops, hits, done_updates;
+	uint64_t sum;
+	double secs;
+	pthread_barrier_t *bar;
+	const int *stop;
+} worker_t;
+
+static inline uint64_t exec_op(void *t, const op_t *o, uint64_t *hits,
+    uint64_t *upd)
+{
+	uint64_t v = 0;
+	switch (o->op) {
+	case OP_LOOKUP:
+		*hits += (uint64_t) impl->lookup(t, o->key, &v);
+		break;
+	case OP_INSERT:
+		impl->insert(t, o->key, o->key ^ 0x5555);
+		break;
+	case OP_REMOVE:
+		impl->remove(t, o->key);
+		break;
+	case OP_UPDATE:
+		*upd += (uint64_t) impl->update(t, o->key, o->key ^ 0xaaaa);
+		break;
+	}
+	return v;
+}
+
+static void *worker_main(void *p)
+{
+	worker_t *w = p;
+	impl->thread_init();
+	size_t i = 0, mask = w->len - 1;
+	uint64_t hits = 0, upd = 0, sum = 0;
+	/* Warm-up pass over a slice of the stream. */
+	for (int k = 0; k < 4096; k++, i = (i + 1) & mask)
+		sum += exec_op(w->t, &w->s[i], &hits, &upd);
+	if (impl->quiescent)
+		impl->quiescent();
+	hits = upd = 0;
+	if (impl->offline)
+		impl->offline();
+	pthread_barrier_wait(w->bar);
+	if (impl->online)
+		impl->online();
+	double t0 = now_s();
+	uint64_t ops = 0;
+	while (!__atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
+		for (int k = 0; k < 64; k++, i = (i + 1) & mask)
+			sum += exec_op(w->t, &w->s[i], &hits, &upd);
+		ops += 64;
+		if (impl->quiescent)
+			impl->quiescent();
+	}
+	w->secs = now_s() - t0;
+	w->ops = ops;
+	w->hits = hits;
+	w->done_updates = upd;
+	w->sum = sum;
+	impl->thread_fini();
+	return NULL;
+}
+
+typedef struct {
+	double mops;
+	uint64_t ops, lookups_missed, lookups, updates_missed;
+} point_t;
+
+/** The main thread waits without holding up grace periods (QSBR). */
+static void main_offline(void)
+{
+	if (impl->offline)
+		impl->offline();
+}
+
+static void main_online(void)
+{
+	if (impl->online)
+		impl->online();
+}
+
+static point_t run_point(void *t, op_t **streams, int threads, double secs,
+    int *stop_extra)
+{
+	pthread_t tid[64];
+	worker_t w[64];
+	pthread_barrier_t bar;
+	int stop = 0;
+	pthread_barrier_init(&bar, NULL, (unsigned) threads + 1);
+	for (int i = 0; i < threads; i++) {
+		w[i] = (worker_t) { .t = t, .s = streams[i], .len = STREAM_LEN,
+		    .bar = &bar, .stop = &stop };
+		pthread_create(&tid[i], NULL, worker_main, &w[i]);
+	}
+	main_offline();
+	pthread_barrier_wait(&bar);
+	bench_sleep_us((long) (secs * 1e6));
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	if (stop_extra)
+		__atomic_store_n(stop_extra, 1, __ATOMIC_RELAXED);
+	point_t p = { 0 };
+	for (int i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		p.mops += (double) w[i].ops / w[i].secs / 1e6;
+		p.ops += w[i].ops;
+	}
+	main_online();
+	pthread_barrier_destroy(&bar);
+	/* Expected outcomes, from the stream: count the lookups and updates. */
+	for (int i = 0; i < threads; i++) {
+		uint64_t lk = 0, up = 0;
+		size_t n = (size_t) w[i].ops + 4096;
+		for (size_t k = 0; k < n; k++) {
+			const op_t *o = &streams[i][k & (STREAM_LEN - 1)];
+			lk += o->op == OP_LOOKUP;
+			up += o->op == OP_UPDATE;
+		}
+		/* The warm-up pass is not counted in hits: remove its share. */
+		uint64_t lk_warm = 0, up_warm = 0;
+		for (size_t k = 0; k < 4096; k++) {
+			lk_warm += streams[i][k].op == OP_LOOKUP;
+			up_warm += streams[i][k].op == OP_UPDATE;
+		}
+		p.lookups += lk - lk_warm;
+		p.lookups_missed += (lk - lk_warm) - w[i].hits;
+		p.updates_missed += (up - up_warm) - w[i].done_updates;
+	}
+	return p;
+}
+
+/*
+ * Watchdog: a phase that takes this long has lost its resizes (the Debian
+ * liburcu 0.13.2 cds_lfht can lose one, then its chains grow without bound
+ * and inserts go quadratic). Report it as stalled instead of waiting.
+ */
+#define STALL_SECS 20.0
+
+static void stalled(const char *kind, const char *what, size_t keys,
+    int threads, double secs)
+{
+	printf("%s,%s,%s,%zu,%d,stalled,%.1f\n", kind, impl->name, what, keys,
+	    threads, secs);
+	fflush(stdout);
+	fprintf(stderr, "%s: %s stalled after %.1f s (resizes lost?)\n",
+	    impl->name, what, secs);
+	_exit(3);
+}
+
+static void prefill(void *t, size_t n)
+{
+	double t0 = now_s();
+	for (size_t i = 0; i < n; i++) {
+		if ((i & 1023) == 0 && now_s() - t0 > STALL_SECS)
+			stalled("suite", "prefill", n, 1, now_s() - t0);
+		if (!impl->insert(t, key_present(i), key_present(i) ^ 0x5555)) {
+			fprintf(stderr, "%s: prefill insert %zu failed\n", impl->name, i);
+			exit(1);
+		}
+		if (impl->quiescent && (i & 63) == 0)
+			impl->quiescent();
+	}
+}
+
+static void teardown(void *t, size_t universe_keys)
+{
+	for (size_t i = 0; i < universe_keys; i++) {
+		impl->remove(t, key_present(i));
+		if (impl->quiescent && (i & 63) == 0)
+			impl->quiescent();
+	}
+	impl->destroy(t);
+}
+
+static op_t *streams_buf[64];
+
+static op_t **make_streams(const workload_t *w, size_t n, int threads)
+{
+	static zipf_t z;
+	static size_t zn;
+	if (w->zipf && zn != n) {
+		zipf_init(&z, n, 0.99);
+		zn = n;
+	}
+	for (int i = 0; i < threads; i++) {
+		if (!streams_buf[i])
+			streams_buf[i] = malloc(STREAM_LEN * sizeof(op_t));
+		gen_stream(streams_buf[i], STREAM_LEN, w, n, &z,
+		    (uint64_t) (i + 1) * 1000003u + (uint64_t) w->kind * 7919u +
+		    (w->zipf ? 17 : 0));
+	}
+	return streams_buf;
+}
+
+static int parse_list(const char *s, size_t *v, int max)
+{
+	int n = 0;
+	while (s && *s && n < max) {
+		v[n++] = strtoull(s, NULL, 0);
+		s = strchr(s, ',');
+		if (s)
+			s++;
+	}
+	return n;
+}
+
+static void run_workloads(void *t, size_t n, const workload_t *wl, int nwl,
+    const size_t *threads, int nthreads, double secs)
+{
+	for (int k = 0; k < nwl; k++) {
+		int maxt = 1;
+		for (int j = 0; j < nthreads; j++)
+			if ((int) threads[j] > maxt)
+				maxt = (int) threads[j];
+		op_t **s = make_streams(&wl[k], n, maxt);
+		for (int j = 0; j < nthreads; j++) {
+			int th = (int) threads[j];
+			point_t p = run_point(t, s, th, secs, NULL);
+			out("suite", wl[k].name, n, th, "mops", p.mops);
+			uint64_t errors = wl[k].kind == WL_HS ? 0 :
+			    wl[k].kind == WL_MISS ? p.lookups - p.lookups_missed :
+			    p.lookups_missed + p.updates_missed;
+			out("suite", wl[k].name, n, th, "errors", (double) errors);
+		}
+	}
+}
+
+static void mode_suite(double secs, const size_t *sizes, int nsizes,
+    const size_t *threads, int nthreads, size_t mixkeys)
+{
+	impl->thread_init();
+	for (int i = 0; i < nsizes; i++) {
+		size_t n = sizes[i];
+		double t0 = now_s();
+		void *t = impl->create(n, 0);
+		prefill(t, n);
+		impl->settle(t);
+		out("suite", "prefill", n, 1, "seconds", now_s() - t0);
+		out("suite", "prefill", n, 1, "buckets", (double) impl->buckets(t));
+		run_workloads(t, n, lookups_wl, 2, threads, nthreads, secs);
+		bool mixes = n == mixkeys;
+		if (mixes)
+			run_workloads(t, n, mix_wl, (int) (sizeof(mix_wl) /
+			    sizeof(mix_wl[0])), threads, nthreads, secs);
+		teardown(t, mixes ? 2 * n : n);
+	}
+	impl->thread_fini();
+}
+
+/* --- Triplett: lookups during continuous resizing ----------------------------------- */
+
+typedef struct {
+	void *t;
+	const int *stop;
+	uint64_t resizes;
+} resizer_t;
+
+static void *resizer_main(void *p)
+{
+	resizer_t *r = p;
+	impl->thread_init();
+	while (!__atomic_load_n(r->stop, __ATOMIC_RELAXED)) {
+		impl->resize(r->t, 1 << 14);
+		impl->resize(r->t, 1 << 13);
+		r->resizes += 2;
+	}
+	impl->thread_fini();
+	return NULL;
+}
+
+static void mode_resize(double secs, const size_t *threads, int nthreads)
+{
+	const size_t n = 1 << 16;
+	const workload_t hit = { "lookup-hit", WL_HIT, false };
+	if (!impl->resize) {
+		fprintf(stderr, "%s cannot be resized on demand\n", impl->name);
+		exit(2);
+	}
+	impl->thread_init();
+	void *t = impl->create(n, 1 << 13);
+	prefill(t, n);
+	int maxt = 1;
+	for (int j = 0; j < nthreads; j++)
+		if ((int) threads[j] > maxt)
+			maxt = (int) threads[j];
+	op_t **s = make_streams(&hit, n, maxt);
+	for (int j = 0; j < nthreads; j++) {
+		int th = (int) threads[j];
+		static const size_t fixed[] = { 1 << 13, 1 << 14 };
+		for (int f = 0; f < 2; f++) {
+			impl->resize(t, fixed[f]);
+			impl->settle(t);
+			point_t p = run_point(t, s, th, secs, NULL);
+			const char *wl = f == 0 ? "fixed-8192" : "fixed-16384";
+			out("resize", wl, n, th, "mops", p.mops);
+			out("resize", wl, n, th, "errors", (double) p.lookups_missed);
+		}
+		int rstop = 0;
+		resizer_t r = { .t = t, .stop = &rstop };
+		pthread_t rt;
+		pthread_create(&rt, NULL, resizer_main, &r);
+		point_t p = run_point(t, s, th, secs, &rstop);
+		main_offline();
+		pthread_join(rt, NULL);
+		main_online();
+		out("resize", "resizing", n, th, "mops", p.mops);
+		out("resize", "resizing", n, th, "errors", (double) p.lookups_missed);
+		out("resize", "resizing", n, th, "resizes_per_s",
+		    (double) r.resizes / secs);
+	}
+	teardown(t, n);
+	impl->thread_fini();
+}
+
+/* --- grow from 1 bucket, then delete to 1% ---------------------------------------------- */
+
+static double tsc_per_ns;
+
+static void calibrate_tsc(void)
+{
+	double t0 = now_s();
+	uint64_t c0 = __builtin_ia32_rdtsc();
+	bench_sleep_us(50000);
+	uint64_t c1 = __builtin_ia32_rdtsc();
+	double t1 = now_s();
+	tsc_per_ns = (double) (c1 - c0) / ((t1 - t0) * 1e9);
+}
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+static size_t rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (size_t) res * (size_t) sysconf(_SC_PAGESIZE);
+}
+
+static int count_tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+typedef struct {
+	void *t;
+	size_t n;
+	int id, threads;
+	bool del;
+	uint32_t *lat;
+	size_t nlat;
+	double secs;
+	pthread_barrier_t *bar;
+} gs_worker_t;
+
+static int gs_done;
+
+static void *gs_main(void *p)
+{
+	gs_worker_t *w = p;
+	impl->thread_init();
+	if (impl->offline)
+		impl->offline();
+	pthread_barrier_wait(w->bar);
+	if (impl->online)
+		impl->online();
+	double t0 = now_s();
+	size_t k = 0;
+	for (size_t i = (size_t) w->id; i < w->n; i += (size_t) w->threads) {
+		if (w->del && i % 100 == 0)
+			continue;  /* keep 1% */
+		uint64_t key = key_present(i);
+		uint64_t c0 = __builtin_ia32_rdtsc();
+		int ok = w->del ? impl->remove(w->t, key) :
+		    impl->insert(w->t, key, key ^ 0x5555);
+		uint64_t c1 = __builtin_ia32_rdtsc();
+		if (!ok) {
+			fprintf(stderr, "%s: %s of key %zu failed\n", impl->name,
+			    w->del ? "remove" : "insert", i);
+			exit(1);
+		}
+		uint64_t d = c1 - c0;
+		w->lat[k++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t) d;
+		if (impl->quiescent && (k & 63) == 0)
+			impl->quiescent();
+	}
+	w->nlat = k;
+	w->secs = now_s() - t0;
+	impl->thread_fini();
+	__atomic_fetch_add(&gs_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+	return x < y ? -1 : x > y;
+}
+
+static void gs_phase(void *t, size_t n, int threads, bool del, uint32_t *lat,
+    size_t *peak, const char *name)
+{
+	pthread_t tid[64];
+	gs_worker_t w[64];
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, (unsigned) threads + 1);
+	__atomic_store_n(&gs_done, 0, __ATOMIC_RELAXED);
+	size_t per = n / (size_t) threads + 1;
+	for (int i = 0; i < threads; i++) {
+		w[i] = (gs_worker_t) { .t = t, .n = n, .id = i, .threads = threads,
+		    .del = del, .lat = lat + (size_t) i * per, .bar = &bar };
+		pthread_create(&tid[i], NULL, gs_main, &w[i]);
+	}
+	main_offline();
+	pthread_barrier_wait(&bar);
+	double t0 = now_s();
+	/* Sample the heap while the phase runs (peak includes resizes). */
+	while (__atomic_load_n(&gs_done, __ATOMIC_ACQUIRE) < threads) {
+		size_t h = heap_in_use();
+		if (h > *peak)
+			*peak = h;
+		bench_sleep_us(1000);
+		if (now_s() - t0 > STALL_SECS)
+			stalled("growshrink", name, n, threads, now_s() - t0);
+	}
+	for (int i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	double secs = now_s() - t0;
+	main_online();
+	pthread_barrier_destroy(&bar);
+	size_t total = 0;
+	for (int i = 0; i < threads; i++) {
+		memmove(lat + total, w[i].lat, w[i].nlat * sizeof(uint32_t));
+		total += w[i].nlat;
+	}
+	qsort(lat, total, sizeof(uint32_t), cmp_u32);
+	char m[64];
+	out("growshrink", name, n, threads, "mops", (double) total / secs / 1e6);
+	static const struct { const char *nm; double q; } pq[] = {
+		{ "p50", 0.50 }, { "p99", 0.99 }, { "p999", 0.999 },
+	};
+	for (int i = 0; i < 3; i++) {
+		size_t idx = (size_t) (pq[i].q * (double) (total - 1));
+		snprintf(m, sizeof(m), "%s_ns", pq[i].nm);
+		out("growshrink", name, n, threads, m, (double) lat[idx] / tsc_per_ns);
+	}
+	out("growshrink", name, n, threads, "max_us",
+	    (double) lat[total - 1] / tsc_per_ns / 1000);
+}
+
+static void mode_growshrink(const size_t *threads_list, size_t n)
+{
+	int threads = (int) threads_list[0];
+	calibrate_tsc();
+	uint32_t *lat = malloc((n + 64 * (size_t) threads) * sizeof(uint32_t));
+	memset(lat, 0, (n + 64 * (size_t) threads) * sizeof(uint32_t));
+	impl->thread_init();
+	malloc_trim(0);
+	size_t base = heap_in_use(), rss0 = rss_bytes();
+	void *t = impl->create(n, 1);
+	size_t peak = heap_in_use();
+	gs_phase(t, n, threads, false, lat, &peak, "grow");
+	size_t full = heap_in_use();
+	if (full > peak)
+		peak = full;
+	out("growshrink", "grow", n, threads, "buckets", (double) impl->buckets(t));
+	gs_phase(t, n, threads, true, lat, &peak, "shrink");
+	main_offline();
+	impl->settle(t);
+	/* A second settle: callbacks may have posted more (e.g. dummies). */
+	impl->settle(t);
+	main_online();
+	size_t fin = heap_in_use();
+	size_t rss1 = rss_bytes();
+	out("growshrink", "shrink", n, threads, "buckets", (double) impl->buckets(t));
+	out("growshrink", "memory", n, threads, "peak_mb",
+	    (double) (peak - base) / 1048576.0);
+	out("growshrink", "memory", n, threads, "final_mb",
+	    (double) (fin > base ? fin - base : 0) / 1048576.0);
+	out("growshrink", "memory", n, threads, "full_bytes_per_key",
+	    (double) (full - base) / (double) n);
+	out("growshrink", "memory", n, threads, "rss_growth_mb",
+	    (double) (rss1 > rss0 ? rss1 - rss0 : 0) / 1048576.0);
+	/* Only the main thread of the harness is left: the rest are helpers. */
+	out("growshrink", "memory", n, threads, "helper_threads",
+	    (double) (count_tasks() - 1));
+	for (size_t i = 0; i < n; i += 100)
+		impl->remove(t, key_present(i));
+	impl->destroy(t);
+	impl->thread_fini();
+	free(lat);
+}
+
+/* --- instruction counts (under callgrind) --------------------------------------------- */
+
+static void icount_phase(void *t, const char *name, const op_t *s, size_t m)
+{
+	uint64_t hits = 0, upd = 0, sum = 0;
+	CALLGRIND_ZERO_STATS;
+	CALLGRIND_TOGGLE_COLLECT;
+	for (size_t i = 0; i < m; i++) {
+		sum += exec_op(t, &s[i], &hits, &upd);
+		if (impl->quiescent && (i & 63) == 63)
+			impl->quiescent();
+	}
+	/* Reclamation and resizes caused by the phase belong to it. */
+	main_offline();
+	impl->settle(t);
+	main_online();
+	CALLGRIND_TOGGLE_COLLECT;
+	CALLGRIND_DUMP_STATS_AT(name);
+	out("icount", name, 0, 1, "ops", (double) m);
+	out("icount", name, 0, 1, "hits", (double) hits);
+	(void) sum;
+}
+
+static void mode_icount(size_t n, size_t m)
+{
+	impl->thread_init();
+	/* Resizing off: presized impls, or a capacity the phases never fill. */
+	void *t = impl->create(n, impl->presized ? 0 : 4 * n);
+	prefill(t, n);
+	impl->settle(t);
+	op_t *s = malloc(m * sizeof(op_t));
+	static const workload_t hit = { "lookup-hit", WL_HIT, false };
+	static const workload_t miss = { "lookup-miss", WL_MISS, false };
+	static const workload_t hs = { "hs-90-9-1", WL_HS, false };
+	static const workload_t ya = { "ycsb-a-zipf", WL_YCSB_A, true };
+	static zipf_t z;
+	zipf_init(&z, n, 0.99);
+	gen_stream(s, m, &hit, n, &z, 11);
+	icount_phase(t, "lookup-hit", s, m);
+	gen_stream(s, m, &miss, n, &z, 12);
+	icount_phase(t, "lookup-miss", s, m);
+	for (size_t i = 0; i < m; i++)
+		s[i] = (op_t) { .key = key_absent(i), .op = OP_INSERT };
+	icount_phase(t, "insert", s, m);
+	for (size_t i = 0; i < m; i++)
+		s[i].op = OP_REMOVE;
+	icount_phase(t, "remove", s, m);
+	gen_stream(s, m, &ya, n, &z, 13);
+	icount_phase(t, "ycsb-a-zipf", s, m);
+	gen_stream(s, m, &hs, n, &z, 14);
+	icount_phase(t, "hs-90-9-1", s, m);
+	free(s);
+	teardown(t, 2 * n);
+	impl->thread_fini();
+}
+
+/** A crash prints its backtrace (addr2line-able) before dying. */
+static void crash_handler(int sig)
+{
+	void *bt[64];
+	int n = backtrace(bt, 64);
+	char msg[] = "bench_us: fatal signal, backtrace:\n";
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(128 + sig);
+	backtrace_symbols_fd(bt, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_us list | suite|resize|growshrink|icount IMPL "
+	    "[-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS] [-k KEYS] [-o OPS]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGSEGV, crash_handler);
+	signal(SIGBUS, crash_handler);
+	signal(SIGABRT, crash_handler);
+	if (argc >= 2 && strcmp(argv[1], "list") == 0) {
+		for (int i = 0; bench_impls[i]; i++)
+			printf("%s,%s,%s,%s\n", bench_impls[i]->name,
+			    bench_impls[i]->library, bench_impls[i]->layout,
+			    bench_impls[i]->presized ? "presized" : "auto");
+		return 0;
+	}
+	if (argc < 3)
+		usage();
+	for (int i = 0; bench_impls[i]; i++)
+		if (strcmp(bench_impls[i]->name, argv[2]) == 0)
+			impl = bench_impls[i];
+	if (!impl) {
+		fprintf(stderr, "unknown impl %s\n", argv[2]);
+		return 2;
+	}
+	double secs = 0.3;
+	size_t sizes[8] = { 1024, 65536, 1048576 }, threads[8] = { 1, 2 };
+	int nsizes = 3, nthreads = 2;
+	size_t mixkeys = 65536, keys = 1048576, ops = 20000;
+	int opt;
+	optind = 3;
+	while ((opt = getopt(argc, argv, "s:n:t:m:k:o:")) != -1) {
+		switch (opt) {
+		case 's': secs = atof(optarg); break;
+		case 'n': nsizes = parse_list(optarg, sizes, 8); break;
+		case 't': nthreads = parse_list(optarg, threads, 8); break;
+		case 'm': mixkeys = strtoull(optarg, NULL, 0); break;
+		case 'k': keys = strtoull(optarg, NULL, 0); break;
+		case 'o': ops = strtoull(optarg, NULL, 0); break;
+		default: usage();
+		}
+	}
+	for (int j = 0; j < nthreads; j++)
+		if (threads[j] < 1 || threads[j] > 64)
+			usage();
+	if (strcmp(argv[1], "suite") == 0)
+		mode_suite(secs, sizes, nsizes, threads, nthreads, mixkeys);
+	else if (strcmp(argv[1], "resize") == 0)
+		mode_resize(secs, threads, nthreads);
+	else if (strcmp(argv[1], "growshrink") == 0)
+		mode_growshrink(threads, keys);
+	else if (strcmp(argv[1], "icount") == 0)
+		mode_icount(keys, ops);
+	else
+		usage();
+	return 0;
+}

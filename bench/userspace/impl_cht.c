@@ -1,0 +1,190 @@
+/** @file impl_cht.c
+ * libcht (this project): the kernel's CHT over its own userspace RCU.
+ * Raw kernel API inside cht_rcu_read_lock()/unlock(), as a performance-minded
+ * user writes it; nodes are malloc'ed, freed by the remove callback after a
+ * grace period (reclaimer thread).
+ */
+#include "bench.h"
+#include <cht.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+	cht_link_t link;
+	uint64_t key;
+	uint64_t value;
+} cnode_t;
+
+typedef struct {
+	cht_t h;
+} ctable_t;
+
+static size_t c_hash(const cht_link_t *l)
+{
+	/* The raw key: the table mixes it (bench_mix() once per op). */
+	return (size_t) cht_item_of(l, cnode_t, link)->key;
+}
+
+static size_t c_key_hash(void *key)
+{
+	return (size_t) *(uint64_t *) key;
+}
+
+static bool c_equal(const cht_link_t *a, const cht_link_t *b)
+{
+	return cht_item_of(a, cnode_t, link)->key == cht_item_of(b, cnode_t, link)->key;
+}
+
+static bool c_key_equal(void *key, const cht_link_t *l)
+{
+	return *(uint64_t *) key == cht_item_of(l, cnode_t, link)->key;
+}
+
+static void c_free(cht_link_t *l)
+{
+	free(cht_item_of(l, cnode_t, link));
+}
+
+static const cht_ops_t c_ops = {
+	.hash = c_hash, .key_hash = c_key_hash, .equal = c_equal,
+	.key_equal = c_key_equal, .remove_callback = c_free,
+};
+
+static void *c_create_common(size_t init, size_t min, size_t max_load)
+{
+	ctable_t *t = calloc(1, sizeof(*t));
+	if (!t || cht_create(&t->h, init, min, max_load, true, &c_ops) != CHT_OK)
+		abort();
+	return t;
+}
+
+static void *c_create(size_t expect, size_t initial)
+{
+	(void) expect;
+	return c_create_common(initial ? initial : 1, 1, 0);
+}
+
+/* Presized: load <= 1 like the other chained tables; growth out of reach. */
+static void *c_create_presized(size_t expect, size_t initial)
+{
+	(void) initial;
+	size_t b = bench_pow2(expect);
+	return c_create_common(b, b, (size_t) 1 << 20);
+}
+
+static int c_lookup(void *t, uint64_t key, uint64_t *val)
+{
+	cht_rcu_read_lock();
+	cht_link_t *l = cht_find(&((ctable_t *) t)->h, &key);
+	if (l)
+		*val = __atomic_load_n(&cht_item_of(l, cnode_t, link)->value,
+		    __ATOMIC_RELAXED);
+	cht_rcu_read_unlock();
+	return l != NULL;
+}
+
+static int c_insert(void *t, uint64_t key, uint64_t val)
+{
+	cnode_t *n = malloc(sizeof(*n));
+	n->key = key;
+	n->value = val;
+	cht_rcu_read_lock();
+	bool ok = cht_insert_unique(&((ctable_t *) t)->h, &n->link, NULL);
+	cht_rcu_read_unlock();
+	if (!ok)
+		free(n);  /* never published */
+	return ok;
+}
+
+static int c_remove(void *t, uint64_t key)
+{
+	cht_rcu_read_lock();
+	size_t n = cht_remove_key(&((ctable_t *) t)->h, &key);
+	cht_rcu_read_unlock();
+	return n != 0;
+}
+
+static int c_update(void *t, uint64_t key, uint64_t val)
+{
+	cht_rcu_read_lock();
+	cht_link_t *l = cht_find(&((ctable_t *) t)->h, &key);
+	if (l)
+		__atomic_store_n(&cht_item_of(l, cnode_t, link)->value, val,
+		    __ATOMIC_RELAXED);
+	cht_rcu_read_unlock();
+	return l != NULL;
+}
+
+static long c_buckets(void *t)
+{
+	cht_stats_t st;
+	cht_rcu_read_lock();
+	cht_get_stats(&((ctable_t *) t)->h, &st);
+	cht_rcu_read_unlock();
+	return (long) st.buckets;
+}
+
+static void c_settle(void *t)
+{
+	cht_t *h = &((ctable_t *) t)->h;
+	while (__atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0)
+		bench_sleep_us(100);
+	cht_rcu_barrier();
+}
+
+/*
+ * Resize experiment: cht_set_max_load() moves the load limit and requests a
+ * resize on the table's worker thread. With 2^16 keys, max_load 17 gives
+ * 2^13 buckets (shrink below 17 * 2^14 / 4 items) and 5 gives 2^14 (grow
+ * above 5 * 2^13); the adapter waits until the worker got there.
+ */
+static int c_resize(void *tp, size_t buckets)
+{
+	ctable_t *t = tp;
+	long cur = c_buckets(t);
+	if ((size_t) cur == buckets)
+		return 0;
+	cht_set_max_load(&t->h, (size_t) cur < buckets ? 5 : 17);
+	for (long waited = 0; (size_t) c_buckets(t) != buckets ||
+	    __atomic_load_n(&t->h.resize_reqs, __ATOMIC_ACQUIRE) != 0;
+	    waited += 20) {
+		if (waited > 20000000) {
+			fprintf(stderr, "cht: resize to %zu did not happen\n", buckets);
+			abort();
+		}
+		bench_sleep_us(20);
+	}
+	return 0;
+}
+
+static void c_destroy(void *tp)
+{
+	ctable_t *t = tp;
+	c_settle(t);
+	if (cht_destroy(&t->h) != CHT_OK)
+		abort();
+	free(t);
+}
+
+static void c_thread_init(void)
+{
+	cht_rcu_register_thread();
+}
+
+static void c_thread_fini(void)
+{
+	cht_rcu_unregister_thread();
+}
+
+#define CHT_IMPL(var, nm, create_fn, pre) \
+	const bench_impl_t var = { \
+		.name = nm, .library = "libcht", .layout = "node", \
+		.presized = pre, .create = create_fn, .destroy = c_destroy, \
+		.thread_init = c_thread_init, .thread_fini = c_thread_fini, \
+		.lookup = c_lookup, .insert = c_insert, .remove = c_remove, \
+		.update = c_update, .buckets = c_buckets, .resize = c_resize, \
+		.settle = c_settle, \
+	}
+
+CHT_IMPL(impl_cht, "cht", c_create, false);
+CHT_IMPL(impl_cht_presized, "cht-presized", c_create_presized, true);
