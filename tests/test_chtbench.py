@@ -17,11 +17,11 @@ Groups (one QEMU each):
 """
 
 import re
-import time
 
 import pytest
 
 from conftest import flavour_kernel, flavours
+from test_kernel import check_workq_idle
 from test_rcu import check_rcu_stats
 
 BOOT_TIMEOUT = 180
@@ -209,19 +209,8 @@ class ChtbenchSteps:
         assert rows == expected, "tables left behind:\n" + out
         out = k.cmd("pageht", CMD_TIMEOUT)
         assert re.search(r"^entries: 0$", out, re.MULTILINE), out
-        # Resizes and frees posted at the end may still be in flight: ask
-        # again (1 s apart) until they drain; only a queue that never
-        # drains fails.
-        for _ in range(30):
-            out = k.cmd("workq", CMD_TIMEOUT)
-            active = re.search(r"^\s*active:\s*(\d+)", out, re.M)
-            queued = re.search(r"^\s*queued items:\s*(\d+)", out, re.M)
-            assert active and queued, "cannot parse 'workq':\n" + out
-            if int(active.group(1)) == 0 and int(queued.group(1)) == 0:
-                break
-            time.sleep(1)
-        else:
-            pytest.fail("the work queue is not idle after chtbench:\n" + out)
+        # Resizes and frees posted at the end may still be in flight.
+        check_workq_idle(k)
         check_rcu_stats(k, rcu_of(bench_boot.flavour))
 
     def test_no_panic(self, bench_boot):

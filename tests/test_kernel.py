@@ -45,6 +45,26 @@ def assert_known(out, command):
     assert out.strip(), "%r printed nothing" % command
 
 
+def check_workq_idle(k, tries=30):
+    """Ask ``workq`` (1 s apart) until the system work queue is idle.
+
+    Work posted just before may still be finishing, so the verdict does not
+    depend on timing: only a queue that never drains in ``tries`` seconds
+    fails.  Returns the last output.
+    """
+    __tracebackhide__ = True
+    out = ""
+    for _ in range(tries):
+        out = k.cmd("workq", CMD_TIMEOUT)
+        active = re.search(r"^\s*active:\s*(\d+)", out, re.M)
+        queued = re.search(r"^\s*queued items:\s*(\d+)", out, re.M)
+        assert active and queued, "cannot parse 'workq':\n" + out
+        if int(active.group(1)) == 0 and int(queued.group(1)) == 0:
+            return out
+        time.sleep(1)
+    pytest.fail("the system work queue is not idle:\n" + out)
+
+
 # --------------------------------------------------------------------------
 # Boot with -smp 1, 2, 4, 8
 # --------------------------------------------------------------------------
@@ -138,16 +158,7 @@ class TestSMP:
         asked again (1 s apart) until the queue is idle; the verdict does not
         depend on timing, only a queue that never drains fails.
         """
-        out = ""
-        for _ in range(30):
-            out = smp_boot.k.cmd("workq", CMD_TIMEOUT)
-            active = re.search(r"^\s*active:\s*(\d+)", out, re.M)
-            queued = re.search(r"^\s*queued items:\s*(\d+)", out, re.M)
-            assert active and queued, "cannot parse 'workq':\n" + out
-            if int(active.group(1)) == 0 and int(queued.group(1)) == 0:
-                return
-            time.sleep(1)
-        pytest.fail("the system work queue is not idle after the tests:\n" + out)
+        check_workq_idle(smp_boot.k)
 
     def test_pageht(self, smp_boot):
         """``pageht`` after the tests: no mapping is left behind."""

@@ -60,6 +60,7 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <lib/str.h>
+#include "mmtest.h"
 
 #define AS1_A_BASE   0x10000000UL
 #define AS1_A_PAGES  2048
@@ -75,68 +76,7 @@
 static const unsigned pat_words[] = { 0, 1, 255, 256, 511 };
 
 /* Errors (any thread); the first message is kept. */
-static atomic_t as1_errors;
-static bool as1_claimed;
-static char as1_msg[160];
-
-static void as1_fail(const char *fmt, ...) PRINTF_ATTR(1, 2);
-static void as1_fail(const char *fmt, ...)
-{
-	atomic_inc(&as1_errors);
-	bool expected = false;
-	if (__atomic_compare_exchange_n(&as1_claimed, &expected, true, false,
-	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(as1_msg, sizeof(as1_msg), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static uint64_t as1_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xFF51AFD7ED558CCDUL;
-	x ^= x >> 33;
-	x *= 0xC4CEB9FE1A85EC53UL;
-	x ^= x >> 33;
-	return x;
-}
-
-/* Snapshot of the memory counters */
-
-static cht_stats_t as1_cs;
-static bool as1_cs_found;
-
-static void as1_visit(cht_env_link_t *link)
-{
-	cht_t *h = list_get_instance(link, cht_t, reg_link);
-	if (h->name && strcmp(h->name, "page_ht") == 0) {
-		cht_get_stats(h, &as1_cs);
-		as1_cs_found = true;
-	}
-}
-
-/** CHT statistics of the page hash table; false with the locked back end. */
-static bool as1_cht_stats(cht_stats_t *st)
-{
-	as1_cs_found = false;
-	cht_env_registry_foreach(as1_visit);
-	if (as1_cs_found)
-		*st = as1_cs;
-	return as1_cs_found;
-}
-
-typedef struct {
-	size_t free;
-	size_t outside_slabs;   /**< busy frames not held by slabs */
-	size_t slab_frames;
-	size_t heap_allocs;
-	size_t entries;
-	size_t dummies;
-	size_t threads;
-	size_t ases;
-} as1_snap_t;
+static mmtest_failure_t failure;
 
 static size_t entries_now(void)
 {
@@ -145,118 +85,13 @@ static size_t entries_now(void)
 	return ps.entries;
 }
 
-/** Frames of one kernel stack (released threads give theirs back). */
-#define STACK_FRAMES (THREAD_STACK_SIZE / PAGE_SIZE)
-
-/**
- * Reads the frame and heap counters net of the threads that exist (each has a
- * stack outside the slabs and a heap allocation), so that threads of earlier
- * tests released meanwhile do not move them. The counters are updated one
- * after another (a slab's frames are freed before the slab count drops, a
- * thread leaves the list before its stack is freed): two readings 1 ms apart
- * must agree (bounded).
- */
-static void as1_counters(size_t *outside, size_t *slab, size_t *heap,
-    size_t *free, size_t *threads)
-{
-	size_t prev[5] = { 0 }, cur[5] = { 0 };
-	for (unsigned k = 0; k < 200; k++) {
-		size_t t = thread_count();
-		frame_stats_t fs;
-		heap_stats_t hs;
-		frame_get_stats(&fs);
-		heap_get_stats(&hs);
-		size_t sl = slab_frames_held();
-		cur[0] = fs.busy - sl - t * STACK_FRAMES;
-		cur[1] = sl;
-		cur[2] = hs.allocs - t;
-		cur[3] = fs.free;
-		cur[4] = t;
-		if (k > 0 && memcmp(prev, cur, sizeof(cur)) == 0)
-			break;
-		memcpy(prev, cur, sizeof(cur));
-		thread_usleep(1000);
-	}
-	*outside = cur[0];
-	*slab = cur[1];
-	*heap = cur[2];
-	*free = cur[3];
-	*threads = cur[4];
-}
-
-/**
- * Waits for the deferred frees (rcu_barrier), a resize in flight, surplus work
- * queue workers and threads being released, gives the magazines back, then
- * reads the counters.
- */
-static void as1_snap(as1_snap_t *s)
-{
-	cht_stats_t cs = { 0 };
-	for (unsigned k = 0; k < 2000; k++) {
-		rcu_barrier();
-		if (!as1_cht_stats(&cs) || !cs.resizing)
-			break;
-		thread_usleep(10000);
-	}
-	/* Surplus workers of the system work queue retire after a timeout. */
-	workq_config_t cfg;
-	workq_stats_t ws;
-	workq_get_config(&cfg);
-	for (unsigned k = 0; k < 300; k++) {
-		workq_global_get_stats(&ws);
-		if (ws.workers <= cfg.min_idle)
-			break;
-		thread_usleep(10000);
-	}
-	/* Exited threads are released by the CPU that switched away from them. */
-	size_t n = thread_count();
-	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {
-		thread_usleep(10000);
-		size_t m = thread_count();
-		same = m == n ? same + 1 : 0;
-		n = m;
-	}
-	rcu_barrier();
-	slab_reclaim(SLAB_RECLAIM_ALL);
-	as1_counters(&s->outside_slabs, &s->slab_frames, &s->heap_allocs, &s->free,
-	    &s->threads);
-	s->entries = entries_now();
-	s->dummies = as1_cht_stats(&cs) ? cs.dummies : 0;
-	s->ases = as_count();
-}
-
-/* Barrier of the worker threads */
-
-typedef struct {
-	unsigned n;
-	unsigned count;
-	unsigned gen;
-	bool yield;
-} as1_bar_t;
-
-static void as1_bar_wait(as1_bar_t *b)
-{
-	unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
-	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
-		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
-		if (b->yield)
-			thread_yield();
-		else
-			asm volatile ("pause" ::: "memory");
-	}
-}
-
 /* Page contents */
 
 static uint64_t run_seed;
 
 static uint64_t pat(uintptr_t va, unsigned word, uint64_t salt)
 {
-	return as1_mix(va ^ ((uint64_t) word << 48) ^ run_seed ^ salt);
+	return mmtest_mix(va ^ ((uint64_t) word << 48) ^ run_seed ^ salt);
 }
 
 static void page_write(uintptr_t va, uint64_t salt)
@@ -308,7 +143,7 @@ typedef struct {
 static as1_arg_t args[MAX_THREADS];
 static thread_t *handles[MAX_THREADS];
 static unsigned nthreads;
-static as1_bar_t bar;
+static mmtest_barrier_t bar;
 static as_t *the_as;
 
 static void as1_worker(void *p)
@@ -321,23 +156,23 @@ static void as1_worker(void *p)
 		page_write(ab_page(i), 0);
 	for (unsigned i = a->index; i < n; i += nthreads) {
 		if (!page_check(ab_page(i), 0, false))
-			as1_fail("thread %u: page %#lx lost its pattern", a->index,
+			mmtest_fail(&failure, "thread %u: page %#lx lost its pattern", a->index,
 			    ab_page(i));
 	}
 	for (unsigned i = a->index; i < AS1_C_PAGES; i += nthreads) {
 		if (!page_all_zero(AS1_C_BASE + (uintptr_t) i * PAGE_SIZE))
-			as1_fail("read-only page %u is not zero", i);
+			mmtest_fail(&failure, "read-only page %u is not zero", i);
 	}
-	as1_bar_wait(&bar);
+	mmtest_barrier_wait(&bar, NULL);
 	/* The pages of the next thread, written on another CPU. */
 	unsigned other = (a->index + 1) % nthreads;
 	for (unsigned i = other; i < n; i += nthreads) {
 		if (!page_check(ab_page(i), 0, false))
-			as1_fail("thread %u: page %#lx written by thread %u differs",
+			mmtest_fail(&failure, "thread %u: page %#lx written by thread %u differs",
 			    a->index, ab_page(i), other);
 	}
 	if (CPU->id != a->cpu)
-		as1_fail("wired thread runs on another CPU");
+		mmtest_fail(&failure, "wired thread runs on another CPU");
 	if (!a->exit_inside)
 		as_leave();
 	/* Otherwise thread_exit() leaves the address space. */
@@ -435,7 +270,7 @@ static const char *as1_run(unsigned run)
 	const char *r;
 	size_t ases0 = as_count();
 	size_t entries0 = entries_now();
-	run_seed = as1_mix(0x617331 + run);
+	run_seed = mmtest_mix(0x617331 + run);
 
 	as_t *as = as_create();
 	if (!as)
@@ -460,7 +295,7 @@ static const char *as1_run(unsigned run)
 	nthreads = online < 2 ? 2 : online;
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
-	bar = (as1_bar_t) { .n = nthreads, .yield = nthreads > online };
+	bar = (mmtest_barrier_t) { .n = nthreads, .yield = nthreads > online };
 	unsigned n = 0;
 	for (unsigned c = 0; n < nthreads; c = (c + 1) % cpu_count) {
 		if (!cpu_is_online(c))
@@ -469,7 +304,7 @@ static const char *as1_run(unsigned run)
 		handles[n] = thread_create(as1_worker, &args[n], "as1",
 		    THREAD_FLAG_NONE);
 		if (!handles[n]) {
-			as1_fail("thread_create failed");
+			mmtest_fail(&failure, "thread_create failed");
 			break;
 		}
 		thread_wire(handles[n], &cpus[c]);
@@ -481,11 +316,11 @@ static const char *as1_run(unsigned run)
 		thread_start(handles[i]);
 	for (unsigned i = 0; i < n; i++) {
 		if (thread_join(handles[i]) != EOK)
-			as1_fail("thread_join failed");
+			mmtest_fail(&failure, "thread_join failed");
 	}
-	if (atomic_get(&as1_errors)) {
+	if (mmtest_failed(&failure)) {
 		as_release(as);
-		return as1_msg;
+		return failure.msg;
 	}
 	uint64_t f_workers = faults_of(as);
 	if (atomic_get(&as->refcount) != 1) {
@@ -518,35 +353,35 @@ static const char *as1_run(unsigned run)
 	}
 	if (as_area_create(as2, AS1_A_BASE, AS1_D_PAGES * PAGE_SIZE,
 	    AS_AREA_READ | AS_AREA_WRITE) != EOK)
-		as1_fail("as_area_create in the second address space failed");
+		mmtest_fail(&failure, "as_area_create in the second address space failed");
 	as_enter(as2);
 	for (unsigned i = 0; i < AS1_D_PAGES; i++) {
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
 		if (!page_all_zero(va))
-			as1_fail("second address space: page %#lx not zero", va);
+			mmtest_fail(&failure, "second address space: page %#lx not zero", va);
 		page_write(va, 0x2);
 	}
 	as_leave();
 	if (faults_of(as2) != AS1_D_PAGES)
-		as1_fail("second address space: %lu faults, expected %u",
+		mmtest_fail(&failure, "second address space: %lu faults, expected %u",
 		    faults_of(as2), AS1_D_PAGES);
 
 	as_enter(as);
 	uint64_t f0 = faults_of(as);
 	for (unsigned i = 0; i < AS1_A_PAGES + AS1_B_PAGES; i++) {
 		if (!page_check(ab_page(i), 0, false)) {
-			as1_fail("page %#lx differs when read by the main thread",
+			mmtest_fail(&failure, "page %#lx differs when read by the main thread",
 			    ab_page(i));
 			break;
 		}
 	}
 	for (unsigned i = 0; i < AS1_C_PAGES; i++) {
 		if (!page_check(AS1_C_BASE + (uintptr_t) i * PAGE_SIZE, 0, true))
-			as1_fail("read-only page %u is not zero", i);
+			mmtest_fail(&failure, "read-only page %u is not zero", i);
 	}
 	uint64_t f1 = faults_of(as);
 	if (f1 != f0)
-		as1_fail("%lu faults while reading mapped pages (hardware page "
+		mmtest_fail(&failure, "%lu faults while reading mapped pages (hardware page "
 		    "tables not filled?)", f1 - f0);
 
 	/* 5. Unmap every 7th page of A. */
@@ -555,84 +390,84 @@ static const char *as1_run(unsigned run)
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
 		/* Any address inside the page names it. */
 		if (as_unmap_page(as, va + (i % 2 ? 123 : 0)) != EOK)
-			as1_fail("as_unmap_page(%#lx) failed", va);
+			mmtest_fail(&failure, "as_unmap_page(%#lx) failed", va);
 		if (as_unmap_page(as, va) != ENOENT)
-			as1_fail("second as_unmap_page(%#lx) did not fail", va);
+			mmtest_fail(&failure, "second as_unmap_page(%#lx) did not fail", va);
 		unmapped++;
 	}
 	if (as_unmap_page(as, 0x50000000UL) != ENOENT ||
 	    as_unmap_page(as, AS1_B_BASE - PAGE_SIZE) != ENOENT)
-		as1_fail("as_unmap_page outside the areas did not return ENOENT");
+		mmtest_fail(&failure, "as_unmap_page outside the areas did not return ENOENT");
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL - unmapped,
 	    "after the unmaps")))
-		as1_fail("%s", r);
+		mmtest_fail(&failure, "%s", r);
 	f0 = faults_of(as);
 	for (unsigned i = 0; i < AS1_A_PAGES; i++) {
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
 		bool gone = i % AS1_UNMAP_EVERY == 0;
 		if (gone ? !page_all_zero(va) : !page_check(va, 0, false))
-			as1_fail("page %#lx after the unmaps: %s", va,
+			mmtest_fail(&failure, "page %#lx after the unmaps: %s", va,
 			    gone ? "not zero" : "pattern lost");
 	}
 	f1 = faults_of(as);
 	if (f1 - f0 != unmapped)
-		as1_fail("%lu faults reading %zu unmapped pages, expected one each",
+		mmtest_fail(&failure, "%lu faults reading %zu unmapped pages, expected one each",
 		    f1 - f0, unmapped);
 	/* The read faults installed writable entries: writing faults no more. */
 	for (unsigned i = 0; i < AS1_A_PAGES; i += AS1_UNMAP_EVERY)
 		page_write(AS1_A_BASE + (uintptr_t) i * PAGE_SIZE, 0);
 	if (faults_of(as) != f1)
-		as1_fail("writing pages just read faulted again");
+		mmtest_fail(&failure, "writing pages just read faulted again");
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL,
 	    "after the re-faults")))
-		as1_fail("%s", r);
+		mmtest_fail(&failure, "%s", r);
 
 	/* 6. Resize A to half and back; destroy and recreate B. */
 	as_area_t ar;
 	if (as_area_resize(as, AS1_A_BASE, AS1_A_PAGES / 2 * PAGE_SIZE) != EOK)
-		as1_fail("shrinking A failed");
+		mmtest_fail(&failure, "shrinking A failed");
 	if (!as_area_find(as, AS1_A_BASE, &ar) || ar.pages != AS1_A_PAGES / 2 ||
 	    as_area_find(as, AS1_A_BASE + AS1_A_PAGES / 2 * PAGE_SIZE, &ar))
-		as1_fail("as_area_find does not see the shrunk size");
+		mmtest_fail(&failure, "as_area_find does not see the shrunk size");
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES,
 	    AS1_TOTAL - AS1_A_PAGES / 2, "after shrinking A")))
-		as1_fail("%s", r);
+		mmtest_fail(&failure, "%s", r);
 	if (as_area_resize(as, AS1_A_BASE, AS1_A_PAGES * PAGE_SIZE) != EOK)
-		as1_fail("growing A back failed");
+		mmtest_fail(&failure, "growing A back failed");
 	f0 = faults_of(as);
 	for (unsigned i = 0; i < AS1_A_PAGES; i++) {
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
 		bool gone = i >= AS1_A_PAGES / 2;
 		if (gone ? !page_all_zero(va) : !page_check(va, 0, false)) {
-			as1_fail("page %#lx after the resizes: %s", va,
+			mmtest_fail(&failure, "page %#lx after the resizes: %s", va,
 			    gone ? "not zero" : "pattern lost");
 			break;
 		}
 	}
 	if (faults_of(as) - f0 != AS1_A_PAGES / 2)
-		as1_fail("%lu faults after growing A back, expected %u",
+		mmtest_fail(&failure, "%lu faults after growing A back, expected %u",
 		    faults_of(as) - f0, AS1_A_PAGES / 2);
 	if (as_area_destroy(as, AS1_B_BASE) != EOK)
-		as1_fail("as_area_destroy(B) failed");
+		mmtest_fail(&failure, "as_area_destroy(B) failed");
 	if (as_area_find(as, AS1_B_BASE, &ar))
-		as1_fail("B is still found after its destruction");
+		mmtest_fail(&failure, "B is still found after its destruction");
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL - AS1_B_PAGES,
 	    "after destroying B")))
-		as1_fail("%s", r);
+		mmtest_fail(&failure, "%s", r);
 	if (as_area_create(as, AS1_B_BASE, AS1_B_PAGES * PAGE_SIZE,
 	    AS_AREA_READ | AS_AREA_WRITE) != EOK)
-		as1_fail("recreating B failed");
+		mmtest_fail(&failure, "recreating B failed");
 	for (unsigned i = 0; i < AS1_B_PAGES; i += 3) {
 		uintptr_t va = AS1_B_BASE + (uintptr_t) i * PAGE_SIZE;
 		if (!page_all_zero(va)) {
-			as1_fail("page %#lx of the recreated B is not zero", va);
+			mmtest_fail(&failure, "page %#lx of the recreated B is not zero", va);
 			break;
 		}
 		page_write(va, 0x3);
 	}
 	as_leave();
 	if (__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) != 0)
-		as1_fail("cpus_running not empty after as_leave");
+		mmtest_fail(&failure, "cpus_running not empty after as_leave");
 
 	TPRINTF("as1: run %u: %u threads, %u pages touched; %lu faults (%lu "
 	    "minor), %lu shootdowns\n", run + 1, n, AS1_TOTAL, faults_of(as),
@@ -643,30 +478,29 @@ static const char *as1_run(unsigned run)
 	as_release(as2);
 	as_release(as);
 	if (as_count() != ases0)
-		as1_fail("%zu address spaces after the release, expected %zu",
+		mmtest_fail(&failure, "%zu address spaces after the release, expected %zu",
 		    as_count(), ases0);
 	if (entries_now() != entries0)
-		as1_fail("%zu table entries after the release, expected %zu",
+		mmtest_fail(&failure, "%zu table entries after the release, expected %zu",
 		    entries_now(), entries0);
-	return atomic_get(&as1_errors) ? as1_msg : NULL;
+	return mmtest_failed(&failure) ? failure.msg : NULL;
 }
 
 const char *test_as1(void)
 {
 	static char reason[200];
-	as1_snap_t s0, s[2];
+	mmtest_snap_t s0, s[2];
 
 	uint64_t t0 = uptime_us();
-	atomic_set(&as1_errors, 0);
-	as1_claimed = false;
-	as1_snap(&s0);
+	mmtest_failure_reset(&failure);
+	mmtest_snap(&s0);
 
 	for (unsigned run = 0; run < 2; run++) {
 		const char *r = as1_run(run);
 		if (r)
 			return r;
-		as1_snap(&s[run]);
-		as1_snap_t *e = &s[run];
+		mmtest_snap(&s[run]);
+		mmtest_snap_t *e = &s[run];
 		TPRINTF("as1: run %u: entries %zu (baseline %zu), address spaces %zu "
 		    "(%zu); against the baseline: heap allocations %ld, CHT dummies "
 		    "%ld, frames outside slabs %ld, slab frames %ld\n", run + 1,

@@ -27,6 +27,7 @@
 #include <atomic.h>
 #include <print.h>
 #include <errno.h>
+#include "mmtest.h"
 
 #define FALLOC2_HOLD      32
 #define FALLOC2_ITERS     3000
@@ -61,16 +62,6 @@ static void f2_error(const char *msg)
 	(void) atomic_cas_ptr(&first_error, NULL, (void *) msg);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xFF51AFD7ED558CCDUL;
-	x ^= x >> 33;
-	x *= 0xC4CEB9FE1A85EC53UL;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t pow2_roundup(size_t n)
 {
 	size_t r = 1;
@@ -86,7 +77,7 @@ static void block_fill(const f2_block_t *b)
 
 	for (size_t f = 0; f < b->count; f++) {
 		for (size_t i = 0; i < FALLOC2_WORDS; i += FALLOC2_STRIDE)
-			w[f * FALLOC2_WORDS + i] = mix(b->seed ^ (f << 16) ^ i);
+			w[f * FALLOC2_WORDS + i] = mmtest_mix(b->seed ^ (f << 16) ^ i);
 	}
 }
 
@@ -96,7 +87,7 @@ static bool block_verify(const f2_block_t *b)
 
 	for (size_t f = 0; f < b->count; f++) {
 		for (size_t i = 0; i < FALLOC2_WORDS; i += FALLOC2_STRIDE) {
-			if (w[f * FALLOC2_WORDS + i] != mix(b->seed ^ (f << 16) ^ i))
+			if (w[f * FALLOC2_WORDS + i] != mmtest_mix(b->seed ^ (f << 16) ^ i))
 				return false;
 		}
 	}
@@ -126,7 +117,7 @@ static void block_release(f2_block_t *b)
 static void f2_thread(void *p)
 {
 	f2_arg_t *a = p;
-	uint64_t rnd = mix(0x2545F4914F6CDD1DUL + a->index);
+	uint64_t rnd = mmtest_mix(0x2545F4914F6CDD1DUL + a->index);
 
 	for (unsigned it = 0; it < FALLOC2_ITERS; it++) {
 		rnd ^= rnd << 13;
@@ -151,7 +142,7 @@ static void f2_thread(void *p)
 		}
 		b->pa = pa;
 		b->count = count;
-		b->seed = mix(((uint64_t) a->index << 48) ^ ((uint64_t) it << 8) ^ pa);
+		b->seed = mmtest_mix(((uint64_t) a->index << 48) ^ ((uint64_t) it << 8) ^ pa);
 		a->allocs++;
 		if (!IS_ALIGNED(pa, pow2_roundup(count) * FRAME_SIZE))
 			f2_error("block not naturally aligned");

@@ -58,6 +58,7 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <lib/str.h>
+#include "mmtest.h"
 
 #define MAP_KEYS       1536
 #define MAP_BASE       0x40000000UL
@@ -77,198 +78,11 @@
 #define FAKE_FRAME(x)  ((1UL << 40) + ((uintptr_t) (x) << 12))
 
 /* Errors (any thread); the first message is kept. */
-static atomic_t m1_errors;
-static bool m1_claimed;
-static char m1_msg[160];
-
-static void m1_fail(const char *fmt, ...) PRINTF_ATTR(1, 2);
-static void m1_fail(const char *fmt, ...)
-{
-	atomic_inc(&m1_errors);
-	bool expected = false;
-	if (__atomic_compare_exchange_n(&m1_claimed, &expected, true, false,
-	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(m1_msg, sizeof(m1_msg), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static uint64_t m1_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xFF51AFD7ED558CCDUL;
-	x ^= x >> 33;
-	x *= 0xC4CEB9FE1A85EC53UL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t m1_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+static mmtest_failure_t failure;
 
 static bool pte_eq(const pte_t *a, const pte_t *b)
 {
 	return a->frame == b->frame && a->flags == b->flags;
-}
-
-/* Snapshot of the memory counters */
-
-/** CHT statistics of the page hash table (the registry of live tables). */
-static cht_stats_t m1_cs;
-static bool m1_cs_found;
-
-static void m1_visit(cht_env_link_t *link)
-{
-	cht_t *h = list_get_instance(link, cht_t, reg_link);
-	if (h->name && strcmp(h->name, "page_ht") == 0) {
-		cht_get_stats(h, &m1_cs);
-		m1_cs_found = true;
-	}
-}
-
-/** Dummies and resize state of the CHT; false with the locked back end. */
-static bool m1_cht_stats(cht_stats_t *st)
-{
-	m1_cs_found = false;
-	cht_env_registry_foreach(m1_visit);
-	if (m1_cs_found)
-		*st = m1_cs;
-	return m1_cs_found;
-}
-
-typedef struct {
-	size_t free;
-	size_t outside_slabs;   /**< busy frames not held by slabs */
-	size_t slab_frames;
-	size_t heap_allocs;
-	size_t entries;
-	size_t buckets;
-	size_t dummies;
-	size_t threads;
-} m1_snap_t;
-
-/** Frames of one kernel stack (released threads give theirs back). */
-#define STACK_FRAMES (THREAD_STACK_SIZE / PAGE_SIZE)
-
-/**
- * Reads the frame and heap counters net of the threads that exist (each has a
- * stack outside the slabs and a heap allocation), so that threads of earlier
- * tests released meanwhile do not move them. The counters are updated one
- * after another (a slab's frames are freed before the slab count drops, a
- * thread leaves the list before its stack is freed): two readings 1 ms apart
- * must agree (bounded).
- */
-static void m1_counters(size_t *outside, size_t *slab, size_t *heap,
-    size_t *free, size_t *threads)
-{
-	size_t prev[5] = { 0 }, cur[5] = { 0 };
-	for (unsigned k = 0; k < 200; k++) {
-		size_t t = thread_count();
-		frame_stats_t fs;
-		heap_stats_t hs;
-		frame_get_stats(&fs);
-		heap_get_stats(&hs);
-		size_t sl = slab_frames_held();
-		cur[0] = fs.busy - sl - t * STACK_FRAMES;
-		cur[1] = sl;
-		cur[2] = hs.allocs - t;
-		cur[3] = fs.free;
-		cur[4] = t;
-		if (k > 0 && memcmp(prev, cur, sizeof(cur)) == 0)
-			break;
-		memcpy(prev, cur, sizeof(cur));
-		thread_usleep(1000);
-	}
-	*outside = cur[0];
-	*slab = cur[1];
-	*heap = cur[2];
-	*free = cur[3];
-	*threads = cur[4];
-}
-
-/** Waits for a resize in flight to end and for the deferred frees. */
-static void m1_quiesce(void)
-{
-	cht_stats_t cs = { 0 };
-	for (unsigned k = 0; k < 2000; k++) {
-		rcu_barrier();
-		if (!m1_cht_stats(&cs) || !cs.resizing)
-			break;
-		thread_usleep(10000);
-	}
-	rcu_barrier();
-}
-
-/**
- * Waits for the deferred frees (rcu_barrier), a resize in flight, surplus work
- * queue workers and threads being released, gives the magazines back, then
- * reads the counters.
- */
-static void m1_snap(m1_snap_t *s)
-{
-	cht_stats_t cs = { 0 };
-	m1_quiesce();
-	/* Surplus workers of the system work queue retire after a timeout. */
-	workq_config_t cfg;
-	workq_stats_t ws;
-	workq_get_config(&cfg);
-	for (unsigned k = 0; k < 300; k++) {
-		workq_global_get_stats(&ws);
-		if (ws.workers <= cfg.min_idle)
-			break;
-		thread_usleep(10000);
-	}
-	/* Exited threads are released by the CPU that switched away from them. */
-	size_t n = thread_count();
-	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {
-		thread_usleep(10000);
-		size_t m = thread_count();
-		same = m == n ? same + 1 : 0;
-		n = m;
-	}
-	rcu_barrier();
-	slab_reclaim(SLAB_RECLAIM_ALL);
-	m1_counters(&s->outside_slabs, &s->slab_frames, &s->heap_allocs, &s->free,
-	    &s->threads);
-	page_ht_stats_t ps;
-	page_ht_get_stats(&ps);
-	s->entries = ps.entries;
-	s->buckets = ps.buckets;
-	s->dummies = m1_cht_stats(&cs) ? cs.dummies : 0;
-}
-
-/* A barrier for the worker threads; the last one to arrive runs @a fn. */
-
-typedef struct {
-	unsigned n;
-	unsigned count;
-	unsigned gen;
-	bool yield;   /**< more threads than CPUs: yield while waiting */
-} m1_bar_t;
-
-static void m1_bar_wait(m1_bar_t *b, void (*fn)(void))
-{
-	unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
-	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
-		if (fn)
-			fn();
-		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
-		if (b->yield)
-			thread_yield();
-		else
-			asm volatile ("pause" ::: "memory");
-	}
 }
 
 /* Phase A */
@@ -306,9 +120,9 @@ static unsigned a_flags(unsigned i)
 /** Frames in use outside the slabs and thread stacks. */
 static size_t busy_outside_slabs(void)
 {
-	size_t outside, slab, heap, free, threads;
-	m1_counters(&outside, &slab, &heap, &free, &threads);
-	return outside;
+	mmtest_snap_t s;
+	mmtest_counters(&s);
+	return s.outside_slabs;
 }
 
 static const char *phase_a(void)
@@ -340,7 +154,7 @@ static const char *phase_a(void)
 			p.frame = frame_alloc(1, FRAME_NONE);
 			if (!p.frame)
 				return "frame_alloc failed";
-			*(uint64_t *) PA2KA(p.frame) = m1_mix(i);
+			*(uint64_t *) PA2KA(p.frame) = mmtest_mix(i);
 			if (kind == 0)
 				p.flags |= PTE_REC_FREE_FRAME;
 			else
@@ -352,23 +166,23 @@ static const char *phase_a(void)
 		pte_t ex = { 0 };
 		int rc = page_mapping_insert(as_a, a_page(i), &p, &ex);
 		if (rc != EOK) {
-			m1_fail("insert of key %u returned %d", i, rc);
-			return m1_msg;
+			mmtest_fail(&failure, "insert of key %u returned %d", i, rc);
+			return failure.msg;
 		}
 	}
 	page_ht_get_stats(&ps);
 	if (ps.entries != ps0.entries + MAP_KEYS) {
-		m1_fail("%zu entries after %u inserts (baseline %zu)", ps.entries,
+		mmtest_fail(&failure, "%zu entries after %u inserts (baseline %zu)", ps.entries,
 		    MAP_KEYS, ps0.entries);
-		return m1_msg;
+		return failure.msg;
 	}
 
 	/* Every find returns what was inserted; duplicates are refused. */
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		if (!page_mapping_find(as_a, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i])) {
-			m1_fail("key %u: find does not return the inserted record", i);
-			return m1_msg;
+			mmtest_fail(&failure, "key %u: find does not return the inserted record", i);
+			return failure.msg;
 		}
 		if (page_mapping_find(as_a, a_page(i) + PAGE_SIZE, &out))
 			return "find of the page next to a key succeeded";
@@ -421,7 +235,7 @@ static const char *phase_a(void)
 	 * replaced records are freed: every frame allocated here replaces one
 	 * the table frees; a kept frame must not be freed.
 	 */
-	m1_quiesce();
+	mmtest_quiesce();
 	size_t outside0 = busy_outside_slabs();
 	size_t replaced = 0;
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
@@ -437,7 +251,7 @@ static const char *phase_a(void)
 			p.frame = frame_alloc(1, FRAME_NONE);
 			if (!p.frame)
 				return "frame_alloc failed";
-			*(uint64_t *) PA2KA(p.frame) = m1_mix(i + 1);
+			*(uint64_t *) PA2KA(p.frame) = mmtest_mix(i + 1);
 			replaced++;
 		} else if (kind == 1) {
 			/* Same frame the test owns, other flags. */
@@ -447,7 +261,7 @@ static const char *phase_a(void)
 			p.frame = frame_alloc(1, FRAME_NONE);
 			if (!p.frame)
 				return "frame_alloc failed";
-			*(uint64_t *) PA2KA(p.frame) = m1_mix(i + 1);
+			*(uint64_t *) PA2KA(p.frame) = mmtest_mix(i + 1);
 			p.flags |= PTE_REC_FREE_FRAME;
 		} else {
 			p.frame = FAKE_FRAME(11 * MAP_KEYS + i);
@@ -455,15 +269,15 @@ static const char *phase_a(void)
 		}
 		int rc = page_mapping_update(as_a, a_page(i), &p);
 		if (rc != EOK) {
-			m1_fail("update of key %u returned %d", i, rc);
-			return m1_msg;
+			mmtest_fail(&failure, "update of key %u returned %d", i, rc);
+			return failure.msg;
 		}
 		a_pte[i] = p;
 		if (!page_mapping_find(as_a, a_page(i), &out) || !pte_eq(&out, &p)) {
-			m1_fail("key %u: find after update returns frame %#lx flags "
+			mmtest_fail(&failure, "key %u: find after update returns frame %#lx flags "
 			    "%#x, expected %#lx %#x", i, out.frame, out.flags, p.frame,
 			    p.flags);
-			return m1_msg;
+			return failure.msg;
 		}
 	}
 	size_t added_kind2 = 0;
@@ -488,7 +302,7 @@ static const char *phase_a(void)
 		 * update walks past it. Walk past every key and look again.
 		 */
 		cht_stats_t cs = { 0 };
-		bool cht = m1_cht_stats(&cs);
+		bool cht = mmtest_pageht_cht_stats(&cs);
 		size_t pending = rcu_pending_callbacks();
 		for (unsigned i = 0; i < MAP_KEYS; i++)
 			(void) page_mapping_remove(as_b, a_page(i));
@@ -499,12 +313,12 @@ static const char *phase_a(void)
 		    "buckets, resizing %d; after walking past every key: %zu\n",
 		    outside1, outside0 + added_kind2, pending, cht ? cs.items : 0,
 		    cht ? cs.buckets : 0, cht ? cs.resizing : 0, outside2);
-		m1_fail("frames outside slabs %zu after the updates, expected %zu "
+		mmtest_fail(&failure, "frames outside slabs %zu after the updates, expected %zu "
 		    "(%zu before, %zu frames replaced, %zu handed to the table; "
 		    "%zu after walking past the keys)", outside1,
 		    outside0 + added_kind2, outside0, replaced, added_kind2,
 		    outside2);
-		return m1_msg;
+		return failure.msg;
 	}
 	page_ht_get_stats(&ps);
 	if (ps.entries != ps0.entries + MAP_KEYS)
@@ -514,15 +328,15 @@ static const char *phase_a(void)
 		unsigned kind = i % 4;
 		if (!page_mapping_find(as_a, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i])) {
-			m1_fail("key %u: find after all updates is wrong", i);
-			return m1_msg;
+			mmtest_fail(&failure, "key %u: find after all updates is wrong", i);
+			return failure.msg;
 		}
 		if (kind == 0 || kind == 1 || (kind == 2 && i % 3 == 0)) {
 			uint64_t want = (i % 3 == 0 && (kind == 2 ||
-			    (kind == 0 && (i / 4) % 2 == 1))) ? m1_mix(i + 1) : m1_mix(i);
+			    (kind == 0 && (i / 4) % 2 == 1))) ? mmtest_mix(i + 1) : mmtest_mix(i);
 			if (*(uint64_t *) PA2KA(out.frame) != want) {
-				m1_fail("key %u: frame %#lx contents changed", i, out.frame);
-				return m1_msg;
+				mmtest_fail(&failure, "key %u: frame %#lx contents changed", i, out.frame);
+				return failure.msg;
 			}
 		}
 	}
@@ -530,8 +344,8 @@ static const char *phase_a(void)
 	/* Remove everything: once EOK, then ENOENT. */
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		if (page_mapping_remove(as_a, a_page(i)) != EOK) {
-			m1_fail("remove of key %u failed", i);
-			return m1_msg;
+			mmtest_fail(&failure, "remove of key %u failed", i);
+			return failure.msg;
 		}
 		if (page_mapping_remove(as_a, a_page(i)) != ENOENT)
 			return "second remove did not return ENOENT";
@@ -577,7 +391,7 @@ typedef struct {
 static m1_arg_t args[MAX_THREADS];
 static thread_t *handles[MAX_THREADS];
 static unsigned nthreads;
-static m1_bar_t bar;
+static mmtest_barrier_t bar;
 
 static pte_t stable_pte[STABLE_KEYS];
 static unsigned b2_round;
@@ -600,14 +414,14 @@ static void b1_check_stable(uint64_t r)
 	unsigned k = r % STABLE_KEYS;
 	pte_t out;
 	if (!page_mapping_find(as_a, STABLE_BASE + k * PAGE_SIZE, &out))
-		m1_fail("stable key %u not found (lookup missed a present key)", k);
+		mmtest_fail(&failure, "stable key %u not found (lookup missed a present key)", k);
 	else if (!pte_eq(&out, &stable_pte[k]))
-		m1_fail("stable key %u: wrong record found", k);
+		mmtest_fail(&failure, "stable key %u: wrong record found", k);
 }
 
 static void b1_step(m1_arg_t *a)
 {
-	uint64_t r = m1_rand(&a->seed);
+	uint64_t r = mmtest_rand(&a->seed);
 	unsigned k = r % B1_KEYS;
 	uintptr_t page = b1_page(a->index, k);
 	pte_t *sh = &a->shadow[k];
@@ -618,14 +432,14 @@ static void b1_step(m1_arg_t *a)
 	a->ops++;
 	if (sh->frame == 0) {
 		if (page_mapping_find(as_a, page, &out)) {
-			m1_fail("thread %u key %u: found while absent", a->index, k);
+			mmtest_fail(&failure, "thread %u key %u: found while absent", a->index, k);
 			return;
 		}
 		pte_t p = { .flags = PTE_REC_PRESENT | (unsigned) ((r >> 40) & 0xfe) };
 		if (op == 0) {
 			p.frame = frame_alloc(1, FRAME_NONE);
 			if (!p.frame) {
-				m1_fail("frame_alloc failed");
+				mmtest_fail(&failure, "frame_alloc failed");
 				return;
 			}
 			p.flags |= PTE_REC_FREE_FRAME;
@@ -634,7 +448,7 @@ static void b1_step(m1_arg_t *a)
 		}
 		int rc = page_mapping_insert(as_a, page, &p, NULL);
 		if (rc != EOK) {
-			m1_fail("thread %u key %u: insert returned %d", a->index, k, rc);
+			mmtest_fail(&failure, "thread %u key %u: insert returned %d", a->index, k, rc);
 			if (p.flags & PTE_REC_FREE_FRAME)
 				frame_free(p.frame, 1);
 			return;
@@ -646,18 +460,18 @@ static void b1_step(m1_arg_t *a)
 	case 0:
 	case 1:
 		if (!page_mapping_find(as_a, page, &out) || !pte_eq(&out, sh))
-			m1_fail("thread %u key %u: find does not match", a->index, k);
+			mmtest_fail(&failure, "thread %u key %u: find does not match", a->index, k);
 		if (page_mapping_find(as_b, page, &out))
-			m1_fail("thread %u key %u: found in the other address space",
+			mmtest_fail(&failure, "thread %u key %u: found in the other address space",
 			    a->index, k);
 		break;
 	case 2: {
 		pte_t p = { .frame = FAKE_FRAME(1), .flags = PTE_REC_PRESENT };
 		if (page_mapping_insert(as_a, page, &p, &ex) != EEXIST)
-			m1_fail("thread %u key %u: duplicate insert not refused",
+			mmtest_fail(&failure, "thread %u key %u: duplicate insert not refused",
 			    a->index, k);
 		else if (!pte_eq(&ex, sh))
-			m1_fail("thread %u key %u: EEXIST copy is wrong", a->index, k);
+			mmtest_fail(&failure, "thread %u key %u: EEXIST copy is wrong", a->index, k);
 		break;
 	}
 	case 3: {
@@ -668,45 +482,45 @@ static void b1_step(m1_arg_t *a)
 		p.flags ^= PTE_REC_DIRTY;
 		int rc = page_mapping_update(as_a, page, &p);
 		if (rc != EOK) {
-			m1_fail("thread %u key %u: update returned %d", a->index, k, rc);
+			mmtest_fail(&failure, "thread %u key %u: update returned %d", a->index, k, rc);
 			break;
 		}
 		*sh = p;
 		if (!page_mapping_find(as_a, page, &out) || !pte_eq(&out, sh))
-			m1_fail("thread %u key %u: find after update does not match",
+			mmtest_fail(&failure, "thread %u key %u: find after update does not match",
 			    a->index, k);
 		break;
 	}
 	default:
 		if (page_mapping_remove(as_a, page) != EOK) {
-			m1_fail("thread %u key %u: remove failed", a->index, k);
+			mmtest_fail(&failure, "thread %u key %u: remove failed", a->index, k);
 			break;
 		}
 		sh->frame = 0;
 		if (page_mapping_find(as_a, page, &out))
-			m1_fail("thread %u key %u: found after remove", a->index, k);
+			mmtest_fail(&failure, "thread %u key %u: found after remove", a->index, k);
 		if (page_mapping_remove(as_a, page) != ENOENT)
-			m1_fail("thread %u key %u: second remove did not fail", a->index,
+			mmtest_fail(&failure, "thread %u key %u: second remove did not fail", a->index,
 			    k);
 		break;
 	}
 }
 
-static void b2_check_wins(void)
+static void b2_check_wins(mmtest_barrier_t *b)
 {
 	for (unsigned k = 0; k < B2_KEYS; k++) {
 		if (b2_wins[k] != 1)
-			m1_fail("round %u key %u: %u inserts succeeded", b2_round, k,
+			mmtest_fail(&failure, "round %u key %u: %u inserts succeeded", b2_round, k,
 			    b2_wins[k]);
 		b2_wins[k] = 0;
 	}
 }
 
-static void b2_check_removes(void)
+static void b2_check_removes(mmtest_barrier_t *b)
 {
 	for (unsigned k = 0; k < B2_KEYS; k++) {
 		if (b2_removes[k] != 1)
-			m1_fail("round %u key %u: %u removes succeeded", b2_round, k,
+			mmtest_fail(&failure, "round %u key %u: %u removes succeeded", b2_round, k,
 			    b2_removes[k]);
 		b2_removes[k] = 0;
 	}
@@ -718,19 +532,19 @@ static void m1_thread(void *p)
 	m1_arg_t *a = p;
 
 	/* B1 */
-	m1_bar_wait(&bar, NULL);
+	mmtest_barrier_wait(&bar, NULL);
 	for (unsigned s = 0; s < B1_STEPS; s++)
 		b1_step(a);
 	for (unsigned k = 0; k < B1_KEYS; k++) {
 		if (a->shadow[k].frame && page_mapping_remove(as_a,
 		    b1_page(a->index, k)) != EOK)
-			m1_fail("thread %u key %u: final remove failed", a->index, k);
+			mmtest_fail(&failure, "thread %u key %u: final remove failed", a->index, k);
 		a->shadow[k].frame = 0;
 	}
 
 	/* B2: all threads on the same keys. */
 	for (unsigned round = 0; round < B2_ROUNDS; round++) {
-		m1_bar_wait(&bar, NULL);
+		mmtest_barrier_wait(&bar, NULL);
 		for (unsigned j = 0; j < B2_KEYS; j++) {
 			/* Start at different keys so that threads meet everywhere. */
 			unsigned k = (j + a->index * 5) % B2_KEYS;
@@ -744,30 +558,30 @@ static void m1_thread(void *p)
 				continue;
 			}
 			if (rc != EEXIST) {
-				m1_fail("contended insert returned %d", rc);
+				mmtest_fail(&failure, "contended insert returned %d", rc);
 				continue;
 			}
 			/* The winner's record: this round, this key, some thread. */
 			uintptr_t v = (ex.frame - FAKE_FRAME(0)) >> 12;
 			if (ex.flags != PTE_REC_PRESENT || (v >> 16) != round ||
 			    (v & 0xff) != k || ((v >> 8) & 0xff) >= nthreads)
-				m1_fail("contended insert: EEXIST copy %#lx is not a record "
+				mmtest_fail(&failure, "contended insert: EEXIST copy %#lx is not a record "
 				    "of round %u key %u", ex.frame, round, k);
 			pte_t out;
 			if (!page_mapping_find(as_b, page, &out) || !pte_eq(&out, &ex))
-				m1_fail("contended key %u: find differs from the winner", k);
+				mmtest_fail(&failure, "contended key %u: find differs from the winner", k);
 		}
-		m1_bar_wait(&bar, b2_check_wins);
+		mmtest_barrier_wait(&bar, b2_check_wins);
 		for (unsigned j = 0; j < B2_KEYS; j++) {
 			unsigned k = (j + a->index * 7) % B2_KEYS;
 			if (page_mapping_remove(as_b, B2_BASE + k * PAGE_SIZE) == EOK)
 				__atomic_fetch_add(&b2_removes[k], 1, __ATOMIC_RELAXED);
 		}
-		m1_bar_wait(&bar, b2_check_removes);
+		mmtest_barrier_wait(&bar, b2_check_removes);
 	}
 
 	/* B3: thread 0 updates one key, the others look it up. */
-	m1_bar_wait(&bar, NULL);
+	mmtest_barrier_wait(&bar, NULL);
 	if (a->index == 0) {
 		/*
 		 * At least B3_UPDATES updates, and on until the readers did some
@@ -779,7 +593,7 @@ static void m1_thread(void *p)
 		    u++) {
 			int rc = page_mapping_update(as_a, B3_PAGE, u % 2 ? &b3_ra : &b3_rb);
 			if (rc != EOK)
-				m1_fail("B3 update returned %d", rc);
+				mmtest_fail(&failure, "B3 update returned %d", rc);
 			if (bar.yield && u % 16 == 0)
 				thread_yield();
 		}
@@ -790,10 +604,10 @@ static void m1_thread(void *p)
 		while (!__atomic_load_n(&b3_stop, __ATOMIC_ACQUIRE)) {
 			pte_t out;
 			if (!page_mapping_find(as_a, B3_PAGE, &out))
-				m1_fail("B3: a lookup missed the key while "
+				mmtest_fail(&failure, "B3: a lookup missed the key while "
 				    "page_mapping_update replaced its record");
 			else if (!pte_eq(&out, &b3_ra) && !pte_eq(&out, &b3_rb))
-				m1_fail("B3: lookup found a record never inserted");
+				mmtest_fail(&failure, "B3: lookup found a record never inserted");
 			n++;
 			if (n % 64 == 0)
 				__atomic_fetch_add(&b3_lookups, 64, __ATOMIC_RELAXED);
@@ -803,7 +617,7 @@ static void m1_thread(void *p)
 		__atomic_fetch_add(&b3_lookups, n % 64, __ATOMIC_RELAXED);
 	}
 	if (CPU->id != a->cpu)
-		m1_fail("wired thread runs on another CPU");
+		mmtest_fail(&failure, "wired thread runs on another CPU");
 }
 
 static const char *phase_b(void)
@@ -814,7 +628,7 @@ static const char *phase_b(void)
 	nthreads = online < 2 ? 2 : online;
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
-	bar = (m1_bar_t) { .n = nthreads, .yield = nthreads > online };
+	bar = (mmtest_barrier_t) { .n = nthreads, .yield = nthreads > online };
 	b2_round = 0;
 	b3_stop = false;
 	b3_lookups = 0;
@@ -839,7 +653,7 @@ static const char *phase_b(void)
 		m1_arg_t *a = &args[n];
 		a->index = n;
 		a->cpu = c;
-		a->seed = m1_mix(0x6d61707069ULL + n) | 1;
+		a->seed = mmtest_mix(0x6d61707069ULL + n) | 1;
 		a->ops = 0;
 		for (unsigned k = 0; k < B1_KEYS; k++)
 			a->shadow[k].frame = 0;
@@ -854,7 +668,7 @@ static const char *phase_b(void)
 	size_t ops = 0;
 	for (unsigned i = 0; i < n; i++) {
 		if (thread_join(handles[i]) != EOK)
-			m1_fail("thread_join failed");
+			mmtest_fail(&failure, "thread_join failed");
 		ops += args[i].ops;
 	}
 
@@ -862,18 +676,18 @@ static const char *phase_b(void)
 		pte_t out;
 		if (!page_mapping_find(as_a, STABLE_BASE + k * PAGE_SIZE, &out) ||
 		    !pte_eq(&out, &stable_pte[k]))
-			m1_fail("stable key %u lost", k);
+			mmtest_fail(&failure, "stable key %u lost", k);
 		if (page_mapping_remove(as_a, STABLE_BASE + k * PAGE_SIZE) != EOK)
-			m1_fail("stable key %u: remove failed", k);
+			mmtest_fail(&failure, "stable key %u: remove failed", k);
 	}
 	pte_t out;
 	if (!page_mapping_find(as_a, B3_PAGE, &out) ||
 	    !pte_eq(&out, (b3_updates - 1) % 2 ? &b3_ra : &b3_rb))
-		m1_fail("B3 key: the last update is not what find returns");
+		mmtest_fail(&failure, "B3 key: the last update is not what find returns");
 	if (page_mapping_remove(as_a, B3_PAGE) != EOK)
-		m1_fail("B3 key: remove failed");
+		mmtest_fail(&failure, "B3 key: remove failed");
 	if (page_mapping_find(as_a, B3_PAGE, &out))
-		m1_fail("B3 key: two records after the updates");
+		mmtest_fail(&failure, "B3 key: two records after the updates");
 	TPRINTF("mapping1: %u threads: %zu own-key operations, %u contended rounds "
 	    "over %u keys, %u updates against %zu lookups\n", n, ops, B2_ROUNDS,
 	    B2_KEYS, b3_updates, b3_lookups);
@@ -919,13 +733,12 @@ static size_t m1_cleanup(void)
 const char *test_mapping1(void)
 {
 	static char reason[200];
-	m1_snap_t s0, s[2];
+	mmtest_snap_t s0, s[2];
 	page_ht_stats_t ps;
 
 	uint64_t t0 = uptime_us();
-	atomic_set(&m1_errors, 0);
-	m1_claimed = false;
-	m1_snap(&s0);
+	mmtest_failure_reset(&failure);
+	mmtest_snap(&s0);
 	page_ht_get_stats(&ps);
 	TPRINTF("mapping1: back end %s, %zu entries, %zu buckets\n", ps.backend,
 	    ps.entries, ps.buckets);
@@ -949,13 +762,13 @@ const char *test_mapping1(void)
 			    "every remove succeeded", left);
 			return reason;
 		}
-		if (atomic_get(&m1_errors)) {
+		if (mmtest_failed(&failure)) {
 			snprintf(reason, sizeof(reason), "%zu errors, first: %s",
-			    atomic_get(&m1_errors), m1_msg);
+			    (size_t) atomic_get(&failure.errors), failure.msg);
 			return reason;
 		}
-		m1_snap(&s[run]);
-		m1_snap_t *e = &s[run];
+		mmtest_snap(&s[run]);
+		mmtest_snap_t *e = &s[run];
 		page_ht_get_stats(&ps);
 		TPRINTF("mapping1: run %u: table resized %lu times up, %lu down so far, "
 		    "%zu buckets\n", run + 1, ps.grows, ps.shrinks, ps.buckets);

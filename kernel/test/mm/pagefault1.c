@@ -74,6 +74,7 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <lib/str.h>
+#include "mmtest.h"
 
 #define PF_BASE         0x10000000UL
 /** Pages of the shared area (all threads together, at least 64 each). */
@@ -103,198 +104,38 @@ typedef struct {
 } pf_page_t;
 
 /* Errors (any thread); the first message is kept. */
-static atomic_t pf_errors;
-static bool pf_claimed;
-static char pf_msg[192];
-
-static void pf_fail(const char *fmt, ...) PRINTF_ATTR(1, 2);
-static void pf_fail(const char *fmt, ...)
-{
-	atomic_inc(&pf_errors);
-	bool expected = false;
-	if (__atomic_compare_exchange_n(&pf_claimed, &expected, true, false,
-	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(pf_msg, sizeof(pf_msg), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static uint64_t pf_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xFF51AFD7ED558CCDUL;
-	x ^= x >> 33;
-	x *= 0xC4CEB9FE1A85EC53UL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t pf_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* Snapshot of the memory counters */
-
-static cht_stats_t pf_cs;
-static bool pf_cs_found;
-
-static void pf_visit(cht_env_link_t *link)
-{
-	cht_t *h = list_get_instance(link, cht_t, reg_link);
-	if (h->name && strcmp(h->name, "page_ht") == 0) {
-		cht_get_stats(h, &pf_cs);
-		pf_cs_found = true;
-	}
-}
-
-/** CHT statistics of the page hash table; false with the locked back end. */
-static bool pf_cht_stats(cht_stats_t *st)
-{
-	pf_cs_found = false;
-	cht_env_registry_foreach(pf_visit);
-	if (pf_cs_found)
-		*st = pf_cs;
-	return pf_cs_found;
-}
-
-typedef struct {
-	size_t free;
-	size_t outside_slabs;
-	size_t slab_frames;
-	size_t heap_allocs;
-	size_t dummies;
-	size_t threads;
-	size_t ases;
-	page_ht_stats_t ps;
-} pf_snap_t;
-
-/** Frames of one kernel stack (released threads give theirs back). */
-#define STACK_FRAMES (THREAD_STACK_SIZE / PAGE_SIZE)
-
-/**
- * Reads the frame and heap counters net of the threads that exist (each has a
- * stack outside the slabs and a heap allocation), so that threads of earlier
- * tests released meanwhile do not move them. The counters are updated one
- * after another (a slab's frames are freed before the slab count drops, a
- * thread leaves the list before its stack is freed): two readings 1 ms apart
- * must agree (bounded).
- */
-static void pf_counters(size_t *outside, size_t *slab, size_t *heap,
-    size_t *free, size_t *threads)
-{
-	size_t prev[5] = { 0 }, cur[5] = { 0 };
-	for (unsigned k = 0; k < 200; k++) {
-		size_t t = thread_count();
-		frame_stats_t fs;
-		heap_stats_t hs;
-		frame_get_stats(&fs);
-		heap_get_stats(&hs);
-		size_t sl = slab_frames_held();
-		cur[0] = fs.busy - sl - t * STACK_FRAMES;
-		cur[1] = sl;
-		cur[2] = hs.allocs - t;
-		cur[3] = fs.free;
-		cur[4] = t;
-		if (k > 0 && memcmp(prev, cur, sizeof(cur)) == 0)
-			break;
-		memcpy(prev, cur, sizeof(cur));
-		thread_usleep(1000);
-	}
-	*outside = cur[0];
-	*slab = cur[1];
-	*heap = cur[2];
-	*free = cur[3];
-	*threads = cur[4];
-}
-
-/**
- * Waits for the deferred frees (rcu_barrier), a resize in flight, surplus work
- * queue workers and threads being released, gives the magazines back, then
- * reads the counters.
- */
-static void pf_snap(pf_snap_t *s)
-{
-	cht_stats_t cs = { 0 };
-	for (unsigned k = 0; k < 2000; k++) {
-		rcu_barrier();
-		if (!pf_cht_stats(&cs) || !cs.resizing)
-			break;
-		thread_usleep(10000);
-	}
-	/* Surplus workers of the system work queue retire after a timeout. */
-	workq_config_t cfg;
-	workq_stats_t ws;
-	workq_get_config(&cfg);
-	for (unsigned k = 0; k < 300; k++) {
-		workq_global_get_stats(&ws);
-		if (ws.workers <= cfg.min_idle)
-			break;
-		thread_usleep(10000);
-	}
-	/* Exited threads are released by the CPU that switched away from them. */
-	size_t n = thread_count();
-	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {
-		thread_usleep(10000);
-		size_t m = thread_count();
-		same = m == n ? same + 1 : 0;
-		n = m;
-	}
-	rcu_barrier();
-	slab_reclaim(SLAB_RECLAIM_ALL);
-	pf_counters(&s->outside_slabs, &s->slab_frames, &s->heap_allocs, &s->free,
-	    &s->threads);
-	page_ht_get_stats(&s->ps);
-	s->dummies = pf_cht_stats(&cs) ? cs.dummies : 0;
-	s->ases = as_count();
-}
+static mmtest_failure_t failure;
 
 /*
- * Barrier; the last thread to arrive runs @a fn before the others go on. It also
- * carries the fault check of the pair protocol.
+ * Barrier; the last thread to arrive runs a function before the others go on.
+ * It also carries the fault check of the pair protocol.
  */
-
-typedef struct pf_bar {
-	unsigned n;
-	unsigned count;
-	unsigned gen;
-	bool yield;     /**< threads share a CPU: yield while waiting */
+typedef struct {
+	mmtest_barrier_t b;
 	/** Pair protocol: the address space, its faults before step 4, the
-	 * faults step 4 must take, steps 4 checked. Written by the last thread. */
+	 * faults step 4 must take, steps 4 checked. Written by the last thread
+	 * to arrive, read after the barrier. */
 	as_t *as;
 	uint64_t faults_before;
 	uint64_t want;
 	unsigned checks;
 } pf_bar_t;
 
-static void pf_bar_wait(pf_bar_t *b, void (*fn)(pf_bar_t *))
+static inline pf_bar_t *pf_bar(mmtest_barrier_t *b)
 {
-	unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
-	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
-		if (fn)
-			fn(b);
-		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
-		if (b->yield)
-			thread_yield();
-		else
-			asm volatile ("pause" ::: "memory");
-	}
+	return container_of(b, pf_bar_t, b);
+}
+
+static void pf_bar_wait(pf_bar_t *b, void (*fn)(mmtest_barrier_t *))
+{
+	mmtest_barrier_wait(&b->b, fn);
 }
 
 /* Page contents */
 
 static uint64_t pat(uintptr_t va, uint64_t gen, uint64_t salt, unsigned word)
 {
-	return pf_mix(va ^ (gen << 32) ^ salt ^ ((uint64_t) word << 52)) | 1;
+	return mmtest_mix(va ^ (gen << 32) ^ salt ^ ((uint64_t) word << 52)) | 1;
 }
 
 static void page_write(uintptr_t va, uint64_t gen, uint64_t salt)
@@ -370,13 +211,13 @@ static void sample_table(void)
 		peak_entries = ps.entries;
 }
 
-static void phase1_end(pf_bar_t *b)
+static void phase1_end(mmtest_barrier_t *b)
 {
 	phase1_end_us = uptime_us();
 	sample_table();
 }
 
-static void phase2a_end(pf_bar_t *b)
+static void phase2a_end(mmtest_barrier_t *b)
 {
 	phase2a_end_us = uptime_us();
 }
@@ -387,7 +228,7 @@ static void phase2a_end(pf_bar_t *b)
 static void step(pf_arg_t *a, as_t *as, uintptr_t va, pf_page_t *pg,
     uint64_t salt)
 {
-	uint64_t r = pf_rand(&a->seed);
+	uint64_t r = mmtest_rand(&a->seed);
 	unsigned act = r % 16;
 	bool ok;
 	uint64_t got;
@@ -397,7 +238,7 @@ static void step(pf_arg_t *a, as_t *as, uintptr_t va, pf_page_t *pg,
 		int rc = as_unmap_page(as, va);
 		int want = pg->state == PG_ABSENT ? ENOENT : EOK;
 		if (rc != want)
-			pf_fail("thread %u: unmap of %s page %#lx returned %d, expected %d",
+			mmtest_fail(&failure, "thread %u: unmap of %s page %#lx returned %d, expected %d",
 			    a->index, salt ? "private" : "shared", va, rc, want);
 		pg->state = PG_ABSENT;
 		a->unmaps++;
@@ -411,7 +252,7 @@ static void step(pf_arg_t *a, as_t *as, uintptr_t va, pf_page_t *pg,
 	}
 	got = page_cmp(va, pg->gen, salt, pg->state != PG_PAT, &ok);
 	if (!ok)
-		pf_fail("thread %u: %s page %#lx (%s, generation %u) read %#lx",
+		mmtest_fail(&failure, "thread %u: %s page %#lx (%s, generation %u) read %#lx",
 		    a->index, salt ? "private" : "shared", va,
 		    pg->state == PG_PAT ? "written" : "unmapped or zero", pg->gen, got);
 	if (pg->state == PG_ABSENT)
@@ -429,16 +270,18 @@ static uint64_t priv_salt(unsigned t)
 
 /* Phase 2 */
 
-static void pair_before_reads(pf_bar_t *b)
+static void pair_before_reads(mmtest_barrier_t *mb)
 {
+	pf_bar_t *b = pf_bar(mb);
 	b->faults_before = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
 }
 
-static void pair_after_reads(pf_bar_t *b)
+static void pair_after_reads(mmtest_barrier_t *mb)
 {
+	pf_bar_t *b = pf_bar(mb);
 	uint64_t f = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
 	if (f - b->faults_before != b->want)
-		pf_fail("stale translation? address space %lu: %lu faults after "
+		mmtest_fail(&failure, "stale translation? address space %lu: %lu faults after "
 		    "the unmaps of %lu pages, expected one per page", b->as->id,
 		    f - b->faults_before, b->want);
 	b->checks++;
@@ -463,14 +306,14 @@ static void pair_protocol(pf_arg_t *a, as_t *as, pf_bar_t *b, uintptr_t mine,
 	for (unsigned j = 0; j < k; j++) {
 		got = page_cmp(theirs + j * PAGE_SIZE, g1, 0, false, &ok);
 		if (!ok)
-			pf_fail("thread %u: page %#lx of thread %u read %#lx before the "
+			mmtest_fail(&failure, "thread %u: page %#lx of thread %u read %#lx before the "
 			    "unmap", a->index, theirs + j * PAGE_SIZE, partner, got);
 	}
 	pf_bar_wait(b, NULL);
 	/* A unmaps its pages. */
 	for (unsigned j = 0; j < k; j++) {
 		if (as_unmap_page(as, mine + j * PAGE_SIZE) != EOK)
-			pf_fail("thread %u: unmap of its page %#lx failed", a->index,
+			mmtest_fail(&failure, "thread %u: unmap of its page %#lx failed", a->index,
 			    mine + j * PAGE_SIZE);
 	}
 	pf_bar_wait(b, pair_before_reads);
@@ -480,7 +323,7 @@ static void pair_protocol(pf_arg_t *a, as_t *as, pf_bar_t *b, uintptr_t mine,
 		if (j % 2 == 0) {
 			got = page_cmp(va, 0, 0, true, &ok);
 			if (!ok)
-				pf_fail("stale translation: thread %u on CPU %u read %#lx "
+				mmtest_fail(&failure, "stale translation: thread %u on CPU %u read %#lx "
 				    "from page %#lx after thread %u unmapped it", a->index,
 				    CPU->id, got, va, partner);
 		}
@@ -491,7 +334,7 @@ static void pair_protocol(pf_arg_t *a, as_t *as, pf_bar_t *b, uintptr_t mine,
 	for (unsigned j = 0; j < k; j++) {
 		got = page_cmp(mine + j * PAGE_SIZE, g2, 0, false, &ok);
 		if (!ok)
-			pf_fail("thread %u: page %#lx reads %#lx, not what thread %u "
+			mmtest_fail(&failure, "thread %u: page %#lx reads %#lx, not what thread %u "
 			    "wrote after the unmap (a write through a stale entry?)",
 			    a->index, mine + j * PAGE_SIZE, got, partner);
 	}
@@ -569,7 +412,7 @@ static void pf_thread(void *p)
 		}
 	}
 	if (CPU->id != a->cpu)
-		pf_fail("wired thread runs on another CPU");
+		mmtest_fail(&failure, "wired thread runs on another CPU");
 }
 
 /** Checks by this thread at the end: table contents against the shadows. */
@@ -586,7 +429,7 @@ static void check_shadows(size_t entries0)
 		for (unsigned j = 0; j < shared_per; j++) {
 			bool want = a->shared[j].state != PG_ABSENT;
 			if (page_mapping_find(shared_as, shared_page(t, j), &pte) != want)
-				pf_fail("shared page %#lx: in the table %s, shadow says %s",
+				mmtest_fail(&failure, "shared page %#lx: in the table %s, shadow says %s",
 				    shared_page(t, j), want ? "no" : "yes",
 				    want ? "mapped" : "unmapped");
 			mapped_shared += want;
@@ -595,37 +438,37 @@ static void check_shadows(size_t entries0)
 			bool want = a->own[j].state != PG_ABSENT;
 			uintptr_t va = PF_BASE + (uintptr_t) j * PAGE_SIZE;
 			if (page_mapping_find(a->priv, va, &pte) != want)
-				pf_fail("private page %#lx of thread %u: in the table %s",
+				mmtest_fail(&failure, "private page %#lx of thread %u: in the table %s",
 				    va, t, want ? "no" : "yes");
 			mapped_priv += want;
 		}
 		if (__atomic_load_n(&a->priv->pages_mapped, __ATOMIC_RELAXED) !=
 		    mapped_priv)
-			pf_fail("thread %u: private pages_mapped %lu, shadow %zu", t,
+			mmtest_fail(&failure, "thread %u: private pages_mapped %lu, shadow %zu", t,
 			    a->priv->pages_mapped, mapped_priv);
 		mapped_other += mapped_priv;
 		for (unsigned q = t + 1; q < nthreads; q++) {
 			pf_pair_t *pp = &pairs[t * nthreads + q];
 			if (pp->as->pages_mapped != 2 * PF_PAIR_K ||
 			    pp->bar.checks != PF_PAIR_REPS)
-				pf_fail("pair %u-%u: %lu pages mapped, %u rounds checked",
+				mmtest_fail(&failure, "pair %u-%u: %lu pages mapped, %u rounds checked",
 				    t, q, pp->as->pages_mapped, pp->bar.checks);
 			mapped_other += 2 * PF_PAIR_K;
 		}
 		unsigned want_rounds = PF_PAIR_REPS * (nthreads - 1) +
 		    (nthreads - 1 < PF_SPAIR_DISTS ? nthreads - 1 : PF_SPAIR_DISTS);
 		if (a->pair_rounds != want_rounds)
-			pf_fail("thread %u ran %zu pair rounds, expected %u", t,
+			mmtest_fail(&failure, "thread %u ran %zu pair rounds, expected %u", t,
 			    a->pair_rounds, want_rounds);
 	}
 	if (__atomic_load_n(&shared_as->pages_mapped, __ATOMIC_RELAXED) !=
 	    mapped_shared)
-		pf_fail("shared pages_mapped %lu, shadow %zu", shared_as->pages_mapped,
+		mmtest_fail(&failure, "shared pages_mapped %lu, shadow %zu", shared_as->pages_mapped,
 		    mapped_shared);
 	page_ht_stats_t ps;
 	page_ht_get_stats(&ps);
 	if (ps.entries != entries0 + mapped_shared + mapped_other)
-		pf_fail("%zu table entries, expected %zu + %zu mapped pages",
+		mmtest_fail(&failure, "%zu table entries, expected %zu + %zu mapped pages",
 		    ps.entries, entries0, mapped_shared + mapped_other);
 
 	/* Read every mapped shared page again, on this CPU. */
@@ -639,7 +482,7 @@ static void check_shadows(size_t entries0)
 			uint64_t got = page_cmp(shared_page(t, j), pg->gen, 0,
 			    pg->state != PG_PAT, &ok);
 			if (!ok)
-				pf_fail("shared page %#lx reads %#lx at the end",
+				mmtest_fail(&failure, "shared page %#lx reads %#lx at the end",
 				    shared_page(t, j), got);
 		}
 	}
@@ -654,14 +497,14 @@ static unsigned setup(unsigned online)
 	    nthreads * shared_per * PAGE_SIZE, AS_AREA_READ | AS_AREA_WRITE) != EOK ||
 	    as_area_create(shared_as, PF_SPAIR_BASE, nthreads * PF_SPAIR_K *
 	    PAGE_SIZE, AS_AREA_READ | AS_AREA_WRITE) != EOK) {
-		pf_fail("as_create/as_area_create failed");
+		mmtest_fail(&failure, "as_create/as_area_create failed");
 		return 0;
 	}
-	bar = (pf_bar_t) { .n = nthreads, .yield = nthreads > online,
+	bar = (pf_bar_t) { .b = { .n = nthreads, .yield = nthreads > online },
 		.as = shared_as, .want = nthreads * PF_SPAIR_K };
 	pairs = calloc(nthreads * nthreads, sizeof(pf_pair_t));
 	if (!pairs) {
-		pf_fail("out of memory");
+		mmtest_fail(&failure, "out of memory");
 		return 0;
 	}
 	unsigned n = 0;
@@ -672,11 +515,11 @@ static unsigned setup(unsigned online)
 		memset(a, 0, sizeof(*a));
 		a->index = n;
 		a->cpu = c;
-		a->seed = pf_mix(0x7066310000ULL + n) | 1;
+		a->seed = mmtest_mix(0x7066310000ULL + n) | 1;
 		a->priv = as_create();
 		if (!a->priv || as_area_create(a->priv, PF_BASE, PF_PRIV * PAGE_SIZE,
 		    AS_AREA_READ | AS_AREA_WRITE) != EOK) {
-			pf_fail("as_create/as_area_create failed");
+			mmtest_fail(&failure, "as_create/as_area_create failed");
 			return n;
 		}
 		n++;
@@ -688,18 +531,19 @@ static unsigned setup(unsigned online)
 			if (!pp->as || as_area_create(pp->as, PF_PAIR_BASE,
 			    2 * PF_PAIR_K * PAGE_SIZE, AS_AREA_READ | AS_AREA_WRITE) !=
 			    EOK) {
-				pf_fail("as_create/as_area_create failed");
+				mmtest_fail(&failure, "as_create/as_area_create failed");
 				return n;
 			}
-			pp->bar = (pf_bar_t) { .n = 2, .as = pp->as,
-				.yield = args[i].cpu == args[j].cpu, .want = 2 * PF_PAIR_K };
+			pp->bar = (pf_bar_t) {
+				.b = { .n = 2, .yield = args[i].cpu == args[j].cpu },
+				.as = pp->as, .want = 2 * PF_PAIR_K };
 		}
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		handles[i] = thread_create(pf_thread, &args[i], "pagefault1",
 		    THREAD_FLAG_NONE);
 		if (!handles[i]) {
-			pf_fail("thread_create failed");
+			mmtest_fail(&failure, "thread_create failed");
 			for (unsigned k = 0; k < i; k++)
 				thread_detach(handles[k]);  /* never started (out of memory only) */
 			return n;
@@ -732,11 +576,10 @@ static void teardown(unsigned n)
 const char *test_pagefault1(void)
 {
 	static char reason[224];
-	pf_snap_t s0, s1;
+	mmtest_snap_t s0, s1;
 
-	atomic_set(&pf_errors, 0);
-	pf_claimed = false;
-	pf_snap(&s0);
+	mmtest_failure_reset(&failure);
+	mmtest_snap(&s0);
 	uint64_t t0 = uptime_us();
 	TPRINTF("pagefault1: the table before:\n");
 	page_ht_print();
@@ -755,7 +598,7 @@ const char *test_pagefault1(void)
 
 	unsigned n = setup(online);
 	uint64_t t1 = t0;
-	if (atomic_get(&pf_errors) == 0) {
+	if (!mmtest_failed(&failure)) {
 		TPRINTF("pagefault1: %u threads on %u CPUs; shared area of %u pages, "
 		    "%u private pages per thread, %u pair address spaces\n", n, online,
 		    n * shared_per, PF_PRIV, n * (n - 1) / 2);
@@ -763,13 +606,13 @@ const char *test_pagefault1(void)
 			thread_start(handles[i]);
 		for (unsigned i = 0; i < n; i++) {
 			if (thread_join(handles[i]) != EOK)
-				pf_fail("thread_join failed");
+				mmtest_fail(&failure, "thread_join failed");
 		}
 		t1 = uptime_us();
 		sample_table();
 		if (atomic_get(&shared_as->refcount) != 1 ||
 		    __atomic_load_n(&shared_as->cpus_running, __ATOMIC_SEQ_CST) != 0)
-			pf_fail("the threads did not leave the shared address space");
+			mmtest_fail(&failure, "the threads did not leave the shared address space");
 		check_shadows(s0.ps.entries);
 		size_t steps = 0, unmaps = 0;
 		for (unsigned i = 0; i < n; i++) {
@@ -787,7 +630,7 @@ const char *test_pagefault1(void)
 	}
 	teardown(n);
 
-	pf_snap(&s1);
+	mmtest_snap(&s1);
 	TPRINTF("pagefault1: the table after (%lu ms; %lu ms in all):\n",
 	    (uptime_us() - t1) / 1000, (uptime_us() - t0) / 1000);
 	page_ht_print();
@@ -799,9 +642,9 @@ const char *test_pagefault1(void)
 	    (long) (s1.outside_slabs - s0.outside_slabs),
 	    (long) (s1.free - s0.free));
 
-	if (atomic_get(&pf_errors)) {
+	if (mmtest_failed(&failure)) {
 		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
-		    atomic_get(&pf_errors), pf_msg);
+		    (size_t) atomic_get(&failure.errors), failure.msg);
 		return reason;
 	}
 	if (s1.ps.entries != s0.ps.entries)

@@ -34,6 +34,7 @@
 #include <print.h>
 #include <errno.h>
 #include <lib/str.h>
+#include "mmtest.h"
 
 #define SLAB2_N        256
 #define SLAB2_HALF     (SLAB2_N / 2)
@@ -115,20 +116,10 @@ static size_t s2_dtor(void *p)
 	return 0;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xFF51AFD7ED558CCDUL;
-	x ^= x >> 33;
-	x *= 0xC4CEB9FE1A85EC53UL;
-	x ^= x >> 33;
-	return x;
-}
-
 /** Byte pattern of a malloc() block: from its address, size and owner. */
 static uint8_t block_byte(const void *p, size_t size, unsigned owner, size_t i)
 {
-	uint64_t s = mix((uintptr_t) p ^ (size << 20) ^ owner);
+	uint64_t s = mmtest_mix((uintptr_t) p ^ (size << 20) ^ owner);
 	return (uint8_t) (s >> ((i % 8) * 8)) ^ (uint8_t) (i / 8);
 }
 
@@ -160,9 +151,9 @@ static void item_make(s2_arg_t *a, unsigned round, unsigned i, s2_item_t *it)
 		s2_error("slab_alloc returned an object not in its constructed state");
 	o->owner = a->index;
 	o->round = round;
-	o->seed = mix(((uint64_t) a->index << 40) ^ ((uint64_t) round << 20) ^ i);
+	o->seed = mmtest_mix(((uint64_t) a->index << 40) ^ ((uint64_t) round << 20) ^ i);
 	for (unsigned k = 0; k < SLAB2_WORDS; k++)
-		o->data[k] = mix(o->seed + k);
+		o->data[k] = mmtest_mix(o->seed + k);
 }
 
 /** Verifies that @a it was made by thread @a owner, then frees it. */
@@ -186,7 +177,7 @@ static void item_check_free(const s2_item_t *it, unsigned owner)
 	s2_obj_t *o = it->p;
 	bool ok = o->magic == SLAB2_MAGIC && o->owner == owner;
 	for (unsigned k = 0; ok && k < SLAB2_WORDS; k++)
-		ok = o->data[k] == mix(o->seed + k);
+		ok = o->data[k] == mmtest_mix(o->seed + k);
 	if (!ok)
 		s2_error("slab object corrupted or not from the expected CPU");
 	slab_free(cache, o);
