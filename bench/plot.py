@@ -990,19 +990,19 @@ def build_ratios_and_readings(data):
                        max(1, c["samples"][0]["seconds"]))
                     for n, w, _, r13, r14, c in between)))
             txt.append(
-                "- **A design difference that caps this experiment:** our "
-                "CHT's grow publishes a bucket array twice as large whose new "
-                "buckets stay uninitialized (NULL) until an *updater* needs "
-                "one (`bucket_init`); lookups start from the nearest "
-                "initialized ancestor (`lookup_start`). The experiment has no "
-                "updaters, so after a grow lookups still search the 2^13 "
-                "chains, and the continuous case can at best match fixed "
-                "2^13, never fall between the two sizes as in the paper, "
-                "whose resizer unzips the chains eagerly. What the resize "
-                "adds on top are the two grace periods per grow/shrink cycle "
-                "(A-RCU's detection interrupts reader CPUs with cross-calls) "
-                "and the unwired resizer thread and work-queue worker, which "
-                "can share a reader's vCPU.")
+                "- **How our resize differs from the paper's:** a grow "
+                "publishes a bucket array twice as large, waits a grace "
+                "period, then the resizer (a system work queue worker) "
+                "inserts the 2^13 new buckets' dummy nodes one by one; until "
+                "a bucket's dummy is in place, lookups in it start from the "
+                "parent bucket (`lookup_start`) and search a 2^13-sized "
+                "chain. A shrink deletes those dummies again. So part of "
+                "every cycle runs at the 2^13 cost, and the dummy inserts "
+                "and the grace periods (A-RCU's detection interrupts reader "
+                "CPUs with cross-calls) are the price the readers see. The "
+                "resizer thread that requests the resizes is wired to the "
+                "CPU the readers leave free; the work queue worker that does "
+                "the work is not wired and may share a reader's vCPU.")
             txt.append(
                 "- The resizes per second are those the CHT completed while "
                 "the readers ran (each grow or shrink is done by the system "
