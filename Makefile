@@ -154,6 +154,7 @@ $(BUILD)/kernel.elf: $(OBJS) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_i
 
 $(BUILD)/image.iso: $(BUILD)/kernel.elf boot/grub.cfg
 	@echo "  ISO     $@"
+	@command -v grub-mkrescue >/dev/null 2>&1 || PYTHON=$(PYTHON) bash tools/ensure-deps.sh
 	@rm -rf $(BUILD)/iso && mkdir -p $(BUILD)/iso/boot/grub
 	@cp $(BUILD)/kernel.elf $(BUILD)/iso/boot/kernel.elf
 	@cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
