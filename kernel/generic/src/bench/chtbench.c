@@ -239,14 +239,31 @@ static void fixed_setup(void)
 	}
 }
 
-static bool fixed_find_locked(uint64_t key)
+/** The lock that guards bucket @a b: its own, or the global one. */
+static inline spinlock_t *fixed_lock(fbucket_t *b, bool bucket_locks)
 {
-	list_t *c = &fixed[fixed_hash(key)].chain;
-	for (link_t *l = list_first(c); l; l = list_next(l, c)) {
+	return bucket_locks ? &b->lock : &fixed_global;
+}
+
+/** Searches bucket @a b for @a key; the caller holds fixed_lock(b). */
+static inline bool fixed_find_locked(fbucket_t *b, uint64_t key)
+{
+	for (link_t *l = list_first(&b->chain); l; l = list_next(l, &b->chain)) {
 		if (list_get_instance(l, fitem_t, link)->key == key)
 			return true;
 	}
 	return false;
+}
+
+/** One lookup under the table's lock: the read of benches 10, 11, 13, 14. */
+static inline bool fixed_lookup(uint64_t key, bool bucket_locks)
+{
+	fbucket_t *b = &fixed[fixed_hash(key)];
+	spinlock_t *l = fixed_lock(b, bucket_locks);
+	spinlock_lock(l);
+	bool found = fixed_find_locked(b, key);
+	spinlock_unlock(l);
+	return found;
 }
 
 static fitem_t *fitem_new(uint64_t key)
@@ -260,7 +277,7 @@ static fitem_t *fitem_new(uint64_t key)
 static void fixed_insert(fitem_t *it, bool bucket_locks)
 {
 	fbucket_t *b = &fixed[fixed_hash(it->key)];
-	spinlock_t *l = bucket_locks ? &b->lock : &fixed_global;
+	spinlock_t *l = fixed_lock(b, bucket_locks);
 	spinlock_lock(l);
 	list_append(&it->link, &b->chain);
 	spinlock_unlock(l);
@@ -269,7 +286,7 @@ static void fixed_insert(fitem_t *it, bool bucket_locks)
 static fitem_t *fixed_remove(uint64_t key, bool bucket_locks)
 {
 	fbucket_t *b = &fixed[fixed_hash(key)];
-	spinlock_t *l = bucket_locks ? &b->lock : &fixed_global;
+	spinlock_t *l = fixed_lock(b, bucket_locks);
 	fitem_t *found = NULL;
 	spinlock_lock(l);
 	for (link_t *x = list_first(&b->chain); x; x = list_next(x, &b->chain)) {
@@ -284,15 +301,20 @@ static fitem_t *fixed_remove(uint64_t key, bool bucket_locks)
 	return found;
 }
 
+/** Frees every item on chain @a c (no other thread uses it any more). */
+static void chain_free(list_t *c)
+{
+	while (!list_empty(c)) {
+		link_t *l = list_first(c);
+		list_remove(l);
+		slab_free(fitem_cache, list_get_instance(l, fitem_t, link));
+	}
+}
+
 static void fixed_teardown(void)
 {
-	for (size_t i = 0; i < FIXED_BUCKETS; i++) {
-		while (!list_empty(&fixed[i].chain)) {
-			link_t *l = list_first(&fixed[i].chain);
-			list_remove(l);
-			slab_free(fitem_cache, list_get_instance(l, fitem_t, link));
-		}
-	}
+	for (size_t i = 0; i < FIXED_BUCKETS; i++)
+		chain_free(&fixed[i].chain);
 }
 
 /* The CHT with the same items. */
@@ -541,24 +563,43 @@ static inline bool want_update(bench_thread_t *t)
 	return cfg.update_pct && rnd_next(t) % 100 < cfg.update_pct;
 }
 
-static void b_list_upd_ideal(bench_thread_t *t)
+/**
+ * The update mix without RCU: walk, or replace an element and free the old one
+ * at once. @a locked: walks and replacements under list_lock (bench 8);
+ * otherwise no synchronization at all (bench 6, the seed's single-CPU "ideal").
+ */
+static inline void list_upd_plain(bench_thread_t *t, bool locked)
 {
 	uint64_t ops = 0, s = 0;
 	while (!stopped()) {
 		if (want_update(t)) {
+			/* Allocation and free stay outside the lock, as with RCU. */
 			lnode_t *fresh = slab_alloc(lnode_cache, SLAB_KM_NONE);
 			if (fresh) {
+				if (locked)
+					spinlock_lock(&list_lock);
 				lnode_t *old = list_replace_locked(rnd_next(t) % LIST_LEN,
 				    fresh, false);
+				if (locked)
+					spinlock_unlock(&list_lock);
 				slab_free(lnode_cache, old);
 			}
 		} else {
+			if (locked)
+				spinlock_lock(&list_lock);
 			s += list_walk_plain();
+			if (locked)
+				spinlock_unlock(&list_lock);
 		}
 		ops++;
 	}
 	SINK(s);
 	t->ops = ops;
+}
+
+static void b_list_upd_ideal(bench_thread_t *t)
+{
+	list_upd_plain(t, false);
 }
 
 static void b_list_upd_rcu(bench_thread_t *t)
@@ -587,26 +628,7 @@ static void b_list_upd_rcu(bench_thread_t *t)
 
 static void b_list_upd_spin(bench_thread_t *t)
 {
-	uint64_t ops = 0, s = 0;
-	while (!stopped()) {
-		if (want_update(t)) {
-			lnode_t *fresh = slab_alloc(lnode_cache, SLAB_KM_NONE);
-			if (fresh) {
-				spinlock_lock(&list_lock);
-				lnode_t *old = list_replace_locked(rnd_next(t) % LIST_LEN,
-				    fresh, false);
-				spinlock_unlock(&list_lock);
-				slab_free(lnode_cache, old);
-			}
-		} else {
-			spinlock_lock(&list_lock);
-			s += list_walk_plain();
-			spinlock_unlock(&list_lock);
-		}
-		ops++;
-	}
-	SINK(s);
-	t->ops = ops;
+	list_upd_plain(t, true);
 }
 
 /** Lookup key: half of the lookups miss (keys HT_ITEMS .. 2 * HT_ITEMS - 1). */
@@ -619,12 +641,7 @@ static void ht_lookup_fixed(bench_thread_t *t, bool bucket_locks)
 {
 	uint64_t ops = 0, hits = 0;
 	while (!stopped()) {
-		uint64_t key = ht_key(t);
-		spinlock_t *l = bucket_locks ? &fixed[fixed_hash(key)].lock :
-		    &fixed_global;
-		spinlock_lock(l);
-		hits += fixed_find_locked(key);
-		spinlock_unlock(l);
+		hits += fixed_lookup(ht_key(t), bucket_locks);
 		ops++;
 	}
 	SINK(hits);
@@ -675,12 +692,7 @@ static void ht_upd_fixed(bench_thread_t *t, bool bucket_locks)
 					slab_free(fitem_cache, r);
 			}
 		} else {
-			uint64_t key = ht_key(t);
-			spinlock_t *l = bucket_locks ? &fixed[fixed_hash(key)].lock :
-			    &fixed_global;
-			spinlock_lock(l);
-			hits += fixed_find_locked(key);
-			spinlock_unlock(l);
+			hits += fixed_lookup(ht_key(t), bucket_locks);
 		}
 		ops++;
 	}
@@ -818,17 +830,21 @@ static int s_fixed(void)
 	return EOK;
 }
 
-static int s_cht(void)
+/**
+ * Creates bench_cht (@a buckets initial and @a min_buckets minimum buckets,
+ * grow limit @a max_load items per bucket) and inserts keys 0..items-1.
+ */
+static int bench_cht_fill(const char *name, size_t buckets, size_t min_buckets,
+    size_t max_load, uint64_t items)
 {
 	if (ensure_fitem_cache() != EOK)
 		return ENOMEM;
-	/* 128 buckets, a load limit out of reach: the table never resizes. */
-	if (cht_create_named(&bench_cht, "chtbench", 128, 128, 1u << 20, false,
-	    &fi_ops) != CHT_OK)
+	if (cht_create_named(&bench_cht, name, buckets, min_buckets, max_load,
+	    false, &fi_ops) != CHT_OK)
 		return ENOMEM;
 	bench_cht_live = true;
 	rcu_read_lock();
-	for (uint64_t k = 0; k < HT_ITEMS; k++) {
+	for (uint64_t k = 0; k < items; k++) {
 		fitem_t *it = fitem_new(k);
 		if (!it) {
 			rcu_read_unlock();
@@ -838,6 +854,12 @@ static int s_cht(void)
 	}
 	rcu_read_unlock();
 	return EOK;
+}
+
+static int s_cht(void)
+{
+	/* 128 buckets, a load limit out of reach: the table never resizes. */
+	return bench_cht_fill("chtbench", 128, 128, 1u << 20, HT_ITEMS);
 }
 
 static void t_cht(void)
@@ -847,23 +869,8 @@ static void t_cht(void)
 
 static int s_rs_cht_order(size_t order, size_t max_load)
 {
-	if (ensure_fitem_cache() != EOK)
-		return ENOMEM;
-	if (cht_create_named(&bench_cht, "chtbench-resize", (size_t) 1 << order,
-	    1u << RS_SMALL_ORDER, max_load, false, &fi_ops) != CHT_OK)
-		return ENOMEM;
-	bench_cht_live = true;
-	rcu_read_lock();
-	for (uint64_t k = 0; k < RS_ITEMS; k++) {
-		fitem_t *it = fitem_new(k);
-		if (!it) {
-			rcu_read_unlock();
-			return ENOMEM;
-		}
-		cht_insert(&bench_cht, &it->clink);
-	}
-	rcu_read_unlock();
-	return EOK;
+	return bench_cht_fill("chtbench-resize", (size_t) 1 << order,
+	    1u << RS_SMALL_ORDER, max_load, RS_ITEMS);
 }
 
 /* Fixed sizes: a load limit out of reach keeps the table at its size. */
@@ -908,13 +915,8 @@ static void t_rs_rw(void)
 {
 	if (!rwt.chains)
 		return;
-	for (size_t i = 0; i < ((size_t) 1 << rwt.order); i++) {
-		while (!list_empty(&rwt.chains[i])) {
-			link_t *l = list_first(&rwt.chains[i]);
-			list_remove(l);
-			slab_free(fitem_cache, list_get_instance(l, fitem_t, link));
-		}
-	}
+	for (size_t i = 0; i < ((size_t) 1 << rwt.order); i++)
+		chain_free(&rwt.chains[i]);
 	free(rwt.chains);
 	rwt.chains = NULL;
 }
@@ -1079,9 +1081,10 @@ static int cmd_chtbench(cmd_arg_t *argv, size_t argc)
 		const char *w = chtbench_cmd.extra[i];
 		if (strcmp(w, "-w") == 0) {
 			c.wired = true;
-		} else if (strcmp(w, "-t") == 0 && i + 1 < chtbench_cmd.extra_count) {
+		} else if (strcmp(w, "-t") == 0) {
 			uint64_t s;
-			if (str_to_uint64(chtbench_cmd.extra[++i], &s) != EOK || s == 0 ||
+			if (i + 1 >= chtbench_cmd.extra_count ||
+			    str_to_uint64(chtbench_cmd.extra[++i], &s) != EOK || s == 0 ||
 			    s > 3600) {
 				usage("-t takes 1 to 3600 seconds");
 				return 0;
