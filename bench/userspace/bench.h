@@ -14,24 +14,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <adt/cht_mix.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /**
- * The one 64-bit mixing hash every table uses (the MurmurHash3 finalizer,
- * cht_mix_hash()). libcht applies it itself to the raw key, so its adapter
- * hands the raw key over; every other adapter calls bench_mix() once.
+ * The one 64-bit mixing hash every table uses: the CHT's own cht_mix_hash()
+ * (the MurmurHash3 finalizer, kernel/generic/include/adt/cht_mix.h). libcht
+ * applies it itself to the raw key, so its adapter hands the raw key over;
+ * every other adapter calls bench_mix() once.
  */
 static inline uint64_t bench_mix(uint64_t h)
 {
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
+	return cht_mix_hash(h);
 }
 
 /** The object the pointer variants of inline tables store and dereference. */

@@ -8,10 +8,11 @@
  * dummy node placed in the list at the first hash of its range; the bucket of a
  * hash is its top `order` bits (so growing splits each bucket's range in two and
  * shrinking joins neighbours). Resizing swaps the RCU-protected bucket array and
- * never moves an item, so a concurrent lookup cannot miss a present item; the
- * dummies of new buckets are inserted lazily by the first updater that needs
- * them (Shalev and Shavit, "Split-ordered lists", JACM 2006), and lookups that
- * meet an uninitialized bucket start from its parent bucket instead (no writes).
+ * never moves an item, so a concurrent lookup cannot miss a present item. The
+ * resize worker inserts the new buckets' dummies right after a grow; an updater
+ * that meets a bucket whose dummy is still missing inserts it first (the lazy
+ * bucket initialization of Shalev and Shavit, "Split-ordered lists", JACM 2006),
+ * and a lookup that meets one starts from its parent bucket instead (no writes).
  * The relativistic hash table paper (Triplett, McKenney, Walpole, USENIX ATC 2011,
  * section 2) names this combination as the natural relativistic table; see
  * README (CHT design) for why it replaced the bucket-moving resize of HelenOS.
@@ -30,6 +31,7 @@
 #define KERN_CHT_H_
 
 #include <adt/cht_env.h>
+#include <adt/cht_mix.h>
 
 /** Link embedded in every item. Fields are private to the table. */
 typedef struct cht_link {
@@ -180,21 +182,6 @@ typedef struct {
 
 /** Snapshot of the table's counters (racy while updates run). Any context. */
 void cht_get_stats(cht_t *h, cht_stats_t *st);
-
-/**
- * Mixes a user hash into a well-distributed 64-bit value: the MurmurHash3
- * 64-bit finalizer (Appleby, public domain), a bijection in which every input
- * bit affects every output bit with probability close to 1/2 (full avalanche).
- */
-static inline uint64_t cht_mix_hash(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
 
 /** Prints every live table (for `chtstat`). */
 void cht_print_tables(void);

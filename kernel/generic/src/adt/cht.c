@@ -14,9 +14,10 @@
  * bucket 2i at order k + 1 share it). h->head is the dummy of hash 0.
  *
  * The bucket array (h->b) maps bucket index -> dummy; a NULL entry is a bucket
- * whose dummy was not needed yet. Lookups take the nearest initialized ancestor
- * (clear the lowest set bit of the index, repeatedly; bucket 0 always exists);
- * updaters insert the missing dummy first (helping the resize along).
+ * whose dummy is not in the list yet (grow() fills them in after publishing the
+ * larger array). Lookups take the nearest initialized ancestor (clear the lowest
+ * set bit of the index, repeatedly; bucket 0 always exists); updaters insert the
+ * missing dummy first (helping the resize along).
  *
  * Marks: bit 0 of a node's `next` (CHT_DELETED) is the logical deletion of that
  * node (Michael 2002; Harris 2001). A marked `next` is never changed again, so
