@@ -57,6 +57,7 @@
 
 #include <test.h>
 #include <tests.h>
+#include "chttest.h"
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
@@ -619,16 +620,29 @@ static void op_find(cht1_worker_t *w, unsigned k, bool use_equal)
 		w->max_run = cnt;
 }
 
+/**
+ * A new item with worker @a w's key @a k in state ST_IN, its key in @a key;
+ * NULL (error recorded) when the slab allocation fails.
+ */
+static cht1_item_t *slot_item_new(cht1_worker_t *w, unsigned k, uint64_t *key)
+{
+	*key = wkey(w->index, k);
+	cht1_item_t *it = item_alloc(*key, w->index);
+	if (!it) {
+		cht1_error("out of memory (slab_alloc)", *key, 0, 0);
+		return NULL;
+	}
+	state_set(it, ST_IN);
+	return it;
+}
+
 static void op_insert(cht1_worker_t *w, unsigned k)
 {
 	cht1_slot_t *s = &w->slot[k];
-	uint64_t key = wkey(w->index, k);
-	cht1_item_t *it = item_alloc(key, w->index);
-	if (!it) {
-		cht1_error("out of memory (slab_alloc)", key, 0, 0);
+	uint64_t key;
+	cht1_item_t *it = slot_item_new(w, k, &key);
+	if (!it)
 		return;
-	}
-	state_set(it, ST_IN);
 	s->it[s->n++] = it;
 	rcu_read_lock();
 	cht_insert(table, &it->link);
@@ -645,13 +659,10 @@ static void op_insert(cht1_worker_t *w, unsigned k)
 static void op_unique(cht1_worker_t *w, unsigned k)
 {
 	cht1_slot_t *s = &w->slot[k];
-	uint64_t key = wkey(w->index, k);
-	cht1_item_t *it = item_alloc(key, w->index);
-	if (!it) {
-		cht1_error("out of memory (slab_alloc)", key, 0, 0);
+	uint64_t key;
+	cht1_item_t *it = slot_item_new(w, k, &key);
+	if (!it)
 		return;
-	}
-	state_set(it, ST_IN);
 	cht_link_t *dup = NULL;
 	rcu_read_lock();
 	bool ins = cht_insert_unique(table, &it->link, &dup);
@@ -1093,52 +1104,6 @@ static const char *stress(void)
 	return NULL;
 }
 
-/* ---- memory baseline --------------------------------------------------- */
-
-static void mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
-{
-	slab_reclaim(SLAB_RECLAIM_ALL);
-	heap_get_stats(hs);
-	frame_get_stats(fs);
-}
-
-/** Waits (bounded, no verdict) for the system queue to retire extra workers. */
-static void wait_workers_idle(void)
-{
-	workq_config_t cfg;
-	workq_stats_t s;
-	workq_get_config(&cfg);
-	uint64_t start = uptime_us();
-	for (;;) {
-		workq_global_get_stats(&s);
-		if (s.workers <= cfg.min_idle ||
-		    uptime_us() - start > CHT1_SETTLE_MAX_US)
-			return;
-		thread_usleep(20000);
-	}
-}
-
-/**
- * Waits (bounded) until the heap and frames are back at the baseline: workers
- * the resize work made the system queue create retire after their idle
- * timeout; exited threads are released asynchronously.
- */
-static bool wait_mem_baseline(const heap_stats_t *hb, const frame_stats_t *fb,
-    heap_stats_t *hs, frame_stats_t *fs)
-{
-	wait_workers_idle();
-	uint64_t start = uptime_us();
-	for (;;) {
-		mem_snapshot(hs, fs);
-		if (hs->allocs == hb->allocs && hs->bytes == hb->bytes &&
-		    fs->free == fb->free)
-			return true;
-		if (uptime_us() - start > CHT1_SETTLE_MAX_US)
-			return false;
-		thread_usleep(20000);
-	}
-}
-
 /**
  * The `cht` test, see the file comment.
  * @return NULL on success, or the reason of the failure.
@@ -1146,12 +1111,12 @@ static bool wait_mem_baseline(const heap_stats_t *hb, const frame_stats_t *fb,
 const char *test_cht(void)
 {
 	static char reason[200];
-	heap_stats_t hbase, hs;
-	frame_stats_t fbase, fs;
+	heap_stats_t hbase;
+	frame_stats_t fbase;
 	slab_cache_stats_t cs;
 
-	wait_workers_idle();
-	mem_snapshot(&hbase, &fbase);
+	chttest_wait_workers_idle(CHT1_SETTLE_MAX_US);
+	chttest_mem_snapshot(&hbase, &fbase);
 
 	atomic_set(&removed_cnt, 0);
 	atomic_set(&callback_cnt, 0);
@@ -1184,13 +1149,9 @@ const char *test_cht(void)
 		return "slab_cache_destroy failed: items still allocated";
 	cache = NULL;
 
-	if (!wait_mem_baseline(&hbase, &fbase, &hs, &fs)) {
-		snprintf(reason, sizeof(reason), "memory not back at the baseline: "
-		    "heap %zu allocations (%zu before), %zu bytes (%zu before), free "
-		    "frames %zu (%zu before)", hs.allocs, hbase.allocs, hs.bytes,
-		    hbase.bytes, fs.free, fbase.free);
-		return reason;
-	}
+	err = chttest_mem_back(&hbase, &fbase, CHT1_SETTLE_MAX_US);
+	if (err)
+		return err;
 	TPRINTF("cht: heap and frames back at the baseline\n");
 	return NULL;
 }

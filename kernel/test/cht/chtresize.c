@@ -44,6 +44,7 @@
 
 #include <test.h>
 #include <tests.h>
+#include "chttest.h"
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
@@ -227,51 +228,6 @@ static size_t remove_all(void)
 	return failed;
 }
 
-/** Heap and frame counters after giving slab memory back. */
-static void mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
-{
-	slab_reclaim(SLAB_RECLAIM_ALL);
-	heap_get_stats(hs);
-	frame_get_stats(fs);
-}
-
-/** Waits (bounded, no verdict) for the system queue to retire extra workers. */
-static void wait_workers_idle(void)
-{
-	workq_config_t cfg;
-	workq_stats_t s;
-	workq_get_config(&cfg);
-	uint64_t start = uptime_us();
-	for (;;) {
-		workq_global_get_stats(&s);
-		if (s.workers <= cfg.min_idle ||
-		    uptime_us() - start > CHTR_SETTLE_MAX_US)
-			return;
-		thread_usleep(20000);
-	}
-}
-
-/**
- * Waits (bounded) until the heap and frames are back at the baseline: worker
- * threads the resize work made the system queue create retire only after
- * their idle timeout, exited threads are released asynchronously.
- */
-static bool wait_mem_baseline(const heap_stats_t *hb, const frame_stats_t *fb,
-    heap_stats_t *hs, frame_stats_t *fs)
-{
-	wait_workers_idle();
-	uint64_t start = uptime_us();
-	for (;;) {
-		mem_snapshot(hs, fs);
-		if (hs->allocs == hb->allocs && hs->bytes == hb->bytes &&
-		    fs->free == fb->free)
-			return true;
-		if (uptime_us() - start > CHTR_SETTLE_MAX_US)
-			return false;
-		thread_usleep(20000);
-	}
-}
-
 /** A resize did not complete in time: the table cannot be destroyed. */
 static bool resize_stuck;
 
@@ -302,8 +258,8 @@ static const char *resize_run(uint64_t *done, uint64_t *resize_us)
 const char *test_chtresize(void)
 {
 	static char reason[200];
-	heap_stats_t hbase, hs;
-	frame_stats_t fbase, fs;
+	heap_stats_t hbase;
+	frame_stats_t fbase;
 	unsigned online[CONFIG_MAX_CPUS];
 	unsigned ncpu = 0;
 	cht_stats_t st;
@@ -316,8 +272,8 @@ const char *test_chtresize(void)
 		return "no CPU online";
 	unsigned nreaders = ncpu + CHTR_EXTRA_READERS;
 
-	wait_workers_idle();
-	mem_snapshot(&hbase, &fbase);
+	chttest_wait_workers_idle(CHTR_SETTLE_MAX_US);
+	chttest_mem_snapshot(&hbase, &fbase);
 
 	atomic_set(&callbacks, 0);
 	atomic_set(&bad_callbacks, 0);
@@ -461,13 +417,9 @@ const char *test_chtresize(void)
 	if (err)
 		return err;
 
-	if (!wait_mem_baseline(&hbase, &fbase, &hs, &fs)) {
-		snprintf(reason, sizeof(reason), "memory not back at the baseline: "
-		    "heap %zu allocations (%zu before), %zu bytes (%zu before), free "
-		    "frames %zu (%zu before)", hs.allocs, hbase.allocs, hs.bytes,
-		    hbase.bytes, fs.free, fbase.free);
-		return reason;
-	}
+	err = chttest_mem_back(&hbase, &fbase, CHTR_SETTLE_MAX_US);
+	if (err)
+		return err;
 	TPRINTF("chtresize: heap and frames back at the baseline\n");
 	return NULL;
 }

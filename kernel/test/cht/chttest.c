@@ -1,0 +1,56 @@
+/** @file chttest.c
+ * Helpers shared by the CHT tests; see chttest.h.
+ */
+#include "chttest.h"
+#include <mm/slab.h>
+#include <synch/workqueue.h>
+#include <proc/thread.h>
+#include <time/delay.h>
+#include <print.h>
+
+void chttest_mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
+{
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	heap_get_stats(hs);
+	frame_get_stats(fs);
+}
+
+void chttest_wait_workers_idle(uint64_t max_us)
+{
+	workq_config_t cfg;
+	workq_stats_t s;
+	workq_get_config(&cfg);
+	uint64_t start = uptime_us();
+	for (;;) {
+		workq_global_get_stats(&s);
+		if (s.workers <= cfg.min_idle || uptime_us() - start > max_us)
+			return;
+		thread_usleep(20000);
+	}
+}
+
+const char *chttest_mem_back(const heap_stats_t *hb, const frame_stats_t *fb,
+    uint64_t max_us)
+{
+	/* One test runs at a time: the reason buffer is the caller's until then. */
+	static char reason[200];
+	heap_stats_t hs;
+	frame_stats_t fs;
+
+	chttest_wait_workers_idle(max_us);
+	uint64_t start = uptime_us();
+	for (;;) {
+		chttest_mem_snapshot(&hs, &fs);
+		if (hs.allocs == hb->allocs && hs.bytes == hb->bytes &&
+		    fs.free == fb->free)
+			return NULL;
+		if (uptime_us() - start > max_us)
+			break;
+		thread_usleep(20000);
+	}
+	snprintf(reason, sizeof(reason), "memory not back at the baseline: heap "
+	    "%zu allocations (%zu before), %zu bytes (%zu before), free frames %zu "
+	    "(%zu before)", hs.allocs, hb->allocs, hs.bytes, hb->bytes, fs.free,
+	    fb->free);
+	return reason;
+}
