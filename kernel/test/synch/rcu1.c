@@ -120,6 +120,19 @@ static bool join_bounded(thread_t *t)
 	return thread_join_timeout(t, WAIT_LIMIT_US) == EOK;
 }
 
+/**
+ * Joins (bounded) the @a made threads in @a t of the @a n a part wanted.
+ * @return NULL, or why the part cannot go on.
+ */
+static const char *join_all(thread_t **t, unsigned made, unsigned n)
+{
+	for (unsigned k = 0; k < made; k++) {
+		if (!join_bounded(t[k]))
+			return "a thread did not finish";
+	}
+	return made == n ? NULL : "cannot create a thread";
+}
+
 /** Waits (polling, bounded) until *a >= v. */
 static bool wait_atleast(atomic_t *a, size_t v)
 {
@@ -616,12 +629,9 @@ static const char *part_barrier(void)
 				break;
 			n++;
 		}
-		for (unsigned k = 0; k < n; k++) {
-			if (!join_bounded(t[k]))
-				return "a thread did not finish";
-		}
-		if (n != online_n)
-			return "cannot create a thread";
+		const char *err = join_all(t, n, online_n);
+		if (err)
+			return err;
 		if (atomic_get(&bar_oom))
 			return "out of memory";
 		/* One more from here, just before the barrier. */
@@ -798,12 +808,9 @@ static const char *part_nop_readers(void)
 		total += iters;
 		made++;
 	}
-	for (unsigned k = 0; k < made; k++) {
-		if (!join_bounded(t[k]))
-			return "a thread did not finish";
-	}
-	if (made != n)
-		return "cannot create a thread";
+	const char *err = join_all(t, made, n);
+	if (err)
+		return err;
 	if (atomic_get(&nop_bad))
 		return "rcu_read_locked() was wrong inside or outside a section";
 	if (!gp_elapses())
@@ -849,13 +856,10 @@ static const char *part_nop_cbs(void)
 			break;
 		made++;
 	}
-	for (unsigned k = 0; k < made; k++) {
-		if (!join_bounded(t[k]))
-			return "a thread did not finish";
-	}
+	const char *err = join_all(t, made, n);
+	if (err)
+		return err;
 	rcu_barrier();
-	if (made != n)
-		return "cannot create a thread";
 	if (atomic_get(&nop_oom))
 		return "out of memory";
 	size_t expected = (size_t) n * NOP_CBS, runs = atomic_get(&nop_runs);
@@ -946,13 +950,10 @@ static const char *part_seq(void)
 			break;
 		made++;
 	}
-	for (unsigned k = 0; k < made; k++) {
-		if (!join_bounded(t[k]))
-			return "a thread did not finish";
-	}
+	const char *err = join_all(t, made, n);
+	if (err)
+		return err;
 	rcu_barrier();
-	if (made != n)
-		return "cannot create a thread";
 	if (atomic_get(&seq_oom))
 		return "out of memory";
 	if (atomic_get(&seq_races)) {
