@@ -802,6 +802,13 @@ def report_only(a, impls):
     agg = aggregate(rows)
     write_csvs(rows, agg, a.out)
     pngs = [] if a.no_plots else plots(agg, impls, plan, a.out)
+    if not pngs and not a.no_plots:
+        # No matplotlib here: keep the figures the run drew rather than
+        # dropping their links from RESULTS.md.
+        pngs = [p for p in (os.path.join(a.out, n + ".png") for n in
+                            ("lookups", "mixes", "resize", "growshrink",
+                             "icount")) if os.path.exists(p)]
+        log("kept the %d existing plots" % len(pngs))
     section = results_section(agg, rows, impls, plan, mode, meta, pngs)
     update_results(section, a.results)
     log("regenerated %s and %s from raw.csv" % (a.out, a.results))
