@@ -49,6 +49,8 @@ test_t tests[] = {
 	    true },
 	{ "chtresize", "CHT: 2^16 items, lookups on every CPU never miss while the "
 	    "table flips between 2^13 and 2^14 buckets", test_chtresize, true },
+	{ "chtcount", "CHT: the item count never wraps under racing insert/remove; "
+	    "a failed resize enqueue loses no request", test_chtcount, true },
 	{ "mapping1", "Page hash table: insert, find, update, remove; contended "
 	    "inserts; lookups during updates and resizes", test_mapping1, true },
 	{ "as1", "Address space with areas entered by threads: thousands of pages "

@@ -840,7 +840,7 @@ static int bench_cht_fill(const char *name, size_t buckets, size_t min_buckets,
 	if (ensure_fitem_cache() != EOK)
 		return ENOMEM;
 	if (cht_create_named(&bench_cht, name, buckets, min_buckets, max_load,
-	    false, &fi_ops) != CHT_OK)
+	    &fi_ops) != CHT_OK)
 		return ENOMEM;
 	bench_cht_live = true;
 	rcu_read_lock();
