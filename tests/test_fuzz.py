@@ -70,6 +70,8 @@ FOUND = [
     # seed 15: list-upd/ideal (no synchronization) updated from two CPUs: a
     # walker read a freed element, #GP in b_list_upd_ideal.
     ("chtbench 6 2 10 -w -t 1", "runs on one CPU only"),
+    # Ctrl-U clears an over-long line: what follows is a new line.
+    ("x" * 300 + "\x15" + "zzctrlu", "Unknown command: zzctrlu "),
 ]
 
 
