@@ -114,14 +114,8 @@ class TestConsoleFuzz:
 
     def test_baseline(self, fuzz_boot):
         """Read ``chtstat``, ``pageht`` and ``workq`` before the fuzz."""
-        k = fuzz_boot.k
-        fuzz_boot.commands = _parse_help(k.cmd("help", CMD_TIMEOUT))
-        assert {"help", "test", "halt", "chtbench", "rcutorture"} <= set(
-            fuzz_boot.commands), "unexpected 'help':\n%r" % fuzz_boot.commands
-        fuzz_boot.tests = [name for name, _, _ in kconsole.parse_test_list(
-            k.cmd("test", CMD_TIMEOUT))]
-        assert "atomic1" in fuzz_boot.tests
-        fuzz_boot.before = _leftovers(k)
+        fuzz_boot.commands, fuzz_boot.tests, fuzz_boot.before = \
+            fuzz_prepare(fuzz_boot.k)
 
     def test_found(self, fuzz_boot):
         """Lines the fuzz found crashing the kernel (seed, then the line):
@@ -142,62 +136,11 @@ class TestConsoleFuzz:
     def test_fuzz(self, fuzz_boot):
         """At least LINES seeded lines; the marker after each is answered,
         and what the line editor model predicts shows up."""
-        k = fuzz_boot.k
-        gen = FuzzGen(random.Random(SEED), fuzz_boot.commands,
-                      fuzz_boot.tests)
-        model = EditorModel()
-        # Fill the kernel's history with lines the model knows (Up/Down in
-        # the fuzz lines recall them).
-        for i in range(HISTORY):
-            line = "hist%02d" % i
-            out = k.cmd(line, CMD_TIMEOUT)
-            assert "Unknown command: %s " % line in out, out
-            model.feed(line.encode() + k.eol)
-        t0 = time.monotonic()
-        for i in range(LINES):
-            data, events = gen.line(model)
-            fuzz_boot.serial += 1
-            token = "mark%05d" % fuzz_boot.serial
-            start = k.pos
-            where = "seed %d, line %d of %d: %r" % (SEED, i, LINES, data)
-            try:
-                k.send(data, chunk_size=CHUNK, chunk_delay=CHUNK_DELAY,
-                       timeout=MARK_TIMEOUT)
-                k.send_line(token)
-                model.feed(token.encode() + k.eol)
-                _, _, before = k.expect(
-                    _marker_re(token), MARK_TIMEOUT,
-                    "the answer to the marker %r after %s" % (token, where))
-            except kconsole.KernelError as e:
-                pytest.fail("%s\n%s" % (where, e), pytrace=False)
-            output = kconsole.normalize(before)
-            pos = 0
-            for text in _expected_texts(events):
-                at = output.find(text, pos)
-                assert at >= 0, (
-                    "%s: expected %r in the output (in order), got:\n%s"
-                    % (where, text, output[-3000:]))
-                pos = at + len(text)
-        k.wait_prompt(CMD_TIMEOUT)  # the one after the last marker
-        print("fuzz: seed %d, %d lines, %d bytes, %d accepted runs, %.0f s"
-              % (SEED, LINES, gen.bytes_sent, gen.runs,
-                 time.monotonic() - t0))
+        fuzz_run(fuzz_boot, SEED, LINES)
 
     def test_after(self, fuzz_boot):
         """``test atomic1`` passes; nothing is left behind by the fuzz."""
-        k = fuzz_boot.k
-        ok, reason, out = k.run_test("atomic1", 600)
-        assert ok, "test atomic1 after the fuzz: %s\n%s" % (reason, out)
-        before = fuzz_boot.before
-        after = None
-        for _ in range(30):
-            after = _leftovers(k)
-            if after == before:
-                break
-            time.sleep(1)
-        assert after == before, (
-            "seed %d: left behind after the fuzz (before -> after):\n%r\n%r"
-            % (SEED, before, after))
+        fuzz_check_after(fuzz_boot.k, fuzz_boot.before, SEED)
 
     def test_no_panic(self, fuzz_boot):
         """Nothing in the whole log is a panic or exception report."""
@@ -206,6 +149,106 @@ class TestConsoleFuzz:
     def test_halt(self, fuzz_boot):
         """``halt`` still works."""
         fuzz_boot.k.halt(HALT_TIMEOUT)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", [101, 102, 103])
+def test_fuzz_soak(request, boot_factory, seed):
+    """The long variant (make soak): a boot per seed, 10,000 lines each."""
+    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
+                        name="fuzz-soak-%d" % seed)
+    k = boot.k
+    k.wait_prompt(BOOT_TIMEOUT)
+    boot.serial = 0
+    boot.commands, boot.tests, before = fuzz_prepare(k)
+    fuzz_run(boot, seed, int(os.environ.get("KTEST_FUZZ_SOAK_LINES",
+                                            "10000")))
+    fuzz_check_after(k, before, seed)
+    k.check_no_panic()
+    k.halt(HALT_TIMEOUT)
+
+
+# --------------------------------------------------------------------------
+# The steps
+# --------------------------------------------------------------------------
+
+def fuzz_prepare(k):
+    """Return the commands (from ``help``), the test names and the reading
+    of what must be back at its baseline after the fuzz."""
+    commands = _parse_help(k.cmd("help", CMD_TIMEOUT))
+    assert {"help", "test", "halt", "chtbench", "rcutorture"} <= set(
+        commands), "unexpected 'help':\n%r" % commands
+    tests = [name for name, _, _ in kconsole.parse_test_list(
+        k.cmd("test", CMD_TIMEOUT))]
+    assert "atomic1" in tests
+    return commands, tests, _leftovers(k)
+
+
+#: Output that must never appear after a fuzz line.
+BAD_OUTPUT = ("Test failed", "missed an item")
+
+
+def fuzz_run(boot, seed, lines):
+    """Send ``lines`` seeded lines, each followed by a marker whose answer
+    must come back; check what the editor model predicts."""
+    __tracebackhide__ = True
+    k = boot.k
+    gen = FuzzGen(random.Random(seed), boot.commands, boot.tests)
+    model = EditorModel()
+    # Fill the kernel's history with lines the model knows (Up/Down in the
+    # fuzz lines recall them).
+    for i in range(HISTORY):
+        line = "hist%02d" % i
+        out = k.cmd(line, CMD_TIMEOUT)
+        assert "Unknown command: %s " % line in out, out
+        model.feed(line.encode() + k.eol)
+    t0 = time.monotonic()
+    for i in range(lines):
+        data, events = gen.line(model)
+        boot.serial += 1
+        token = "mark%05d" % boot.serial
+        where = "seed %d, line %d of %d: %r" % (seed, i, lines, data)
+        try:
+            k.send(data, chunk_size=CHUNK, chunk_delay=CHUNK_DELAY,
+                   timeout=MARK_TIMEOUT)
+            k.send_line(token)
+            model.feed(token.encode() + k.eol)
+            _, _, before = k.expect(
+                _marker_re(token), MARK_TIMEOUT,
+                "the answer to the marker %r after %s" % (token, where))
+        except kconsole.KernelError as e:
+            pytest.fail("%s\n%s" % (where, e), pytrace=False)
+        output = kconsole.normalize(before)
+        for bad in BAD_OUTPUT:
+            assert bad not in output, "%s: printed %r:\n%s" % (
+                where, bad, output[-3000:])
+        pos = 0
+        for text in _expected_texts(events):
+            at = output.find(text, pos)
+            assert at >= 0, (
+                "%s: expected %r in the output (in order), got:\n%s"
+                % (where, text, output[-3000:]))
+            pos = at + len(text)
+    k.wait_prompt(CMD_TIMEOUT)  # the one after the last marker
+    print("fuzz: seed %d, %d lines, %d bytes, %d accepted runs, %.0f s"
+          % (seed, lines, gen.bytes_sent, gen.runs, time.monotonic() - t0))
+
+
+def fuzz_check_after(k, before, seed):
+    """``test atomic1`` passes and the reading is back at ``before``."""
+    __tracebackhide__ = True
+    ok, reason, out = k.run_test("atomic1", 600)
+    assert ok, "seed %d: test atomic1 after the fuzz: %s\n%s" % (
+        seed, reason, out)
+    after = None
+    for _ in range(30):
+        after = _leftovers(k)
+        if after == before:
+            break
+        time.sleep(1)
+    assert after == before, (
+        "seed %d: left behind after the fuzz (before -> after):\n%r\n%r"
+        % (seed, before, after))
 
 
 # --------------------------------------------------------------------------
@@ -520,8 +563,10 @@ class FuzzGen:
         r = self.rng.random()
         if r < 0.50:
             return self._command().encode()
-        if r < 0.62:
+        if r < 0.60:
             return self._text(self.rng.randint(0, 200)).encode()
+        if r < 0.62:
+            return self.rng.choice([b"", b" ", b"\t", b" " * 300])
         if r < 0.68:
             return self._long()
         if r < 0.90:
