@@ -15,8 +15,12 @@ are its steps, in order):
   editor predicts what each line amounts to, so that no line can run ``halt``,
   a test, or a benchmark or torture run longer than 1 s, and so that the
   answer can be checked (``Unknown command: WORD``, ``Line too long``).
+* ``test_found``: the lines the fuzz found crashing the kernel (``FOUND``).
 * ``test_after``: ``test atomic1`` passes and ``chtstat``, ``pageht`` and
   ``workq`` are back at the reading taken before the fuzz.
+
+``test_fuzz_soak`` (``make soak``): a boot per seed, 10,000 lines each
+(``KTEST_FUZZ_SOAK_LINES``).
 
 Environment: ``KTEST_FUZZ_SEED`` (default 15), ``KTEST_FUZZ_LINES`` (default
 2000).  A failure prints the seed and the line, so it reproduces.
@@ -107,10 +111,10 @@ class TestConsoleFuzz:
             except kconsole.KernelTimeout:
                 missing.append(token)
                 k.pos = start
-        k.wait_prompt(CMD_TIMEOUT)  # the one after the last marker
         assert not missing, (
             "seed %d: markers never answered after the flood: %s (input "
             "was lost); log: %s" % (SEED, ", ".join(missing), k.log_path))
+        k.wait_prompt(CMD_TIMEOUT)  # the one after the last marker
 
     def test_baseline(self, fuzz_boot):
         """Read ``chtstat``, ``pageht`` and ``workq`` before the fuzz."""
