@@ -1115,6 +1115,17 @@ static int cmd_chtbench(cmd_arg_t *argv, size_t argc)
 			return 0;
 		}
 	}
+	/*
+	 * A single-CPU baseline's updates replace and free list elements with
+	 * no synchronization at all: on two CPUs a walker reads a freed element
+	 * (a general protection fault on the slab poison). Read-only runs are
+	 * safe on any number of CPUs.
+	 */
+	if (b->single_cpu && ncpus != 1 && pct > 0) {
+		usage("this benchmark has no synchronization: with updates it runs "
+		    "on one CPU only (cpus=1)");
+		return 0;
+	}
 	c.id = (unsigned) id;
 	c.cpus = (unsigned) ncpus;
 	c.update_pct = (unsigned) pct;
