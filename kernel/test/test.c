@@ -44,6 +44,9 @@ test_t tests[] = {
 	    "a reader, sequence, stress", test_rcu1, true },
 	{ "rcutorture", "RCU torture: readers check object ages, poison, versions; "
 	    "writer, callback flood", test_rcutorture, true },
+	{ "rcuunlock1", "A-RCU: a reader switched out between the two steps of "
+	    "rcu_read_unlock does not hold up grace periods", test_rcuunlock1,
+	    true },
 	{ "cht", "CHT: sanity sequence; per-thread keys with colliding hashes "
 	    "checked exactly under concurrent updates and resize waves", test_cht,
 	    true },

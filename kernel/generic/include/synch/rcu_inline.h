@@ -26,15 +26,35 @@ static inline void rcu_read_lock(void)
 	    : "memory");
 }
 
-static inline void rcu_read_unlock(void)
+/**
+ * First step of rcu_read_unlock(): the subtraction alone (one instruction).
+ * Exposed so that a test can stop a thread between the two steps; everything
+ * else calls rcu_read_unlock(). Thread context, inside a reader section.
+ */
+static inline void arcu_read_unlock_sub(thread_t *t)
 {
-	thread_t *t = THREAD;
 	asm volatile ("subq %1, %0" : "+m" (t->rcu_nesting) : "i" (RCU_CNT_INC)
 	    : "memory");
-	/* Count zero with the preempted bit: leave the preempted-readers list. */
+}
+
+/**
+ * Second step of rcu_read_unlock(): a count of zero with the preempted bit set
+ * means the section was preempted and the thread is still on a preempted-readers
+ * list: leave it. A thread switched out between the two steps has already been
+ * taken off the list by the scheduler hook (its counter is then 0).
+ */
+static inline void arcu_read_unlock_check(thread_t *t)
+{
 	if (unlikely(__atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) ==
 	    RCU_WAS_PREEMPTED))
 		rcu_read_unlock_preempted();
+}
+
+static inline void rcu_read_unlock(void)
+{
+	thread_t *t = THREAD;
+	arcu_read_unlock_sub(t);
+	arcu_read_unlock_check(t);
 }
 
 static inline bool rcu_read_locked(void)

@@ -207,9 +207,26 @@ void rcu_read_unlock_preempted(void)
 	interrupts_restore(ipl);
 }
 
+/**
+ * Switch-out hook (interrupts disabled; t is not running, its counter is stable).
+ * - Inside a reader and not yet on a list: mark it and put it on one.
+ * - Counter "zero, preempted": t was switched out between the subtraction of
+ *   rcu_read_unlock() and its check (or inside the slow path, before it took
+ *   preempt_lock). Its section is over; left on the list it would hold up every
+ *   grace period until it runs again, which may be long if it blocks next.
+ *   Do what the slow path would do. When t runs again its check reads 0 (or
+ *   rcu_read_unlock_preempted() re-checks under preempt_lock) and does nothing.
+ */
 static void arcu_after_thread_ran(thread_t *t)
 {
-	if (t->rcu_nesting >= RCU_CNT_INC && !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
+	if (t->rcu_nesting == RCU_WAS_PREEMPTED) {
+		irq_spinlock_lock(&preempt_lock, false);
+		list_remove(&t->rcu_preempt_link);
+		__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+		preempted_reader_left_locked();
+		irq_spinlock_unlock(&preempt_lock, false);
+	} else if (t->rcu_nesting >= RCU_CNT_INC &&
+	    !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
 		irq_spinlock_lock(&preempt_lock, false);
 		t->rcu_nesting |= RCU_WAS_PREEMPTED;
 		add_preempted_locked(t);
