@@ -60,6 +60,8 @@ test_t tests[] = {
 	{ "pagefault1", "Concurrent faults, unmaps, re-faults in shared and private "
 	    "address spaces against a shadow; no stale translation after an unmap",
 	    test_pagefault1, true },
+	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
+	    "(unsafe)", test_rcusleep1, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }

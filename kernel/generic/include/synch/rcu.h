@@ -23,6 +23,7 @@
 
 #include <typedefs.h>
 #include <rcu_types.h>
+#include <debug.h>
 
 /** Name of the flavour built in: "a-rcu" or "podzimek-rcu". */
 extern const char *const rcu_flavour_name;
@@ -75,6 +76,24 @@ uint64_t rcu_completed_gps(void);
  * compiler). Inside a reader section.
  */
 #define rcu_access(ptr) __atomic_load_n(&(ptr), __ATOMIC_ACQUIRE)
+
+/**
+ * Debug builds (CONFIG_DEBUG): panics with "blocking inside an RCU reader
+ * section" if the running thread is inside a reader section. Every operation
+ * that may block calls it (the wait queue sleep, on which mutexes, semaphores,
+ * condition variables, rwlocks, joins and thread_usleep are built), even when
+ * it would not block this time; the scheduler's sleep path checks again (the
+ * thread_sleeps hook). Preemption inside an A-RCU reader (a timer preemption,
+ * thread_yield) is allowed and not checked. Context: thread, interrupts or
+ * preemption disabled (the wait queue calls it with its lock held).
+ */
+#ifdef CONFIG_DEBUG
+#define rcu_assert_may_block() \
+	assert_verbose(!rcu_thread_in_reader(THREAD), \
+	    "blocking inside an RCU reader section")
+#else
+#define rcu_assert_may_block() do { } while (0)
+#endif
 
 /** Initializes RCU (BSP, after the scheduler, SMP calls and threads). */
 void rcu_init(void);

@@ -63,6 +63,13 @@ static inline bool rcu_read_locked(void)
 	return t && t->rcu_nesting >= RCU_CNT_INC;
 }
 
+/** rcu_read_locked() for @a t, which is running here or is switched out. */
+static inline bool rcu_thread_in_reader(thread_t *t)
+{
+	return t && __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) >=
+	    RCU_CNT_INC;
+}
+
 #elif defined(CONFIG_RCU_PODZIMEK)
 
 /** Global GP counter (defined in rcu.c); read by readers with relaxed loads. */
@@ -112,6 +119,17 @@ static inline bool rcu_read_locked(void)
 	bool locked = CPU->rcu.nesting > 0;
 	preemption_enable();
 	return locked;
+}
+
+/**
+ * rcu_read_locked() for @a t, which must be the thread running on this CPU
+ * (the nesting count lives in the CPU until the switch-out hook saves it);
+ * preemption or interrupts disabled.
+ */
+static inline bool rcu_thread_in_reader(thread_t *t)
+{
+	(void) t;
+	return CPU->rcu.nesting > 0;
 }
 
 #else

@@ -183,6 +183,23 @@ static void add_preempted_locked(thread_t *t)
 		list_append(&t->rcu_preempt_link, &next_preempted);
 }
 
+#ifdef CONFIG_DEBUG
+/**
+ * Scheduler hook: @a t, still the thread of this CPU, is about to sleep
+ * (interrupts disabled). Blocking inside a reader section would hold up every
+ * grace period for as long as it sleeps (and forever if the waker waits for a
+ * grace period). Preemption is not a sleep and does not come here.
+ */
+static void rcu_thread_sleeps(thread_t *t)
+{
+	assert_verbose(!rcu_thread_in_reader(t),
+	    "blocking inside an RCU reader section (thread goes to sleep)");
+}
+#define RCU_SLEEP_HOOK rcu_thread_sleeps
+#else
+#define RCU_SLEEP_HOOK NULL
+#endif
+
 #if defined(CONFIG_RCU_A_RCU)
 
 /** Context switch: a quiescent state of the CPU. Interrupts disabled. */
@@ -338,6 +355,7 @@ void rcu_thread_exiting(void)
 
 static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = arcu_after_thread_ran,
+	.thread_sleeps = RCU_SLEEP_HOOK,
 };
 
 #elif defined(CONFIG_RCU_PODZIMEK)
@@ -501,6 +519,7 @@ void rcu_thread_exiting(void)
 static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = podzimek_after_thread_ran,
 	.before_thread_runs = podzimek_before_thread_runs,
+	.thread_sleeps = RCU_SLEEP_HOOK,
 };
 
 #endif
