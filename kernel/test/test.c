@@ -47,6 +47,9 @@ test_t tests[] = {
 	{ "rcuunlock1", "A-RCU: a reader switched out between the two steps of "
 	    "rcu_read_unlock does not hold up grace periods", test_rcuunlock1,
 	    true },
+	{ "rcustall1", "RCU stall warning: a reader holding a grace period past "
+	    "a lowered limit gets exactly one warning naming it", test_rcustall1,
+	    true },
 	{ "cht", "CHT: sanity sequence; per-thread keys with colliding hashes "
 	    "checked exactly under concurrent updates and resize waves", test_cht,
 	    true },

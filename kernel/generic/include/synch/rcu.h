@@ -95,6 +95,59 @@ uint64_t rcu_completed_gps(void);
 #define rcu_assert_may_block() do { } while (0)
 #endif
 
+/*
+ * RCU CPU stall warnings (after Linux's RCU CPU stall detector): when a grace
+ * period has been held up longer than the stall limit (default
+ * RCU_STALL_DEFAULT_MS), the detector prints ONE warning for that grace period
+ * naming what holds it: each CPU found inside a reader section (with the thread
+ * running there) and each reader thread switched out inside its section (name,
+ * id, the CPU it last ran on), and how long the grace period has been held.
+ * The lines begin with "rcu: INFO: stall". `rcu` shows the limit and the count.
+ */
+
+/** Default stall limit in milliseconds. */
+#define RCU_STALL_DEFAULT_MS   10000
+/** The limit is clamped to [RCU_STALL_MIN_MS, RCU_STALL_MAX_MS]. */
+#define RCU_STALL_MIN_MS       10
+#define RCU_STALL_MAX_MS       3600000
+/** Holders a warning names at most (the rest are counted). */
+#define RCU_STALL_MAX_HOLDERS  8
+#define RCU_STALL_NAME_MAX     32
+
+/** What one stall warning named (copied out by rcu_stall_last()). */
+typedef struct {
+	uint64_t gp;          /**< the grace period held up */
+	uint64_t held_ms;     /**< how long it had been held at the warning */
+	unsigned n;           /**< holders in holder[] */
+	unsigned more;        /**< holders found beyond RCU_STALL_MAX_HOLDERS */
+	struct {
+		uint64_t tid;
+		/** The CPU the thread runs on inside its section, or the CPU it last
+		 * ran on when it is switched out (running false). */
+		int cpu;
+		bool running;
+		char name[RCU_STALL_NAME_MAX];
+	} holder[RCU_STALL_MAX_HOLDERS];
+} rcu_stall_info_t;
+
+/**
+ * Sets the stall limit to @a ms milliseconds (clamped to [RCU_STALL_MIN_MS,
+ * RCU_STALL_MAX_MS]); applies to the checks made from now on, including those
+ * of a grace period in progress. Any context.
+ * @return the previous limit in milliseconds.
+ */
+uint64_t rcu_stall_limit_set(uint64_t ms);
+/** The stall limit in milliseconds. Any context. */
+uint64_t rcu_stall_limit_get(void);
+/** Number of stall warnings printed since boot. Any context. */
+uint64_t rcu_stall_warnings(void);
+/**
+ * Copies what the last stall warning named into @a out (all zero before the
+ * first warning). The copy is taken before rcu_stall_warnings() counts the
+ * warning. Thread or interrupt context.
+ */
+void rcu_stall_last(rcu_stall_info_t *out);
+
 /** Initializes RCU (BSP, after the scheduler, SMP calls and threads). */
 void rcu_init(void);
 /** Starts the per-CPU reclaimer threads (and Podzimek's detector). Boot. */
