@@ -14,7 +14,7 @@
  *   modification).
  *
  * In both flavours readers may be preempted but must not sleep (no blocking
- * call inside a reader section).
+ * call inside a reader section; debug builds assert it: rcu_assert_may_block()).
  * Readers may nest and may run in interrupt handlers. A thread preempted inside
  * a reader section delays only the grace periods that started before its section.
  */

@@ -295,7 +295,11 @@ typedef struct {
 	bool in_reader;
 } stall_sample_t;
 
-/** smp_call target: names the thread inside a reader on this CPU. */
+/**
+ * smp_call target: names the thread inside a reader on this CPU (interrupts
+ * off: CPU->thread is stable). Writes s->info; smp_call makes that visible to
+ * the detector, which waits for it and touches info meanwhile no more.
+ */
 static void stall_sample_cpu(void *arg)
 {
 	stall_sample_t *s = arg;
