@@ -44,6 +44,12 @@ test_t tests[] = {
 	    "a reader, sequence, stress", test_rcu1, true },
 	{ "rcutorture", "RCU torture: readers check object ages, poison, versions; "
 	    "writer, callback flood", test_rcutorture, true },
+	{ "rcuunlock1", "A-RCU: a reader switched out between the two steps of "
+	    "rcu_read_unlock does not hold up grace periods", test_rcuunlock1,
+	    true },
+	{ "rcustall1", "RCU stall warning: a reader holding a grace period past "
+	    "a lowered limit gets exactly one warning naming it", test_rcustall1,
+	    true },
 	{ "cht", "CHT: sanity sequence; per-thread keys with colliding hashes "
 	    "checked exactly under concurrent updates and resize waves", test_cht,
 	    true },
@@ -59,6 +65,8 @@ test_t tests[] = {
 	{ "pagefault1", "Concurrent faults, unmaps, re-faults in shared and private "
 	    "address spaces against a shadow; no stale translation after an unmap",
 	    test_pagefault1, true },
+	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
+	    "(unsafe)", test_rcusleep1, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }
