@@ -28,9 +28,10 @@ Environment:
 ``KTEST_FLAVOURS``
     Comma-separated configurations the SMP groups boot (default
     ``a-rcu,podzimek-rcu,a-rcu+pageht-locked,a-rcu+release``).
-``KTEST_SMP``, ``KTEST_RELEASE_SMP``
-    vCPU counts of the SMP groups (default 1,2,4,8) and of the release
-    build's groups (default 2,4).
+``KTEST_SMP``, ``KTEST_LOCKED_SMP``, ``KTEST_RELEASE_SMP``
+    vCPU counts of the SMP groups (default 1,2,4,8), of the locked page hash
+    table's groups (default 2,4; -smp 1 and 8 run in ``make soak``) and of
+    the release build's groups (default 2,4).
 ``KTEST_SOAK=1``
     Also run the tests marked ``soak`` (many boots, long rcutorture runs,
     single-threaded TCG); ``make soak`` sets it and selects only them.
@@ -102,14 +103,21 @@ def soak_enabled():
     return os.environ.get("KTEST_SOAK") == "1"
 
 
+#: vCPU counts of the locked page hash table that only ``make soak`` boots.
+LOCKED_SOAK_SMP = (1, 8)
+
+
 def smp_values(flavour=None):
     """Return the vCPU counts to test a configuration with.
 
-    Env ``KTEST_SMP`` (default 1,2,4,8); for the release build
-    ``KTEST_RELEASE_SMP`` (default 2,4).
+    Env ``KTEST_SMP`` (default 1,2,4,8); for the locked page hash table
+    ``KTEST_LOCKED_SMP`` (default 2,4: LOCKED_SOAK_SMP run in the soak), for
+    the release build ``KTEST_RELEASE_SMP`` (default 2,4).
     """
     if flavour == "a-rcu+release":
         raw = os.environ.get("KTEST_RELEASE_SMP", "2,4")
+    elif flavour == "a-rcu+pageht-locked":
+        raw = os.environ.get("KTEST_LOCKED_SMP", "2,4")
     else:
         raw = os.environ.get("KTEST_SMP", "1,2,4,8")
     return [int(x) for x in raw.replace(" ", "").split(",") if x]

@@ -4,7 +4,7 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
 
 * ``TestSMP[CONFIG-smpN]``: the kernel of each configuration (a-rcu:
   build/kernel.elf, podzimek-rcu: build/podzimek/kernel.elf,
-  a-rcu+pageht-locked: build/locked/kernel.elf, each with -smp 1, 2, 4, 8;
+  with -smp 1, 2, 4, 8; a-rcu+pageht-locked: build/locked/kernel.elf and
   a-rcu+release: build/release/kernel.elf, DEBUG=0, with -smp 2 and 4):
   prompt, ``cpus`` reports N CPUs online, ``help``, ``version`` (debug or
   release as built), ``zones``, ``uptime`` advances, the ``test`` listing,
@@ -12,6 +12,8 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
   ``rcu`` shows this flavour, at least the grace periods that ``rcu1`` and
   ``rcutorture`` reported using and no pending callbacks, ``workq`` idle,
   ``pageht`` empty, no panic, ``halt`` exits QEMU with status 33.
+* Soak (``make soak``): the locked page hash table at -smp 1 and 8, ``test
+  *`` and the same checks after it (``test_soak_locked``).
 * ``TestISO``: image.iso with -cdrom and -smp 2: prompt, ``cpus``,
   ``version``, no panic, ``halt``.
 * ``TestBadInput``: -smp 2: unknown commands, wrong arguments, huge numbers,
@@ -30,6 +32,7 @@ import time
 import pytest
 
 import kconsole
+from conftest import LOCKED_SOAK_SMP, flavour_kernel, flavours
 from test_rcu import check_rcu_stats
 
 BOOT_TIMEOUT = 180       # QEMU start to first prompt (TCG, -smp 8, GRUB)
@@ -224,6 +227,28 @@ class TestSMP:
     def test_halt(self, smp_boot):
         """``halt`` makes QEMU exit with status 33 (isa-debug-exit)."""
         smp_boot.k.halt(HALT_TIMEOUT)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("smp", LOCKED_SOAK_SMP, ids=lambda n: "smp%d" % n)
+def test_soak_locked(smp):
+    """The locked page hash table at the vCPU counts ``make test`` skips."""
+    flavour = "a-rcu+pageht-locked"
+    if flavour not in flavours():
+        pytest.skip("configuration %s not selected" % flavour)
+    with kconsole.Kernel(smp=smp, kernel=flavour_kernel(flavour),
+                         name="soak-%s-smp%d" % (flavour, smp)) as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        run = k.run_all_tests(TEST_ALL_TIMEOUT)
+        failures = [r for ok, r in run.verdicts if not ok]
+        assert run.failed == 0 and not failures, \
+            "%d failed (%s):\n%s" % (run.failed, failures, run.output)
+        min_gps, missing = claimed_gps(run.output)
+        assert not missing, "no GP count of %s" % ", ".join(missing)
+        check_rcu_stats(k, "a-rcu", min_gps=min_gps)
+        check_workq_idle(k)
+        k.check_no_panic()
+        k.halt(HALT_TIMEOUT)
 
 
 # --------------------------------------------------------------------------

@@ -11,6 +11,8 @@ file adds:
   past one grace period, poisoned or reused under a reader); a pass, a panic,
   a hang or QEMU dying all fail this group.  A torture test that cannot fail
   proves nothing.
+  The other RCU controls (``rcu1`` on this build; ``rcu1`` and
+  ``rcutorture`` on the Podzimek broken build) are in test_controls.py.
 * ``TestRCUCommand``: -smp 2: ``help`` lists ``rcu`` and ``rcutorture``;
   ``rcutorture -t 2`` passes; ``rcu`` statistics.
 * Soak (marker ``soak``, only with ``KTEST_SOAK=1``, ``make soak``): ten boots
