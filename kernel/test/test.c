@@ -67,6 +67,11 @@ test_t tests[] = {
 	    test_pagefault1, true },
 	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
 	    "(unsafe)", test_rcusleep1, false },
+	{ "asrace1", "Areas destroyed and shrunk while threads fault in them: no "
+	    "record or frame outlives its area, re-created areas read zero",
+	    test_asrace1, true },
+	{ "asrace1long", "asrace1 with 20x the cycles (make soak)",
+	    test_asrace1long, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }

@@ -35,6 +35,8 @@ const char *test_chtcount(void);
 const char *test_mapping1(void);
 const char *test_as1(void);
 const char *test_pagefault1(void);
+const char *test_asrace1(void);
+const char *test_asrace1long(void);
 /** Duration of the next rcutorture run in seconds (default 3). */
 extern unsigned rcutorture_seconds;
 /** Registers the kconsole command `rcutorture [-t SECONDS]` (boot). */

@@ -15,6 +15,7 @@
 #define EOVERFLOW (-8)   /**< Value out of range. */
 #define EINTR     (-9)   /**< Interrupted (e.g. woken up prematurely). */
 #define ELIMIT    (-10)  /**< A configured limit was reached. */
+#define EFAULT    (-11)  /**< Bad address (an access to user memory faulted). */
 
 /** Returns a short static string describing the error code @a rc. */
 const char *str_error(int rc);

@@ -35,6 +35,8 @@ const char *str_error(int rc)
 		return "interrupted";
 	case ELIMIT:
 		return "limit reached";
+	case EFAULT:
+		return "bad address";
 	default:
 		return "unknown error";
 	}

@@ -31,6 +31,7 @@
 #include <arch/asm.h>
 #include <arch/mm.h>
 #include <arch/interrupt.h>
+#include <arch/uaccess.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <smp/smp_call.h>
@@ -124,12 +125,32 @@ static void flush_func(void *arg)
 	write_cr3(read_cr3());
 }
 
-/** Invalidates @a page (or everything, page == 0) on the CPUs running @a as. */
-static void tlb_shootdown(as_t *as, uintptr_t page)
+/**
+ * Invalidates @a page (or everything, page == 0) on the CPUs running @a as.
+ * Call after clearing the hardware entries to invalidate, inside the reader
+ * section that also covers their page hash table removal (see the file
+ * comment). Thread context, interrupts enabled (smp_call). Kept out of line
+ * so that tests/test_static.py can check its fence in the binary.
+ */
+static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t page)
 {
 #ifdef CONFIG_BROKEN_SHOOTDOWN
 	return;  /* negative control (make BROKEN=shootdown): pagefault1 must fail */
 #endif
+	/*
+	 * Store-buffering pattern: the caller stored the cleared entries, this
+	 * loads cpus_running; as_switch_cpu() sets its bit in cpus_running (a
+	 * seq_cst RMW: a full fence) and then loads CR3, after which its CPU's
+	 * page walks read the entries. With a full fence here between our
+	 * stores and our load, at least one side sees the other: either we see
+	 * the bit (and shoot that CPU down) or its walks see the cleared entry.
+	 * Without the fence C11 lets our load move before our stores (x86-64's
+	 * store buffer does exactly that), and both sides could miss each
+	 * other: a CPU keeps translating through the removed frame. (It used
+	 * to hold only because an unrelated locked instruction, the
+	 * pages_mapped update, happened to sit in between.)
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	uint64_t mask = __atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < cpu_count && mask; i++) {
 		if (!(mask & (1UL << i)))
@@ -385,18 +406,36 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 			return ENOENT;
 		if ((err & PF_WRITE) && !(area.flags & AS_AREA_WRITE))
 			return EINVAL;
+		/* Allocated (and zeroed) outside the area lock: it may sleep. */
 		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
 		if (!frame)
 			return ENOMEM;
+		/*
+		 * The record goes in under the area lock, with the area looked up
+		 * again: as_area_destroy() and a shrink change the area list or
+		 * size under this lock before they unmap the range. So either this
+		 * insert comes first and their unmap (after they took the lock)
+		 * finds and removes the record, or they come first and the area
+		 * is gone (or shorter) here. Without this, an insert after their
+		 * unmap left a record and its frame behind the destroyed area.
+		 */
+		irq_spinlock_lock(&as->area_lock, true);
+		as_area_t *a = area_find_locked(as, addr);
+		if (!a || ((err & PF_WRITE) && !(a->flags & AS_AREA_WRITE))) {
+			irq_spinlock_unlock(&as->area_lock, true);
+			frame_free(frame, 1);
+			return a ? EINVAL : ENOENT;
+		}
 		pte.frame = frame;
 		pte.flags = PTE_REC_PRESENT | PTE_REC_USER | PTE_REC_CACHEABLE |
 		    PTE_REC_FREE_FRAME;
-		if (area.flags & AS_AREA_WRITE)
+		if (a->flags & AS_AREA_WRITE)
 			pte.flags |= PTE_REC_WRITABLE;
-		if (area.flags & AS_AREA_EXEC)
+		if (a->flags & AS_AREA_EXEC)
 			pte.flags |= PTE_REC_EXEC;
 		pte_t existing;
 		int rc = page_mapping_insert(as, page, &pte, &existing);
+		irq_spinlock_unlock(&as->area_lock, true);
 		if (rc == EEXIST) {
 			/* Another CPU faulted the page first: use its frame. */
 			frame_free(frame, 1);
@@ -433,6 +472,9 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
 		rc = as_page_fault(as, addr, istate->error_code);
 		if (rc == EOK)
+			return;
+		/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
+		if (uaccess_fixup(istate))
 			return;
 	}
 	panic_istate(istate, "Exception #%u (%s) at %p, fault address %p, "

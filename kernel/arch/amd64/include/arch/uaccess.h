@@ -1,0 +1,37 @@
+/** @file uaccess.h
+ * Accesses to user memory (below USER_SPACE_END) from the kernel that return
+ * an error instead of panicking when the access cannot be satisfied: no area
+ * at the address (it may be destroyed concurrently), an access the area does
+ * not permit, or no memory for the page. A fault that can be resolved (the
+ * page is mapped by the fault handler) is transparent.
+ *
+ * Context: thread context with the address space to access entered
+ * (as_enter()); interrupts enabled; may fault (and the fault handler may
+ * allocate a frame). Not inside a spinlock.
+ */
+#ifndef KERN_AMD64_UACCESS_H_
+#define KERN_AMD64_UACCESS_H_
+
+#include <typedefs.h>
+#include <arch/interrupt.h>
+
+/**
+ * Stores @a val to the 8-byte aligned user address @a uaddr.
+ * @return EOK, or EFAULT if the access faulted and could not be resolved.
+ */
+int uaccess_store64(uint64_t *uaddr, uint64_t val);
+
+/**
+ * Loads the 8-byte aligned user word at @a uaddr into *@a out (a kernel
+ * address). @return EOK, or EFAULT (then *out is unchanged).
+ */
+int uaccess_load64(const uint64_t *uaddr, uint64_t *out);
+
+/**
+ * Called by the page fault handler for a fault it could not resolve: if the
+ * faulting instruction is a user access of this file, redirects @a istate to
+ * its fixup (which returns EFAULT) and returns true. Interrupts disabled.
+ */
+bool uaccess_fixup(istate_t *istate);
+
+#endif

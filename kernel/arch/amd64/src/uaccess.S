@@ -1,0 +1,46 @@
+/*
+ * Accesses to user memory that survive a fault (arch/uaccess.h).
+ *
+ * Each function is a leaf whose single user access is at a label listed in
+ * uaccess_fixup_table together with a fixup address. When the access faults
+ * and the fault cannot be resolved (no area, access not permitted, no memory),
+ * the page fault handler (uaccess_fixup()) resumes at the fixup instead of
+ * panicking; the fixup returns EFAULT to the caller. Nothing is pushed before
+ * the access, so the fixup's `ret` returns to the caller as the function would.
+ */
+#define EFAULT (-11)
+
+	.text
+	.code64
+
+/* int uaccess_store64(uint64_t *uaddr, uint64_t val) */
+	.global uaccess_store64
+uaccess_store64:
+.Lstore64_insn:
+	movq %rsi, (%rdi)
+	xorl %eax, %eax
+	ret
+
+/* int uaccess_load64(const uint64_t *uaddr, uint64_t *out) */
+	.global uaccess_load64
+uaccess_load64:
+.Lload64_insn:
+	movq (%rdi), %rax
+	movq %rax, (%rsi)
+	xorl %eax, %eax
+	ret
+
+.Luaccess_efault:
+	movl $EFAULT, %eax
+	ret
+
+	.section .rodata
+	.balign 8
+/* Pairs (faulting instruction, fixup); read by uaccess_fixup(). */
+	.global uaccess_fixup_table
+uaccess_fixup_table:
+	.quad .Lstore64_insn, .Luaccess_efault
+	.quad .Lload64_insn, .Luaccess_efault
+	.global uaccess_fixup_count
+uaccess_fixup_count:
+	.quad 2
