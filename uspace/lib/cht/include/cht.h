@@ -28,6 +28,9 @@
  * ops->remove_callback after a grace period, from the library's reclaimer
  * thread. Resizes run on the library's worker thread, never in the caller's
  * operation. The library has two helper threads (reclaimer, resize worker).
+ * Signal handlers may enter reader sections and look up (cht_find*, with
+ * async-signal-safe ops), but not update a table (see cht_rcu.h,
+ * "Async-signal safety").
  */
 #ifndef CHT_USPACE_H_
 #define CHT_USPACE_H_
