@@ -92,6 +92,7 @@ def suites():
         s.append(Suite(v, "test_api"))
         s.append(Suite(v, "test_stress", [scaled(3), 4]))
         s.append(Suite(v, "test_rcutorture", [scaled(3), 3]))
+        s.append(Suite(v, "test_workfail"))
         s.append(Suite(v, "test_sigsafe", [scaled(2)]))
     # The fence fallback of the RCU (as on kernels without membarrier).
     s.append(Suite("plain", "test_rcutorture", [scaled(2), 3],
