@@ -103,6 +103,9 @@ def suites():
                    {"CHT_RCU_FLAVOUR": "fence"}))
     s.append(Suite("plain", "test_sigsafe", [scaled(2)],
                    {"CHT_RCU_FLAVOUR": "fence"}))
+    # Helper threads that cannot start for want of address space (the
+    # sanitizers' shadow memory does not fit under a lowered RLIMIT_AS).
+    s.append(Suite("plain", "test_workfail", ["all", "rlimit"]))
     # Negative control: must fail.
     s.append(Suite("broken", "test_rcutorture", [scaled(3), 3],
                    expect_fail=True,

@@ -18,6 +18,13 @@
  *     table grown to fit, and cht_destroy() (which waits for pending
  *     resizes) must return.
  *
+ * With the second argument "rlimit" (plain build only: the sanitizers
+ * reserve terabytes of address space) the failure is the real one instead:
+ * RLIMIT_AS is lowered to a few MiB above the current address-space size,
+ * so no thread stack can be mapped, and raised again afterwards.
+ *
+ * Usage: test_workfail [all|reclaimer|worker] [inject|rlimit]
+ *
  * A watchdog (alarm) turns a hang into a failure. Liveness bounds are
  * generous (sanitizer builds on a loaded machine); the verdicts are the
  * invariants above, not the times.
@@ -28,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 /* --- pthread_create() failure injection ---------------------------------- */
 
@@ -55,7 +63,53 @@ int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr,
 		tu_sleep_ms(1);
 		return EAGAIN;
 	}
-	return r(t, attr, fn, arg);
+	int rc = r(t, attr, fn, arg);
+	if (rc != 0)
+		__atomic_fetch_add(&failed_creates, 1, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* Mode "rlimit": the address-space limit instead of the injection. */
+static bool use_rlimit;
+static struct rlimit saved_as;
+
+/** From now on no thread can be started. */
+static void threads_fail_begin(void)
+{
+	if (!use_rlimit) {
+		__atomic_store_n(&fail_create, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	/* statm: total program size in pages. */
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f || fscanf(f, "%lu", &pages) != 1) {
+		perror("/proc/self/statm");
+		exit(2);
+	}
+	fclose(f);
+	struct rlimit lim;
+	getrlimit(RLIMIT_AS, &saved_as);
+	lim = saved_as;
+	/* Room for the heap; not for an 8 MiB default thread stack. */
+	lim.rlim_cur = pages * (rlim_t) sysconf(_SC_PAGESIZE) + (4u << 20);
+	if (setrlimit(RLIMIT_AS, &lim) != 0) {
+		perror("setrlimit");
+		exit(2);
+	}
+}
+
+/** Threads can be started again. */
+static void threads_fail_end(void)
+{
+	if (!use_rlimit) {
+		__atomic_store_n(&fail_create, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	if (setrlimit(RLIMIT_AS, &saved_as) != 0) {
+		perror("setrlimit");
+		exit(2);
+	}
 }
 
 /* --- watchdog ------------------------------------------------------------- */
@@ -154,9 +208,9 @@ static int part_reclaimer(void)
 {
 	phase = "register while threads cannot start";
 	unsigned long before = __atomic_load_n(&failed_creates, __ATOMIC_RELAXED);
-	__atomic_store_n(&fail_create, 1, __ATOMIC_RELEASE);
+	threads_fail_begin();
 	int rc1 = cht_rcu_register_thread();
-	__atomic_store_n(&fail_create, 0, __ATOMIC_RELEASE);
+	threads_fail_end();
 	CHECK_EQ(rc1, CHT_ENOMEM);
 	CHECK(__atomic_load_n(&failed_creates, __ATOMIC_RELAXED) > before,
 	    "the reclaimer start did not go through pthread_create");
@@ -182,11 +236,11 @@ static void part_worker(void)
 		tu_spawn(&t[i], inserter, (void *) i);
 	phase = "inserts while the worker cannot start";
 	unsigned long before = __atomic_load_n(&failed_creates, __ATOMIC_RELAXED);
-	__atomic_store_n(&fail_create, 1, __ATOMIC_RELEASE);
+	threads_fail_begin();
 	pthread_barrier_wait(&start_line);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
-	__atomic_store_n(&fail_create, 0, __ATOMIC_RELEASE);
+	threads_fail_end();
 	unsigned long failed = __atomic_load_n(&failed_creates,
 	    __ATOMIC_RELAXED) - before;
 
@@ -246,6 +300,13 @@ static void part_worker(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "all";
+	use_rlimit = argc > 2 && strcmp(argv[2], "rlimit") == 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	if (use_rlimit) {
+		printf("rlimit mode skipped in a sanitizer build\n");
+		return tu_finish("test_workfail");
+	}
+#endif
 	signal(SIGALRM, watchdog);
 	alarm(120);
 	setvbuf(stdout, NULL, _IONBF, 0);
