@@ -9,8 +9,16 @@
 #   RCU            a-rcu (default) or podzimek-rcu
 #   PAGE_HT        cht (default): the page hash table is a CHT; locked: the
 #                  previous design, one chained table under a global lock
-#   RCU_BROKEN     1: grace period detection skips the wait (negative control
-#                  for the rcutorture test; never for real use)
+#   BROKEN         fault injection for the negative controls (never for real
+#                  use), a comma-separated list of:
+#                    rcu        grace period detection skips the wait
+#                               (rcutorture and rcu1 must fail)
+#                    shootdown  TLB shootdown does nothing (pagefault1 must fail)
+#                    smpcall    one cross-call in 500 is dropped: marked done
+#                               without running (smpcall1 must fail)
+#                    workq      one work item in 1000 is dropped: accepted,
+#                               never run (workqueue must fail)
+#   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -20,6 +28,7 @@ DEBUG ?= 1
 RCU ?= a-rcu
 PAGE_HT ?= cht
 RCU_BROKEN ?= 0
+BROKEN ?=
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -67,9 +76,29 @@ else
 $(error RCU must be a-rcu or podzimek-rcu)
 endif
 CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
-ifeq ($(RCU_BROKEN),1)
+comma := ,
+BROKEN_KNOBS := rcu shootdown smpcall workq
+BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
+	$(if $(filter 1,$(RCU_BROKEN)),rcu))
+ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
+$(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \
+	known: $(BROKEN_KNOBS))
+endif
+ifneq ($(filter rcu,$(BROKEN_LIST)),)
 CFLAGS += -DCONFIG_RCU_BROKEN
 endif
+ifneq ($(filter shootdown,$(BROKEN_LIST)),)
+CFLAGS += -DCONFIG_BROKEN_SHOOTDOWN
+endif
+ifneq ($(filter smpcall,$(BROKEN_LIST)),)
+CFLAGS += -DCONFIG_BROKEN_SMPCALL
+endif
+ifneq ($(filter workq,$(BROKEN_LIST)),)
+CFLAGS += -DCONFIG_BROKEN_WORKQ
+endif
+empty :=
+space := $(empty) $(empty)
+BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
 else ifeq ($(PAGE_HT),locked)
@@ -77,7 +106,7 @@ CFLAGS += -DCONFIG_PAGE_HT_LOCKED
 else
 $(error PAGE_HT must be cht or locked)
 endif
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken$(RCU_BROKEN)-pageht$(PAGE_HT)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -94,7 +123,7 @@ DEPS := $(OBJS:.o=.d)
 # (or later RCU, PAGE_HT) rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
-.PHONY: all kernel iso run run-iso test soak flavours clean deps help \
+.PHONY: all kernel iso run run-iso test soak flavours controls clean deps help \
 	bench bench-quick bench-deps
 
 all: kernel iso
@@ -176,22 +205,36 @@ run: deps all
 run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
-# The other RCU configurations the harness boots: the Podzimek flavour and the
-# negative control (grace period detection does not wait; rcutorture must fail).
+# The other configurations the harness boots: the Podzimek flavour, the locked
+# page hash table and the release build (DEBUG=0: -O2, asserts off).
 flavours:
 	@$(MAKE) --no-print-directory BUILD=build/podzimek RCU=podzimek-rcu \
-		RCU_BROKEN=0 kernel
-	@$(MAKE) --no-print-directory BUILD=build/rcu-broken RCU=a-rcu \
-		RCU_BROKEN=1 kernel
+		RCU_BROKEN=0 BROKEN= kernel
 	@$(MAKE) --no-print-directory BUILD=build/locked RCU=a-rcu RCU_BROKEN=0 \
-		PAGE_HT=locked kernel
+		BROKEN= PAGE_HT=locked kernel
+	@$(MAKE) --no-print-directory BUILD=build/release DEBUG=0 RCU=a-rcu \
+		RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel
 
-test: deps all flavours
+# The negative controls (fault injection, see BROKEN above): each must FAIL its
+# test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
+controls:
+	@$(MAKE) --no-print-directory BUILD=build/rcu-broken RCU=a-rcu \
+		RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/podzimek-broken \
+		RCU=podzimek-rcu RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/broken-shootdown RCU=a-rcu \
+		RCU_BROKEN=0 BROKEN=shootdown PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/broken-smpcall RCU=a-rcu \
+		RCU_BROKEN=0 BROKEN=smpcall PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/broken-workq RCU=a-rcu \
+		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
+
+test: deps all flavours controls
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short \
-		tests/
+		tests/ bench/test_bench.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours
+soak: deps all flavours controls
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 

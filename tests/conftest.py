@@ -11,21 +11,27 @@ Environment:
 
 ``KTEST_NO_BUILD=1``
     Do not run ``make`` first (``make test`` has just built everything).
-``KTEST_SMP``
-    Comma-separated vCPU counts for the SMP groups (default ``1,2,4,8``).
 ``KTEST_KERNEL``, ``KTEST_ISO``
     Images to boot (default build/kernel.elf and build/image.iso).
 ``KTEST_RCU``
     RCU flavour of KTEST_KERNEL (default ``a-rcu``; ``make test`` passes its
     ``RCU``).
-``KTEST_PODZIMEK_KERNEL``, ``KTEST_BROKEN_KERNEL``
-    The other RCU configurations (default build/podzimek/kernel.elf, built
-    with ``make BUILD=build/podzimek RCU=podzimek-rcu``, and
-    build/rcu-broken/kernel.elf, built with ``make BUILD=build/rcu-broken
-    RCU_BROKEN=1``; ``make flavours`` builds both).
+``KTEST_PODZIMEK_KERNEL``, ``KTEST_LOCKED_KERNEL``, ``KTEST_RELEASE_KERNEL``
+    The other configurations (default build/podzimek/kernel.elf, make
+    RCU=podzimek-rcu; build/locked/kernel.elf, make PAGE_HT=locked;
+    build/release/kernel.elf, make DEBUG=0; ``make flavours`` builds them).
+``KTEST_BROKEN_KERNEL``, ``KTEST_PODZIMEK_BROKEN_KERNEL``
+    The broken-RCU negative controls (build/rcu-broken, make BROKEN=rcu;
+    build/podzimek-broken, make RCU=podzimek-rcu BROKEN=rcu); the other
+    controls are in build/broken-KNOB (tests/test_controls.py); ``make
+    controls`` builds them all.
 ``KTEST_FLAVOURS``
-    Comma-separated RCU flavours the SMP groups boot (default
-    ``a-rcu,podzimek-rcu``): every group runs once per flavour.
+    Comma-separated configurations the SMP groups boot (default
+    ``a-rcu,podzimek-rcu,a-rcu+pageht-locked,a-rcu+release``).
+``KTEST_SMP``, ``KTEST_LOCKED_SMP``, ``KTEST_RELEASE_SMP``
+    vCPU counts of the SMP groups (default 1,2,4,8), of the locked page hash
+    table's groups (default 2,4; -smp 1 and 8 run in ``make soak``) and of
+    the release build's groups (default 2,4).
 ``KTEST_SOAK=1``
     Also run the tests marked ``soak`` (many boots, long rcutorture runs,
     single-threaded TCG); ``make soak`` sets it and selects only them.
@@ -56,23 +62,32 @@ PODZIMEK_ELF = os.environ.get("KTEST_PODZIMEK_KERNEL") or os.path.join(
 BROKEN_ELF = os.environ.get("KTEST_BROKEN_KERNEL") or os.path.join(
     REPO, "build", "rcu-broken", "kernel.elf")
 
-#: Kernel image per RCU flavour.
+#: The other negative control: Podzimek RCU whose GP detection does not wait
+#: (make RCU=podzimek-rcu BROKEN=rcu).
+PODZIMEK_BROKEN_ELF = os.environ.get("KTEST_PODZIMEK_BROKEN_KERNEL") or \
+    os.path.join(REPO, "build", "podzimek-broken", "kernel.elf")
+
 #: The locked page hash table back end (make PAGE_HT=locked), with A-RCU.
 LOCKED_ELF = os.environ.get("KTEST_LOCKED_KERNEL") or os.path.join(
     REPO, "build", "locked", "kernel.elf")
+#: The release build (make DEBUG=0: -O2, asserts off), A-RCU.
+RELEASE_ELF = os.environ.get("KTEST_RELEASE_KERNEL") or os.path.join(
+    REPO, "build", "release", "kernel.elf")
+#: Kernel image per configuration ("RCU flavour[+variant]").
+ALL_FLAVOURS = ("a-rcu", "podzimek-rcu", "a-rcu+pageht-locked",
+                "a-rcu+release")
 FLAVOUR_KERNELS = {"a-rcu": KERNEL_ELF, "podzimek-rcu": PODZIMEK_ELF,
-                   "a-rcu+pageht-locked": LOCKED_ELF}
+                   "a-rcu+pageht-locked": LOCKED_ELF,
+                   "a-rcu+release": RELEASE_ELF}
 if DEFAULT_RCU == "podzimek-rcu":
     FLAVOUR_KERNELS = {"podzimek-rcu": KERNEL_ELF}
 
 
 def flavours():
-    """Return the RCU flavours to test (env ``KTEST_FLAVOURS``)."""
-    raw = os.environ.get("KTEST_FLAVOURS",
-                         "a-rcu,podzimek-rcu,a-rcu+pageht-locked")
+    """Return the configurations to test (env ``KTEST_FLAVOURS``)."""
+    raw = os.environ.get("KTEST_FLAVOURS", ",".join(ALL_FLAVOURS))
     names = [x for x in raw.replace(" ", "").split(",") if x]
-    unknown = [n for n in names if n not in ("a-rcu", "podzimek-rcu",
-                                             "a-rcu+pageht-locked")]
+    unknown = [n for n in names if n not in ALL_FLAVOURS]
     if unknown:
         raise ValueError("KTEST_FLAVOURS: unknown flavour(s) %s" % unknown)
     return [n for n in names if n in FLAVOUR_KERNELS]
@@ -88,9 +103,23 @@ def soak_enabled():
     return os.environ.get("KTEST_SOAK") == "1"
 
 
-def smp_values():
-    """Return the vCPU counts to test (env ``KTEST_SMP``, default 1,2,4,8)."""
-    raw = os.environ.get("KTEST_SMP", "1,2,4,8")
+#: vCPU counts of the locked page hash table that only ``make soak`` boots.
+LOCKED_SOAK_SMP = (1, 8)
+
+
+def smp_values(flavour=None):
+    """Return the vCPU counts to test a configuration with.
+
+    Env ``KTEST_SMP`` (default 1,2,4,8); for the locked page hash table
+    ``KTEST_LOCKED_SMP`` (default 2,4: LOCKED_SOAK_SMP run in the soak), for
+    the release build ``KTEST_RELEASE_SMP`` (default 2,4).
+    """
+    if flavour == "a-rcu+release":
+        raw = os.environ.get("KTEST_RELEASE_SMP", "2,4")
+    elif flavour == "a-rcu+pageht-locked":
+        raw = os.environ.get("KTEST_LOCKED_SMP", "2,4")
+    else:
+        raw = os.environ.get("KTEST_SMP", "1,2,4,8")
     return [int(x) for x in raw.replace(" ", "").split(",") if x]
 
 
@@ -109,8 +138,9 @@ def pytest_report_header(config):
             "rcu flavours: %s; broken control: %s; soak: %s" % (
                 ", ".join("%s=%s" % (f, flavour_kernel(f)) for f in flavours()),
                 BROKEN_ELF, "on" if soak_enabled() else "off"),
-            "timeout scale: %s, smp: %s, logs: %s" % (
+            "timeout scale: %s, smp: %s (release: %s), logs: %s" % (
                 kconsole.timeout_scale(), smp_values(),
+                smp_values("a-rcu+release"),
                 os.environ.get("KTEST_LOG_DIR", kconsole.DEFAULT_LOG_DIR))]
 
 
@@ -145,15 +175,16 @@ def build():
         env = dict(os.environ)
         for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
             env.pop(var, None)
-        # all: build/kernel.elf and the ISO; flavours: the other RCU
-        # configurations in build/podzimek and build/rcu-broken.
-        proc = subprocess.run(["make", "all", "flavours"], cwd=REPO, env=env,
+        # all: build/kernel.elf and the ISO; flavours: the other
+        # configurations; controls: the negative controls (make BROKEN=...).
+        proc = subprocess.run(["make", "all", "flavours", "controls"],
+                              cwd=REPO, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if proc.returncode != 0:
             out = proc.stdout.decode("utf-8", "replace")
             pytest.exit("make failed with status %d:\n%s" % (
                 proc.returncode, kconsole.tail_lines(out, 60)), returncode=1)
-    images = [KERNEL_ELF, IMAGE_ISO, BROKEN_ELF] + [
+    images = [KERNEL_ELF, IMAGE_ISO, BROKEN_ELF, PODZIMEK_BROKEN_ELF] + [
         flavour_kernel(f) for f in flavours()]
     missing = [p for p in images if not os.path.isfile(p)]
     if missing:
@@ -208,10 +239,10 @@ def boot_factory(request):
 
 
 @pytest.fixture(scope="class",
-                params=[(f, n) for f in flavours() for n in smp_values()],
+                params=[(f, n) for f in flavours() for n in smp_values(f)],
                 ids=lambda p: "%s-smp%d" % p)
 def smp_boot(request, boot_factory):
-    """Each RCU flavour's kernel booted with -smp N, one QEMU per pair."""
+    """Each configuration's kernel booted with -smp N, one QEMU per pair."""
     flavour, smp = request.param
     boot = boot_factory(request, smp=smp, kernel=flavour_kernel(flavour),
                         name="%s-smp%d" % (flavour, smp))

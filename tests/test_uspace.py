@@ -4,7 +4,9 @@ Each suite of uspace/tests/run.py is one test here: the API unit tests, the
 multithreaded stress with resizes and the RCU torture oracle, each built
 plain, with ThreadSanitizer and with AddressSanitizer+UBSan (a sanitizer
 report fails the test), the RCU's fence fallback, and the negative control
-(a build whose synchronize does not wait: the torture test must fail). Then
+(a build whose synchronize does not wait: the torture test must fail, and
+for the oracle's own reason: a read saw an object older than one grace period
+or a freed object; any other failure does not count). Then
 `make -C uspace install` into a scratch prefix and the example built against
 it with `pkg-config --cflags --libs cht` alone.
 
@@ -13,6 +15,7 @@ Needs only gcc, make and pkg-config (tools/ensure-deps.sh); not QEMU.
 
 import importlib.util
 import os
+import re
 import subprocess
 
 import pytest
@@ -25,6 +28,14 @@ _spec = importlib.util.spec_from_file_location(
     "uspace_run", os.path.join(USPACE, "tests", "run.py"))
 uspace_run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(uspace_run)
+
+
+#: The rcutorture oracle's own reasons (uspace/tests/test_rcutorture.c): a
+#: grace period that ended under a reader.
+ORACLE_FAILURE_RE = re.compile(
+    r"^FAIL \S*test_rcutorture\.c:\d+: (?:beyond|dead_seen) == 0: "
+    r"[1-9]\d* reads saw (?:an object older than one grace period|"
+    r"a freed object)$", re.MULTILINE)
 
 
 def _tail(text, n=60):
@@ -50,6 +61,26 @@ def uspace_build():
 def test_uspace_suite(uspace_build, suite):
     ok, msg, out, secs = uspace_run.run_suite(suite, uspace_build)
     assert ok, "%s: %s (%.1f s)\n%s" % (suite.name, msg, secs, _tail(out))
+    if suite.expect_fail:
+        assert ORACLE_FAILURE_RE.search(out), (
+            "%s: the negative control failed, but not with the oracle's "
+            "reason (an object older than one grace period, a freed object "
+            "seen):\n%s" % (suite.name, _tail(out)))
+
+
+def test_oracle_reason_regex():
+    """The oracle reasons match; other failures do not (no build)."""
+    good = ("FAIL /x/uspace/tests/test_rcutorture.c:320: beyond == 0: 2754 "
+            "reads saw an object older than one grace period\n"
+            "test_rcutorture: FAILED (1 checks)\n")
+    assert ORACLE_FAILURE_RE.search(good)
+    assert ORACLE_FAILURE_RE.search(
+        "FAIL t/test_rcutorture.c:322: dead_seen == 0: 2 reads saw a freed "
+        "object\n")
+    assert not ORACLE_FAILURE_RE.search(
+        "FAIL t/test_rcutorture.c:278: stalls == 0: stalls = 1, expected 0 = "
+        "0\ntest_rcutorture: FAILED (1 checks)\n")
+    assert not ORACLE_FAILURE_RE.search(good.replace("2754", "0"))
 
 
 def test_uspace_install_example(uspace_build):

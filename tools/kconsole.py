@@ -62,9 +62,13 @@ DEFAULT_LOG_DIR = os.path.join(REPO, "build", "logs")
 PROMPT = "kconsole> "
 PROMPT_RE = re.compile(re.escape(PROMPT.encode()))
 
-#: Text that means the kernel crashed, wherever it appears in the log.
+#: Text that means the kernel crashed or is broken, wherever it appears in the
+#: log: panics and exception reports, a spinlock held for seconds (the debug
+#: build's "Deadlock probable", even when it ends in a "false alarm") and an
+#: interrupt on a vector nobody registered ("Unexpected interrupt").
 PANIC_RE = re.compile(
-    r"PANIC|Kernel panic|Unhandled exception|Exception #|Triple fault")
+    r"PANIC|Kernel panic|Unhandled exception|Exception #|Triple fault|"
+    r"Deadlock probable|Unexpected interrupt")
 PANIC_RE_B = re.compile(PANIC_RE.pattern.encode())
 
 #: Exit status QEMU returns when the kernel writes 0x10 to isa-debug-exit
@@ -235,6 +239,22 @@ def parse_uptime(text):
         return float(m.group(1)) * _SHORT_UNITS.get(m.group(2), 1.0)
     m = re.search(r"\d+(?:\.\d+)?", text)
     return float(m.group(0)) if m else None
+
+
+_HEADER_RE = re.compile(r"^== test (\S+):", re.MULTILINE)
+
+
+def running_test(text):
+    """Return the name of the test whose header is the last one in ``text``
+    and that printed no verdict after it, or None."""
+    text = normalize(text)
+    headers = list(_HEADER_RE.finditer(text))
+    if not headers:
+        return None
+    last = headers[-1]
+    if parse_verdicts(text[last.end():]):
+        return None
+    return last.group(1)
 
 
 def tail_lines(text, n=40):
@@ -657,7 +677,14 @@ class Kernel:
         missing.
         """
         __tracebackhide__ = True  # pytest: show the caller
-        out = self.cmd("test *", timeout)
+        try:
+            out = self.cmd("test *", timeout)
+        except KernelTimeout as e:
+            running = running_test(self.buf[self.pos:])
+            if running is None:
+                raise
+            raise KernelTimeout("'test *' hung in test %s (no verdict): %s"
+                                % (running, e)) from None
         summary = parse_summary(out)
         if summary is None:
             raise KernelError(self._describe(

@@ -53,7 +53,7 @@ static const cht_ops_t c_ops = {
 static void *c_create_common(size_t init, size_t min, size_t max_load)
 {
 	ctable_t *t = calloc(1, sizeof(*t));
-	if (!t || cht_create(&t->h, init, min, max_load, true, &c_ops) != CHT_OK)
+	if (!t || cht_create(&t->h, init, min, max_load, &c_ops) != CHT_OK)
 		abort();
 	return t;
 }

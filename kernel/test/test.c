@@ -44,11 +44,19 @@ test_t tests[] = {
 	    "a reader, sequence, stress", test_rcu1, true },
 	{ "rcutorture", "RCU torture: readers check object ages, poison, versions; "
 	    "writer, callback flood", test_rcutorture, true },
+	{ "rcuunlock1", "A-RCU: a reader switched out between the two steps of "
+	    "rcu_read_unlock does not hold up grace periods", test_rcuunlock1,
+	    true },
+	{ "rcustall1", "RCU stall warning: a reader holding a grace period past "
+	    "a lowered limit gets exactly one warning naming it", test_rcustall1,
+	    true },
 	{ "cht", "CHT: sanity sequence; per-thread keys with colliding hashes "
 	    "checked exactly under concurrent updates and resize waves", test_cht,
 	    true },
 	{ "chtresize", "CHT: 2^16 items, lookups on every CPU never miss while the "
 	    "table flips between 2^13 and 2^14 buckets", test_chtresize, true },
+	{ "chtcount", "CHT: the item count never wraps under racing insert/remove; "
+	    "a failed resize enqueue loses no request", test_chtcount, true },
 	{ "mapping1", "Page hash table: insert, find, update, remove; contended "
 	    "inserts; lookups during updates and resizes", test_mapping1, true },
 	{ "as1", "Address space with areas entered by threads: thousands of pages "
@@ -57,6 +65,8 @@ test_t tests[] = {
 	{ "pagefault1", "Concurrent faults, unmaps, re-faults in shared and private "
 	    "address spaces against a shadow; no stale translation after an unmap",
 	    test_pagefault1, true },
+	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
+	    "(unsafe)", test_rcusleep1, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }

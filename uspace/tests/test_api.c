@@ -204,7 +204,7 @@ static void test_sanity(void)
 	};
 	for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
 		cht_t h;
-		CHECK_EQ(cht_create(&h, cfg[c].init, cfg[c].min, cfg[c].load, true,
+		CHECK_EQ(cht_create(&h, cfg[c].init, cfg[c].min, cfg[c].load,
 		    &ops), CHT_OK);
 		int before = __atomic_load_n(&callbacks, __ATOMIC_RELAXED);
 		cht_rcu_read_lock();
@@ -470,7 +470,7 @@ static void test_kernel_sanity(void)
 	cht_t h;
 	ks_n = 0;
 	ks_cbs = 0;
-	CHECK_EQ(cht_create_named(&h, "cht-sanity", 16, 16, 4, true, &ks_ops),
+	CHECK_EQ(cht_create_named(&h, "cht-sanity", 16, 16, 4, &ks_ops),
 	    CHT_OK);
 	const char *err = kernel_sanity_steps(&h);
 	CHECK(err == NULL, "kernel sanity: %s", err);
@@ -928,7 +928,7 @@ static void test_rcu(void)
 static void test_print(void)
 {
 	cht_t h;
-	CHECK_EQ(cht_create_named(&h, "test_api", 16, 1, 0, true, &ops), CHT_OK);
+	CHECK_EQ(cht_create_named(&h, "test_api", 16, 1, 0, &ops), CHT_OK);
 	cht_print_tables();
 	CHECK_EQ(cht_destroy(&h), CHT_OK);
 	CHECK(strlen(cht_version()) > 0, "version");

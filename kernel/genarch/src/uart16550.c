@@ -26,9 +26,11 @@ void uart_init(void)
 	outb(COM1 + REG_MCR, 0x0b);      /* DTR, RTS, OUT2 (IRQ line enable) */
 }
 
-void uart_enable_rx_irq(void)
+#define IER_RX_DATA 0x01
+
+void uart_set_rx_irq(bool on)
 {
-	outb(COM1 + REG_IER, 0x01);
+	outb(COM1 + REG_IER, on ? IER_RX_DATA : 0x00);
 }
 
 void uart_putc(char c)

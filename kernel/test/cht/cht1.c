@@ -513,7 +513,7 @@ static const char *sanity(void)
 	san_n = 0;
 	atomic_set(&san_cbs, 0);
 	if (cht_create_named(h, "cht-sanity", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
-	    CHT1_MAX_LOAD, false, &san_ops) != CHT_OK) {
+	    CHT1_MAX_LOAD, &san_ops) != CHT_OK) {
 		free(h);
 		return "cht_create failed";
 	}
@@ -954,7 +954,7 @@ static const char *stress(void)
 	if (!table)
 		return "out of memory";
 	if (cht_create_named(table, "cht-stress", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
-	    CHT1_MAX_LOAD, false, &stress_ops) != CHT_OK) {
+	    CHT1_MAX_LOAD, &stress_ops) != CHT_OK) {
 		free(table);
 		return "cht_create failed";
 	}

@@ -293,7 +293,7 @@ const char *test_chtresize(void)
 		items[i].callbacks = 0;
 	}
 	if (cht_create_named(table, "chtresize", 1UL << CHTR_ORDER_SMALL,
-	    1UL << CHTR_ORDER_SMALL, CHTR_LOAD_SMALL, false, &chtr_ops) != CHT_OK) {
+	    1UL << CHTR_ORDER_SMALL, CHTR_LOAD_SMALL, &chtr_ops) != CHT_OK) {
 		free(table);
 		free(items);
 		return "cht_create failed";

@@ -9,7 +9,15 @@
  * - Stress: producers on every CPU do exactly N wake_one each while consumers on
  *   every CPU do exactly N sleeps each, racing; every sleep must return EOK and
  *   no wake-up may remain (none lost, none invented).
- * - wake_all wakes every sleeper.
+ *   A consumer sleeps in slices of WAIT_SLICE_US and retries a sleep that timed
+ *   out, so a lost wake-up fails the test instead of hanging it. The verdict does
+ *   not depend on timing: a timed-out sleep is a lost wake-up only if it began
+ *   after every producer had finished. By then all wake-ups were issued, and
+ *   while this consumer still owes a sleep, fewer sleeps than wake-ups have
+ *   succeeded, so one must be pending (remembered) and the sleep return EOK at
+ *   once; a sleep that times out instead proves that one was lost.
+ * - wake_all wakes every sleeper (each sleep is bounded by ALL_SLEEP_MAX_US,
+ *   which turns a lost wake_all into a failure instead of a hang).
  */
 #include <test.h>
 #include <tests.h>
@@ -23,16 +31,45 @@
 
 #define STRESS_N 300
 #define SLEEPERS 8
+/** A consumer's sleep is cut into slices of this many microseconds. */
+#define WAIT_SLICE_US 1000000
+/** Bound of a wake_all sleeper's sleep and of a remembered wake-up (us). */
+#define ALL_SLEEP_MAX_US (60 * 1000000UL)
 
 static waitq_t wq;
 static atomic_t bad_results;
 static atomic_t woken;
+/** Consumer sleeps that proved a wake-up lost. Atomic. */
+static atomic_t lost;
+/** wake_all sleepers whose bounded sleep timed out. Atomic. */
+static atomic_t all_timeouts;
+/**
+ * Producers still running: set by the main thread before they start,
+ * decremented (release) by each after its last wake-up, read (acquire) by the
+ * consumers before a sleep.
+ */
+static size_t producers_left;
 
 static void consumer(void *arg)
 {
 	for (int i = 0; i < STRESS_N; i++) {
-		if (waitq_sleep_timeout(&wq, SYNCH_NO_TIMEOUT, SYNCH_FLAGS_NONE) != EOK)
-			atomic_inc(&bad_results);
+		for (;;) {
+			bool all_issued = __atomic_load_n(&producers_left,
+			    __ATOMIC_ACQUIRE) == 0;
+			errno_t rc = waitq_sleep_timeout(&wq, WAIT_SLICE_US,
+			    SYNCH_FLAGS_NONE);
+			if (rc == EOK)
+				break;
+			if (rc != ETIMEOUT) {
+				atomic_inc(&bad_results);
+				break;
+			}
+			if (all_issued) {
+				/* See the file comment: a wake-up was lost. */
+				atomic_inc(&lost);
+				return;
+			}
+		}
 	}
 }
 
@@ -43,12 +80,15 @@ static void producer(void *arg)
 		if (i % 16 == 0)
 			thread_yield();
 	}
+	__atomic_sub_fetch(&producers_left, 1, __ATOMIC_RELEASE);
 }
 
 static void all_sleeper(void *arg)
 {
-	waitq_sleep(&wq);
-	atomic_inc(&woken);
+	if (waitq_sleep_timeout(&wq, ALL_SLEEP_MAX_US, SYNCH_FLAGS_NONE) == EOK)
+		atomic_inc(&woken);
+	else
+		atomic_inc(&all_timeouts);
 }
 
 const char *test_waitq1(void)
@@ -73,7 +113,7 @@ const char *test_waitq1(void)
 	/* Missed wake-ups are remembered and consumed one by one. */
 	waitq_wake_one(&wq);
 	waitq_wake_one(&wq);
-	if (waitq_sleep_timeout(&wq, SYNCH_NO_TIMEOUT, SYNCH_FLAGS_NONE) != EOK)
+	if (waitq_sleep_timeout(&wq, ALL_SLEEP_MAX_US, SYNCH_FLAGS_NONE) != EOK)
 		return "remembered wake-up not consumed";
 	if (waitq_sleep_timeout(&wq, 0, SYNCH_FLAGS_NON_BLOCKING) != EOK)
 		return "non-blocking sleep did not consume the second wake-up";
@@ -85,8 +125,13 @@ const char *test_waitq1(void)
 
 	/* Stress: producers and consumers on every CPU. */
 	atomic_set(&bad_results, 0);
+	atomic_set(&lost, 0);
 	thread_t *threads[2 * CONFIG_MAX_CPUS];
 	unsigned n = 0;
+	size_t nprod = 0;
+	for (unsigned c = 0; c < cpu_count; c++)
+		nprod += cpu_is_online(c);
+	__atomic_store_n(&producers_left, nprod, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < cpu_count; c++) {
 		if (!cpu_is_online(c))
 			continue;
@@ -105,6 +150,12 @@ const char *test_waitq1(void)
 		thread_join(threads[i]);
 	if (atomic_get(&bad_results))
 		return "a consumer's sleep did not return EOK";
+	if (atomic_get(&lost)) {
+		snprintf(reason, sizeof(reason), "%zu consumers timed out in a sleep "
+		    "begun after all %u producers had finished (lost wake-up)",
+		    (size_t) atomic_get(&lost), n / 2);
+		return reason;
+	}
 	if (waitq_sleep_timeout(&wq, 0, SYNCH_FLAGS_NON_BLOCKING) != ETIMEOUT)
 		return "wake-ups left over after the stress (invented wake-ups)";
 	printf("waitq1: %u producers x %d wake-ups matched %u consumers x %d sleeps\n",
@@ -112,6 +163,7 @@ const char *test_waitq1(void)
 
 	/* wake_all wakes every sleeper. */
 	atomic_set(&woken, 0);
+	atomic_set(&all_timeouts, 0);
 	thread_t *sl[SLEEPERS];
 	for (int i = 0; i < SLEEPERS; i++) {
 		sl[i] = thread_run(all_sleeper, NULL, "waitq1-all");
@@ -126,8 +178,12 @@ const char *test_waitq1(void)
 	waitq_wake_all(&wq);
 	for (int i = 0; i < SLEEPERS; i++)
 		thread_join(sl[i]);
-	if (atomic_get(&woken) != SLEEPERS)
-		return "wake_all did not wake every sleeper";
+	if (atomic_get(&woken) != SLEEPERS) {
+		snprintf(reason, sizeof(reason), "wake_all did not wake every sleeper "
+		    "(%zu of %d timed out after %lu s)", (size_t) atomic_get(&all_timeouts),
+		    SLEEPERS, ALL_SLEEP_MAX_US / 1000000);
+		return reason;
+	}
 	if (waitq_sleep_timeout(&wq, 0, SYNCH_FLAGS_NON_BLOCKING) != ETIMEOUT)
 		return "wake_all was remembered";
 	return NULL;

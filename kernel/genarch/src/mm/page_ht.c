@@ -124,7 +124,7 @@ static const cht_ops_t ops = {
 void page_ht_init(void)
 {
 	rec_cache = slab_cache_create("pte_rec", sizeof(pte_rec_t), 0, NULL, NULL, 0);
-	if (!rec_cache || cht_create_named(&table, "page_ht", 64, 64, 4, false,
+	if (!rec_cache || cht_create_named(&table, "page_ht", 64, 64, 4,
 	    &ops) != CHT_OK)
 		panic("page_ht: cannot create the page hash table");
 }

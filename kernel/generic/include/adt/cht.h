@@ -22,6 +22,12 @@
  * them. Removed items are passed, exactly once and after a grace period, to
  * ops->remove_callback (from the RCU reclaimer: thread context).
  *
+ * Item lifetime: an item belongs to the table from its insert until its
+ * remove callback has run. Until then it must not be freed, changed in its
+ * key, or inserted again (into this or another table): a lookup that started
+ * before the removal may still be walking through its link, and the link's
+ * reclamation state is in use. To re-insert the same key, insert a new item.
+ *
  * Context rules: every operation must run inside an RCU reader section
  * (rcu_read_lock()), except cht_create() and cht_destroy(). Lookups never block,
  * never write shared memory and never retry. Updates never block and never wait
@@ -55,7 +61,15 @@ typedef struct cht_ops {
 	bool (*equal)(const cht_link_t *a, const cht_link_t *b);
 	/** True if @a item matches @a key. */
 	bool (*key_equal)(void *key, const cht_link_t *item);
-	/** Called once for every removed item after a grace period (may be NULL). */
+	/**
+	 * Called once for every removed item after a grace period (may be NULL).
+	 * It runs on the RCU reclaimer (kernel: the per-CPU reclaimer thread;
+	 * userspace: the RCU callback thread), with other callbacks queued behind
+	 * it, so it must be short and must not wait for RCU: no rcu_synchronize(),
+	 * rcu_barrier() or cht_destroy() (each waits for callbacks, possibly for
+	 * this one: a deadlock), and nothing that blocks for long. Freeing the
+	 * item, dropping a reference and rcu_call() are fine.
+	 */
 	void (*remove_callback)(cht_link_t *item);
 } cht_ops_t;
 
@@ -70,7 +84,6 @@ typedef struct cht {
 	cht_link_t head;
 	size_t min_order;
 	size_t max_load;
-	bool can_block;
 	/** Live items (approximate while updates are in flight). Atomics. */
 	size_t item_cnt;
 	/** Pending resize requests; the resize work runs while > 0. Atomics. */
@@ -97,16 +110,19 @@ typedef struct cht {
  * Creates a table with 2^k >= @a init_size buckets (at least @a min_size),
  * growing when items exceed @a max_load per bucket on average and shrinking when
  * they drop below a quarter of that. @a max_load 0 means the default (4).
- * @a can_block: resize requests may enqueue blocking work (false: callers may be
- * in contexts that cannot sleep; the table uses the non-blocking enqueue).
+ * Resizes run as deferred work (the system work queue in the kernel, a worker
+ * thread in userspace); updates only request them with a non-blocking enqueue,
+ * so no operation other than cht_create() and cht_destroy() ever blocks. (The
+ * HelenOS API's `can_block` argument is gone: updates run inside reader
+ * sections, where blocking is forbidden, so it could never be honoured.)
  * @return CHT_OK, CHT_ENOMEM, CHT_EINVAL (NULL ops or callbacks).
  * Context: thread, may sleep (allocates); not in a reader section required.
  */
 int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
-    bool can_block, const cht_ops_t *op);
+    const cht_ops_t *op);
 /** cht_create() with a name shown by `chtstat`. */
 int cht_create_named(cht_t *h, const char *name, size_t init_size,
-    size_t min_size, size_t max_load, bool can_block, const cht_ops_t *op);
+    size_t min_size, size_t max_load, const cht_ops_t *op);
 
 /**
  * Destroys an empty table: waits for a resize in flight and for pending

@@ -31,10 +31,41 @@ typedef link_t cht_env_link_t;
 #define cht_env_rcu_barrier()         rcu_barrier()
 #define cht_env_rcu_item_of(ptr)      (ptr)
 
-/** Enqueues the resize work; @a block selects the blocking variant. */
+/**
+ * Fault injection for tests: when non-NULL, cht_env_work_enqueue() calls it
+ * instead of enqueuing and returns its result (test `chtcount` makes an
+ * enqueue fail). Written by tests with release stores, read with acquire.
+ */
+extern bool (*cht_env_enqueue_hook)(cht_env_work_t *w);
+
+#ifdef CONFIG_DEBUG
+/**
+ * Test hook (debug builds only): called by every insert right after the CAS
+ * that linked its item, with the table and the item, inside the caller's
+ * reader section. Test `chtcount` uses it to hold an inserter there until a
+ * remover has taken the item out again. Written by tests with release
+ * stores, read with acquire.
+ */
+extern void (*cht_env_linked_hook)(void *table, void *item);
+#define cht_env_test_linked(table, item) do { \
+		void (*f_)(void *, void *) = __atomic_load_n(&cht_env_linked_hook, \
+		    __ATOMIC_ACQUIRE); \
+		if (f_) \
+			f_((table), (item)); \
+	} while (0)
+#endif
+
+/**
+ * Enqueues the resize work on the system work queue; @a block selects the
+ * blocking variant. @return false if the work could not be queued.
+ */
 static inline bool cht_env_work_enqueue(cht_env_work_t *w,
     void (*func)(cht_env_work_t *), bool block)
 {
+	bool (*hook)(cht_env_work_t *) = __atomic_load_n(&cht_env_enqueue_hook,
+	    __ATOMIC_ACQUIRE);
+	if (hook)
+		return hook(w);
 	return block ? workq_global_enqueue(w, func) :
 	    workq_global_enqueue_noblock(w, func);
 }

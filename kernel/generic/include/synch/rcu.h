@@ -14,7 +14,7 @@
  *   modification).
  *
  * In both flavours readers may be preempted but must not sleep (no blocking
- * call inside a reader section).
+ * call inside a reader section; debug builds assert it: rcu_assert_may_block()).
  * Readers may nest and may run in interrupt handlers. A thread preempted inside
  * a reader section delays only the grace periods that started before its section.
  */
@@ -23,6 +23,7 @@
 
 #include <typedefs.h>
 #include <rcu_types.h>
+#include <debug.h>
 
 /** Name of the flavour built in: "a-rcu" or "podzimek-rcu". */
 extern const char *const rcu_flavour_name;
@@ -75,6 +76,77 @@ uint64_t rcu_completed_gps(void);
  * compiler). Inside a reader section.
  */
 #define rcu_access(ptr) __atomic_load_n(&(ptr), __ATOMIC_ACQUIRE)
+
+/**
+ * Debug builds (CONFIG_DEBUG): panics with "blocking inside an RCU reader
+ * section" if the running thread is inside a reader section. Every operation
+ * that may block calls it (the wait queue sleep, on which mutexes, semaphores,
+ * condition variables, rwlocks, joins and thread_usleep are built), even when
+ * it would not block this time; the scheduler's sleep path checks again (the
+ * thread_sleeps hook). Preemption inside an A-RCU reader (a timer preemption,
+ * thread_yield) is allowed and not checked. Context: thread, interrupts or
+ * preemption disabled (the wait queue calls it with its lock held).
+ */
+#ifdef CONFIG_DEBUG
+#define rcu_assert_may_block() \
+	assert_verbose(!rcu_thread_in_reader(THREAD), \
+	    "blocking inside an RCU reader section")
+#else
+#define rcu_assert_may_block() do { } while (0)
+#endif
+
+/*
+ * RCU CPU stall warnings (after Linux's RCU CPU stall detector): when a grace
+ * period has been held up longer than the stall limit (default
+ * RCU_STALL_DEFAULT_MS), the detector prints ONE warning for that grace period
+ * naming what holds it: each CPU found inside a reader section (with the thread
+ * running there) and each reader thread switched out inside its section (name,
+ * id, the CPU it last ran on), and how long the grace period has been held.
+ * The lines begin with "rcu: INFO: stall". `rcu` shows the limit and the count.
+ */
+
+/** Default stall limit in milliseconds. */
+#define RCU_STALL_DEFAULT_MS   10000
+/** The limit is clamped to [RCU_STALL_MIN_MS, RCU_STALL_MAX_MS]. */
+#define RCU_STALL_MIN_MS       10
+#define RCU_STALL_MAX_MS       3600000
+/** Holders a warning names at most (the rest are counted). */
+#define RCU_STALL_MAX_HOLDERS  8
+#define RCU_STALL_NAME_MAX     32
+
+/** What one stall warning named (copied out by rcu_stall_last()). */
+typedef struct {
+	uint64_t gp;          /**< the grace period held up */
+	uint64_t held_ms;     /**< how long it had been held at the warning */
+	unsigned n;           /**< holders in holder[] */
+	unsigned more;        /**< holders found beyond RCU_STALL_MAX_HOLDERS */
+	struct {
+		uint64_t tid;
+		/** The CPU the thread runs on inside its section, or the CPU it last
+		 * ran on when it is switched out (running false). */
+		int cpu;
+		bool running;
+		char name[RCU_STALL_NAME_MAX];
+	} holder[RCU_STALL_MAX_HOLDERS];
+} rcu_stall_info_t;
+
+/**
+ * Sets the stall limit to @a ms milliseconds (clamped to [RCU_STALL_MIN_MS,
+ * RCU_STALL_MAX_MS]); applies to the checks made from now on, including those
+ * of a grace period in progress. Any context.
+ * @return the previous limit in milliseconds.
+ */
+uint64_t rcu_stall_limit_set(uint64_t ms);
+/** The stall limit in milliseconds. Any context. */
+uint64_t rcu_stall_limit_get(void);
+/** Number of stall warnings printed since boot. Any context. */
+uint64_t rcu_stall_warnings(void);
+/**
+ * Copies what the last stall warning named into @a out (all zero before the
+ * first warning). The copy is taken before rcu_stall_warnings() counts the
+ * warning. Thread or interrupt context.
+ */
+void rcu_stall_last(rcu_stall_info_t *out);
 
 /** Initializes RCU (BSP, after the scheduler, SMP calls and threads). */
 void rcu_init(void);

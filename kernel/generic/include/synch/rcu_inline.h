@@ -26,21 +26,48 @@ static inline void rcu_read_lock(void)
 	    : "memory");
 }
 
-static inline void rcu_read_unlock(void)
+/**
+ * First step of rcu_read_unlock(): the subtraction alone (one instruction).
+ * Exposed so that a test can stop a thread between the two steps; everything
+ * else calls rcu_read_unlock(). Thread context, inside a reader section.
+ */
+static inline void arcu_read_unlock_sub(thread_t *t)
 {
-	thread_t *t = THREAD;
 	asm volatile ("subq %1, %0" : "+m" (t->rcu_nesting) : "i" (RCU_CNT_INC)
 	    : "memory");
-	/* Count zero with the preempted bit: leave the preempted-readers list. */
+}
+
+/**
+ * Second step of rcu_read_unlock(): a count of zero with the preempted bit set
+ * means the section was preempted and the thread is still on a preempted-readers
+ * list: leave it. A thread switched out between the two steps has already been
+ * taken off the list by the scheduler hook (its counter is then 0).
+ */
+static inline void arcu_read_unlock_check(thread_t *t)
+{
 	if (unlikely(__atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) ==
 	    RCU_WAS_PREEMPTED))
 		rcu_read_unlock_preempted();
+}
+
+static inline void rcu_read_unlock(void)
+{
+	thread_t *t = THREAD;
+	arcu_read_unlock_sub(t);
+	arcu_read_unlock_check(t);
 }
 
 static inline bool rcu_read_locked(void)
 {
 	thread_t *t = THREAD;
 	return t && t->rcu_nesting >= RCU_CNT_INC;
+}
+
+/** rcu_read_locked() for @a t, which is running here or is switched out. */
+static inline bool rcu_thread_in_reader(thread_t *t)
+{
+	return t && __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) >=
+	    RCU_CNT_INC;
 }
 
 #elif defined(CONFIG_RCU_PODZIMEK)
@@ -92,6 +119,17 @@ static inline bool rcu_read_locked(void)
 	bool locked = CPU->rcu.nesting > 0;
 	preemption_enable();
 	return locked;
+}
+
+/**
+ * rcu_read_locked() for @a t, which must be the thread running on this CPU
+ * (the nesting count lives in the CPU until the switch-out hook saves it);
+ * preemption or interrupts disabled.
+ */
+static inline bool rcu_thread_in_reader(thread_t *t)
+{
+	(void) t;
+	return CPU->rcu.nesting > 0;
 }
 
 #else

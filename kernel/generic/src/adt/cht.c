@@ -45,6 +45,11 @@
  */
 #include <adt/cht.h>
 
+/* Environments without test hooks. */
+#ifndef cht_env_test_linked
+#define cht_env_test_linked(table, item) ((void) 0)
+#endif
+
 #define CHT_DELETED   ((uintptr_t) 1)
 #define CHT_MARKS     ((uintptr_t) 3)
 #define DEFAULT_MAX_LOAD 4
@@ -263,8 +268,18 @@ static void request_resize(cht_t *h)
 		 * Updates run inside reader sections, which must not sleep: always
 		 * the non-blocking enqueue here.
 		 */
-		if (!cht_env_work_enqueue(&h->resize_work, resize_work, false))
-			__atomic_fetch_sub(&h->resize_reqs, 1, __ATOMIC_ACQ_REL);
+		if (!cht_env_work_enqueue(&h->resize_work, resize_work, false)) {
+			/*
+			 * No work is queued, so nobody will count the requests
+			 * down: drop all of them, including those that other
+			 * threads added meanwhile (they saw a non-zero count and
+			 * left the enqueue to us). Only subtracting our own
+			 * request would leave the count above zero for good: no
+			 * resize ever again and cht_destroy() waiting forever.
+			 * The next update past a threshold requests again.
+			 */
+			__atomic_store_n(&h->resize_reqs, 0, __ATOMIC_RELEASE);
+		}
 	}
 }
 
@@ -376,7 +391,7 @@ static void resize_work(cht_env_work_t *work)
 /* API */
 
 int cht_create_named(cht_t *h, const char *name, size_t init_size,
-    size_t min_size, size_t max_load, bool can_block, const cht_ops_t *op)
+    size_t min_size, size_t max_load, const cht_ops_t *op)
 {
 	if (!h || !op || !op->hash || !op->key_hash || !op->equal ||
 	    !op->key_equal)
@@ -391,7 +406,6 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	h->op = op;
 	h->min_order = min_order;
 	h->max_load = max_load ? max_load : DEFAULT_MAX_LOAD;
-	h->can_block = can_block;
 	h->name = name ? name : "cht";
 	h->head.hash = 0;
 	h->head.next = 0;
@@ -404,10 +418,9 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 }
 
 int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
-    bool can_block, const cht_ops_t *op)
+    const cht_ops_t *op)
 {
-	return cht_create_named(h, NULL, init_size, min_size, max_load, can_block,
-	    op);
+	return cht_create_named(h, NULL, init_size, min_size, max_load, op);
 }
 
 int cht_destroy(cht_t *h)
@@ -453,6 +466,14 @@ static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
 	item->op = NULL;
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	cht_link_t *start = update_start(h, b, hash);
+	/*
+	 * Count the item before it is linked. A remover can only find it after
+	 * the release CAS below (its loads of `next` acquire), so this increment
+	 * happens before the remover's decrement and the count never goes below
+	 * the number of linked items (it used to wrap to 2^64-1 when a remover
+	 * decremented first). A refused unique insert takes its count back.
+	 */
+	size_t items = __atomic_add_fetch(&h->item_cnt, 1, __ATOMIC_RELAXED);
 	for (;;) {
 		uintptr_t *prev;
 		cht_link_t *cur;
@@ -471,6 +492,8 @@ static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
 				if (!is_deleted(nx) && h->op->equal(n, item)) {
 					if (dup)
 						*dup = n;
+					__atomic_fetch_sub(&h->item_cnt, 1,
+					    __ATOMIC_RELAXED);
 					return false;
 				}
 				n = ptr_of(nx);
@@ -482,7 +505,7 @@ static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
 		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			break;
 	}
-	size_t items = __atomic_add_fetch(&h->item_cnt, 1, __ATOMIC_RELAXED);
+	cht_env_test_linked(h, item);
 	check_grow(h, b, items);
 	return true;
 }

@@ -12,6 +12,11 @@
 static list_t registry = LIST_INITIALIZER(registry);
 static irq_spinlock_t registry_lock = IRQ_SPINLOCK_INITIALIZER("cht.registry");
 
+bool (*cht_env_enqueue_hook)(cht_env_work_t *w);
+#ifdef CONFIG_DEBUG
+void (*cht_env_linked_hook)(void *table, void *item);
+#endif
+
 void cht_env_sleep_ms(unsigned ms)
 {
 	thread_usleep((uint64_t) ms * 1000);

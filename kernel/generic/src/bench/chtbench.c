@@ -840,7 +840,7 @@ static int bench_cht_fill(const char *name, size_t buckets, size_t min_buckets,
 	if (ensure_fitem_cache() != EOK)
 		return ENOMEM;
 	if (cht_create_named(&bench_cht, name, buckets, min_buckets, max_load,
-	    false, &fi_ops) != CHT_OK)
+	    &fi_ops) != CHT_OK)
 		return ENOMEM;
 	bench_cht_live = true;
 	rcu_read_lock();
@@ -1114,6 +1114,17 @@ static int cmd_chtbench(cmd_arg_t *argv, size_t argc)
 			usage("CPUs 0..cpus-1 must be online");
 			return 0;
 		}
+	}
+	/*
+	 * A single-CPU baseline's updates replace and free list elements with
+	 * no synchronization at all: on two CPUs a walker reads a freed element
+	 * (a general protection fault on the slab poison). Read-only runs are
+	 * safe on any number of CPUs.
+	 */
+	if (b->single_cpu && ncpus != 1 && pct > 0) {
+		usage("this benchmark has no synchronization: with updates it runs "
+		    "on one CPU only (cpus=1)");
+		return 0;
 	}
 	c.id = (unsigned) id;
 	c.cpus = (unsigned) ncpus;

@@ -8,7 +8,10 @@
  *
  * Input: the UART interrupt (routed to the BSP) moves received bytes into a ring
  * buffer protected by an IRQ spinlock; the reader also polls the UART, so input
- * works even if the interrupt was never routed.
+ * works even if the interrupt was never routed. No byte is ever dropped: when
+ * the ring is full, the rest stays in the UART's FIFO and the receive interrupt
+ * is masked until the reader has made room (an emulated UART then stops taking
+ * bytes from the host, which holds them back: flow control by not reading).
  */
 #include <console/console.h>
 #include <genarch/uart16550.h>
@@ -36,6 +39,14 @@ static ipl_t console_ipl;
 static char input_ring[INPUT_RING];
 static size_t input_head;
 static size_t input_tail;
+/**
+ * The UART receive interrupt is routed and wanted (set once at boot, before
+ * the handler can run), and whether it is masked now because the ring was
+ * full. Both, and every access to the UART's receive side (data register,
+ * IER), are protected by input_lock.
+ */
+static bool input_irq_routed;
+static bool input_irq_masked;
 static irq_spinlock_t input_lock = IRQ_SPINLOCK_INITIALIZER("console.input");
 /** The reader sleeps here; the UART interrupt wakes it. */
 static waitq_t input_wq;
@@ -143,20 +154,30 @@ void putchar(char c)
 
 /* Input */
 
-static void input_push_locked(char c)
+static size_t input_count_locked(void)
 {
-	size_t next = (input_head + 1) % INPUT_RING;
-	if (next == input_tail)
-		return;  /* full: drop */
-	input_ring[input_head] = c;
-	input_head = next;
+	return (input_head + INPUT_RING - input_tail) % INPUT_RING;
 }
 
+/**
+ * Moves bytes from the UART into the ring while the ring has room. When it is
+ * full, the remaining bytes are left in the UART and its receive interrupt is
+ * masked (otherwise it would fire again at once); console_getchar() unmasks it
+ * once the reader has emptied half of the ring. Caller holds input_lock.
+ */
 static void input_drain_uart_locked(void)
 {
-	int c;
-	while ((c = uart_getc_nowait()) >= 0)
-		input_push_locked((char) c);
+	while (input_count_locked() < INPUT_RING - 1) {
+		int c = uart_getc_nowait();
+		if (c < 0)
+			return;
+		input_ring[input_head] = (char) c;
+		input_head = (input_head + 1) % INPUT_RING;
+	}
+	if (input_irq_routed && !input_irq_masked) {
+		uart_set_rx_irq(false);
+		input_irq_masked = true;
+	}
 }
 
 static void uart_irq_handler(unsigned vector, istate_t *istate)
@@ -174,8 +195,13 @@ void console_enable_input_irq(void)
 	waitq_initialize(&input_wq);
 	input_wq_ready = true;
 	interrupt_register(IVT_IRQBASE + IRQ_COM1, "com1", uart_irq_handler);
-	if (ioapic_route_irq(IRQ_COM1, lapic_id()))
-		uart_enable_rx_irq();
+	if (ioapic_route_irq(IRQ_COM1, lapic_id())) {
+		irq_spinlock_lock(&input_lock, true);
+		input_irq_routed = true;
+		input_irq_masked = false;
+		uart_set_rx_irq(true);
+		irq_spinlock_unlock(&input_lock, true);
+	}
 }
 
 char console_getchar(void)
@@ -186,6 +212,16 @@ char console_getchar(void)
 		if (input_head != input_tail) {
 			char c = input_ring[input_tail];
 			input_tail = (input_tail + 1) % INPUT_RING;
+			/*
+			 * Unmask only with half of the ring free, so that a
+			 * long paste does not toggle the interrupt per byte;
+			 * meanwhile the drain above keeps reading the UART.
+			 */
+			if (input_irq_masked &&
+			    input_count_locked() <= INPUT_RING / 2) {
+				input_irq_masked = false;
+				uart_set_rx_irq(true);
+			}
 			irq_spinlock_unlock(&input_lock, true);
 			return c;
 		}

@@ -256,9 +256,10 @@ static bool read_line(char *buf)
 			}
 			continue;
 		}
-		if (c == 0x15) {  /* Ctrl-U */
+		if (c == 0x15) {  /* Ctrl-U: the whole line, overflow included */
 			erase_chars(len);
 			len = 0;
+			overflow = false;
 			continue;
 		}
 		if (c == 0x03) {  /* Ctrl-C */

@@ -127,6 +127,9 @@ static void flush_func(void *arg)
 /** Invalidates @a page (or everything, page == 0) on the CPUs running @a as. */
 static void tlb_shootdown(as_t *as, uintptr_t page)
 {
+#ifdef CONFIG_BROKEN_SHOOTDOWN
+	return;  /* negative control (make BROKEN=shootdown): pagefault1 must fail */
+#endif
 	uint64_t mask = __atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < cpu_count && mask; i++) {
 		if (!(mask & (1UL << i)))

@@ -43,6 +43,17 @@
  * after the GP start and after the updater's unlink that preceded it. Idle CPUs
  * are never sent an IPI just to acknowledge a GP.
  *
+ * Stall warnings (after Linux's RCU CPU stall detector): the detection records
+ * when its GP started (gp_watch_t) and, whenever it waits for CPUs or preempted
+ * readers, sleeps at most until the stall limit is reached. At the limit it
+ * prints one warning for the GP, naming the CPUs still in a reader section
+ * (Podzimek: the thread running there is read by an smp_call on that CPU, where
+ * it is stable) and the threads on cur_preempted (alive while listed: a thread
+ * leaves the list under preempt_lock before it can exit; A-RCU lists there also
+ * the readers its cross-call found running, so a spinning reader is named with
+ * its CPU). Once warned, the GP is not checked again. The limit is read on
+ * every check (a test lowers it).
+ *
  * RCU_BROKEN (negative control for rcutorture): detection completes a GP right
  * after starting it, without waiting for anyone.
  */
@@ -61,6 +72,8 @@
 #include <panic.h>
 #include <debug.h>
 #include <cpu.h>
+#include <lib/str.h>
+#include <time/delay.h>
 
 const char *const rcu_flavour_name = CONFIG_RCU_NAME;
 
@@ -96,6 +109,28 @@ static uint64_t stat_blocked_preempted;
 static uint64_t stat_cross_calls;
 
 static bool rcu_ready;
+
+/** Stall limit in ms; atomics (relaxed: an independent tunable). */
+static uint64_t stall_limit_ms = RCU_STALL_DEFAULT_MS;
+/** Stall warnings printed; atomics (incremented with release after stall_last
+ * is written, read with acquire). */
+static uint64_t stat_stalls;
+/** What the last warning named; protected by stall_lock. */
+static irq_spinlock_t stall_lock = IRQ_SPINLOCK_INITIALIZER("rcu.stall");
+static rcu_stall_info_t stall_last;
+
+/** Stall watch of the GP being detected; owned by the detection (one at a time:
+ * A-RCU holds gp_mutex, Podzimek runs it in the detector thread). */
+typedef struct {
+	uint64_t gp;
+	uint64_t start_us;   /**< uptime when the GP started */
+	bool warned;         /**< the warning for this GP was printed */
+} gp_watch_t;
+
+/** stall_due_us(): the warning was printed, no more checks for this GP. */
+#define STALL_NEVER UINT64_MAX
+static uint64_t stall_due_us(const gp_watch_t *w);
+static void stall_report(gp_watch_t *w);
 
 #if defined(CONFIG_RCU_A_RCU)
 /** The detector role (A-RCU): held by the reclaimer running the detection. */
@@ -148,8 +183,11 @@ static uint64_t gp_start(void)
 	return gp;
 }
 
-/** Waits until every reader preempted before the GP started has left. */
-static UNUSED void wait_for_preempted_readers(void)
+/**
+ * Waits until every reader preempted before the GP started has left; prints
+ * the stall warning of @a w when it is due meanwhile.
+ */
+static UNUSED void wait_for_preempted_readers(gp_watch_t *w)
 {
 	irq_spinlock_lock(&preempt_lock, true);
 	if (!list_empty(&cur_preempted))
@@ -157,7 +195,14 @@ static UNUSED void wait_for_preempted_readers(void)
 	while (!list_empty(&cur_preempted)) {
 		detector_waits_readers = true;
 		irq_spinlock_unlock(&preempt_lock, true);
-		waitq_sleep(&readers_done_wq);
+		uint64_t due = stall_due_us(w);
+		if (due == 0)
+			stall_report(w);
+		else if (due == STALL_NEVER)
+			waitq_sleep(&readers_done_wq);
+		else
+			(void) waitq_sleep_timeout(&readers_done_wq, due,
+			    SYNCH_FLAGS_NONE);
 		irq_spinlock_lock(&preempt_lock, true);
 	}
 	detector_waits_readers = false;
@@ -183,6 +228,173 @@ static void add_preempted_locked(thread_t *t)
 		list_append(&t->rcu_preempt_link, &next_preempted);
 }
 
+uint64_t rcu_stall_limit_set(uint64_t ms)
+{
+	if (ms < RCU_STALL_MIN_MS)
+		ms = RCU_STALL_MIN_MS;
+	if (ms > RCU_STALL_MAX_MS)
+		ms = RCU_STALL_MAX_MS;
+	return __atomic_exchange_n(&stall_limit_ms, ms, __ATOMIC_RELAXED);
+}
+
+uint64_t rcu_stall_limit_get(void)
+{
+	return __atomic_load_n(&stall_limit_ms, __ATOMIC_RELAXED);
+}
+
+uint64_t rcu_stall_warnings(void)
+{
+	return __atomic_load_n(&stat_stalls, __ATOMIC_ACQUIRE);
+}
+
+void rcu_stall_last(rcu_stall_info_t *out)
+{
+	irq_spinlock_lock(&stall_lock, true);
+	*out = stall_last;
+	irq_spinlock_unlock(&stall_lock, true);
+}
+
+static UNUSED void gp_watch_start(gp_watch_t *w, uint64_t gp)
+{
+	w->gp = gp;
+	w->start_us = uptime_us();
+	w->warned = false;
+}
+
+/**
+ * Microseconds until the stall warning of @a w is due: 0 if it is due now,
+ * STALL_NEVER once it was printed.
+ */
+static UNUSED uint64_t stall_due_us(const gp_watch_t *w)
+{
+	if (w->warned)
+		return STALL_NEVER;
+	uint64_t limit_us = rcu_stall_limit_get() * 1000;
+	uint64_t held = uptime_us() - w->start_us;
+	return held >= limit_us ? 0 : limit_us - held;
+}
+
+/** Adds a holder to @a info (or counts it when the array is full). */
+static void stall_add(rcu_stall_info_t *info, thread_t *t, int cpu, bool running)
+{
+	if (info->n == RCU_STALL_MAX_HOLDERS) {
+		info->more++;
+		return;
+	}
+	info->holder[info->n].tid = t ? t->tid : 0;
+	str_cpy(info->holder[info->n].name, RCU_STALL_NAME_MAX,
+	    t ? t->name : "?");
+	info->holder[info->n].cpu = cpu;
+	info->holder[info->n].running = running;
+	info->n++;
+}
+
+#if defined(CONFIG_RCU_PODZIMEK)
+typedef struct {
+	rcu_stall_info_t *info;
+	bool in_reader;
+} stall_sample_t;
+
+/**
+ * smp_call target: names the thread inside a reader on this CPU (interrupts
+ * off: CPU->thread is stable). Writes s->info; smp_call makes that visible to
+ * the detector, which waits for it and touches info meanwhile no more.
+ */
+static void stall_sample_cpu(void *arg)
+{
+	stall_sample_t *s = arg;
+	cpu_t *c = CPU;
+	s->in_reader = c->rcu.nesting > 0;
+	if (s->in_reader)
+		stall_add(s->info, c->thread, (int) c->id, true);
+}
+#endif
+
+/**
+ * Prints the stall warning of @a w (once: marks it warned). Detector thread,
+ * interrupts enabled, no locks held.
+ */
+static UNUSED void stall_report(gp_watch_t *w)
+{
+	w->warned = true;
+	static rcu_stall_info_t info;  /* one detection at a time */
+	memset(&info, 0, sizeof(info));
+	info.gp = w->gp;
+	info.held_ms = (uptime_us() - w->start_us) / 1000;
+#if defined(CONFIG_RCU_PODZIMEK)
+	for (unsigned i = 0; i < cpu_count; i++) {
+		if (!cpu_is_online(i) ||
+		    !__atomic_load_n(&cpus[i].rcu.is_delaying_gp, __ATOMIC_SEQ_CST))
+			continue;
+		stall_sample_t smp = { .info = &info, .in_reader = false };
+		(void) smp_call(i, stall_sample_cpu, &smp);
+	}
+#endif
+	irq_spinlock_lock(&preempt_lock, true);
+	for (link_t *l = list_first(&cur_preempted); l;
+	    l = list_next(l, &cur_preempted)) {
+		thread_t *t = list_get_instance(l, thread_t, rcu_preempt_link);
+		/* Display only: racy reads of a thread that stays alive (listed). */
+		cpu_t *c = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
+		bool running = __atomic_load_n(&t->state, __ATOMIC_RELAXED) ==
+		    THREAD_RUNNING;
+		stall_add(&info, t, c ? (int) c->id : -1, running);
+	}
+	irq_spinlock_unlock(&preempt_lock, true);
+
+	uint64_t limit = rcu_stall_limit_get();
+	console_lock();
+	printf("rcu: INFO: stall: grace period %lu held up for %lu ms (limit %lu "
+	    "ms) by %u reader(s):\n", info.gp, info.held_ms, limit,
+	    info.n + info.more);
+	for (unsigned i = 0; i < info.n; i++) {
+		if (info.holder[i].running)
+			printf("rcu: INFO: stall: CPU %d in a reader section: thread "
+			    "'%s' (tid %lu) holds grace period %lu for %lu ms\n",
+			    info.holder[i].cpu, info.holder[i].name,
+			    info.holder[i].tid, info.gp, info.held_ms);
+		else
+			printf("rcu: INFO: stall: preempted reader thread '%s' (tid "
+			    "%lu, last on CPU %d) holds grace period %lu for %lu ms\n",
+			    info.holder[i].name, info.holder[i].tid,
+			    info.holder[i].cpu, info.gp, info.held_ms);
+	}
+	if (info.more)
+		printf("rcu: INFO: stall: ... and %u more\n", info.more);
+	if (info.n + info.more == 0)
+		printf("rcu: INFO: stall: no reader found any more (it just left)\n");
+	console_unlock();
+
+	irq_spinlock_lock(&stall_lock, true);
+	stall_last = info;
+	irq_spinlock_unlock(&stall_lock, true);
+	__atomic_fetch_add(&stat_stalls, 1, __ATOMIC_RELEASE);
+}
+
+/** Prints the stall warning of @a w if it is due. Detector thread. */
+static UNUSED void stall_check(gp_watch_t *w)
+{
+	if (stall_due_us(w) == 0)
+		stall_report(w);
+}
+
+#ifdef CONFIG_DEBUG
+/**
+ * Scheduler hook: @a t, still the thread of this CPU, is about to sleep
+ * (interrupts disabled). Blocking inside a reader section would hold up every
+ * grace period for as long as it sleeps (and forever if the waker waits for a
+ * grace period). Preemption is not a sleep and does not come here.
+ */
+static void rcu_thread_sleeps(thread_t *t)
+{
+	assert_verbose(!rcu_thread_in_reader(t),
+	    "blocking inside an RCU reader section (thread goes to sleep)");
+}
+#define RCU_SLEEP_HOOK rcu_thread_sleeps
+#else
+#define RCU_SLEEP_HOOK NULL
+#endif
+
 #if defined(CONFIG_RCU_A_RCU)
 
 /** Context switch: a quiescent state of the CPU. Interrupts disabled. */
@@ -207,9 +419,26 @@ void rcu_read_unlock_preempted(void)
 	interrupts_restore(ipl);
 }
 
+/**
+ * Switch-out hook (interrupts disabled; t is not running, its counter is stable).
+ * - Inside a reader and not yet on a list: mark it and put it on one.
+ * - Counter "zero, preempted": t was switched out between the subtraction of
+ *   rcu_read_unlock() and its check (or inside the slow path, before it took
+ *   preempt_lock). Its section is over; left on the list it would hold up every
+ *   grace period until it runs again, which may be long if it blocks next.
+ *   Do what the slow path would do. When t runs again its check reads 0 (or
+ *   rcu_read_unlock_preempted() re-checks under preempt_lock) and does nothing.
+ */
 static void arcu_after_thread_ran(thread_t *t)
 {
-	if (t->rcu_nesting >= RCU_CNT_INC && !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
+	if (t->rcu_nesting == RCU_WAS_PREEMPTED) {
+		irq_spinlock_lock(&preempt_lock, false);
+		list_remove(&t->rcu_preempt_link);
+		__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+		preempted_reader_left_locked();
+		irq_spinlock_unlock(&preempt_lock, false);
+	} else if (t->rcu_nesting >= RCU_CNT_INC &&
+	    !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
 		irq_spinlock_lock(&preempt_lock, false);
 		t->rcu_nesting |= RCU_WAS_PREEMPTED;
 		add_preempted_locked(t);
@@ -250,6 +479,8 @@ static void run_gp(void)
 		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
 	uint64_t gp = gp_start();
 #ifndef CONFIG_RCU_BROKEN
+	gp_watch_t w;
+	gp_watch_start(&w, gp);
 	bool pending[CONFIG_MAX_CPUS];
 	unsigned npending = 0;
 	for (unsigned i = 0; i < cpu_count; i++) {
@@ -285,7 +516,7 @@ static void run_gp(void)
 	}
 	if (delayed)
 		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
-	wait_for_preempted_readers();
+	wait_for_preempted_readers(&w);
 #endif
 	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
 }
@@ -321,6 +552,7 @@ void rcu_thread_exiting(void)
 
 static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = arcu_after_thread_ran,
+	.thread_sleeps = RCU_SLEEP_HOOK,
 };
 
 #elif defined(CONFIG_RCU_PODZIMEK)
@@ -397,6 +629,8 @@ static void run_gp(void)
 		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
 	uint64_t gp = gp_start();
 #ifndef CONFIG_RCU_BROKEN
+	gp_watch_t w;
+	gp_watch_start(&w, gp);
 	bool any = false;
 	for (unsigned i = 0; i < cpu_count; i++)
 		any |= cpu_is_online(i) && !cpu_quiescent(i, gp);
@@ -416,13 +650,15 @@ static void run_gp(void)
 	}
 	if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) != 0) {
 		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
-		while (__atomic_load_n(&delaying_cpus, __ATOMIC_SEQ_CST) != 0)
+		while (__atomic_load_n(&delaying_cpus, __ATOMIC_SEQ_CST) != 0) {
+			stall_check(&w);
 			(void) waitq_sleep_timeout(&delaying_done_wq, DETECT_SLEEP_US,
 			    SYNCH_FLAGS_NONE);
+		}
 	}
 	/* Drop a wake-up that raced with the last check. */
 	(void) waitq_sleep_timeout(&delaying_done_wq, 0, SYNCH_FLAGS_NON_BLOCKING);
-	wait_for_preempted_readers();
+	wait_for_preempted_readers(&w);
 #endif
 	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
 	waitq_wake_all(&gp_done_wq);
@@ -484,6 +720,7 @@ void rcu_thread_exiting(void)
 static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = podzimek_after_thread_ran,
 	.before_thread_runs = podzimek_before_thread_runs,
+	.thread_sleeps = RCU_SLEEP_HOOK,
 };
 
 #endif
@@ -687,6 +924,8 @@ void rcu_print_stats(void)
 	    __atomic_load_n(&stat_blocked_preempted, __ATOMIC_RELAXED));
 	printf("cross-calls sent: %lu\n", __atomic_load_n(&stat_cross_calls,
 	    __ATOMIC_RELAXED));
+	printf("stall warning limit: %lu ms\n", rcu_stall_limit_get());
+	printf("stall warnings: %lu\n", rcu_stall_warnings());
 	printf("pending callbacks: %zu\n", rcu_pending_callbacks());
 	printf("cpu  last-seen-gp  posted      run         pending  max-batch  "
 	    "avg-batch\n");

@@ -10,6 +10,7 @@
  * a CPU's timeout lock -> wait queue (timeout handlers).
  */
 #include <synch/waitq.h>
+#include <synch/rcu.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <time/timeout.h>
@@ -65,6 +66,9 @@ static void waitq_timeout_handler(void *arg)
 
 errno_t waitq_sleep_finish(waitq_t *wq, ipl_t ipl, uint64_t usec, unsigned flags)
 {
+	/* May block: never inside an RCU reader (even if it would not block now). */
+	if (!(flags & SYNCH_FLAGS_NON_BLOCKING))
+		rcu_assert_may_block();
 	if (wq->missed_wakeups > 0) {
 		wq->missed_wakeups--;
 		waitq_sleep_cancel(wq, ipl);

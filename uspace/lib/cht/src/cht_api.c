@@ -31,7 +31,7 @@ int cht_u_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
 {
 	if (!h)
 		return CHT_EINVAL;
-	return cht_create(h, init_size, min_size, max_load, true, op);
+	return cht_create(h, init_size, min_size, max_load, op);
 }
 
 int cht_u_destroy(cht_t *h)
@@ -197,7 +197,7 @@ int cht_kv_create(cht_kv_t **out, size_t init_size)
 	cht_kv_t *kv = malloc(sizeof(*kv));
 	if (!kv)
 		return CHT_ENOMEM;
-	int rc = cht_create_named(&kv->table, "cht_kv", init_size, 0, 0, true,
+	int rc = cht_create_named(&kv->table, "cht_kv", init_size, 0, 0,
 	    &kv_ops);
 	if (rc != CHT_OK) {
 		free(kv);

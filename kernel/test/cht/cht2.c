@@ -1,0 +1,436 @@
+/** @file cht2.c
+ * Test `chtcount`: the CHT's item count and its resize requests (issue 15,
+ * items 3 and 4).
+ *
+ * Part 1, the item count never goes below the number of linked items. Pairs
+ * of threads share a key: the inserter inserts one item of that key and waits
+ * until it is gone, the remover removes the key as soon as it finds it. So at
+ * most one item per pair is ever in the table and the table's count must
+ * never exceed the number of pairs. The table starts with one bucket
+ * (min_size 1) and max_load = pairs, so no correct count ever asks for a grow.
+ * When an insert counted its item only after linking it, a remover could
+ * decrement first and the count wrapped to 2^64-1: cht_get_stats() reported
+ * huge counts and the table grew although it never held more than `pairs`
+ * items. Required: every count read by the threads is <= pairs, no grow, the
+ * count is 0 at the end, every item's remove callback ran exactly once.
+ * In debug builds every CHT2_HOLD_EVERY-th insert is held right after its
+ * linking CAS (cht_env_linked_hook) until the remover has taken the item out
+ * again, which makes the old window (link, remove, count) certain instead of
+ * rare; release builds and a single CPU (where the remover cannot run while
+ * the inserter is held: Podzimek readers are not preemptible) run the same
+ * check on the natural race.
+ *
+ * Part 2, a resize request is never lost. The resize work's enqueue is made
+ * to fail once through cht_env_enqueue_hook, and while it fails a second
+ * request arrives (the hook calls cht_set_max_load(), which requests a resize
+ * and, seeing one in flight, leaves the enqueue to the first). Required: the
+ * table is not "resizing" afterwards, a later update past the grow threshold
+ * makes it grow (bounded wait), and cht_destroy() returns. When the failing
+ * requester only took back its own request, the count stayed at 1: the table
+ * never resized again and cht_destroy() waited forever (then this test leaks
+ * the table instead of calling it).
+ */
+
+#include <test.h>
+#include <tests.h>
+#include "chttest.h"
+#include <adt/cht.h>
+#include <synch/rcu.h>
+#include <mm/malloc.h>
+#include <proc/thread.h>
+#include <time/delay.h>
+#include <cpu.h>
+#include <arch/asm.h>
+#include <atomic.h>
+#include <print.h>
+#include <lib/str.h>
+
+/** Insert/remove rounds per pair. */
+#define CHT2_ROUNDS     4000
+#define CHT2_MAX_PAIRS  8
+/** Bound for a round's item to be removed (generous: TCG, loaded host). */
+#define CHT2_WAIT_US    (20 * 1000 * 1000UL)
+#define CHT2_MAGIC      0xC4C0FFEEu
+/** Every how many rounds an insert is held after linking (debug builds). */
+#define CHT2_HOLD_EVERY 4
+/** Bound of one hold (the remover normally needs microseconds). */
+#define CHT2_HOLD_US    (50 * 1000UL)
+
+typedef struct {
+	cht_link_t link;
+	uint64_t key;
+	uint32_t magic;
+	/** Remove callbacks run on this item. Atomics. */
+	uint32_t callbacks;
+} cht2_item_t;
+
+typedef struct {
+	uint64_t key;
+	/** Items removed so far, written by the remover (release). */
+	uint64_t removed;
+	/** The inserter is done (release). */
+	bool done;
+	/** Largest item count either thread read. Written by its own thread. */
+	size_t max_seen_ins;
+	size_t max_seen_rem;
+	/** Failure of this pair (static string), or NULL. */
+	const char *fail;
+	/** Round of the inserter; written and read by the inserter only. */
+	uint64_t round;
+	/** Inserts held by the hook until removed (inserter only). */
+	uint64_t held;
+} cht2_pair_t;
+
+static cht_t *table;
+static cht2_pair_t pairs[CHT2_MAX_PAIRS];
+static unsigned npairs;
+/** Remove callbacks run, and those on a bad item. Atomics. */
+static atomic_t callbacks;
+static atomic_t bad_callbacks;
+
+static size_t cht2_hash(const cht_link_t *item)
+{
+	return ((const cht2_item_t *) item)->key;
+}
+
+static size_t cht2_key_hash(void *key)
+{
+	return *(uint64_t *) key;
+}
+
+static bool cht2_equal(const cht_link_t *a, const cht_link_t *b)
+{
+	return ((const cht2_item_t *) a)->key == ((const cht2_item_t *) b)->key;
+}
+
+static bool cht2_key_equal(void *key, const cht_link_t *item)
+{
+	return ((const cht2_item_t *) item)->key == *(uint64_t *) key;
+}
+
+static void cht2_remove_callback(cht_link_t *item)
+{
+	cht2_item_t *it = (cht2_item_t *) item;
+	if (it->magic != CHT2_MAGIC ||
+	    __atomic_fetch_add(&it->callbacks, 1, __ATOMIC_RELAXED) != 0)
+		atomic_inc(&bad_callbacks);
+	it->magic = 0;
+	atomic_inc(&callbacks);
+	free(it);
+}
+
+static const cht_ops_t cht2_ops = {
+	.hash = cht2_hash,
+	.key_hash = cht2_key_hash,
+	.equal = cht2_equal,
+	.key_equal = cht2_key_equal,
+	.remove_callback = cht2_remove_callback,
+};
+
+static size_t read_count(void)
+{
+	cht_stats_t st;
+	cht_get_stats(table, &st);
+	return st.items;
+}
+
+#ifdef CONFIG_DEBUG
+/** The linked-item hook: holds some inserts until their item was removed. */
+static void hold_linked(void *h, void *item)
+{
+	if (h != table)
+		return;
+	cht2_item_t *it = item;
+	unsigned i = (unsigned) (it->key - 0x1000);
+	if (i >= npairs)
+		return;
+	cht2_pair_t *p = &pairs[i];
+	if (p->round % CHT2_HOLD_EVERY != 0)
+		return;
+	uint64_t t0 = uptime_us();
+	while (__atomic_load_n(&p->removed, __ATOMIC_ACQUIRE) <= p->round) {
+		if (uptime_us() - t0 > CHT2_HOLD_US)
+			return;
+		cpu_relax();
+	}
+	p->held++;
+}
+#endif
+
+static void inserter(void *arg)
+{
+	cht2_pair_t *p = arg;
+	for (uint64_t r = 0; r < CHT2_ROUNDS && !p->fail; r++) {
+		p->round = r;
+		cht2_item_t *it = malloc(sizeof(*it));
+		if (!it) {
+			p->fail = "out of memory";
+			break;
+		}
+		it->key = p->key;
+		it->magic = CHT2_MAGIC;
+		it->callbacks = 0;
+		rcu_read_lock();
+		cht_insert(table, &it->link);
+		rcu_read_unlock();
+		size_t c = read_count();
+		if (c > p->max_seen_ins)
+			p->max_seen_ins = c;
+		/* Wait for the remover to take it out. */
+		uint64_t t0 = uptime_us();
+		while (__atomic_load_n(&p->removed, __ATOMIC_ACQUIRE) <= r) {
+			if (uptime_us() - t0 > CHT2_WAIT_US) {
+				p->fail = "an inserted item was never removed";
+				break;
+			}
+			/* The remover may share this CPU (-smp 1). */
+			thread_yield();
+		}
+	}
+	__atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
+}
+
+static void remover(void *arg)
+{
+	cht2_pair_t *p = arg;
+	uint64_t key = p->key;
+	while (!__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
+		rcu_read_lock();
+		size_t n = cht_remove_key(table, &key);
+		rcu_read_unlock();
+		if (n > 1 && !p->fail)
+			p->fail = "remove_key removed more than one item of a pair";
+		if (n) {
+			size_t c = read_count();
+			if (c > p->max_seen_rem)
+				p->max_seen_rem = c;
+			__atomic_fetch_add(&p->removed, n, __ATOMIC_RELEASE);
+		} else {
+			thread_yield();
+		}
+	}
+}
+
+static const char *part_count(void)
+{
+	static char reason[200];
+	unsigned online[CONFIG_MAX_CPUS];
+	unsigned ncpu = 0;
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (cpu_is_online(c))
+			online[ncpu++] = c;
+	}
+	npairs = ncpu < 2 ? 2 : ncpu;
+	if (npairs > CHT2_MAX_PAIRS)
+		npairs = CHT2_MAX_PAIRS;
+	if (cht_create_named(table, "chtcount", 1, 1, npairs, &cht2_ops) !=
+	    CHT_OK)
+		return "cht_create failed";
+	atomic_set(&callbacks, 0);
+	atomic_set(&bad_callbacks, 0);
+
+	thread_t *th[2 * CHT2_MAX_PAIRS];
+	for (unsigned i = 0; i < npairs; i++) {
+		memset(&pairs[i], 0, sizeof(pairs[i]));
+		pairs[i].key = 0x1000 + i;
+	}
+	bool ok = true;
+	for (unsigned i = 0; i < 2 * npairs; i++) {
+		cht2_pair_t *p = &pairs[i / 2];
+		th[i] = thread_create(i % 2 ? remover : inserter, p,
+		    i % 2 ? "chtcount-rem" : "chtcount-ins", THREAD_FLAG_NONE);
+		if (!th[i]) {
+			ok = false;
+			break;
+		}
+		/* Inserter and remover of a pair on different CPUs. */
+		thread_wire(th[i], &cpus[online[(i / 2 + i % 2) % ncpu]]);
+	}
+	if (!ok) {
+		/* Nothing has started: release what was created. */
+		return "thread_create failed";
+	}
+#ifdef CONFIG_DEBUG
+	bool hold = ncpu >= 2;
+	if (hold)
+		__atomic_store_n(&cht_env_linked_hook, hold_linked,
+		    __ATOMIC_RELEASE);
+#endif
+	for (unsigned i = 0; i < 2 * npairs; i++)
+		thread_start(th[i]);
+	for (unsigned i = 0; i < 2 * npairs; i++)
+		(void) thread_join(th[i]);
+#ifdef CONFIG_DEBUG
+	__atomic_store_n(&cht_env_linked_hook, NULL, __ATOMIC_RELEASE);
+	/* A hook call that loaded the pointer before the store may still run. */
+	rcu_synchronize();
+#endif
+
+	size_t max_seen = 0;
+	const char *fail = NULL;
+	uint64_t total = 0;
+	uint64_t held = 0;
+	for (unsigned i = 0; i < npairs; i++) {
+		held += pairs[i].held;
+		if (pairs[i].fail && !fail)
+			fail = pairs[i].fail;
+		if (pairs[i].max_seen_ins > max_seen)
+			max_seen = pairs[i].max_seen_ins;
+		if (pairs[i].max_seen_rem > max_seen)
+			max_seen = pairs[i].max_seen_rem;
+		total += pairs[i].removed;
+	}
+	rcu_barrier();
+	cht_stats_t st;
+	cht_get_stats(table, &st);
+	TPRINTF("chtcount: %u pairs x %d rounds: %lu removed (%lu while the "
+	    "insert was held after linking), largest count read %zu (limit %u), "
+	    "grows %lu, count at the end %zu\n", npairs, CHT2_ROUNDS, total, held,
+	    max_seen, npairs, (unsigned long) st.grows, st.items);
+	if (fail)
+		return fail;
+#ifdef CONFIG_DEBUG
+	/* The hook must have made the window happen (not every hold succeeds). */
+	if (hold && held < (uint64_t) npairs * CHT2_ROUNDS / CHT2_HOLD_EVERY / 2) {
+		snprintf(reason, sizeof(reason), "only %lu of %lu held inserts were "
+		    "removed while held: the race was not exercised", held,
+		    (uint64_t) npairs * CHT2_ROUNDS / CHT2_HOLD_EVERY);
+		return reason;
+	}
+#endif
+	if (max_seen > npairs) {
+		snprintf(reason, sizeof(reason), "the item count read %zu with at most "
+		    "%u items in the table (wrapped below zero)", max_seen, npairs);
+		return reason;
+	}
+	if (st.grows != 0) {
+		snprintf(reason, sizeof(reason), "the table grew %lu times although "
+		    "it never held more than max_load = %u items",
+		    (unsigned long) st.grows, npairs);
+		return reason;
+	}
+	if (st.items != 0) {
+		snprintf(reason, sizeof(reason), "item count %zu after every item "
+		    "was removed", st.items);
+		return reason;
+	}
+	if (total != (uint64_t) npairs * CHT2_ROUNDS)
+		return "removed count differs from the inserted count";
+	if ((uint64_t) atomic_get(&callbacks) != total ||
+	    atomic_get(&bad_callbacks) != 0) {
+		snprintf(reason, sizeof(reason), "%zu remove callbacks (%zu bad) "
+		    "for %lu removed items", atomic_get(&callbacks),
+		    atomic_get(&bad_callbacks), total);
+		return reason;
+	}
+	/* Wait for a (spurious) resize in flight before destroying. */
+	for (unsigned i = 0; i < 1000; i++) {
+		cht_get_stats(table, &st);
+		if (!st.resizing)
+			break;
+		thread_usleep(10000);
+	}
+	if (st.resizing)
+		return "a resize is still pending after 10 s (table leaked)";
+	if (cht_destroy(table) != CHT_OK)
+		return "cht_destroy failed";
+	return NULL;
+}
+
+/* Part 2 */
+
+/** Requests injected from the hook. Written by the hook (thread context). */
+static unsigned hook_calls;
+
+static bool failing_enqueue(cht_env_work_t *w)
+{
+	/* Fail once: the next enqueue goes to the work queue again. */
+	__atomic_store_n(&cht_env_enqueue_hook, NULL, __ATOMIC_RELEASE);
+	hook_calls++;
+	/* A second request while the first one's enqueue is failing. */
+	cht_set_max_load(table, 4);
+	return false;
+}
+
+static const char *part_lost_request(void)
+{
+	static char reason[200];
+	if (cht_create_named(table, "chtcount-req", 1, 1, 4, &cht2_ops) != CHT_OK)
+		return "cht_create failed";
+	hook_calls = 0;
+	__atomic_store_n(&cht_env_enqueue_hook, failing_enqueue, __ATOMIC_RELEASE);
+	/* Request a resize (nothing to do for an empty table) that fails. */
+	cht_set_max_load(table, 4);
+	__atomic_store_n(&cht_env_enqueue_hook, NULL, __ATOMIC_RELEASE);
+	if (hook_calls != 1)
+		return "the enqueue hook was not called exactly once";
+
+	/* Nothing is queued now; the table must not claim a resize in flight. */
+	cht_stats_t st;
+	cht_get_stats(table, &st);
+	bool stuck = st.resizing;
+
+	/* Past the grow threshold (4 items per bucket, 1 bucket): must grow. */
+	enum { N = 64 };
+	for (uint64_t k = 0; k < N; k++) {
+		cht2_item_t *it = malloc(sizeof(*it));
+		if (!it)
+			return "out of memory";
+		it->key = k;
+		it->magic = CHT2_MAGIC;
+		it->callbacks = 0;
+		rcu_read_lock();
+		cht_insert(table, &it->link);
+		rcu_read_unlock();
+	}
+	for (unsigned i = 0; i < 1000; i++) {
+		cht_get_stats(table, &st);
+		if (st.grows && !st.resizing)
+			break;
+		thread_usleep(10000);
+	}
+	TPRINTF("chtcount: failed enqueue + concurrent request: resizing "
+	    "afterwards %s; after %d inserts: %zu buckets, %lu grows, resizing "
+	    "%s\n", stuck ? "yes" : "no", N, st.buckets, (unsigned long) st.grows,
+	    st.resizing ? "yes" : "no");
+	for (uint64_t k = 0; k < N; k++) {
+		rcu_read_lock();
+		(void) cht_remove_key(table, &k);
+		rcu_read_unlock();
+	}
+	if (stuck || !st.grows || st.resizing) {
+		snprintf(reason, sizeof(reason), "resize request lost after a failed "
+		    "enqueue: resizing %s, %lu grows with %d items in 1 bucket (the "
+		    "table is leaked: cht_destroy would wait forever)",
+		    stuck ? "stuck at yes" : "no", (unsigned long) st.grows, N);
+		return reason;
+	}
+	rcu_barrier();
+	for (unsigned i = 0; i < 1000; i++) {
+		cht_get_stats(table, &st);
+		if (!st.resizing)
+			break;
+		thread_usleep(10000);
+	}
+	if (cht_destroy(table) != CHT_OK)
+		return "cht_destroy failed";
+	return NULL;
+}
+
+const char *test_chtcount(void)
+{
+	heap_stats_t hb;
+	frame_stats_t fb;
+	chttest_mem_snapshot(&hb, &fb);
+	table = malloc(sizeof(cht_t));
+	if (!table)
+		return "out of memory";
+	const char *r = part_count();
+	if (!r)
+		r = part_lost_request();
+	if (r)
+		return r;  /* the table may still be in use: leaked */
+	free(table);
+	table = NULL;
+	return chttest_mem_back(&hb, &fb, 10 * 1000 * 1000UL);
+}

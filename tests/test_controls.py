@@ -1,0 +1,217 @@
+"""Negative controls: builds with a fault injected must FAIL their test.
+
+A test that passes a build it exists to catch proves nothing, so ``make
+test`` builds one configuration per oracle with a fault injected (``make
+BROKEN=...``, see the Makefile; ``make controls`` builds them all) and
+requires the test to fail *for the reason the oracle gives*: a pass, a
+failure with another reason, a panic, a hang or QEMU dying all fail the
+control.  Each control is one boot at -smp 2 running only its test(s).
+
+==================  ====================================  ==================
+build               fault                                 must fail
+==================  ====================================  ==================
+podzimek-broken     Podzimek GP detection does not wait   rcutorture, rcu1
+rcu-broken          A-RCU GP detection does not wait      rcu1 (rcutorture:
+                                                          test_rcu.py)
+broken-shootdown    tlb_shootdown() does nothing          pagefault1
+broken-smpcall      one cross-call in 500 dropped         smpcall1
+broken-workq        one work item in 1000 dropped         workqueue
+==================  ====================================  ==================
+
+The A-RCU broken build's rcutorture control is ``TestRCUBroken`` in
+test_rcu.py (-smp 4); the userspace RCU's is in test_uspace.py.
+"""
+
+import os
+import re
+
+import pytest
+
+import kconsole
+from conftest import BROKEN_ELF, PODZIMEK_BROKEN_ELF, REPO
+from test_rcu import ORACLE_FAILURE_RE, parse_rcu_stats
+
+BOOT_TIMEOUT = 180
+CMD_TIMEOUT = 60
+TEST_ONE_TIMEOUT = 600
+HALT_TIMEOUT = 60
+
+#: rcu1's reasons for a callback run, or rcu_synchronize returning, while a
+#: reader that predates the grace period is still inside.
+RCU1_EARLY_RE = re.compile(
+    r"the callback ran while the reader was still inside its section|"
+    r"rcu_synchronize returned while a .* reader .*was inside|"
+    r"ran before the thread exited|"
+    r"readers saw a callback posted after their start complete|"
+    r"a callback ran before the GP counter advanced")
+
+#: smpcall1: a caller counted fewer calls than it made (one was dropped).
+SMPCALL_SHORT_RE = re.compile(
+    r"^(?:sync\+async|pairs): CPU \d+ counted (?P<got>\d+) calls, "
+    r"expected (?P<want>\d+)$")
+
+#: pagefault1: a translation survived an unmap.
+STALE_RE = re.compile(
+    r"^\d+ errors, first: (?:stale translation|.*a write through a stale "
+    r"entry)")
+
+#: workqueue: items were accepted and never ran.
+WORKQ_LOST_RE = re.compile(
+    r"^stress run did not finish in time \(items stuck\)$|"
+    r"^Failed to invoke the expected number of calls$")
+
+
+def broken_elf(knob):
+    """The image of ``make BUILD=build/broken-KNOB BROKEN=KNOB``."""
+    return os.path.join(REPO, "build", "broken-" + knob, "kernel.elf")
+
+
+def _smpcall_short(reason):
+    m = SMPCALL_SHORT_RE.search(reason)
+    return bool(m) and int(m["got"]) < int(m["want"])
+
+
+#: id -> (kernel, is an RCU control, [(test, check, what)]).
+CONTROLS = {
+    "podzimek-rcu-broken": (PODZIMEK_BROKEN_ELF, True, [
+        ("rcu1", RCU1_EARLY_RE.search,
+         "a callback run or rcu_synchronize returning under a reader"),
+        ("rcutorture", ORACLE_FAILURE_RE.search,
+         "an object aged past one GP, poisoned or reused under a reader"),
+    ]),
+    "a-rcu-broken": (BROKEN_ELF, True, [
+        ("rcu1", RCU1_EARLY_RE.search,
+         "a callback run or rcu_synchronize returning under a reader"),
+    ]),
+    "shootdown": (broken_elf("shootdown"), False, [
+        ("pagefault1", STALE_RE.search, "a stale translation after an unmap"),
+    ]),
+    "smpcall": (broken_elf("smpcall"), False, [
+        ("smpcall1", _smpcall_short, "a CPU counted fewer calls than made"),
+    ]),
+    "workq": (broken_elf("workq"), False, [
+        ("workqueue", WORKQ_LOST_RE.search, "work items lost (stuck)"),
+    ]),
+}
+
+
+def expect_failure(k, test, check, what):
+    """Run ``test NAME`` on a broken build: it must fail with ``check``."""
+    __tracebackhide__ = True
+    out = k.cmd("test " + test, TEST_ONE_TIMEOUT)
+    verdicts = kconsole.parse_verdicts(out)
+    assert verdicts, "no verdict from 'test %s':\n%s" % (test, out)
+    reasons = [r for ok, r in verdicts if not ok]
+    assert reasons, ("the broken build PASSED %s: the test cannot catch %s:"
+                     "\n%s" % (test, what, out))
+    assert check(reasons[0]), (
+        "%s failed, but not with the expected reason (%s): %r\n%s"
+        % (test, what, reasons[0], out))
+    return reasons[0]
+
+
+def pytest_generate_tests(metafunc):
+    """``test_fails`` of a control's class runs the control's tests."""
+    if "test" in metafunc.fixturenames and metafunc.cls is not None \
+            and getattr(metafunc.cls, "CONTROL", None):
+        tests = [t[0] for t in CONTROLS[metafunc.cls.CONTROL][2]]
+        metafunc.parametrize("test", tests, ids=tests)
+
+
+@pytest.fixture(scope="class")
+def control_boot(request, boot_factory):
+    """The class's broken kernel booted with -smp 2."""
+    ident = request.cls.CONTROL
+    kernel, is_rcu, tests = CONTROLS[ident]
+    if not os.path.isfile(kernel):
+        pytest.fail("%s is missing: run 'make controls'" % kernel)
+    boot = boot_factory(request, smp=2, kernel=kernel,
+                        name="control-%s-smp2" % ident)
+    boot.smp = 2
+    boot.ident, boot.is_rcu = ident, is_rcu
+    boot.tests = {t[0]: t for t in tests}
+    return boot
+
+
+class ControlSteps:
+    """One broken build: its test(s) fail with the oracle's reason."""
+
+    CONTROL = None
+
+    def test_boot(self, control_boot):
+        """The broken kernel reaches the prompt."""
+        control_boot.k.wait_prompt(BOOT_TIMEOUT)
+
+    def test_is_broken(self, control_boot):
+        """An RCU control's ``rcu`` says BROKEN (the right image booted)."""
+        if not control_boot.is_rcu:
+            pytest.skip("not an RCU control")
+        out = control_boot.k.cmd("rcu", CMD_TIMEOUT)
+        stats = parse_rcu_stats(out)
+        assert stats is not None, "unexpected 'rcu' output:\n" + out
+        assert stats["broken"], "'rcu' does not report a BROKEN build:\n" + out
+
+    def test_fails(self, control_boot, test):
+        """``test NAME`` reports ``Test failed: <the oracle's reason>``."""
+        _, check, what = control_boot.tests[test]
+        expect_failure(control_boot.k, test, check, what)
+
+    def test_no_panic(self, control_boot):
+        """The failure is reported, not a crash."""
+        control_boot.k.check_no_panic()
+
+    def test_halt(self, control_boot):
+        """The kernel still halts cleanly after the failed test."""
+        control_boot.k.halt(HALT_TIMEOUT)
+
+
+class TestControlPodzimekRcu(ControlSteps):
+    CONTROL = "podzimek-rcu-broken"
+
+
+class TestControlARcuRcu1(ControlSteps):
+    CONTROL = "a-rcu-broken"
+
+
+class TestControlShootdown(ControlSteps):
+    CONTROL = "shootdown"
+
+
+class TestControlSmpcall(ControlSteps):
+    CONTROL = "smpcall"
+
+
+class TestControlWorkq(ControlSteps):
+    CONTROL = "workq"
+
+
+class TestControlReasons:
+    """The reason checks on canned text (no QEMU)."""
+
+    def test_rcu1(self):
+        assert RCU1_EARLY_RE.search(
+            "preempted readers: preempted before GP detection: the callback "
+            "ran while the reader was still inside its section")
+        assert RCU1_EARLY_RE.search(
+            "rcu_synchronize waits for a reader: rcu_synchronize returned "
+            "while a preempted (yielding) reader was inside")
+        assert not RCU1_EARLY_RE.search("a thread did not finish")
+
+    def test_smpcall(self):
+        assert _smpcall_short("pairs: CPU 1 counted 199 calls, expected 200")
+        assert not _smpcall_short(
+            "pairs: CPU 1 counted 201 calls, expected 200")
+        assert not _smpcall_short("sync+async: a call ran on the wrong CPU")
+
+    def test_stale(self):
+        assert STALE_RE.search(
+            "18 errors, first: stale translation: thread 0 on CPU 0 read "
+            "0x42f74b714907831 from page 0x40004000 after thread 1 unmapped "
+            "it")
+        assert not STALE_RE.search("page hash table entries not back at the "
+                                   "baseline")
+
+    def test_workq(self):
+        assert WORKQ_LOST_RE.search(
+            "stress run did not finish in time (items stuck)")
+        assert not WORKQ_LOST_RE.search("out of memory")
