@@ -178,7 +178,13 @@ static const cht_ops_t ops = {
 
 static cht_t table;
 static item_t items[TOTAL];
-static pthread_barrier_t start_line;
+/*
+ * The inserters start together and, done, wait at the finish line until the
+ * test has looked at the table: a thread that exits and is joined would
+ * leave its stack in the C library's stack cache, from which the worker
+ * could start even under the lowered RLIMIT_AS.
+ */
+static pthread_barrier_t start_line, finish_line;
 
 static void insert_one(size_t i)
 {
@@ -195,6 +201,7 @@ static void *inserter(void *arg)
 	pthread_barrier_wait(&start_line);
 	for (size_t i = first; i < first + PER_THREAD; i++)
 		insert_one(i);
+	pthread_barrier_wait(&finish_line);
 	return NULL;
 }
 
@@ -226,29 +233,32 @@ static int part_reclaimer(void)
 static void part_worker(void)
 {
 	phase = "create";
-	CHECK_EQ(cht_create(&table, 1, 1, MAX_LOAD, false, &ops), CHT_OK);
+	CHECK_EQ(cht_create(&table, 1, 1, MAX_LOAD, &ops), CHT_OK);
 	cht_stats_t st0;
 	stats(&st0);
 
 	pthread_t t[NTHREADS];
 	pthread_barrier_init(&start_line, NULL, NTHREADS + 1);
+	pthread_barrier_init(&finish_line, NULL, NTHREADS + 1);
 	for (uintptr_t i = 0; i < NTHREADS; i++)
 		tu_spawn(&t[i], inserter, (void *) i);
 	phase = "inserts while the worker cannot start";
 	unsigned long before = __atomic_load_n(&failed_creates, __ATOMIC_RELAXED);
 	threads_fail_begin();
 	pthread_barrier_wait(&start_line);
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(t[i], NULL);
-	threads_fail_end();
+	pthread_barrier_wait(&finish_line);
+	/* Every insert is done and still no thread can start. */
 	unsigned long failed = __atomic_load_n(&failed_creates,
 	    __ATOMIC_RELAXED) - before;
-
-	pthread_barrier_destroy(&start_line);
-
 	cht_stats_t st1;
 	stats(&st1);
 	size_t reqs = __atomic_load_n(&table.resize_reqs, __ATOMIC_ACQUIRE);
+	threads_fail_end();
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start_line);
+	pthread_barrier_destroy(&finish_line);
+
 	printf("while the worker could not start: %lu failed starts, %zu items "
 	    "in %zu buckets, %lu grows, resize_reqs %zu\n", failed, st1.items,
 	    st1.buckets, (unsigned long) st1.grows, reqs);
