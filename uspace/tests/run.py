@@ -98,6 +98,8 @@ def suites():
         s.append(Suite(v, "test_api"))
         s.append(Suite(v, "test_stress", [scaled(3), 4]))
         s.append(Suite(v, "test_rcutorture", [scaled(3), 3]))
+        s.append(Suite(v, "test_workfail"))
+        s.append(Suite(v, "test_sigsafe", [scaled(2)]))
     # The fence fallback of the RCU (as on kernels without membarrier).
     s.append(Suite("plain", "test_rcutorture", [scaled(2), 3],
                    {"CHT_RCU_FLAVOUR": "fence"}))
@@ -105,6 +107,11 @@ def suites():
                    {"CHT_RCU_FLAVOUR": "fence"}))
     s.append(Suite("plain", "test_stress", [scaled(2), 2],
                    {"CHT_RCU_FLAVOUR": "fence"}))
+    s.append(Suite("plain", "test_sigsafe", [scaled(2)],
+                   {"CHT_RCU_FLAVOUR": "fence"}))
+    # Helper threads that cannot start for want of address space (the
+    # sanitizers' shadow memory does not fit under a lowered RLIMIT_AS).
+    s.append(Suite("plain", "test_workfail", ["all", "rlimit"]))
     # Negative control: must fail.
     s.append(Suite("broken", "test_rcutorture", [scaled(3), 3],
                    expect_fail=True,

@@ -27,7 +27,13 @@
  * table (unregistration at thread exit is automatic). Removed items reach
  * ops->remove_callback after a grace period, from the library's reclaimer
  * thread. Resizes run on the library's worker thread, never in the caller's
- * operation. The library has two helper threads (reclaimer, resize worker).
+ * operation. The library has two helper threads (reclaimer, resize worker),
+ * started on first use; if one cannot be started (no memory for its stack,
+ * thread limit), the registration fails with CHT_ENOMEM or the table stays
+ * at its size, and the next registration or resize request tries again.
+ * Signal handlers may enter reader sections and look up (cht_find*, with
+ * async-signal-safe ops), but not update a table (see cht_rcu.h,
+ * "Async-signal safety").
  */
 #ifndef CHT_USPACE_H_
 #define CHT_USPACE_H_

@@ -27,13 +27,23 @@ void cht_env_sleep_ms(unsigned ms)
 		;
 }
 
-/* The worker thread: runs queued work items one at a time, in order. */
+/*
+ * The worker thread: runs queued work items one at a time, in order.
+ *
+ * It is started by the first enqueue. If it cannot be started (no memory
+ * for its stack, thread limit), the enqueue fails and the next enqueue tries
+ * again: a failed start is never final (cht.c then drops its pending request
+ * count to 0, so its next resize request enqueues again).
+ */
 
+/** Protects wq_head, wq_tail and wq_started. */
 static pthread_mutex_t wq_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wq_cond = PTHREAD_COND_INITIALIZER;
 static cht_env_work_t *wq_head, *wq_tail;
-static pthread_once_t wq_once = PTHREAD_ONCE_INIT;
-static int wq_ok;
+/** The worker thread runs. Under wq_lock. */
+static bool wq_started;
+/** A start failed and was reported; cleared by a successful start. Under wq_lock. */
+static bool wq_start_warned;
 
 static void *worker_main(void *arg)
 {
@@ -58,24 +68,36 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void wq_start(void)
+/** Starts the worker unless it runs. Called with wq_lock held. */
+static bool wq_start_locked(void)
 {
-	if (cht_rcu_start_helper(worker_main, NULL) == 0)
-		__atomic_store_n(&wq_ok, 1, __ATOMIC_RELEASE);
-	else
-		fprintf(stderr, "libcht: cannot start the worker thread\n");
+	if (wq_started)
+		return true;
+	/* The new thread waits for wq_lock before it looks at the queue. */
+	if (cht_rcu_start_helper(worker_main, NULL) != 0) {
+		if (!wq_start_warned)
+			fprintf(stderr, "libcht: cannot start the worker thread "
+			    "(tables do not resize; retried at the next "
+			    "request)\n");
+		wq_start_warned = true;
+		return false;
+	}
+	wq_started = true;
+	wq_start_warned = false;
+	return true;
 }
 
 bool cht_env_work_enqueue(cht_env_work_t *w,
     void (*func)(cht_env_work_t *work), bool block)
 {
 	(void) block;
-	pthread_once(&wq_once, wq_start);
-	if (!__atomic_load_n(&wq_ok, __ATOMIC_ACQUIRE))
+	pthread_mutex_lock(&wq_lock);
+	if (!wq_start_locked()) {
+		pthread_mutex_unlock(&wq_lock);
 		return false;
+	}
 	w->func = func;
 	w->next = NULL;
-	pthread_mutex_lock(&wq_lock);
 	if (wq_tail)
 		wq_tail->next = w;
 	else

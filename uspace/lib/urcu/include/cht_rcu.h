@@ -27,7 +27,9 @@
  * Threads: cht_rcu_register_thread() before the first reader section; a
  * thread that exits while registered is unregistered by a thread-specific-data
  * destructor. An unregistered thread gets CHT_EPERM from cht_rcu_read_lock()
- * (and is then NOT in a reader section). The per-thread state uses the
+ * (and is then NOT in a reader section). A signal handler of a registered
+ * thread may enter reader sections, wherever it interrupts the thread (see
+ * "Async-signal safety" below). The per-thread state uses the
  * initial-exec TLS model (fast inline readers); dlopen() of libcht.so works
  * while the static TLS surplus of the C library lasts (it needs 64 bytes).
  *
@@ -88,7 +90,10 @@ struct cht_rcu_reader {
 	 * read by cht_rcu_synchronize() (acquire loads).
 	 */
 	uint64_t ctr;
-	/** Nesting depth. Owner only. */
+	/**
+	 * Nesting depth. Owner only (and its signal handlers: relaxed atomic
+	 * accesses, ordered against ctr by signal fences).
+	 */
 	unsigned long nest;
 	/** Registered (in the reader registry). Owner only. */
 	int registered;
@@ -150,10 +155,64 @@ static inline void cht_rcu_reader_barrier(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/*
+ * Async-signal safety. A signal handler of a registered thread may enter and
+ * leave reader sections (balanced), also when it interrupts the thread's own
+ * cht_rcu_read_lock() or cht_rcu_read_unlock() at any instruction. The
+ * handler's section is then protected, and so is the interrupted thread's
+ * section once its cht_rcu_read_lock() has returned. What makes it so:
+ *
+ *  - A handler runs to completion on top of the interrupted code (balanced
+ *    sections) and leaves nest as it found it. ctr it leaves as it found
+ *    it, except in the two windows below: inside an outermost lock it
+ *    leaves its own snapshot, inside an outermost unlock it leaves 0.
+ *  - Lock: nest is raised BEFORE ctr is stored (signal fence between). A
+ *    handler in between finds nest > 0 and ctr == 0; it stores a snapshot
+ *    itself (and keeps it: its unlock only lowers nest), so its own section
+ *    is protected. The interrupted outermost lock then stores its own,
+ *    newer, snapshot: harmless, its section has not loaded anything yet.
+ *  - Unlock: nest is lowered to 0 BEFORE ctr is cleared. A handler in
+ *    between finds nest == 0, so it runs a complete outermost section of its
+ *    own (snapshot, then ctr = 0); the section it interrupted had finished
+ *    its loads (they are before the handler's release stores of ctr in
+ *    program order). Clearing ctr first instead would let a handler in
+ *    between find nest == 1 and ctr == 0 after its nested lock took no
+ *    snapshot of its own (if it did, it would leave a stale one behind).
+ *  - Storing ctr first and nest last on lock (as this code once did) lets
+ *    a handler in between find nest == 0, run an outermost section and
+ *    clear ctr: the interrupted section then runs without a snapshot.
+ *
+ * Only reader sections are allowed in handlers: cht_rcu_register_thread(),
+ * cht_rcu_synchronize(), cht_rcu_call(), cht_rcu_barrier() and the table's
+ * operations that may allocate, free or take locks are not async-signal-safe;
+ * lookups (cht_find*) inside a handler's own reader section are.
+ */
+
+/** Relaxed access to a field of the calling thread's reader record. */
+#define CHT_RCU_SELF_LOAD(f)     __atomic_load_n(&cht_rcu_self.f, __ATOMIC_RELAXED)
+#define CHT_RCU_SELF_STORE(f, v) __atomic_store_n(&cht_rcu_self.f, (v), __ATOMIC_RELAXED)
+
+/** Stores a snapshot of the GP sequence into ctr, then the flavour's barrier. */
+static inline void cht_rcu_read_snapshot(void)
+{
+	/*
+	 * Acquire load of the sequence: a section that reads a new value sees
+	 * the removals ordered before its advance. Release store: earlier
+	 * sections' accesses are ordered before it (what ThreadSanitizer needs
+	 * to see; both are plain moves on x86-64). The store-load order
+	 * against the protected loads that follow comes from the barrier,
+	 * paired with the writer's membarrier (or fence).
+	 */
+	__atomic_store_n(&cht_rcu_self.ctr,
+	    __atomic_load_n(&cht_rcu_gp.seq, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	cht_rcu_reader_barrier();
+}
+
 /**
- * Enters a reader section (nestable). No atomic RMW, no fence (membarrier
- * flavour). @return CHT_OK, or CHT_EPERM if the thread is not registered
- * (then it is not in a section and must not call cht_rcu_read_unlock()).
+ * Enters a reader section (nestable; allowed in signal handlers, see above).
+ * No atomic RMW, no fence (membarrier flavour). @return CHT_OK, or CHT_EPERM
+ * if the thread is not registered (then it is not in a section and must not
+ * call cht_rcu_read_unlock()).
  */
 static inline int cht_rcu_read_lock(void)
 {
@@ -161,47 +220,43 @@ static inline int cht_rcu_read_lock(void)
 	 * cht_rcu_self is named directly, not through a pointer: one TLS
 	 * offset per access and nothing for UBSan's null check to misread.
 	 */
-	unsigned long n = cht_rcu_self.nest;
-	if (n == 0) {
-		if (__builtin_expect(!cht_rcu_self.registered, 0))
-			return cht_rcu_read_lock_unregistered();
-		/*
-		 * Acquire load of the sequence: a section that reads a new
-		 * value sees the removals ordered before its advance. Release
-		 * store: earlier sections' accesses are ordered before it (what
-		 * ThreadSanitizer needs to see; both are plain moves on
-		 * x86-64). The store-load order against the protected loads
-		 * that follow comes from the barrier below, paired with the
-		 * writer's membarrier (or fence).
-		 */
-		__atomic_store_n(&cht_rcu_self.ctr,
-		    __atomic_load_n(&cht_rcu_gp.seq, __ATOMIC_ACQUIRE),
-		    __ATOMIC_RELEASE);
-		cht_rcu_reader_barrier();
-	}
-	cht_rcu_self.nest = n + 1;
+	unsigned long n = CHT_RCU_SELF_LOAD(nest);
+	if (n == 0 && __builtin_expect(!cht_rcu_self.registered, 0))
+		return cht_rcu_read_lock_unregistered();
+	/* nest first: a handler from here on sees a section (see above). */
+	CHT_RCU_SELF_STORE(nest, n + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * Outermost: take a snapshot. Nested: only if the section being nested
+	 * in has none yet (this is a handler that interrupted an outermost
+	 * lock between its two stores).
+	 */
+	if (n == 0 || __builtin_expect(CHT_RCU_SELF_LOAD(ctr) == 0, 0))
+		cht_rcu_read_snapshot();
 	return CHT_OK;
 }
 
 /** Leaves a reader section. A release store, no fence. */
 static inline void cht_rcu_read_unlock(void)
 {
-	unsigned long n = cht_rcu_self.nest;
+	unsigned long n = CHT_RCU_SELF_LOAD(nest);
+	if (__builtin_expect(n == 0, 0)) {
+		cht_rcu_read_unlock_unbalanced();
+		return;
+	}
+	CHT_RCU_SELF_STORE(nest, n - 1);
 	if (n == 1) {
+		/* ctr last: a handler from here on sees no section (see above). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		/* Release: the section's loads are ordered before it. */
 		__atomic_store_n(&cht_rcu_self.ctr, 0, __ATOMIC_RELEASE);
-		cht_rcu_self.nest = 0;
-	} else if (__builtin_expect(n > 1, 1)) {
-		cht_rcu_self.nest = n - 1;
-	} else {
-		cht_rcu_read_unlock_unbalanced();
 	}
 }
 
 /** True inside a reader section of the calling thread. */
 static inline bool cht_rcu_read_locked(void)
 {
-	return cht_rcu_self.nest != 0;
+	return CHT_RCU_SELF_LOAD(nest) != 0;
 }
 
 /** Publishes @a v in @a *p (release). */

@@ -49,8 +49,15 @@ static int reclaimer_sleeping;
 static int barrier_waiters;
 static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
-static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
+/*
+ * The reclaimer is started by the first registration or callback; if it
+ * cannot be started, the next registration or callback tries again.
+ */
+static pthread_mutex_t reclaimer_start_lock = PTHREAD_MUTEX_INITIALIZER;
+/** 1 once the reclaimer runs. Written under reclaimer_start_lock; atomics. */
 static int reclaimer_ok;
+/** A failed start was reported. Under reclaimer_start_lock. */
+static int reclaimer_warned;
 static __thread int in_reclaimer;
 
 const char *cht_strerror(int err)
@@ -149,15 +156,14 @@ static void registry_delete(struct cht_rcu_reader *r)
 	__atomic_store_n(&registry_count, registry_count - 1, __ATOMIC_RELAXED);
 }
 
-static void reclaimer_start(void);
+static int reclaimer_ensure(void);
 
 int cht_rcu_register_thread(void)
 {
 	struct cht_rcu_reader *r = &cht_rcu_self;
 	if (r->registered)
 		return CHT_OK;
-	pthread_once(&reclaimer_once, reclaimer_start);
-	if (!__atomic_load_n(&reclaimer_ok, __ATOMIC_ACQUIRE) || !exit_key_ok)
+	if (!reclaimer_ensure() || !exit_key_ok)
 		return CHT_ENOMEM;
 	/* Unregister automatically at thread exit. */
 	if (pthread_setspecific(exit_key, r) != 0)
@@ -347,17 +353,36 @@ int cht_rcu_start_helper(void *(*fn)(void *), void *arg)
 	return start_helper(fn, arg);
 }
 
-static void reclaimer_start(void)
+/**
+ * Starts the reclaimer unless it runs; a failed start is retried by the next
+ * call. @return 1 if the reclaimer runs.
+ */
+static int reclaimer_ensure(void)
 {
-	if (start_helper(reclaimer_main, NULL) == 0)
-		__atomic_store_n(&reclaimer_ok, 1, __ATOMIC_RELEASE);
-	else
-		fprintf(stderr, "cht_rcu: cannot start the reclaimer thread\n");
+	if (__atomic_load_n(&reclaimer_ok, __ATOMIC_ACQUIRE))
+		return 1;
+	pthread_mutex_lock(&reclaimer_start_lock);
+	if (!__atomic_load_n(&reclaimer_ok, __ATOMIC_RELAXED)) {
+		if (start_helper(reclaimer_main, NULL) == 0) {
+			__atomic_store_n(&reclaimer_ok, 1, __ATOMIC_RELEASE);
+		} else if (!reclaimer_warned) {
+			reclaimer_warned = 1;
+			fprintf(stderr, "cht_rcu: cannot start the reclaimer thread "
+			    "(retried at the next registration or callback)\n");
+		}
+	}
+	int ok = __atomic_load_n(&reclaimer_ok, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&reclaimer_start_lock);
+	return ok;
 }
 
 void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
 {
-	pthread_once(&reclaimer_once, reclaimer_start);
+	/*
+	 * If the reclaimer cannot start now, the callback waits on the list
+	 * until a later call or registration starts it.
+	 */
+	(void) reclaimer_ensure();
 	head->func = func;
 	cht_rcu_head_t *old = __atomic_load_n(&cb_list, __ATOMIC_RELAXED);
 	do {

@@ -64,7 +64,8 @@ static inline void cht_env_rcu_lock_checked(const char *file, int line)
  * Queues @a w for the worker thread (started on first use). @a block is
  * irrelevant here: the enqueue takes a mutex for a few instructions, which a
  * userspace reader section may do (it never waits for a grace period).
- * @return false if the worker thread could not be started.
+ * @return false if the worker thread could not be started (nothing queued);
+ *         the next call tries to start it again.
  */
 bool cht_env_work_enqueue(cht_env_work_t *w,
     void (*func)(cht_env_work_t *work), bool block);
