@@ -336,7 +336,8 @@ static const char *test_custom_full(void)
 	if (err)
 		return err;
 	if (!wait_heap_baseline(base))
-		return "memory leaked by the custom queue run";
+		return "live heap allocations not back at their baseline after the "
+		    "custom queue run";
 	return NULL;
 }
 
@@ -417,7 +418,8 @@ static const char *custom_stop_once(size_t *refused)
 	if (err)
 		return err;
 	if (!wait_heap_baseline(base))
-		return "memory leaked by the stopped queue run";
+		return "live heap allocations not back at their baseline after the "
+		    "stopped queue run";
 	return NULL;
 }
 
