@@ -84,7 +84,7 @@
  * until the waves are done). With the CHT back end each wave must have made
  * the table grow and shrink at least once (the race B1 exists for).
  */
-#define B1_WAVES       2
+#define B1_WAVES       1
 #define B1_WAVE_KEYS   4096
 #define B1_WAVE_BASE   0xE0000000UL
 /** Made-up frame numbers (never mapped by hardware, never freed). */
