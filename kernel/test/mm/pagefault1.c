@@ -45,7 +45,8 @@
  * unmapped at once (the area shrunk to one page and grown back); then all
  * threads access every page in the same order, so that they fault the same
  * pages at the same time: read the thread's own word of the page (0 after an
- * unmap, otherwise what it wrote last), write a new value, check the other
+ * unmap, otherwise what it wrote last; the threads meet at each page first,
+ * waiting at most PF_HOT_MEET_US for each other), write a new value, check the other
  * threads' words (0 or a value of theirs for this page). One page in
  * PF_HOT_UNMAP_EVERY is also unmapped singly by that round's unmapper right
  * after its access, while the others still fault it (EOK exactly). Two faults
@@ -88,6 +89,7 @@
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
 #include <time/delay.h>
+#include <arch/asm.h>
 #include <arch/mm.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -120,7 +122,9 @@
 #define PF_HOT_BASE     0x60000000UL
 #define PF_HOT          64
 #define PF_HOT_ROUNDS   4
-#define PF_HOT_MAX_ROUNDS 64
+#define PF_HOT_MAX_ROUNDS 128
+/** Longest wait of a thread at a hot page for the others (microseconds). */
+#define PF_HOT_MEET_US  200
 #define PF_HOT_UNMAP_EVERY 16
 /**
  * Phase 3 with two CPUs or more must show the races it exists for at least
@@ -129,7 +133,7 @@
  * and an unmap during which another thread's access of the same page was in
  * progress or started.
  */
-#define PF_HOT_MIN_DOUBLE   8
+#define PF_HOT_MIN_DOUBLE   4
 #define PF_HOT_MIN_OVERLAP  8
 #define MAX_THREADS     CONFIG_MAX_CPUS
 
@@ -246,6 +250,9 @@ static as_t *hot_as;
 static unsigned hot_busy[PF_HOT];
 /** Phase 3: accesses of each hot page started so far. Atomics (seq_cst). */
 static unsigned hot_seq[PF_HOT];
+/** Phase 3: threads that reached each hot page in this round. Atomics;
+ * reset by the barrier function between rounds. */
+static unsigned hot_arrived[PF_HOT];
 /**
  * Phase 3, written by the barrier function only (the barrier orders them
  * for the threads): rounds started, whether another round runs, pages the
@@ -363,6 +370,8 @@ static void hot_round_fn(mmtest_barrier_t *b)
 	if (!hot_more)
 		return;
 	hot_rounds = done + 1;
+	for (unsigned j = 0; j < PF_HOT; j++)
+		__atomic_store_n(&hot_arrived[j], 0, __ATOMIC_RELAXED);
 	uint64_t before = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED);
 	if (as_area_resize(hot_as, PF_HOT_BASE, PAGE_SIZE) != EOK ||
 	    as_area_resize(hot_as, PF_HOT_BASE, PF_HOT * PAGE_SIZE) != EOK)
@@ -381,6 +390,18 @@ static void hot_step(pf_arg_t *a, unsigned j, unsigned r)
 {
 	unsigned t = a->index, u;
 	uint64_t *w = (uint64_t *) hot_page(j);
+
+	/*
+	 * Meet the other threads at the page (a bounded wait, only when every
+	 * thread has a CPU of its own), so that they fault it at the same time.
+	 */
+	if (__atomic_add_fetch(&hot_arrived[j], 1, __ATOMIC_SEQ_CST) < nthreads &&
+	    !bar.b.yield) {
+		uint64_t t0 = uptime_us();
+		while (__atomic_load_n(&hot_arrived[j], __ATOMIC_SEQ_CST) < nthreads &&
+		    uptime_us() - t0 < PF_HOT_MEET_US)
+			cpu_relax();
+	}
 
 	__atomic_fetch_add(&hot_busy[j], 1, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&hot_seq[j], 1, __ATOMIC_SEQ_CST);
@@ -775,7 +796,7 @@ static unsigned setup(unsigned online)
 		return 0;
 	}
 	for (unsigned j = 0; j < PF_HOT; j++)
-		hot_busy[j] = hot_seq[j] = 0;
+		hot_busy[j] = hot_seq[j] = hot_arrived[j] = 0;
 	hot_rounds = 0;
 	hot_more = false;
 	hot_bulk_unmapped = 0;
