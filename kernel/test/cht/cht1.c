@@ -48,8 +48,12 @@
  * an item the owner does not hold or a removed one), a wrong count from
  * remove-key or the walk of duplicates, a double or missing remove callback
  * (callbacks = removals after rcu_barrier(); items of the slab cache all
- * freed), the table's item count differing from the items held, no grow or no
- * shrink at all, the table not empty at the end, cht_destroy() failing, heap
+ * freed), the table's item count differing from the items held, a wave the
+ * table did not grow to hold (CHT1_WAVE / CHT1_MAX_LOAD buckets), fewer grows
+ * or shrinks than the doublings and halvings one resizer saw between its
+ * observations, the emptied table not back at CHT1_INIT_SIZE buckets with as
+ * many grows as shrinks, fewer than CHT1_MIN_DURING worker operations started
+ * while a resize was pending, the table not empty at the end, cht_destroy() failing, heap
  * or frame counts not back at the baseline. A resize still pending two minutes
  * after the run is a failure too; then the table is leaked (destroying it
  * would wait forever).
@@ -86,6 +90,11 @@
 #define CHT1_RES_KEY      (1UL << 32)
 #define CHT1_MAGIC        0xC4711717u
 #define CHT1_DEAD         0xDEADC471u
+/**
+ * Worker operations that must have started while a resize was pending (the
+ * race the stress exists for).
+ */
+#define CHT1_MIN_DURING   10000
 /** Table parameters: small and low so that resizes are frequent. */
 #define CHT1_INIT_SIZE    16
 #define CHT1_MAX_LOAD     4
@@ -143,6 +152,14 @@ typedef struct {
 	cht1_item_t *items[CHT1_WAVE];
 	size_t max_buckets;
 	size_t min_buckets;
+	/** Bucket count it saw last (after its last let_resize()). */
+	size_t last_buckets;
+	/** Doublings / halvings between its consecutive observations: lower
+	 * bounds of the table's grows and shrinks. */
+	uint64_t rises;
+	uint64_t drops;
+	/** Waves after which the table had not grown to hold the wave. */
+	unsigned small_waves;
 } cht1_resizer_t;
 
 static cht_t *table;
@@ -831,13 +848,23 @@ static bool wait_resized(uint64_t max_us)
 	}
 }
 
-/** Lets the table resize (no verdict); @return its bucket count. */
-static size_t let_resize(void)
+/**
+ * Lets the table resize (no verdict); @return its bucket count. Adds the
+ * doublings or halvings since the resizer's previous observation to its
+ * rises or drops (each is one grow or shrink at least: a resize step changes
+ * the order by one).
+ */
+static size_t let_resize(cht1_resizer_t *rz)
 {
 	cht_stats_t st;
 	if (!aborted())
 		(void) wait_resized(CHT1_RESIZE_WAIT_US);
 	cht_get_stats(table, &st);
+	for (size_t b = rz->last_buckets; b < st.buckets; b *= 2)
+		rz->rises++;
+	for (size_t b = st.buckets; b < rz->last_buckets; b *= 2)
+		rz->drops++;
+	rz->last_buckets = st.buckets;
 	return st.buckets;
 }
 
@@ -872,9 +899,12 @@ static void resizer_thread(void *arg)
 			}
 			rcu_read_unlock();
 		}
-		size_t b = let_resize();
+		size_t b = let_resize(rz);
 		if (b > rz->max_buckets)
 			rz->max_buckets = b;
+		/* Its own n items are in the table: at most max_load per bucket. */
+		if (n == CHT1_WAVE && b < CHT1_WAVE / CHT1_MAX_LOAD)
+			rz->small_waves++;
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t key = rkey(rz->index, i);
 			rcu_read_lock();
@@ -907,7 +937,7 @@ static void resizer_thread(void *arg)
 			}
 			atomic_inc(&removed_cnt);
 		}
-		b = let_resize();
+		b = let_resize(rz);
 		if (b < rz->min_buckets)
 			rz->min_buckets = b;
 	}
@@ -978,6 +1008,10 @@ static const char *stress(void)
 	}
 	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
 		resizers[r].index = r;
+		resizers[r].last_buckets = CHT1_INIT_SIZE;
+		resizers[r].rises = 0;
+		resizers[r].drops = 0;
+		resizers[r].small_waves = 0;
 		resizer_threads[r] = NULL;
 	}
 
@@ -1083,9 +1117,56 @@ static const char *stress(void)
 		cht1_error("remove callbacks differ from removed items (missing or "
 		    "double callbacks)", 0, atomic_get(&callback_cnt),
 		    atomic_get(&removed_cnt));
-	if (atomic_get(&errors) == 0 && (st.grows == 0 || st.shrinks == 0))
-		cht1_error("the table never grew or never shrank (is the system "
-		    "work queue running?)", 0, st.grows, st.shrinks);
+	/*
+	 * What the forced waves must have produced. Each resizer's wave of
+	 * CHT1_WAVE items made the table grow to CHT1_WAVE / CHT1_MAX_LOAD
+	 * buckets at least; the doublings and halvings one resizer saw between
+	 * its own observations are lower bounds of the grows and shrinks. Empty
+	 * and quiesced, the table is back at its initial size, so grows and
+	 * shrinks are equal (one order each).
+	 */
+	bool stuck = wait_resized(CHT1_STUCK_US);
+	cht_get_stats(table, &st);
+	uint64_t min_grows = 0, min_shrinks = 0;
+	unsigned small = 0;
+	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
+		cht1_resizer_t *rz = &resizers[r];
+		uint64_t drops = rz->drops;
+		for (size_t b = st.buckets; b < rz->last_buckets; b *= 2)
+			drops++;
+		min_grows = MAX(min_grows, rz->rises);
+		min_shrinks = MAX(min_shrinks, drops);
+		small += rz->small_waves;
+	}
+	TPRINTF("cht: stress: emptied: %zu buckets, %lu grows, %lu shrinks (the "
+	    "resizers' observations require at least %lu and %lu); %lu "
+	    "operations while a resize was pending\n", st.buckets,
+	    (unsigned long) st.grows, (unsigned long) st.shrinks, min_grows,
+	    min_shrinks, during);
+	if (stuck) {
+		/* cht_destroy() would wait for it forever: leak the table. */
+		cht1_error("a resize of the emptied table did not complete (the "
+		    "table is left allocated)", 0, st.buckets, 0);
+		table = NULL;
+		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
+		    atomic_get(&errors), error_detail);
+		return reason;
+	}
+	if (atomic_get(&errors) == 0) {
+		if (small)
+			cht1_error("the table did not grow to hold a resizer's wave (waves "
+			    "short, buckets)", 0, small, CHT1_WAVE / CHT1_MAX_LOAD);
+		else if (st.grows < min_grows || st.shrinks < min_shrinks)
+			cht1_error("fewer grows or shrinks than the resizers saw (grows, "
+			    "shrinks)", 0, st.grows, st.shrinks);
+		else if (st.buckets != CHT1_INIT_SIZE || st.grows != st.shrinks)
+			cht1_error("the emptied table is not back at its initial size "
+			    "with as many grows as shrinks (buckets, grows)", 0,
+			    st.buckets, st.grows);
+		else if (during < CHT1_MIN_DURING)
+			cht1_error("too few operations while a resize was pending (got, "
+			    "required)", 0, during, CHT1_MIN_DURING);
+	}
 
 	int rc = cht_destroy(table);
 	if (rc != CHT_OK) {

@@ -21,8 +21,11 @@
  * Phase B (one thread wired to each CPU, at least two threads):
  *   B1: each thread inserts, finds, updates and removes its own keys at random
  *       against a shadow copy (exact results), while checking stable keys that
- *       are present throughout (the table grows and shrinks meanwhile: a lookup
- *       must never miss a present key);
+ *       are present throughout, and goes on looking them up until this thread
+ *       has run B1_WAVES resize waves (B1_WAVE_KEYS keys inserted, the table
+ *       let grow, removed, let shrink): a lookup must never miss a present
+ *       key; with the CHT back end the table must have grown and shrunk at
+ *       least B1_WAVES times each while phase B ran;
  *   B2: all threads insert the same keys at once: exactly one insert of each key
  *       wins, the others get EEXIST and a copy of the winner's record; then all
  *       remove them at once: exactly one remove of each key succeeds;
@@ -74,6 +77,16 @@
 #define B3_MIN_LOOKUPS 20000
 #define B3_PAGE        0xD0000000UL
 #define MAX_THREADS    CONFIG_MAX_CPUS
+/**
+ * Resize waves of B1: this thread inserts B1_WAVE_KEYS keys into the second
+ * address space, lets the table grow, removes them and lets it shrink,
+ * B1_WAVES times, while the B1 threads look the stable keys up (they go on
+ * until the waves are done). With the CHT back end each wave must have made
+ * the table grow and shrink at least once (the race B1 exists for).
+ */
+#define B1_WAVES       1
+#define B1_WAVE_KEYS   4096
+#define B1_WAVE_BASE   0xE0000000UL
 /** Made-up frame numbers (never mapped by hardware, never freed). */
 #define FAKE_FRAME(x)  ((1UL << 40) + ((uintptr_t) (x) << 12))
 
@@ -419,6 +432,9 @@ static void b1_check_stable(uint64_t r)
 		mmtest_fail(&failure, "stable key %u: wrong record found", k);
 }
 
+/** Set by this thread when the resize waves are over. Atomics. */
+static bool b1_waves_over;
+
 static void b1_step(m1_arg_t *a)
 {
 	uint64_t r = mmtest_rand(&a->seed);
@@ -535,6 +551,14 @@ static void m1_thread(void *p)
 	mmtest_barrier_wait(&bar, NULL);
 	for (unsigned s = 0; s < B1_STEPS; s++)
 		b1_step(a);
+	/* Stable keys are looked up until the resize waves are over. */
+	for (unsigned n = 1; !__atomic_load_n(&b1_waves_over, __ATOMIC_ACQUIRE);
+	    n++) {
+		b1_check_stable(mmtest_rand(&a->seed) >> 32);
+		/* Rest a tick now and then: resizes wait for grace periods. */
+		if (n % 64 == 0)
+			thread_usleep(1);
+	}
 	for (unsigned k = 0; k < B1_KEYS; k++) {
 		if (a->shadow[k].frame && page_mapping_remove(as_a,
 		    b1_page(a->index, k)) != EOK)
@@ -620,6 +644,32 @@ static void m1_thread(void *p)
 		mmtest_fail(&failure, "wired thread runs on another CPU");
 }
 
+/** Grows and shrinks of the page hash table while phase B ran. */
+static uint64_t b_grows, b_shrinks;
+
+/** The resize waves of B1 (this thread); failures go to the record. */
+static void b1_resize_waves(void)
+{
+	for (unsigned w = 0; w < B1_WAVES; w++) {
+		unsigned in = 0;
+		for (; in < B1_WAVE_KEYS; in++) {
+			pte_t p = { .frame = FAKE_FRAME(0x77000 + in),
+				.flags = PTE_REC_PRESENT };
+			if (page_mapping_insert(as_b, B1_WAVE_BASE + in * PAGE_SIZE, &p,
+			    NULL) != EOK) {
+				mmtest_fail(&failure, "resize wave %u: insert %u failed", w, in);
+				break;
+			}
+		}
+		mmtest_quiesce();
+		for (unsigned i = 0; i < in; i++) {
+			if (page_mapping_remove(as_b, B1_WAVE_BASE + i * PAGE_SIZE) != EOK)
+				mmtest_fail(&failure, "resize wave %u: remove %u failed", w, i);
+		}
+		mmtest_quiesce();
+	}
+}
+
 static const char *phase_b(void)
 {
 	unsigned online = 0;
@@ -663,14 +713,22 @@ static const char *phase_b(void)
 		thread_wire(handles[n], &cpus[c]);
 		n++;
 	}
+	page_ht_stats_t ps0, ps1;
+	page_ht_get_stats(&ps0);
+	__atomic_store_n(&b1_waves_over, false, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < n; i++)
 		thread_start(handles[i]);
+	b1_resize_waves();
+	__atomic_store_n(&b1_waves_over, true, __ATOMIC_RELEASE);
 	size_t ops = 0;
 	for (unsigned i = 0; i < n; i++) {
 		if (thread_join(handles[i]) != EOK)
 			mmtest_fail(&failure, "thread_join failed");
 		ops += args[i].ops;
 	}
+	page_ht_get_stats(&ps1);
+	b_grows = ps1.grows - ps0.grows;
+	b_shrinks = ps1.shrinks - ps0.shrinks;
 
 	for (unsigned k = 0; k < STABLE_KEYS; k++) {
 		pte_t out;
@@ -719,6 +777,8 @@ static size_t m1_cleanup(void)
 	}
 	for (unsigned k = 0; k < B2_KEYS; k++)
 		left += page_mapping_remove(as_b, B2_BASE + k * PAGE_SIZE) == EOK;
+	for (unsigned i = 0; i < B1_WAVE_KEYS; i++)
+		left += page_mapping_remove(as_b, B1_WAVE_BASE + i * PAGE_SIZE) == EOK;
 	left += page_mapping_remove(as_a, B3_PAGE) == EOK;
 	/* After a grace period nobody can reach the frames the test owns. */
 	rcu_barrier();
@@ -749,6 +809,7 @@ const char *test_mapping1(void)
 		if (!as_a || !as_b)
 			return "as_create failed";
 		nthreads = 0;
+		b_grows = b_shrinks = 0;
 		const char *r = phase_a();
 		if (!r)
 			r = phase_b();
@@ -771,7 +832,16 @@ const char *test_mapping1(void)
 		mmtest_snap_t *e = &s[run];
 		page_ht_get_stats(&ps);
 		TPRINTF("mapping1: run %u: table resized %lu times up, %lu down so far, "
-		    "%zu buckets\n", run + 1, ps.grows, ps.shrinks, ps.buckets);
+		    "%zu buckets; while phase B ran: %lu grows, %lu shrinks\n",
+		    run + 1, ps.grows, ps.shrinks, ps.buckets, b_grows, b_shrinks);
+		if (strcmp(page_ht_backend, "cht") == 0 &&
+		    (b_grows < B1_WAVES || b_shrinks < B1_WAVES)) {
+			snprintf(reason, sizeof(reason), "run %u: the page hash table "
+			    "grew %lu and shrank %lu times during %d resize waves of "
+			    "phase B (at least %d each required)", run + 1, b_grows,
+			    b_shrinks, B1_WAVES, B1_WAVES);
+			return reason;
+		}
 		TPRINTF("mapping1: run %u: entries %zu (baseline %zu); against the "
 		    "baseline: heap allocations %ld, CHT dummies %ld, frames outside "
 		    "slabs %ld, slab frames %ld\n", run + 1, e->entries, s0.entries,

@@ -40,6 +40,28 @@
  * two threads of one address space keeps CR3, so the shootdown of the local TLB
  * (invlpg) is what is tested.
  *
+ * Phase 3 (the same pages). All T threads enter one more address space with
+ * PF_HOT pages. Before each round (at a barrier) every page but the first is
+ * unmapped at once (the area shrunk to one page and grown back); then all
+ * threads access every page in the same order, so that they fault the same
+ * pages at the same time: read the thread's own word of the page (0 after an
+ * unmap, otherwise what it wrote last; the threads meet at each page first,
+ * waiting at most PF_HOT_MEET_US for each other), write a new value, check the other
+ * threads' words (0 or a value of theirs for this page). One page in
+ * PF_HOT_UNMAP_EVERY is also unmapped singly by that round's unmapper right
+ * after its access, while the others still fault it (EOK exactly). Two faults
+ * of one page meet (one loses the insert, EEXIST, or finds the record the
+ * other inserted: a minor fault) and faults race unmaps. Accounting: faults =
+ * minor + inserting + EEXIST, inserting = pages_mapped + unmaps (so EEXIST is
+ * computed). There are at least PF_HOT_ROUNDS rounds, and with two CPUs or
+ * more the rounds go on (at most PF_HOT_MAX_ROUNDS) until at least
+ * PF_HOT_MIN_DOUBLE faults met another fault of the same page (EEXIST +
+ * minor) and PF_HOT_MIN_OVERLAP single unmaps overlapped another thread's
+ * access to the page (one in progress or started during the unmap); a run that did not get there fails. Also checked:
+ * pages_mapped equals the hot pages in the table, PF_HOT / PF_HOT_UNMAP_EVERY
+ * single unmaps per round, every mapped hot page holds 0 or each thread's
+ * last value.
+ *
  * Checks at the end, by this thread: exactly the pages the shadows say are
  * mapped are in the page hash table; pages_mapped of every address space and the
  * table's entries agree; every mapped shared page reads its shadow's contents.
@@ -67,6 +89,7 @@
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
 #include <time/delay.h>
+#include <arch/asm.h>
 #include <arch/mm.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -91,6 +114,27 @@
 #define PF_PAIR_BASE    0x50000000UL
 #define PF_PAIR_K       4
 #define PF_PAIR_REPS    2
+/**
+ * Phase 3: pages every thread faults and unmaps; rounds (at least
+ * PF_HOT_ROUNDS, at most PF_HOT_MAX_ROUNDS: until the races were seen); one
+ * page in PF_HOT_UNMAP_EVERY is also unmapped singly in each round.
+ */
+#define PF_HOT_BASE     0x60000000UL
+#define PF_HOT          64
+#define PF_HOT_ROUNDS   4
+#define PF_HOT_MAX_ROUNDS 128
+/** Longest wait of a thread at a hot page for the others (microseconds). */
+#define PF_HOT_MEET_US  200
+#define PF_HOT_UNMAP_EVERY 16
+/**
+ * Phase 3 with two CPUs or more must show the races it exists for at least
+ * this often: two faults on one page at once (a fault that lost the insert
+ * to another CPU, or found the record another CPU's fault had just inserted),
+ * and an unmap during which another thread's access of the same page was in
+ * progress or started.
+ */
+#define PF_HOT_MIN_DOUBLE   4
+#define PF_HOT_MIN_OVERLAP  8
 #define MAX_THREADS     CONFIG_MAX_CPUS
 
 /** Words of a page that carry the pattern. */
@@ -177,6 +221,11 @@ typedef struct {
 	size_t steps;
 	size_t unmaps;
 	size_t pair_rounds;
+	/** Phase 3: the value it wrote last into each hot page (its word). */
+	uint64_t hot_last[PF_HOT];
+	size_t hot_unmaps;
+	/** Phase 3: its unmaps during which another thread accessed the page. */
+	size_t hot_overlaps;
 } pf_arg_t;
 
 /** Phase 2b: the address space and barrier of threads i < j, at [i * T + j]. */
@@ -194,7 +243,25 @@ static as_t *shared_as;
 static pf_pair_t *pairs;
 static size_t peak_buckets;
 static size_t peak_entries;
-static uint64_t phase1_end_us, phase2a_end_us;
+static uint64_t phase1_end_us, phase2a_end_us, phase3_end_us;
+/** Phase 3: the address space of the hot pages. */
+static as_t *hot_as;
+/** Phase 3: threads inside an access of each hot page. Atomics (seq_cst). */
+static unsigned hot_busy[PF_HOT];
+/** Phase 3: accesses of each hot page started so far. Atomics (seq_cst). */
+static unsigned hot_seq[PF_HOT];
+/** Phase 3: threads that reached each hot page in this round. Atomics;
+ * reset by the barrier function between rounds. */
+static unsigned hot_arrived[PF_HOT];
+/**
+ * Phase 3, written by the barrier function only (the barrier orders them
+ * for the threads): rounds started, whether another round runs, pages the
+ * bulk unmaps removed; CPUs online (set before the threads start).
+ */
+static unsigned hot_rounds;
+static bool hot_more;
+static size_t hot_bulk_unmapped;
+static unsigned hot_online;
 
 static uintptr_t shared_page(unsigned t, unsigned j)
 {
@@ -220,6 +287,155 @@ static void phase1_end(mmtest_barrier_t *b)
 static void phase2a_end(mmtest_barrier_t *b)
 {
 	phase2a_end_us = uptime_us();
+}
+
+static void phase3_end(mmtest_barrier_t *b)
+{
+	phase3_end_us = uptime_us();
+}
+
+/* Phase 3 */
+
+static uintptr_t hot_page(unsigned j)
+{
+	return PF_HOT_BASE + (uintptr_t) j * PAGE_SIZE;
+}
+
+/** The value thread @a t writes into its word of hot page @a j in round @a r. */
+static uint64_t hot_val(unsigned t, unsigned r, unsigned j)
+{
+	return ((uint64_t) (r + 1) << 32) | ((uint64_t) j << 16) | (t << 4) | 1;
+}
+
+/** Could thread @a q have written @a x into hot page @a j? */
+static bool hot_valid(uint64_t x, unsigned q, unsigned j)
+{
+	return (x & 0xffff) == ((q << 4) | 1) && ((x >> 16) & 0xffff) == j &&
+	    (x >> 32) >= 1 && (x >> 32) <= PF_HOT_MAX_ROUNDS;
+}
+
+/** Is hot page @a j unmapped singly in round @a r, and by which thread? */
+static bool hot_unmapper(unsigned j, unsigned r, unsigned *t)
+{
+	*t = (j / PF_HOT_UNMAP_EVERY + r) % nthreads;
+	return j % PF_HOT_UNMAP_EVERY == PF_HOT_UNMAP_EVERY / 2;
+}
+
+/**
+ * The hot address space's fault accounting (all threads at a barrier or
+ * joined): every fault found the record (minor: another CPU's fault had
+ * inserted it and not yet installed the entry, since unmaps remove both),
+ * inserted it (pages_mapped + 1; every unmap takes 1 off) or lost the insert
+ * to another CPU's fault of the same page (EEXIST): the last is computed.
+ */
+static void hot_counts(uint64_t *faults, uint64_t *minor, uint64_t *inserted,
+    uint64_t *lost, size_t *unmaps, size_t *overlaps)
+{
+	*unmaps = hot_bulk_unmapped;
+	*overlaps = 0;
+	for (unsigned t = 0; t < nthreads; t++) {
+		*unmaps += args[t].hot_unmaps;
+		*overlaps += args[t].hot_overlaps;
+	}
+	*faults = __atomic_load_n(&hot_as->faults, __ATOMIC_RELAXED);
+	*minor = __atomic_load_n(&hot_as->faults_minor, __ATOMIC_RELAXED);
+	*inserted = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED) +
+	    *unmaps;
+	*lost = *faults - *minor - *inserted;
+}
+
+/** Were the races of phase 3 seen often enough (or are they not required)? */
+static bool hot_races_enough(void)
+{
+	uint64_t faults, minor, inserted, lost;
+	size_t unmaps, overlaps;
+	if (hot_online < 2)
+		return true;
+	hot_counts(&faults, &minor, &inserted, &lost, &unmaps, &overlaps);
+	return lost + minor >= PF_HOT_MIN_DOUBLE && overlaps >= PF_HOT_MIN_OVERLAP;
+}
+
+/**
+ * Barrier function before each round of phase 3 (the last thread to arrive):
+ * decides whether another round runs (at least PF_HOT_ROUNDS; more, up to
+ * PF_HOT_MAX_ROUNDS, until the races were seen often enough) and, if so,
+ * unmaps every hot page but the first at once (the area shrunk to one page
+ * and grown back: one TLB flush), so that all threads fault them again.
+ */
+static void hot_round_fn(mmtest_barrier_t *b)
+{
+	unsigned done = hot_rounds;
+	hot_more = done < PF_HOT_ROUNDS ||
+	    (done < PF_HOT_MAX_ROUNDS && !hot_races_enough());
+	if (!hot_more)
+		return;
+	hot_rounds = done + 1;
+	for (unsigned j = 0; j < PF_HOT; j++)
+		__atomic_store_n(&hot_arrived[j], 0, __ATOMIC_RELAXED);
+	uint64_t before = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED);
+	if (as_area_resize(hot_as, PF_HOT_BASE, PAGE_SIZE) != EOK ||
+	    as_area_resize(hot_as, PF_HOT_BASE, PF_HOT * PAGE_SIZE) != EOK)
+		mmtest_fail(&failure, "phase 3: as_area_resize failed");
+	hot_bulk_unmapped += before -
+	    __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED);
+}
+
+/**
+ * Thread @a a accesses hot page @a j in round @a r: reads its word (0 after an
+ * unmap, else what it wrote last), writes a new value, checks the other
+ * threads' words (0 or a value of theirs for this page). Some pages are then
+ * unmapped singly by the round's unmapper while the others still fault them.
+ */
+static void hot_step(pf_arg_t *a, unsigned j, unsigned r)
+{
+	unsigned t = a->index, u;
+	uint64_t *w = (uint64_t *) hot_page(j);
+
+	/*
+	 * Meet the other threads at the page (a bounded wait, only when every
+	 * thread has a CPU of its own), so that they fault it at the same time.
+	 */
+	if (__atomic_add_fetch(&hot_arrived[j], 1, __ATOMIC_SEQ_CST) < nthreads &&
+	    !bar.b.yield) {
+		uint64_t t0 = uptime_us();
+		while (__atomic_load_n(&hot_arrived[j], __ATOMIC_SEQ_CST) < nthreads &&
+		    uptime_us() - t0 < PF_HOT_MEET_US)
+			cpu_relax();
+	}
+
+	__atomic_fetch_add(&hot_busy[j], 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&hot_seq[j], 1, __ATOMIC_SEQ_CST);
+	uint64_t got = __atomic_load_n(&w[t], __ATOMIC_RELAXED);
+	if (got != 0 && got != a->hot_last[j])
+		mmtest_fail(&failure, "thread %u: hot page %#lx: its word reads %#lx, it wrote "
+		    "%#lx last (or 0 after an unmap)", t, hot_page(j), got,
+		    a->hot_last[j]);
+	uint64_t v = hot_val(t, r, j);
+	__atomic_store_n(&w[t], v, __ATOMIC_RELAXED);
+	a->hot_last[j] = v;
+	for (unsigned q = 0; q < nthreads; q++) {
+		uint64_t x = __atomic_load_n(&w[q], __ATOMIC_RELAXED);
+		if (q != t && x != 0 && !hot_valid(x, q, j))
+			mmtest_fail(&failure, "thread %u: hot page %#lx: word of thread %u reads "
+			    "%#lx", t, hot_page(j), q, x);
+	}
+	__atomic_fetch_sub(&hot_busy[j], 1, __ATOMIC_SEQ_CST);
+
+	if (!hot_unmapper(j, r, &u) || u != t)
+		return;
+	/* Only this thread unmaps page j in this round, just after writing it. */
+	/* Another access was in progress or started while it unmapped. */
+	unsigned seq = __atomic_load_n(&hot_seq[j], __ATOMIC_SEQ_CST);
+	unsigned others = __atomic_load_n(&hot_busy[j], __ATOMIC_SEQ_CST);
+	int rc = as_unmap_page(hot_as, hot_page(j));
+	others += __atomic_load_n(&hot_busy[j], __ATOMIC_SEQ_CST);
+	others += __atomic_load_n(&hot_seq[j], __ATOMIC_SEQ_CST) != seq;
+	if (rc != EOK)
+		mmtest_fail(&failure, "thread %u: unmap of hot page %#lx it had just written "
+		    "returned %d", t, hot_page(j), rc);
+	a->hot_unmaps++;
+	if (others)
+		a->hot_overlaps++;
 }
 
 /* Phase 1 */
@@ -393,6 +609,17 @@ static void pf_thread(void *p)
 	as_leave();
 	pf_bar_wait(&bar, phase2a_end);
 
+	/* 3: everybody faults and unmaps the same pages, in the same order. */
+	as_enter(hot_as);
+	pf_bar_wait(&bar, hot_round_fn);
+	for (unsigned r = 0; hot_more; r++) {
+		for (unsigned j = 0; j < PF_HOT; j++)
+			hot_step(a, j, r);
+		pf_bar_wait(&bar, hot_round_fn);
+	}
+	as_leave();
+	pf_bar_wait(&bar, phase3_end);
+
 	/* 2b: a tournament of pairs, each pair in its own address space. */
 	for (unsigned rep = 0; rep < PF_PAIR_REPS; rep++) {
 		for (unsigned r = 0; r + 1 < slots(); r++) {
@@ -413,6 +640,67 @@ static void pf_thread(void *p)
 	}
 	if (CPU->id != a->cpu)
 		mmtest_fail(&failure, "wired thread runs on another CPU");
+}
+
+/**
+ * Phase 3 at the end (this thread): the fault accounting of the hot address
+ * space and the races it shows; every mapped hot page holds, in each thread's
+ * word, 0 or the value that thread wrote last. @return the hot pages mapped.
+ */
+static size_t check_hot(void)
+{
+	uint64_t faults, minor, inserted, lost;
+	size_t unmaps, overlaps, single = 0, mapped = 0;
+	pte_t pte;
+	/* Read before this thread touches the pages. */
+	hot_counts(&faults, &minor, &inserted, &lost, &unmaps, &overlaps);
+	for (unsigned t = 0; t < nthreads; t++)
+		single += args[t].hot_unmaps;
+	for (unsigned j = 0; j < PF_HOT; j++)
+		mapped += page_mapping_find(hot_as, hot_page(j), &pte);
+	uint64_t pages = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED);
+	TPRINTF("pagefault1: phase 3: %u threads x %u rounds on the same %u pages "
+	    "in %lu ms: %lu faults: %lu inserted the page, %lu lost the insert to "
+	    "another CPU (EEXIST), %lu found another fault's record; %zu unmaps "
+	    "(%zu single, %zu of them while another thread accessed the page); "
+	    "%zu mapped at the end\n", nthreads, hot_rounds, PF_HOT,
+	    (phase3_end_us - phase2a_end_us) / 1000, faults, inserted, lost,
+	    minor, unmaps, single, overlaps, mapped);
+	if (pages != mapped)
+		mmtest_fail(&failure, "hot address space: pages_mapped %lu, %zu pages in the "
+		    "table", pages, mapped);
+	if (hot_rounds < PF_HOT_ROUNDS || single != (size_t) hot_rounds *
+	    (PF_HOT / PF_HOT_UNMAP_EVERY))
+		mmtest_fail(&failure, "phase 3 ran %u rounds with %zu single unmaps, %u "
+		    "per round expected", hot_rounds, single,
+		    PF_HOT / PF_HOT_UNMAP_EVERY);
+	if (faults < minor + inserted)
+		mmtest_fail(&failure, "hot address space: %lu faults, fewer than %lu minor + "
+		    "%lu inserting", faults, minor, inserted);
+	else if (hot_online >= 2 && lost + minor < PF_HOT_MIN_DOUBLE)
+		mmtest_fail(&failure, "phase 3: in %u rounds only %lu faults met another fault "
+		    "of the same page (at least %d required)", hot_rounds,
+		    lost + minor, PF_HOT_MIN_DOUBLE);
+	else if (hot_online >= 2 && overlaps < PF_HOT_MIN_OVERLAP)
+		mmtest_fail(&failure, "phase 3: in %u rounds only %zu unmaps overlapped another "
+		    "thread's access to the page (at least %d required)", hot_rounds,
+		    overlaps, PF_HOT_MIN_OVERLAP);
+
+	as_enter(hot_as);
+	for (unsigned j = 0; j < PF_HOT; j++) {
+		if (!page_mapping_find(hot_as, hot_page(j), &pte))
+			continue;
+		uint64_t *w = (uint64_t *) hot_page(j);
+		for (unsigned t = 0; t < nthreads; t++) {
+			uint64_t x = __atomic_load_n(&w[t], __ATOMIC_RELAXED);
+			if (x != 0 && x != args[t].hot_last[j])
+				mmtest_fail(&failure, "hot page %#lx: word of thread %u reads %#lx at the "
+				    "end, it wrote %#lx last", hot_page(j), t, x,
+				    args[t].hot_last[j]);
+		}
+	}
+	as_leave();
+	return mapped;
 }
 
 /** Checks by this thread at the end: table contents against the shadows. */
@@ -465,6 +753,7 @@ static void check_shadows(size_t entries0)
 	    mapped_shared)
 		mmtest_fail(&failure, "shared pages_mapped %lu, shadow %zu", shared_as->pages_mapped,
 		    mapped_shared);
+	mapped_other += check_hot();
 	page_ht_stats_t ps;
 	page_ht_get_stats(&ps);
 	if (ps.entries != entries0 + mapped_shared + mapped_other)
@@ -500,6 +789,18 @@ static unsigned setup(unsigned online)
 		mmtest_fail(&failure, "as_create/as_area_create failed");
 		return 0;
 	}
+	hot_as = as_create();
+	if (!hot_as || as_area_create(hot_as, PF_HOT_BASE, PF_HOT * PAGE_SIZE,
+	    AS_AREA_READ | AS_AREA_WRITE) != EOK) {
+		mmtest_fail(&failure, "as_create/as_area_create failed");
+		return 0;
+	}
+	for (unsigned j = 0; j < PF_HOT; j++)
+		hot_busy[j] = hot_seq[j] = hot_arrived[j] = 0;
+	hot_rounds = 0;
+	hot_more = false;
+	hot_bulk_unmapped = 0;
+	hot_online = online;
 	bar = (pf_bar_t) { .b = { .n = nthreads, .yield = nthreads > online },
 		.as = shared_as, .want = nthreads * PF_SPAIR_K };
 	pairs = calloc(nthreads * nthreads, sizeof(pf_pair_t));
@@ -571,6 +872,9 @@ static void teardown(unsigned n)
 	if (shared_as)
 		as_release(shared_as);
 	shared_as = NULL;
+	if (hot_as)
+		as_release(hot_as);
+	hot_as = NULL;
 }
 
 const char *test_pagefault1(void)
@@ -624,7 +928,7 @@ const char *test_pagefault1(void)
 		    "minor), %lu shootdowns; table peak %zu entries, %zu buckets\n",
 		    steps, unmaps, (phase1_end_us - t0) / 1000,
 		    (phase2a_end_us - phase1_end_us) / 1000,
-		    (t1 - phase2a_end_us) / 1000, shared_as->faults,
+		    (t1 - phase3_end_us) / 1000, shared_as->faults,
 		    shared_as->faults_minor, shared_as->shootdowns, peak_entries,
 		    peak_buckets);
 	}

@@ -13,7 +13,9 @@
  *   out). Variants: preempted and unlocked before rcu_call (the callback is not
  *   lost);
  *   started after rcu_call and preempted (not lost); preempted before GP
- *   detection, during it (many times), after the detector found the CPU in the
+ *   detection, during it (many times: at least PV_DURING_MIN context switches
+ *   while a GP was in progress are required, the variant is repeated up to
+ *   PV_DURING_TRIES times to get them), after the detector found the CPU in the
  *   section (spin, then preempt), and preempted twice. In the last four the
  *   callback was posted inside the section, so it must not run before the
  *   reader left: the reader checks it has not run while it holds the section
@@ -43,6 +45,10 @@
  *   STRESS_TOTAL / CPUs callbacks, at least STRESS_MIN, at most
  *   STRESS_OUTSTANDING in flight) per CPU; the counts are exact and memory
  *   returns.
+ * At the end (after rcu_barrier) no callback may be pending and the live heap
+ * allocations, net of the threads that exist, must equal those at the start
+ * (re-read a bounded number of times: exited threads are released
+ * asynchronously).
  *
  * Verdicts never depend on timing: the hold times only give a wrong
  * implementation the chance to show itself; waits for a callback or a thread
@@ -61,6 +67,7 @@
 #include <synch/semaphore.h>
 #include <time/delay.h>
 #include <mm/malloc.h>
+#include "../mm/mmtest.h"
 
 /** Liveness bound for waiting on a callback or thread (not a timing check). */
 #define WAIT_LIMIT_US 60000000ULL
@@ -79,6 +86,19 @@
 #define STRESS_TOTAL 24000
 #define STRESS_MIN 3000
 #define STRESS_OUTSTANDING 2000
+/**
+ * "Preempted during GP detection": the reader must have been switched out at
+ * least this often while a GP was in progress (started, not completed); a run
+ * that falls short is repeated, at most PV_DURING_TRIES times in all.
+ */
+#define PV_DURING_MIN 5
+#define PV_DURING_TRIES 3
+/** Memory back at its baseline: rcu_barrier() and re-reads, at most this often. */
+#define SETTLE_TRIES 300
+#define SETTLE_SLEEP_US 10000
+
+/** The GP started last (synch/rcu_inline.h, both flavours); atomics. */
+extern uint64_t rcu_cur_gp;
 
 static unsigned online_ids[CONFIG_MAX_CPUS];
 static unsigned online_n;
@@ -332,6 +352,8 @@ typedef struct {
 	atomic_t reader_left;   /**< Set just before the outermost unlock. */
 	atomic_t early;         /**< The callback ran with the reader inside. */
 	atomic_t no_preempt;    /**< A context switch could not be forced. */
+	/** Context switches forced while a GP was in progress (the reader's). */
+	size_t preempted_in_gp;
 } pv_t;
 
 static void pv_cb(rcu_item_t *it)
@@ -342,10 +364,21 @@ static void pv_cb(rcu_item_t *it)
 	atomic_inc(&p->cb_runs);
 }
 
+/** Is a GP in progress (started and not completed)? */
+static bool gp_in_progress(void)
+{
+	uint64_t done = rcu_completed_gps();
+	return __atomic_load_n(&rcu_cur_gp, __ATOMIC_SEQ_CST) > done;
+}
+
 static void pv_preempt(pv_t *p)
 {
+	/* In progress before and after: it was in progress while switched out. */
+	bool before = gp_in_progress();
 	if (!preempt_me(p->hog))
 		atomic_set(&p->no_preempt, 1);
+	else if (before && gp_in_progress())
+		p->preempted_in_gp++;
 }
 
 /** Stays in the section for @a us, spinning or being preempted repeatedly. */
@@ -432,7 +465,11 @@ static void pv_reader(void *arg)
 	}
 }
 
-static const char *pv_run(unsigned variant)
+/**
+ * Runs one variant; @a in_gp gets how often the reader was switched out while
+ * a GP was in progress. @return NULL or the failure reason.
+ */
+static const char *pv_run(unsigned variant, size_t *in_gp)
 {
 	cpu_t *cpu = nth_cpu(variant + 1);
 	/* Static: a thread that failed to finish may still reference it. */
@@ -451,6 +488,7 @@ static const char *pv_run(unsigned variant)
 	atomic_set(&p->reader_left, 0);
 	atomic_set(&p->early, 0);
 	atomic_set(&p->no_preempt, 0);
+	p->preempted_in_gp = 0;
 
 	const char *what = NULL;
 	thread_t *t = spawn(pv_reader, p, "rcu1-preempt", cpu);
@@ -482,6 +520,7 @@ static const char *pv_run(unsigned variant)
 		    "context switch inside the section", pv_names[variant]);
 		what = reason_buf;
 	}
+	*in_gp = p->preempted_in_gp;
 	free(p);
 	return what;
 }
@@ -490,10 +529,28 @@ static const char *part_preempt(void)
 {
 	for (unsigned v = 0; v < PV_COUNT; v++) {
 		uint64_t g0 = gps_now();
-		const char *r = pv_run(v);
-		if (r)
-			return r;
-		TPRINTF("rcu1:   %s: ok (GPs: %lu)\n", pv_names[v], gps_now() - g0);
+		size_t in_gp = 0;
+		unsigned tries = 0;
+		const char *r;
+		do {
+			r = pv_run(v, &in_gp);
+			tries++;
+			if (r)
+				return r;
+			if (v == PV_DURING && in_gp < PV_DURING_MIN)
+				TPRINTF("rcu1:   %s: switched out %zu times during GP "
+				    "detection (try %u), again\n", pv_names[v], in_gp, tries);
+		} while (v == PV_DURING && in_gp < PV_DURING_MIN &&
+		    tries < PV_DURING_TRIES);
+		if (v == PV_DURING && in_gp < PV_DURING_MIN) {
+			snprintf(reason_buf, sizeof(reason_buf), "%s: the reader was "
+			    "switched out only %zu times while a GP was in progress (at "
+			    "least %d required; %u tries)", pv_names[v], in_gp,
+			    PV_DURING_MIN, tries);
+			return reason_buf;
+		}
+		TPRINTF("rcu1:   %s: ok (GPs: %lu; switched out %zu times during a "
+		    "GP)\n", pv_names[v], gps_now() - g0, in_gp);
 	}
 	return NULL;
 }
@@ -1101,6 +1158,32 @@ static const char *part_stress(void)
 
 /* ---- driver ------------------------------------------------------------ */
 
+/**
+ * Live heap allocations net of the threads that exist (each thread holds one
+ * heap allocation, released asynchronously after its exit; modular: threads
+ * not from the heap make it "negative") and of the page hash table's bucket
+ * dummies (a resize left by an earlier test may still change them), read
+ * until two
+ * readings 1 ms apart agree (at most @a tries readings).
+ */
+static size_t settled_live_allocs(unsigned tries)
+{
+	size_t prev = (size_t) -1, cur = 0;
+	for (unsigned k = 0; k < tries + 1; k++) {
+		heap_stats_t hs;
+		cht_stats_t cs = { 0 };
+		size_t t = thread_count();
+		heap_get_stats(&hs);
+		(void) mmtest_pageht_cht_stats(&cs);
+		cur = hs.allocs - t - cs.dummies;
+		if (cur == prev)
+			break;
+		prev = cur;
+		thread_usleep(1000);
+	}
+	return cur;
+}
+
 typedef struct {
 	const char *name;
 	const char *(*func)(void);
@@ -1121,12 +1204,12 @@ static const rcu1_part_t parts[] = {
 const char *test_rcu1(void)
 {
 	static char reason[256];
-	heap_stats_t h0, h1;
 
 	collect_cpus();
 	if (online_n == 0)
 		return "no CPU online";
-	heap_get_stats(&h0);
+	mmtest_quiesce();
+	size_t live0 = settled_live_allocs(SETTLE_TRIES);
 	uint64_t g_start = gps_now(), t_start = uptime_us();
 	TPRINTF("rcu1: flavour %s, %u CPUs\n", rcu_flavour_name, online_n);
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
@@ -1140,11 +1223,35 @@ const char *test_rcu1(void)
 		TPRINTF("rcu1: %s: ok (GPs: %lu, %lu ms)\n", parts[i].name,
 		    gps_now() - g0, (uptime_us() - t0) / 1000);
 	}
-	rcu_barrier();
-	heap_get_stats(&h1);
+	/*
+	 * Memory back at its baseline: every callback ran (rcu_barrier) and the
+	 * test's threads were released (asynchronously, by the CPU that switched
+	 * away from them: bounded re-reads).
+	 */
+	size_t live1 = 0, pending = 0;
+	unsigned tries;
+	for (tries = 1; tries <= SETTLE_TRIES; tries++) {
+		rcu_barrier();
+		pending = rcu_pending_callbacks();
+		live1 = settled_live_allocs(1);
+		if (pending == 0 && live1 == live0)
+			break;
+		thread_usleep(SETTLE_SLEEP_US);
+	}
 	TPRINTF("rcu1: all parts ok: %lu GPs in %lu ms; pending callbacks %zu; "
-	    "heap allocations %zu before, %zu after\n", gps_now() - g_start,
-	    (uptime_us() - t_start) / 1000, rcu_pending_callbacks(), h0.allocs,
-	    h1.allocs);
+	    "live heap allocations (net of threads) %ld before, %ld after (%u "
+	    "reads)\n", gps_now() - g_start, (uptime_us() - t_start) / 1000,
+	    pending, (long) live0, (long) live1, tries);
+	if (pending != 0) {
+		snprintf(reason, sizeof(reason), "%zu callbacks still pending after "
+		    "rcu_barrier", pending);
+		return reason;
+	}
+	if (live1 != live0) {
+		snprintf(reason, sizeof(reason), "memory not back at its baseline: "
+		    "%ld live heap allocations (net of threads) before, %ld after",
+		    (long) live0, (long) live1);
+		return reason;
+	}
 	return NULL;
 }

@@ -40,8 +40,11 @@
  *
  * The run lasts rcutorture_seconds (default 3 for `test *`; `rcutorture -t N`
  * sets it), and at least until the writer made RT_MIN_UPDATES updates, the
- * readers RT_MIN_READS sections and RT_MIN_FLOOD flood callbacks ran (bounded
- * by RT_STALL_US beyond the duration); it stops early at the first error. A
+ * readers RT_MIN_READS sections and RT_MIN_FLOOD flood callbacks ran, and the
+ * races the test exists for happened: RT_MIN_IRQ_READS reader sections in the
+ * timer interrupt and RT_MIN_PREEMPTED thread reader sections switched out
+ * inside (bounded by RT_STALL_US beyond the duration; a run that did not reach
+ * them fails with that reason); it stops early at the first error. A
  * broken build (make RCU_BROKEN=1: GP detection does not wait for readers) must
  * fail here: long reader sections then see their object age past 1, poisoned
  * or reused.
@@ -79,6 +82,14 @@
 #define RT_MIN_UPDATES 20
 #define RT_MIN_READS 100
 #define RT_MIN_FLOOD 1000
+/**
+ * The races the test exists for must have happened at least this often:
+ * reader sections in the timer interrupt, and thread reader sections during
+ * which the reader was switched out (the run goes on until both are reached,
+ * bounded by RT_STALL_US beyond the duration, and fails otherwise).
+ */
+#define RT_MIN_IRQ_READS 50
+#define RT_MIN_PREEMPTED 50
 #define RT_DEFAULT_SECONDS 3
 #define RT_MAX_SECONDS 86400
 
@@ -106,11 +117,13 @@ typedef struct {
 	/* Written by the reader thread only; read after it was joined. */
 	uint64_t hist[RT_HIST];
 	uint64_t sections;      /**< Sections that found an object; atomics. */
-	uint64_t preempted;     /**< Sections during which it was switched out. */
+	/** Sections during which it was switched out; atomics (monitor reads). */
+	uint64_t preempted;
 	uint64_t last_version;
 	/* The timer reader of cpu: written only in that CPU's timer interrupt. */
 	timeout_t irq_to;
 	uint64_t irq_hist[RT_HIST];
+	/** Written by that timer interrupt only; atomics (the monitor reads). */
 	uint64_t irq_sections;
 	uint64_t irq_last_version;
 } rt_reader_t;
@@ -367,7 +380,8 @@ static void rt_irq_reader(void *arg)
 		for (int i = 0; i < 50; i++)
 			cpu_relax();
 		rt_check_after(p, v1, r->irq_hist);
-		r->irq_sections++;
+		__atomic_store_n(&r->irq_sections, r->irq_sections + 1,
+		    __ATOMIC_RELAXED);
 	}
 	rcu_read_unlock();
 }
@@ -423,7 +437,7 @@ static void rt_read_one(rt_reader_t *r)
 
 	if (CPU != c0 ||
 	    __atomic_load_n(&c0->context_switches, __ATOMIC_RELAXED) != cs0)
-		r->preempted++;
+		__atomic_store_n(&r->preempted, r->preempted + 1, __ATOMIC_RELAXED);
 	/* About as long outside as inside, so that CPUs pass quiescent states. */
 	rt_delay(kind, rnd >> 4);
 }
@@ -502,6 +516,24 @@ static uint64_t rt_reads(void)
 	uint64_t n = 0;
 	for (unsigned i = 0; i < rt.nreaders; i++)
 		n += __atomic_load_n(&rt.readers[i].sections, __ATOMIC_RELAXED);
+	return n;
+}
+
+/** Timer-interrupt reader sections that found an object so far. */
+static uint64_t rt_irq_reads(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < rt.nreaders; i++)
+		n += __atomic_load_n(&rt.readers[i].irq_sections, __ATOMIC_RELAXED);
+	return n;
+}
+
+/** Thread reader sections switched out inside so far. */
+static uint64_t rt_preempted(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < rt.nreaders; i++)
+		n += __atomic_load_n(&rt.readers[i].preempted, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -637,12 +669,18 @@ static const char *rt_monitor(unsigned seconds)
 			next_report += 5000000;
 		}
 		bool enough = v >= RT_MIN_UPDATES && rt_reads() >= RT_MIN_READS &&
-		    frun >= RT_MIN_FLOOD;
+		    frun >= RT_MIN_FLOOD && rt_irq_reads() >= RT_MIN_IRQ_READS &&
+		    rt_preempted() >= RT_MIN_PREEMPTED;
 		if (now - start >= duration && enough)
 			return NULL;
-		if (now - start >= duration + RT_STALL_US)
+		if (now - start >= duration + RT_STALL_US) {
+			/* The verdict names a race that did not happen often enough. */
+			if (v >= RT_MIN_UPDATES && rt_reads() >= RT_MIN_READS &&
+			    frun >= RT_MIN_FLOOD)
+				return NULL;
 			return "no forward progress: too few updates, reads or flood "
 			    "callbacks";
+		}
 	}
 }
 
@@ -782,6 +820,16 @@ const char *test_rcutorture(void)
 		fail = reason;
 	} else if (version < RT_MIN_UPDATES || reads < RT_MIN_READS) {
 		fail = "no progress: too few updates or reads";
+	} else if (irq_reads < RT_MIN_IRQ_READS) {
+		snprintf(reason, sizeof(reason), "only %lu reader sections in the "
+		    "timer interrupt (at least %d required)", irq_reads,
+		    RT_MIN_IRQ_READS);
+		fail = reason;
+	} else if (preempted < RT_MIN_PREEMPTED) {
+		snprintf(reason, sizeof(reason), "only %lu thread reader sections "
+		    "were preempted inside (at least %d required)", preempted,
+		    RT_MIN_PREEMPTED);
+		fail = reason;
 	}
 	return fail;
 }
