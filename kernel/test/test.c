@@ -67,6 +67,9 @@ test_t tests[] = {
 	    test_pagefault1, true },
 	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
 	    "(unsafe)", test_rcusleep1, false },
+	{ "mapping2", "Page hash table: concurrent updates of one page, updates "
+	    "racing removes, lookups during updates: one record, none after a "
+	    "remove, no torn mapping", test_mapping2, true },
 	{ "asrace1", "Areas destroyed and shrunk while threads fault in them: no "
 	    "record or frame outlives its area, re-created areas read zero",
 	    test_asrace1, true },

@@ -36,6 +36,7 @@ const char *test_mapping1(void);
 const char *test_as1(void);
 const char *test_pagefault1(void);
 const char *test_asrace1(void);
+const char *test_mapping2(void);
 const char *test_asrace1long(void);
 /** Duration of the next rcutorture run in seconds (default 3). */
 extern unsigned rcutorture_seconds;

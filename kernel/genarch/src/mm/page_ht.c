@@ -4,8 +4,14 @@
  * CONFIG_PAGE_HT_CHT: the records are items of a concurrent hash table; lookups
  * run inside an RCU reader section and take no lock. Insertion of a new mapping
  * uses cht_insert_unique, so two CPUs faulting the same page agree on one
- * record. An update inserts the new record (a duplicate for a moment) and then
- * removes the old one, so a concurrent lookup always finds one of them.
+ * record.
+ *
+ * A record keeps its mapping in one 64-bit word (frame | flags), so an update
+ * replaces it in place with one atomic exchange: a page never has more than
+ * one record (an update inserts nothing, so it cannot resurrect a removed
+ * page either), and a lookup copies a whole (frame, flags) pair, old or new,
+ * never a mix. The exchange hands each updater exactly the word it replaced,
+ * so concurrent updates free every replaced frame exactly once.
  *
  * CONFIG_PAGE_HT_LOCKED: the previous design, a fixed chained hash table under
  * one global IRQ spinlock; every lookup takes the lock.
@@ -37,8 +43,20 @@ typedef struct pte_rec {
 #endif
 	struct as *as;
 	uintptr_t page;
-	pte_t pte;
+	/**
+	 * The mapping: frame | flags (frames are page aligned, flags below
+	 * PAGE_SIZE). Atomics: replaced by page_mapping_update() with an
+	 * exchange, read with one relaxed load (the word is self-contained; the
+	 * record itself was published by the table's insert).
+	 */
+	uint64_t word;
 } pte_rec_t;
+
+/** A replaced frame waiting for a grace period before it is freed. */
+typedef struct {
+	rcu_item_t rcu;
+	uintptr_t frame;
+} frame_rcu_t;
 
 typedef struct {
 	struct as *as;
@@ -46,6 +64,7 @@ typedef struct {
 } pt_key_t;
 
 static slab_cache_t *rec_cache;
+static slab_cache_t *frame_rcu_cache;
 /** Statistics; atomics (relaxed). */
 static uint64_t st_lookups;
 static uint64_t st_inserts;
@@ -57,6 +76,23 @@ static inline size_t key_hash_of(struct as *as, uintptr_t page)
 	return (size_t) ((as->id << 36) ^ (page >> 12));
 }
 
+static inline uint64_t word_of(const pte_t *pte)
+{
+	assert((pte->frame & (PAGE_SIZE - 1)) == 0 && pte->flags < PAGE_SIZE);
+	return (uint64_t) pte->frame | pte->flags;
+}
+
+static inline pte_t pte_of(uint64_t word)
+{
+	return (pte_t) { .frame = (uintptr_t) (word & ~(uint64_t) (PAGE_SIZE - 1)),
+	    .flags = (unsigned) (word & (PAGE_SIZE - 1)) };
+}
+
+static inline pte_t rec_pte(pte_rec_t *r)
+{
+	return pte_of(__atomic_load_n(&r->word, __ATOMIC_RELAXED));
+}
+
 static pte_rec_t *rec_alloc(struct as *as, uintptr_t page, const pte_t *pte)
 {
 	pte_rec_t *r = slab_alloc(rec_cache, SLAB_ATOMIC);
@@ -64,16 +100,52 @@ static pte_rec_t *rec_alloc(struct as *as, uintptr_t page, const pte_t *pte)
 		return NULL;
 	r->as = as;
 	r->page = page;
-	r->pte = *pte;
+	r->word = word_of(pte);
 	return r;
 }
 
 /** Frees a record (and its frame) that no CPU can reach any more. */
 static void rec_free(pte_rec_t *r)
 {
-	if (r->pte.flags & PTE_REC_FREE_FRAME)
-		frame_free(r->pte.frame, 1);
+	pte_t pte = rec_pte(r);
+	if (pte.flags & PTE_REC_FREE_FRAME)
+		frame_free(pte.frame, 1);
 	slab_free(rec_cache, r);
+}
+
+static void frame_rcu_free(rcu_item_t *item)
+{
+	frame_rcu_t *f = container_of(item, frame_rcu_t, rcu);
+	frame_free(f->frame, 1);
+	slab_free(frame_rcu_cache, f);
+}
+
+/**
+ * Replaces the word of @a r by @a pte. The frame of the replaced word is freed
+ * after a grace period if the record owned it (PTE_REC_FREE_FRAME) and the new
+ * word does not keep it; @a spare (allocated by the caller) carries it there,
+ * or is freed if not needed. Any context; the caller keeps @a r alive (a
+ * reader section or the table lock).
+ */
+static void rec_replace(pte_rec_t *r, const pte_t *pte, frame_rcu_t *spare)
+{
+	pte_t old = pte_of(__atomic_exchange_n(&r->word, word_of(pte),
+	    __ATOMIC_RELAXED));
+	if ((old.flags & PTE_REC_FREE_FRAME) && old.frame != pte->frame) {
+		spare->frame = old.frame;
+		rcu_call(&spare->rcu, frame_rcu_free);
+	} else {
+		slab_free(frame_rcu_cache, spare);
+	}
+}
+
+static void caches_init(void)
+{
+	rec_cache = slab_cache_create("pte_rec", sizeof(pte_rec_t), 0, NULL, NULL, 0);
+	frame_rcu_cache = slab_cache_create("pte_frame_rcu", sizeof(frame_rcu_t), 0,
+	    NULL, NULL, 0);
+	if (!rec_cache || !frame_rcu_cache)
+		panic("page_ht: cannot create the record caches");
 }
 
 #ifdef CONFIG_PAGE_HT_CHT
@@ -123,9 +195,8 @@ static const cht_ops_t ops = {
 
 void page_ht_init(void)
 {
-	rec_cache = slab_cache_create("pte_rec", sizeof(pte_rec_t), 0, NULL, NULL, 0);
-	if (!rec_cache || cht_create_named(&table, "page_ht", 64, 64, 4,
-	    &ops) != CHT_OK)
+	caches_init();
+	if (cht_create_named(&table, "page_ht", 64, 64, 4, &ops) != CHT_OK)
 		panic("page_ht: cannot create the page hash table");
 }
 
@@ -139,7 +210,7 @@ int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
 	rcu_read_lock();
 	bool ok = cht_insert_unique(&table, &r->link, &dup);
 	if (!ok && existing)
-		*existing = ((pte_rec_t *) dup)->pte;
+		*existing = rec_pte((pte_rec_t *) dup);
 	rcu_read_unlock();
 	if (!ok) {
 		slab_free(rec_cache, r);
@@ -168,34 +239,38 @@ bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
 	rcu_read_lock();
 	cht_link_t *l = cht_find(&table, &key);
 	if (l)
-		*out = ((pte_rec_t *) l)->pte;
+		*out = rec_pte((pte_rec_t *) l);
 	rcu_read_unlock();
 	return l != NULL;
+}
+
+size_t page_mapping_count(struct as *as, uintptr_t page)
+{
+	pt_key_t key = { .as = as, .page = page };
+	size_t n = 0;
+	rcu_read_lock();
+	for (cht_link_t *l = cht_find(&table, &key); l;
+	    l = cht_find_next(&table, &key, l))
+		n++;
+	rcu_read_unlock();
+	return n;
 }
 
 int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte)
 {
 	pt_key_t key = { .as = as, .page = page };
-	pte_rec_t *r = rec_alloc(as, page, pte);
-	if (!r)
+	frame_rcu_t *spare = slab_alloc(frame_rcu_cache, SLAB_ATOMIC);
+	if (!spare)
 		return ENOMEM;
 	rcu_read_lock();
-	cht_link_t *old = cht_find(&table, &key);
-	if (!old) {
-		rcu_read_unlock();
-		slab_free(rec_cache, r);
+	cht_link_t *l = cht_find(&table, &key);
+	if (l)
+		rec_replace((pte_rec_t *) l, pte, spare);
+	rcu_read_unlock();
+	if (!l) {
+		slab_free(frame_rcu_cache, spare);
 		return ENOENT;
 	}
-	/*
-	 * The old record must not take its frame along when the update keeps
-	 * the frame: the new record owns the frame from now on.
-	 */
-	pte_rec_t *o = (pte_rec_t *) old;
-	cht_insert(&table, &r->link);
-	if (o->pte.frame == pte->frame)
-		__atomic_and_fetch(&o->pte.flags, ~PTE_REC_FREE_FRAME, __ATOMIC_RELAXED);
-	(void) cht_remove_item(&table, old);
-	rcu_read_unlock();
 	return EOK;
 }
 
@@ -248,9 +323,7 @@ static void rec_rcu_free(rcu_item_t *item)
 
 void page_ht_init(void)
 {
-	rec_cache = slab_cache_create("pte_rec", sizeof(pte_rec_t), 0, NULL, NULL, 0);
-	if (!rec_cache)
-		panic("page_ht: cannot create the record cache");
+	caches_init();
 	for (size_t i = 0; i < LOCKED_BUCKETS; i++)
 		list_initialize(&buckets[i]);
 }
@@ -265,7 +338,7 @@ int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
 	pte_rec_t *o = find_locked(as, page);
 	if (o) {
 		if (existing)
-			*existing = o->pte;
+			*existing = rec_pte(o);
 		irq_spinlock_unlock(&table_lock, true);
 		slab_free(rec_cache, r);
 		return EEXIST;
@@ -299,29 +372,39 @@ bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
 	irq_spinlock_lock(&table_lock, true);
 	pte_rec_t *o = find_locked(as, page);
 	if (o)
-		*out = o->pte;
+		*out = rec_pte(o);
 	irq_spinlock_unlock(&table_lock, true);
 	return o != NULL;
 }
 
+size_t page_mapping_count(struct as *as, uintptr_t page)
+{
+	size_t n = 0;
+	irq_spinlock_lock(&table_lock, true);
+	list_t *b = &buckets[bucket_index(as, page)];
+	for (link_t *l = list_first(b); l; l = list_next(l, b)) {
+		pte_rec_t *r = list_get_instance(l, pte_rec_t, link);
+		if (r->as == as && r->page == page)
+			n++;
+	}
+	irq_spinlock_unlock(&table_lock, true);
+	return n;
+}
+
 int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte)
 {
-	pte_rec_t *r = rec_alloc(as, page, pte);
-	if (!r)
+	frame_rcu_t *spare = slab_alloc(frame_rcu_cache, SLAB_ATOMIC);
+	if (!spare)
 		return ENOMEM;
 	irq_spinlock_lock(&table_lock, true);
 	pte_rec_t *o = find_locked(as, page);
+	if (o)
+		rec_replace(o, pte, spare);
+	irq_spinlock_unlock(&table_lock, true);
 	if (!o) {
-		irq_spinlock_unlock(&table_lock, true);
-		slab_free(rec_cache, r);
+		slab_free(frame_rcu_cache, spare);
 		return ENOENT;
 	}
-	list_remove(&o->link);
-	list_append(&r->link, &buckets[bucket_index(as, page)]);
-	if (o->pte.frame == pte->frame)
-		o->pte.flags &= ~PTE_REC_FREE_FRAME;
-	irq_spinlock_unlock(&table_lock, true);
-	rcu_call(&o->rcu, rec_rcu_free);
 	return EOK;
 }
 

@@ -7,9 +7,12 @@
  * - locked (`make PAGE_HT=locked`): the previous design, one chained hash table
  *   under a single global spinlock, kept for comparison (chtbench).
  *
- * Records are never modified in place: page_mapping_update inserts a new record
- * and removes the old one, so a lookup sees either. Removed records (and, with
- * PTE_REC_FREE_FRAME, their frames) are freed after a grace period.
+ * A page has at most one record. page_mapping_update replaces the record's
+ * mapping in place with one atomic exchange of its (frame | flags) word, so a
+ * lookup copies either the old or the new mapping, never a mix, and an update
+ * racing a remove never brings the page back. Removed records (and, with
+ * PTE_REC_FREE_FRAME, their frames) and replaced frames are freed after a
+ * grace period.
  */
 #ifndef KERN_PAGE_HT_H_
 #define KERN_PAGE_HT_H_
@@ -58,10 +61,24 @@ int page_mapping_remove(struct as *as, uintptr_t page);
  */
 bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out);
 /**
- * Replaces the mapping of @a page with @a pte (new record in, old one out).
- * @return EOK, ENOENT, ENOMEM.
+ * Replaces the mapping of @a page with @a pte, in place (one atomic exchange;
+ * concurrent updates and removes of the page are linearizable, lookups stay
+ * lock-free). If the replaced mapping owned its frame (PTE_REC_FREE_FRAME) and
+ * @a pte maps another frame, the old frame is freed after a grace period; with
+ * the same frame, @a pte's PTE_REC_FREE_FRAME says who owns it from now on.
+ * The hardware page tables are not touched: the caller clears and shoots down
+ * the entry of a page whose frame changes.
+ * @a pte->frame must be page aligned and @a pte->flags below PAGE_SIZE.
+ * @return EOK; ENOENT (no mapping: nothing inserted); ENOMEM.
+ * Context: any (interrupts may be disabled; never sleeps).
  */
 int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte);
+
+/**
+ * Counts the records of @a page in the table (at most 1 unless the table is
+ * broken); for tests. Any context; lock-free with the CHT back end.
+ */
+size_t page_mapping_count(struct as *as, uintptr_t page);
 
 /** Table state for `pageht` and tests. */
 typedef struct {
