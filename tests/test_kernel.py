@@ -34,6 +34,7 @@ import pytest
 import kconsole
 from conftest import LOCKED_SOAK_SMP, flavour_kernel, flavours
 from test_rcu import check_rcu_stats
+from test_rcu_checks import stall_lines_outside
 
 BOOT_TIMEOUT = 180       # QEMU start to first prompt (TCG, -smp 8, GRUB)
 CMD_TIMEOUT = 60         # an ordinary command
@@ -185,6 +186,10 @@ class TestSMP:
         assert len(run.verdicts) == run.passed + run.failed, \
             "%d verdict lines for '%d passed, %d failed':\n%s" % (
                 len(run.verdicts), run.passed, run.failed, run.output)
+        # RCU stall warnings belong to the stall test only (rcustall1).
+        stalls = stall_lines_outside(run.output)
+        assert not stalls, "RCU stall warnings outside rcustall1:\n" + \
+            "\n".join(stalls)
         safe = [n for n, s, _ in getattr(smp_boot, "tests", []) if s]
         if safe:
             assert run.passed + run.failed == len(safe), \
@@ -250,6 +255,33 @@ def test_soak_locked(smp):
         min_gps, missing = claimed_gps(run.output)
         assert not missing, "no GP count of %s" % ", ".join(missing)
         check_rcu_stats(k, "a-rcu", min_gps=min_gps)
+        check_workq_idle(k)
+        k.check_no_panic()
+        k.halt(HALT_TIMEOUT)
+
+
+#: The race tests of the correctness issue and how often a soak boot runs
+#: each (asrace1long is asrace1 with 20x the cycles; the others repeat).
+SOAK_RACES = (("asrace1long", 1), ("mapping2", 10), ("chtcount", 10),
+              ("rcuunlock1", 5), ("pagefault1", 5))
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("smp", (2, 4), ids=lambda n: "smp%d" % n)
+@pytest.mark.parametrize("flavour", ("a-rcu", "podzimek-rcu", "a-rcu+release",
+                                     "a-rcu+pageht-locked"))
+def test_soak_races(flavour, smp):
+    """Long and repeated runs of the race tests in each configuration."""
+    if flavour not in flavours():
+        pytest.skip("configuration %s not selected" % flavour)
+    with kconsole.Kernel(smp=smp, kernel=flavour_kernel(flavour),
+                         name="soak-races-%s-smp%d" % (flavour, smp)) as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        for name, reps in SOAK_RACES:
+            for i in range(reps):
+                passed, reason, out = k.run_test(name, TEST_ALL_TIMEOUT)
+                assert passed, "%s run %d: %s\n%s" % (name, i + 1, reason,
+                                                        out)
         check_workq_idle(k)
         k.check_no_panic()
         k.halt(HALT_TIMEOUT)
