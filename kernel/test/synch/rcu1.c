@@ -120,7 +120,7 @@ static char reason_buf[192];
  */
 static bool rcu1_stop;
 
-/** Marks the part's failure @a why as leaving work in flight; returns @a why. */
+/** Marks failure @a why as leaving work in flight; @return @a why. */
 static const char *in_flight(const char *why)
 {
 	rcu1_stop = true;
