@@ -18,6 +18,21 @@ broken-smpcall      one cross-call in 500 dropped         smpcall1
 broken-workq        one work item in 1000 dropped         workqueue
 ==================  ====================================  ==================
 
+rcu1 must name *both* a callback run early and rcu_synchronize returning
+early (it runs every part and lists all failing ones).  Printed at -smp 2
+(see TestControlReasons for the exact text):
+
+- rcu-broken, podzimek-broken: "4 parts failed: preempted readers: preempted
+  before GP detection: the callback ran while the reader was still inside its
+  section; rcu_synchronize waits for a reader: rcu_synchronize returned while
+  a preempted (yielding) reader was inside; thread exits inside a reader: a
+  callback posted inside the section of an exiting thread ran before the
+  thread exited; sequence check: 1 readers saw a callback posted after their
+  start complete while they were inside" (the sequence check is a race: it
+  is not always among them).
+- broken-workq: "21 items accepted and never run (queue idle)", about 2 s
+  after the loss instead of the stress run's 120 s bound.
+
 The A-RCU broken build's rcutorture control is ``TestRCUBroken`` in
 test_rcu.py (-smp 4); the userspace RCU's is in test_uspace.py.
 """
@@ -36,14 +51,28 @@ CMD_TIMEOUT = 60
 TEST_ONE_TIMEOUT = 600
 HALT_TIMEOUT = 60
 
-#: rcu1's reasons for a callback run, or rcu_synchronize returning, while a
-#: reader that predates the grace period is still inside.
-RCU1_EARLY_RE = re.compile(
+#: rcu1 runs every part and names all failing ones in its one reason
+#: ("N parts failed: part: reason; ...").  Its reasons for a callback run
+#: while a reader that predates the grace period is still inside (the
+#: preempted-reader, thread-exit, sequence and one-callback parts) ...
+RCU1_CB_EARLY_RE = re.compile(
     r"the callback ran while the reader was still inside its section|"
-    r"rcu_synchronize returned while a .* reader .*was inside|"
     r"ran before the thread exited|"
     r"readers saw a callback posted after their start complete|"
     r"a callback ran before the GP counter advanced")
+#: ... and for rcu_synchronize returning while such a reader is inside (the
+#: part "rcu_synchronize waits for a reader": a yielding and a spinning one).
+RCU1_SYNC_EARLY_RE = re.compile(
+    r"rcu_synchronize returned while a .* reader .*was inside")
+#: The prefix of every rcu1 failure.
+RCU1_PARTS_RE = re.compile(r"^\d+ parts? failed(?: \(stopped [^)]*\))?: ")
+
+
+def _rcu1_both_early(reason):
+    """rcu1 caught both: a callback run early and rcu_synchronize early."""
+    return bool(RCU1_PARTS_RE.search(reason)
+                and RCU1_CB_EARLY_RE.search(reason)
+                and RCU1_SYNC_EARLY_RE.search(reason))
 
 #: smpcall1: a caller counted fewer calls than it made (one was dropped).
 SMPCALL_SHORT_RE = re.compile(
@@ -55,10 +84,16 @@ STALE_RE = re.compile(
     r"^\d+ errors, first: (?:stale translation|.*a write through a stale "
     r"entry)")
 
-#: workqueue: items were accepted and never ran.
+#: workqueue: items were accepted and never run, seen as soon as the queue
+#: is idle (no queued item, every worker idle) with items outstanding, not
+#: after the run's 120 s bound.
 WORKQ_LOST_RE = re.compile(
-    r"^stress run did not finish in time \(items stuck\)$|"
-    r"^Failed to invoke the expected number of calls$")
+    r"^(?P<n>\d+) items? accepted and never run \(queue idle\)$")
+
+
+def _workq_lost(reason):
+    m = WORKQ_LOST_RE.search(reason)
+    return bool(m) and int(m["n"]) > 0
 
 
 def broken_elf(knob):
@@ -74,14 +109,14 @@ def _smpcall_short(reason):
 #: id -> (kernel, is an RCU control, [(test, check, what)]).
 CONTROLS = {
     "podzimek-rcu-broken": (PODZIMEK_BROKEN_ELF, True, [
-        ("rcu1", RCU1_EARLY_RE.search,
-         "a callback run or rcu_synchronize returning under a reader"),
+        ("rcu1", _rcu1_both_early,
+         "a callback run AND rcu_synchronize returning under a reader"),
         ("rcutorture", ORACLE_FAILURE_RE.search,
          "an object aged past one GP, poisoned or reused under a reader"),
     ]),
     "a-rcu-broken": (BROKEN_ELF, True, [
-        ("rcu1", RCU1_EARLY_RE.search,
-         "a callback run or rcu_synchronize returning under a reader"),
+        ("rcu1", _rcu1_both_early,
+         "a callback run AND rcu_synchronize returning under a reader"),
     ]),
     "shootdown": (broken_elf("shootdown"), False, [
         ("pagefault1", STALE_RE.search, "a stale translation after an unmap"),
@@ -90,7 +125,8 @@ CONTROLS = {
         ("smpcall1", _smpcall_short, "a CPU counted fewer calls than made"),
     ]),
     "workq": (broken_elf("workq"), False, [
-        ("workqueue", WORKQ_LOST_RE.search, "work items lost (stuck)"),
+        ("workqueue", _workq_lost,
+         "work items accepted and never run (queue idle)"),
     ]),
 }
 
@@ -188,14 +224,44 @@ class TestControlWorkq(ControlSteps):
 class TestControlReasons:
     """The reason checks on canned text (no QEMU)."""
 
+    #: What rcu1 printed on build/rcu-broken and build/podzimek-broken
+    #: (-smp 2); another A-RCU run printed 3 parts (no sequence check race).
+    RCU1_BROKEN_4 = (
+        "4 parts failed: preempted readers: preempted before GP detection: "
+        "the callback ran while the reader was still inside its section; "
+        "rcu_synchronize waits for a reader: rcu_synchronize returned while "
+        "a preempted (yielding) reader was inside; thread exits inside a "
+        "reader: a callback posted inside the section of an exiting thread "
+        "ran before the thread exited; sequence check: 1 readers saw a "
+        "callback posted after their start complete while they were inside")
+    RCU1_A_RCU_BROKEN = (
+        "3 parts failed: preempted readers: preempted before GP detection: "
+        "the callback ran while the reader was still inside its section; "
+        "rcu_synchronize waits for a reader: rcu_synchronize returned while "
+        "a preempted (yielding) reader was inside; thread exits inside a "
+        "reader: a callback posted inside the section of an exiting thread "
+        "ran before the thread exited")
+
     def test_rcu1(self):
-        assert RCU1_EARLY_RE.search(
-            "preempted readers: preempted before GP detection: the callback "
-            "ran while the reader was still inside its section")
-        assert RCU1_EARLY_RE.search(
-            "rcu_synchronize waits for a reader: rcu_synchronize returned "
-            "while a preempted (yielding) reader was inside")
-        assert not RCU1_EARLY_RE.search("a thread did not finish")
+        assert _rcu1_both_early(self.RCU1_A_RCU_BROKEN)
+        assert _rcu1_both_early(self.RCU1_BROKEN_4)
+        # Only one of the two kinds: not enough.
+        assert not _rcu1_both_early(
+            "1 part failed: preempted readers: preempted before GP "
+            "detection: the callback ran while the reader was still inside "
+            "its section")
+        assert not _rcu1_both_early(
+            "1 part failed: rcu_synchronize waits for a reader: "
+            "rcu_synchronize returned while a spinning reader (preempted by "
+            "the timer) was inside")
+        assert _rcu1_both_early(
+            "2 parts failed (stopped after part 5 of 9): rcu_synchronize "
+            "waits for a reader: rcu_synchronize returned while a preempted "
+            "(yielding) reader was inside; sequence check: 2 readers saw a "
+            "callback posted after their start complete while they were "
+            "inside")
+        assert not _rcu1_both_early("1 part failed: rcu_barrier: a thread "
+                                    "did not finish")
 
     def test_smpcall(self):
         assert _smpcall_short("pairs: CPU 1 counted 199 calls, expected 200")
@@ -212,6 +278,9 @@ class TestControlReasons:
                                    "baseline")
 
     def test_workq(self):
-        assert WORKQ_LOST_RE.search(
+        assert _workq_lost("21 items accepted and never run (queue idle)")
+        assert _workq_lost("1 item accepted and never run (queue idle)")
+        assert not _workq_lost("0 items accepted and never run (queue idle)")
+        assert not _workq_lost(
             "stress run did not finish in time (items stuck)")
-        assert not WORKQ_LOST_RE.search("out of memory")
+        assert not _workq_lost("out of memory")

@@ -50,6 +50,16 @@
  * (re-read a bounded number of times: exited threads are released
  * asynchronously).
  *
+ * Every part runs even after an earlier one failed, and the one verdict names
+ * all failing parts ("N parts failed: part: reason; ..."), so that a broken
+ * implementation shows every kind of error the test can catch (the negative
+ * controls require a callback run early AND rcu_synchronize returning early).
+ * A part cleans up after its own failure (joins its threads, waits for its
+ * callbacks); a failure that leaves threads or callbacks in flight (a thread
+ * that did not finish, a callback that never ran) sets rcu1_stop and the test
+ * stops after that part, since later parts (rcu_barrier) could hang or touch
+ * its memory.
+ *
  * Verdicts never depend on timing: the hold times only give a wrong
  * implementation the chance to show itself; waits for a callback or a thread
  * are bounded by WAIT_LIMIT_US (a liveness bound of a minute, reported as
@@ -67,6 +77,7 @@
 #include <synch/semaphore.h>
 #include <time/delay.h>
 #include <mm/malloc.h>
+#include <lib/str.h>
 #include "../mm/mmtest.h"
 
 /** Liveness bound for waiting on a callback or thread (not a timing check). */
@@ -103,6 +114,18 @@ extern uint64_t rcu_cur_gp;
 static unsigned online_ids[CONFIG_MAX_CPUS];
 static unsigned online_n;
 static char reason_buf[192];
+/**
+ * A part failed leaving threads or callbacks in flight: no later part may run.
+ * Only the main test thread touches it.
+ */
+static bool rcu1_stop;
+
+/** Marks failure @a why as leaving work in flight; @return @a why. */
+static const char *in_flight(const char *why)
+{
+	rcu1_stop = true;
+	return why;
+}
 
 static void collect_cpus(void)
 {
@@ -148,7 +171,7 @@ static const char *join_all(thread_t **t, unsigned made, unsigned n)
 {
 	for (unsigned k = 0; k < made; k++) {
 		if (!join_bounded(t[k]))
-			return "a thread did not finish";
+			return in_flight("a thread did not finish");
 	}
 	return made == n ? NULL : "cannot create a thread";
 }
@@ -289,7 +312,7 @@ static const char *part_one_cb(void)
 	o->gps_at_post = rcu_completed_gps();
 	rcu_call(&o->item, one_cb);
 	if (!wait_atleast(&o->runs, 1))
-		return "a callback never ran";
+		return in_flight("a callback never ran");
 	rcu_barrier();
 	size_t runs = atomic_get(&o->runs);
 	bool bad = o->bad_context, early = o->gp_not_advanced;
@@ -477,10 +500,8 @@ static const char *pv_run(unsigned variant, size_t *in_gp)
 	if (!hog_start(&hog, cpu))
 		return "cannot create a thread";
 	pv_t *p = malloc(sizeof(*p));
-	if (!p) {
-		hog_stop(&hog);
-		return "out of memory";
-	}
+	if (!p)
+		return hog_stop(&hog) ? "out of memory" : in_flight("out of memory");
 	p->hog = &hog;
 	p->variant = variant;
 	p->must_wait = variant >= PV_BEFORE;
@@ -491,20 +512,28 @@ static const char *pv_run(unsigned variant, size_t *in_gp)
 	p->preempted_in_gp = 0;
 
 	const char *what = NULL;
+	bool stuck = false;
 	thread_t *t = spawn(pv_reader, p, "rcu1-preempt", cpu);
-	if (!t)
+	if (!t) {
 		what = "cannot create a thread";
-	else if (!join_bounded(t))
+	} else if (!join_bounded(t)) {
 		what = "the reader thread did not finish";
-	if (!hog_stop(&hog) && !what)
-		what = "the hog thread did not finish";
-	if (what)
-		return what;  /* p leaks: a callback may still reference it */
+		stuck = true;
+	}
+	if (!hog_stop(&hog)) {
+		if (!what)
+			what = "the hog thread did not finish";
+		stuck = true;
+	}
+	if (what) {
+		/* p leaks: a thread or a callback may still reference it. */
+		return stuck ? in_flight(what) : what;
+	}
 	if (!wait_atleast(&p->cb_runs, 1)) {
 		snprintf(reason_buf, sizeof(reason_buf), "%s: the callback was lost "
 		    "(not run within %llu s)", pv_names[variant],
 		    WAIT_LIMIT_US / 1000000);
-		return reason_buf;
+		return in_flight(reason_buf);
 	}
 	rcu_barrier();
 	if (atomic_get(&p->early)) {
@@ -614,11 +643,11 @@ static const char *part_synch(void)
 			return "cannot create a thread";
 		thread_t *t = spawn(sy_reader, &s, "rcu1-synch", cpu);
 		if (!t) {
-			hog_stop(&hog);
-			return "cannot create a thread";
+			return hog_stop(&hog) ? "cannot create a thread" :
+			    in_flight("a thread did not finish");
 		}
 		if (!wait_atleast(&s.entered, 1))
-			return "the reader never entered its section";
+			return in_flight("the reader never entered its section");
 		uint64_t g0 = gps_now();
 		atomic_set(&s.sync_running, 1);
 		rcu_synchronize();
@@ -626,7 +655,7 @@ static const char *part_synch(void)
 		bool joined = join_bounded(t);
 		bool hog_ok = hog_stop(&hog);
 		if (!joined || !hog_ok)
-			return "a thread did not finish";
+			return in_flight("a thread did not finish");
 		if (!done)
 			return spin ? "rcu_synchronize returned while a spinning reader "
 			    "(preempted by the timer) was inside" : "rcu_synchronize "
@@ -775,8 +804,8 @@ static const char *part_exit(void)
 			return "cannot create a thread";
 		ex_t *e = malloc(sizeof(*e));
 		if (!e) {
-			hog_stop(&hog);
-			return "out of memory";
+			return hog_stop(&hog) ? "out of memory" :
+			    in_flight("a thread did not finish");
 		}
 		e->hog = &hog;
 		e->preempt = variant == 1;
@@ -788,12 +817,14 @@ static const char *part_exit(void)
 		thread_t *t = spawn(ex_reader, e, "rcu1-exit", cpu);
 		bool ok = t && join_bounded(t);
 		bool hog_ok = hog_stop(&hog);
+		if (!t && hog_ok)
+			return "cannot create a thread";  /* e leaks, unreferenced */
 		if (!ok || !hog_ok)
-			return "a thread did not finish";
+			return in_flight("a thread did not finish");
 		if (!wait_atleast(&e->cb_runs, 1))
-			return e->preempt ? "RCU locked up after a thread exited inside a "
-			    "preempted reader section" : "RCU locked up after a thread "
-			    "exited inside a reader section";
+			return in_flight(e->preempt ? "RCU locked up after a thread "
+			    "exited inside a preempted reader section" : "RCU locked up "
+			    "after a thread exited inside a reader section");
 		rcu_barrier();
 		bool early = atomic_get(&e->early), no_pre = atomic_get(&e->no_preempt);
 		size_t runs = atomic_get(&e->cb_runs);
@@ -807,8 +838,8 @@ static const char *part_exit(void)
 			return "could not force a context switch inside the section";
 		for (int i = 0; i < 3; i++) {
 			if (!gp_elapses())
-				return "grace periods stopped after a thread exited inside a "
-				    "reader section";
+				return in_flight("grace periods stopped after a thread "
+				    "exited inside a reader section");
 		}
 		TPRINTF("rcu1:   thread exits inside a reader%s: ok\n",
 		    variant ? " after being preempted in it" : "");
@@ -817,8 +848,10 @@ static const char *part_exit(void)
 	atomic_set(&fresh_locked, 0);
 	for (unsigned k = 0; k < 2 * online_n; k++) {
 		thread_t *t = spawn(fresh_thread, NULL, "rcu1-fresh", nth_cpu(k));
-		if (!t || !join_bounded(t))
-			return "cannot run a thread";
+		if (!t)
+			return "cannot create a thread";
+		if (!join_bounded(t))
+			return in_flight("a thread did not finish");
 	}
 	if (atomic_get(&fresh_locked))
 		return "rcu_read_locked() wrong in a new thread (inherited a section?)";
@@ -871,7 +904,7 @@ static const char *part_nop_readers(void)
 	if (atomic_get(&nop_bad))
 		return "rcu_read_locked() was wrong inside or outside a section";
 	if (!gp_elapses())
-		return "no grace period after the empty readers";
+		return in_flight("no grace period after the empty readers");
 	TPRINTF("rcu1:   %u threads, %zu empty sections\n", n, total);
 	return NULL;
 }
@@ -1133,7 +1166,7 @@ static const char *part_stress(void)
 			what = "a reader did not finish";
 	}
 	if (what)
-		return what;
+		return in_flight(what);
 	if (nr != online_n || nu != online_n)
 		return "cannot create a thread";
 	rcu_barrier();
@@ -1201,27 +1234,65 @@ static const rcu1_part_t parts[] = {
 	{ "stress: a reader and an updater per CPU", part_stress },
 };
 
+/** The failure reasons of the parts, "part: reason; ..." (bounded). */
+static char fail_list[768];
+static size_t fail_len;
+static unsigned fail_cnt;
+
+/** Appends "@a part: @a why" to fail_list (truncated with "..." when full). */
+static void note_failure(const char *part, const char *why)
+{
+	fail_cnt++;
+	size_t room = sizeof(fail_list) - fail_len;
+	if (room <= 4)
+		return;  /* already truncated */
+	int n = snprintf(fail_list + fail_len, room, "%s%s: %s",
+	    fail_cnt > 1 ? "; " : "", part, why);
+	if (n < 0)
+		return;
+	if ((size_t) n >= room) {
+		/* Truncated: end with "..." (the buffer is full from here on). */
+		memcpy(fail_list + sizeof(fail_list) - 4, "...", 4);
+		fail_len = sizeof(fail_list);
+		return;
+	}
+	fail_len += (size_t) n;
+}
+
 const char *test_rcu1(void)
 {
-	static char reason[256];
+	static char reason[sizeof(fail_list) + 64];
 
 	collect_cpus();
 	if (online_n == 0)
 		return "no CPU online";
+	rcu1_stop = false;
+	fail_list[0] = '\0';
+	fail_len = 0;
+	fail_cnt = 0;
 	mmtest_quiesce();
 	size_t live0 = settled_live_allocs(SETTLE_TRIES);
 	uint64_t g_start = gps_now(), t_start = uptime_us();
 	TPRINTF("rcu1: flavour %s, %u CPUs\n", rcu_flavour_name, online_n);
-	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(parts) && !rcu1_stop; i++) {
 		uint64_t g0 = gps_now(), t0 = uptime_us();
 		TPRINTF("rcu1: %s\n", parts[i].name);
 		const char *r = parts[i].func();
 		if (r) {
-			snprintf(reason, sizeof(reason), "%s: %s", parts[i].name, r);
-			return reason;
+			TPRINTF("rcu1: %s: FAILED: %s%s\n", parts[i].name, r, rcu1_stop ?
+			    " (threads or callbacks left in flight: stopping)" : "");
+			note_failure(parts[i].name, r);
+			continue;
 		}
 		TPRINTF("rcu1: %s: ok (GPs: %lu, %lu ms)\n", parts[i].name,
 		    gps_now() - g0, (uptime_us() - t0) / 1000);
+	}
+	if (rcu1_stop) {
+		snprintf(reason, sizeof(reason), "%u part%s failed (stopped after "
+		    "part %zu of %zu): %s", fail_cnt, fail_cnt == 1 ? "" : "s", i,
+		    ARRAY_SIZE(parts), fail_list);
+		return reason;
 	}
 	/*
 	 * Memory back at its baseline: every callback ran (rcu_barrier) and the
@@ -1238,20 +1309,27 @@ const char *test_rcu1(void)
 			break;
 		thread_usleep(SETTLE_SLEEP_US);
 	}
-	TPRINTF("rcu1: all parts ok: %lu GPs in %lu ms; pending callbacks %zu; "
+	/* The harness parses "all parts ok: N GPs" (and only on success). */
+	TPRINTF("rcu1: %s: %lu GPs in %lu ms; pending callbacks %zu; "
 	    "live heap allocations (net of threads) %ld before, %ld after (%u "
-	    "reads)\n", gps_now() - g_start, (uptime_us() - t_start) / 1000,
+	    "reads)\n", fail_cnt ? "some parts failed" : "all parts ok",
+	    gps_now() - g_start, (uptime_us() - t_start) / 1000,
 	    pending, (long) live0, (long) live1, tries);
 	if (pending != 0) {
-		snprintf(reason, sizeof(reason), "%zu callbacks still pending after "
+		char why[96];
+		snprintf(why, sizeof(why), "%zu callbacks still pending after "
 		    "rcu_barrier", pending);
-		return reason;
-	}
-	if (live1 != live0) {
-		snprintf(reason, sizeof(reason), "memory not back at its baseline: "
-		    "%ld live heap allocations (net of threads) before, %ld after",
+		note_failure("at the end", why);
+	} else if (live1 != live0) {
+		char why[128];
+		snprintf(why, sizeof(why), "memory not back at its baseline: %ld "
+		    "live heap allocations (net of threads) before, %ld after",
 		    (long) live0, (long) live1);
-		return reason;
+		note_failure("at the end", why);
 	}
-	return NULL;
+	if (fail_cnt == 0)
+		return NULL;
+	snprintf(reason, sizeof(reason), "%u part%s failed: %s", fail_cnt,
+	    fail_cnt == 1 ? "" : "s", fail_list);
+	return reason;
 }

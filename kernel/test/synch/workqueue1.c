@@ -10,7 +10,14 @@
  *   calls. Every SLEEP_EVERY-th item sleeps inside its work function (blocked
  *   worker accounting), every third one is enqueued without blocking (the
  *   workq-adder thread). The run ends when no item is left (live == 0), with a
- *   generous bound that fails the test instead of hanging. Then the queue must
+ *   generous bound that fails the test instead of hanging. Items accepted and
+ *   never run fail it fast: while the run lasts, every test item that exists is
+ *   queued or inside a work function (only work functions create items after
+ *   the first), so a queue snapshot (taken under its lock) with no queued item
+ *   and every worker idle, followed by live > 0, proves that live items were
+ *   lost; the run fails when that holds at every poll for LOST_SETTLE_US with
+ *   live unchanged ("N items accepted and never run (queue idle)"). Then the
+ *   queue must
  *   show no active or blocked worker and no item, is stopped and destroyed, and
  *   the live heap allocations (net of threads) must be back at their count
  *   before the run exactly.
@@ -52,6 +59,12 @@
 #define POLL_US      10000
 /** Bound for a whole stress run (a hang becomes a failure). */
 #define RUN_MAX_US   (120 * 1000000UL)
+/**
+ * The queue idle (no queued item, every worker idle) with items outstanding
+ * this long fails a stress run (the items were lost). Not a timing verdict: one
+ * such snapshot already proves the loss; the settle time is a margin.
+ */
+#define LOST_SETTLE_US (2 * 1000000UL)
 /** Bound for the queue to settle / the heap to return to its baseline. */
 #define SETTLE_MAX_US (10 * 1000000UL)
 /**
@@ -79,6 +92,11 @@ static struct {
 	atomic_t refused[WAVES];
 	atomic_t alloc_failures;
 	atomic_t sleeps;
+	/**
+	 * The run failed with items lost while the queue was idle (stopping the
+	 * queue is then safe). Only the main test thread uses it.
+	 */
+	bool lost;
 } run;
 
 static size_t expected[WAVES];
@@ -165,6 +183,7 @@ static void run_reset(struct work_queue *q)
 	atomic_set(&run.enqueue_failures, 0);
 	atomic_set(&run.alloc_failures, 0);
 	atomic_set(&run.sleeps, 0);
+	run.lost = false;
 }
 
 static size_t total_expected(void)
@@ -293,17 +312,46 @@ static const char *stress_full(struct work_queue *q)
 		return "the first item was refused";
 	}
 
+	static char reason[96];
 	size_t peak_blocked = 0, peak_workers = 0;
+	/* The queue has looked idle with idle_live items left since idle_since. */
+	bool idle_seen = false;
+	uint64_t idle_since = 0;
+	size_t idle_live = 0;
 	uint64_t start = uptime_us();
 	while (atomic_get(&run.live) > 0) {
-		if (uptime_us() - start > RUN_MAX_US) {
+		uint64_t now = uptime_us();
+		if (now - start > RUN_MAX_US) {
 			report_waves();
 			return "stress run did not finish in time (items stuck)";
 		}
 		workq_stats_t s;
 		get_stats(q, &s);
+		/*
+		 * Read after the snapshot: a worker's last decrement of live precedes
+		 * its taking the queue lock to go idle, so it is visible here.
+		 */
+		size_t live = atomic_get(&run.live);
 		peak_blocked = MAX(peak_blocked, s.blocked);
 		peak_workers = MAX(peak_workers, s.workers);
+		if (s.items == 0 && s.active == 0 && s.blocked == 0 && live > 0) {
+			if (!idle_seen || live != idle_live) {
+				idle_seen = true;
+				idle_since = now;
+				idle_live = live;
+			} else if (now - idle_since >= LOST_SETTLE_US) {
+				report_waves();
+				TPRINTF("Queue idle for %lu ms (%zu workers, all idle, no "
+				    "queued item) with %zu items left.\n",
+				    (now - idle_since) / 1000, s.workers, live);
+				run.lost = true;
+				snprintf(reason, sizeof(reason), "%zu items accepted and "
+				    "never run (queue idle)", live);
+				return reason;
+			}
+		} else {
+			idle_seen = false;
+		}
 		thread_usleep(POLL_US);
 	}
 	uint64_t took = uptime_us() - start;
@@ -333,7 +381,7 @@ static const char *test_custom_full(void)
 	if (!q)
 		return "cannot create a work queue";
 	const char *err = stress_full(q);
-	if (err && atomic_get(&run.live) > 0)
+	if (err && atomic_get(&run.live) > 0 && !run.lost)
 		return err;  /* items stuck: stopping could hang; leave the queue */
 	workq_stop(q);
 	workq_destroy(q);
