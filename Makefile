@@ -134,7 +134,7 @@ help:
 	@echo "make test          build and run every test (pytest in tests/)"
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
-	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (a few min)"
+	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf

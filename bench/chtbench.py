@@ -46,7 +46,7 @@ Usage::
     python3 bench/chtbench.py --suite all            # full (about 40 min)
     python3 bench/chtbench.py --suite all --quick    # -t 1, 2 reps (< 10 min)
     python3 bench/chtbench.py --suite seed --reps 5 --seconds 10 --smp 4
-    python3 bench/chtbench.py --suite cost           # icount (a few min)
+    python3 bench/chtbench.py --suite cost           # icount (about 10 min)
 """
 
 import argparse

@@ -1448,15 +1448,22 @@ def generate_cost_md(doc):
         worst = max(d["rel_diff"] for d in det)
         L.append("")
         L.append("Determinism: a second boot of the A-RCU build repeated "
-                 "%d point%s (%s): %s."
+                 "%d point%s: %s. %s"
+                 "Digits = -log10(relative difference). The benchmark "
+                 "threads seed their keys from the uptime when the command "
+                 "starts, which depends on when the host typed it; that is "
+                 "probably why points whose cost depends on the keys and on "
+                 "the table's history (hash lookups, updates, faults) repeat "
+                 "to fewer digits than a list traversal."
                  % (len(det), "" if len(det) == 1 else "s", "; ".join(
-                     "id %d at %d %%: %d vs %d ops/s" % (
+                     "id %d at %d %%: %d vs %d ops/s (%s)" % (
                          d["bench"], d["update"], d["ops_per_s"][0],
-                         d["ops_per_s"][1]) for d in det),
-                    "the rates are identical" if worst == 0 else
-                    "they agree to %.1f significant digits or more (largest "
-                    "relative difference %.1e)"
-                    % (-math.log10(worst), worst)))
+                         d["ops_per_s"][1],
+                         "identical" if not d["rel_diff"] else
+                         "%.1f digits" % -math.log10(d["rel_diff"]))
+                     for d in det),
+                    "Largest relative difference %.1e. " % worst
+                    if worst else ""))
     L.append("")
     L.append("### One-CPU goals of issue 16")
     L.append("")
