@@ -1449,12 +1449,15 @@ def generate_cost_md(doc):
         L.append("")
         L.append("Determinism: a second boot of the A-RCU build repeated "
                  "%d point%s: %s. %s"
-                 "Digits = -log10(relative difference). The benchmark "
-                 "threads seed their keys from the uptime when the command "
-                 "starts, which depends on when the host typed it; that is "
-                 "probably why points whose cost depends on the keys and on "
-                 "the table's history (hash lookups, updates, faults) repeat "
-                 "to fewer digits than a list traversal."
+                 "Digits = -log10(relative difference). Read-only points "
+                 "repeat to about 5-6 digits; points that allocate, update "
+                 "or fault repeat to fewer: their cost depends on the keys "
+                 "(the threads seed them from the uptime when the command "
+                 "starts, which depends on when the host typed it) and on "
+                 "the state earlier commands left behind (the check boot "
+                 "runs fewer commands before each point than the main "
+                 "boot), e.g. grace periods and callback batches under "
+                 "RCU, slab and frame allocator state."
                  % (len(det), "" if len(det) == 1 else "s", "; ".join(
                      "id %d at %d %%: %d vs %d ops/s (%s)" % (
                          d["bench"], d["update"], d["ops_per_s"][0],
