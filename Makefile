@@ -124,7 +124,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel iso run run-iso test soak flavours controls clean deps help \
-	bench bench-quick bench-deps
+	bench bench-quick bench-cost bench-deps
 
 all: kernel iso
 
@@ -134,6 +134,7 @@ help:
 	@echo "make test          build and run every test (pytest in tests/)"
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
+	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf
@@ -249,6 +250,13 @@ bench: deps bench-deps
 
 bench-quick: deps bench-deps
 	@$(PYTHON) bench/chtbench.py --suite all --quick && $(PYTHON) bench/plot.py
+
+# Exact one-CPU costs: instructions per operation of every chtbench id on
+# each release build, QEMU -icount shift=0 (one guest ns per instruction);
+# bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
+bench-cost: deps
+	@$(PYTHON) bench/chtbench.py --suite cost && \
+		$(PYTHON) bench/plot.py --cost-only
 
 clean:
 	rm -rf $(BUILD)

@@ -25,6 +25,14 @@ section):
     global-lock build.
 ``all``
     the three above.
+``cost``
+    instructions per operation, exactly: every benchmark that runs on one CPU
+    (updates at 0, 20 and 100 % where the benchmark takes them) on a release
+    kernel booted with ``-accel tcg -icount shift=0,sleep=off -smp 1``.  In
+    that mode the guest clock advances one nanosecond per guest instruction,
+    so instructions per operation = 1e9 / (ops/s of the ``result:`` line), and
+    two boots agree to about 6 digits (a second boot repeats a few points to
+    check it).  Writes ``cost.csv`` and ``cost.json``; not part of ``all``.
 
 Method: one QEMU boot per (kernel configuration, -smp, repetition) runs the
 whole sweep of that configuration; inside a boot the variants alternate
@@ -38,12 +46,14 @@ Usage::
     python3 bench/chtbench.py --suite all            # full (about 40 min)
     python3 bench/chtbench.py --suite all --quick    # -t 1, 2 reps (< 10 min)
     python3 bench/chtbench.py --suite seed --reps 5 --seconds 10 --smp 4
+    python3 bench/chtbench.py --suite cost           # icount (about 10 min)
 """
 
 import argparse
 import contextlib
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -136,11 +146,14 @@ class Boot:
     update) that are alternated (one row = one x value, its variants).
     """
 
-    def __init__(self, suite, config, smp, groups):
+    def __init__(self, suite, config, smp, groups, accel="tcg,thread=multi",
+                 qemu_args=()):
         self.suite = suite
         self.config = config
         self.smp = smp
         self.groups = groups
+        self.accel = accel
+        self.qemu_args = list(qemu_args)
 
     @property
     def key(self):
@@ -223,7 +236,65 @@ def plan_pageht(smps):
     return boots
 
 
-PLANNERS = {"seed": plan_seed, "resize": plan_resize, "pageht": plan_pageht}
+#: The cost suite: single-threaded TCG with icount, one CPU (icount needs
+#: single-threaded TCG, so no thread=multi).  shift=0: one guest nanosecond per
+#: guest instruction; sleep=off: an idle guest's clock jumps ahead instead of
+#: waiting for the host.
+COST_ACCEL = "tcg"
+COST_QEMU_ARGS = ["-icount", "shift=0,sleep=off"]
+COST_SMP = 1
+COST_SECONDS = 2
+#: Every chtbench id (kernel/generic/src/bench/chtbench.c, `chtbench 0 0 0`).
+ALL_IDS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+           20, 21, 22]
+#: The ids whose body draws updates (want_update()); the others ignore the
+#: update percentage.
+UPDATE_IDS = [B_UPD_IDEAL, B_UPD_RCU, B_UPD_SPIN, B_HTU_SPIN, B_HTU_BKT,
+              B_HTU_CHT]
+COST_UPD_PCTS = [0, 20, 100]
+#: The ids with a resizer thread (18, 20): at -smp 1 it shares the reader's
+#: CPU, so their cost includes the resizer's instructions.
+RESIZER_IDS = [B_RS_CHT_CONT, B_RS_RW_CONT]
+#: Ids run per build.  A-RCU runs all of them; the Podzimek build the ids
+#: whose operation enters an RCU reader section or updates under RCU (the
+#: others run the same code as on A-RCU); the locked build the page hash
+#: table ids (its only difference).
+COST_IDS = {
+    "a-rcu": ALL_IDS,
+    "podzimek-rcu": [1, B_LIST_RCU, B_UPD_RCU, B_HT_CHT, B_HTU_CHT,
+                     B_RS_CHT13, B_RS_CHT14, B_RS_CHT_CONT, B_PH_LOOKUP,
+                     B_PH_FAULT],
+    "locked": [B_PH_LOOKUP, B_PH_FAULT],
+}
+#: Points a second A-RCU boot repeats to check that two boots agree.
+COST_CHECK_POINTS = [(B_LIST_IDEAL, 1, 0), (B_HT_CHT, 1, 0),
+                     (B_HTU_CHT, 1, 20), (B_PH_FAULT, 1, 0)]
+
+
+def cost_points_of(config):
+    """The (bench, cpus, update) points the cost suite runs on ``config``."""
+    out = []
+    for b in COST_IDS[config]:
+        for pct in (COST_UPD_PCTS if b in UPDATE_IDS else [0]):
+            out.append((b, 1, pct))
+    return out
+
+
+def plan_cost(smps=None):
+    """One icount boot per build, then the determinism check boot."""
+    boots = []
+    for config in ("a-rcu", "podzimek-rcu", "locked"):
+        rows = [[pt] for pt in cost_points_of(config)]
+        boots.append(Boot("cost", config, COST_SMP, [rows], COST_ACCEL,
+                          COST_QEMU_ARGS))
+    boots.append(Boot("cost-check", "a-rcu", COST_SMP,
+                      [[[pt] for pt in COST_CHECK_POINTS]], COST_ACCEL,
+                      COST_QEMU_ARGS))
+    return boots
+
+
+PLANNERS = {"seed": plan_seed, "resize": plan_resize, "pageht": plan_pageht,
+            "cost": plan_cost}
 
 
 # --------------------------------------------------------------------------
@@ -394,12 +465,14 @@ class Runner:
         self.cmd_time = 0.0
 
     @contextlib.contextmanager
-    def boot(self, config, smp, name):
+    def boot(self, config, smp, name, accel="tcg,thread=multi",
+             qemu_args=()):
         """Boot ``config`` with ``-smp smp``; yield the Kernel; kill QEMU."""
         c = CONFIGS[config]
         k = kconsole.Kernel(smp=smp, mem=self.mem,
                             kernel=os.path.join(REPO, c["build"], "kernel.elf"),
-                            name=name, log_dir=LOG_DIR)
+                            name=name, log_dir=LOG_DIR, accel=accel,
+                            extra_args=qemu_args)
         with k:
             k.wait_prompt(180)
             if config not in self.versions:
@@ -454,7 +527,8 @@ class Runner:
             for b in order:
                 name = "%s-%s-smp%d-rep%d" % (b.suite, b.config, b.smp, rep + 1)
                 log("boot %s: %d points%s" % (name, b.count(), self.eta()))
-                with self.boot(b.config, b.smp, name) as k:
+                with self.boot(b.config, b.smp, name, b.accel,
+                               b.qemu_args) as k:
                     for bench, cpus, update in b.points(rep):
                         command = "chtbench %d %d %d -w -t %d" % (
                             bench, cpus, update, seconds)
@@ -564,6 +638,250 @@ def write_outputs(suite, points, meta, verbatim=None, results_dir=None):
     log("wrote %s and %s" % (jpath, cpath))
 
 
+# --------------------------------------------------------------------------
+# The cost suite: instructions per operation under icount
+# --------------------------------------------------------------------------
+
+#: The one-CPU goals of issue 16 (its first table).  ``ours`` and ``ref`` are
+#: (config, bench, update); the ratio is ref's instructions per operation over
+#: ours (higher is better: > 1 means ours costs fewer instructions) and the
+#: goal holds when it is at least ``min_ratio``.  ``before`` is what the issue
+#: measured on main 7a6e0df.
+COST_GOALS = [
+    {"what": "ht-lookup: cht (12) vs bktlock (11)",
+     "ours": ("a-rcu", B_HT_CHT, 0), "ref": ("a-rcu", B_HT_BKT, 0),
+     "min_ratio": 1.3, "goal": "cht <= 0.77 x bktlock (ratio >= 1.3)",
+     "before": "126.0 vs 95.3 (0.76)"},
+    {"what": "ht-upd at 20 %: cht (15) vs bktlock (14)",
+     "ours": ("a-rcu", B_HTU_CHT, 20), "ref": ("a-rcu", B_HTU_BKT, 20),
+     "min_ratio": 1.0, "goal": "ratio >= 1.0",
+     "before": "318.9 vs 164.6 (0.52)"},
+    {"what": "pageht-lookup (21): CHT vs locked build",
+     "ours": ("a-rcu", B_PH_LOOKUP, 0), "ref": ("locked", B_PH_LOOKUP, 0),
+     "min_ratio": 1.2, "goal": "CHT ratio >= 1.2",
+     "before": "159.3 vs 136.0 (0.85)"},
+    {"what": "pageht-fault (22): CHT vs locked build",
+     "ours": ("a-rcu", B_PH_FAULT, 0), "ref": ("locked", B_PH_FAULT, 0),
+     "min_ratio": 1.0, "goal": "CHT ratio >= 1.0",
+     "before": "4431 vs 4008 (0.90)"},
+    {"what": "list-read: A-RCU (3) vs ideal (2)",
+     "ours": ("a-rcu", B_LIST_RCU, 0), "ref": ("a-rcu", B_LIST_IDEAL, 0),
+     "min_ratio": 0.85,
+     "goal": ">= 0.85 (a reader section of <= 5 instructions)",
+     "before": "37.0 vs 30.0 (0.81)"},
+]
+
+
+def instructions_per_op(ops_per_s):
+    """Instructions per operation from an icount ``ops_per_s`` (shift=0: one
+    guest nanosecond per instruction), or None for a zero rate."""
+    ops_per_s = int(ops_per_s)
+    return 1e9 / ops_per_s if ops_per_s > 0 else None
+
+
+def cost_points(results):
+    """Turn run_boots results (one sample per point) into cost points."""
+    points = []
+    for key in sorted(results):
+        suite, config, smp, bench, cpus, update = key
+        entry = results[key]
+        s = entry["samples"][-1]
+        points.append({
+            "config": config, "rcu": CONFIGS[config]["rcu"],
+            "pageht": CONFIGS[config]["pageht"], "smp": smp, "bench": bench,
+            "name": entry["name"], "cpus": cpus, "update": update,
+            "seconds": s["seconds"], "ops": s["ops"],
+            "ops_per_s": s["ops_per_s"],
+            "instructions_per_op": instructions_per_op(s["ops_per_s"]),
+            "resizer_shares_cpu": bench in RESIZER_IDS,
+            "wall_s": s.get("wall_s"),
+        })
+    return points
+
+
+def cost_lookup(points, config, bench, update=0):
+    """Instructions per operation of one point, or None if it was not run."""
+    for p in points:
+        if (p["config"], p["bench"], p["update"]) == (config, bench, update):
+            return p["instructions_per_op"]
+    return None
+
+
+def cost_goal_rows(points, goals=None):
+    """Evaluate ``goals`` (default COST_GOALS) on cost points.
+
+    Returns one dict per goal: its fields plus ``ours_ipo``, ``ref_ipo``
+    (instructions per operation, None when not measured), ``ratio`` (ref over
+    ours, None when either is missing) and ``met`` (True, False or None).
+    """
+    rows = []
+    for g in goals if goals is not None else COST_GOALS:
+        a = cost_lookup(points, *g["ours"])
+        b = cost_lookup(points, *g["ref"])
+        ratio = b / a if a and b else None
+        row = dict(g)
+        row.update({"ours_ipo": a, "ref_ipo": b, "ratio": ratio,
+                    "met": None if ratio is None
+                    else ratio >= g["min_ratio"]})
+        rows.append(row)
+    return rows
+
+
+def agreement_digits(a, b):
+    """Significant digits two rates agree to: -log10(|a - b| / max(a, b)).
+
+    None when they are equal (every digit agrees) or when a rate is zero.
+    """
+    a, b = float(a), float(b)
+    if a <= 0 or b <= 0 or a == b:
+        return None
+    return -math.log10(abs(a - b) / max(a, b))
+
+
+def cost_determinism(points, check_results):
+    """Compare the check boot's samples with the main boot's points."""
+    out = []
+    for key in sorted(check_results):
+        _, config, smp, bench, cpus, update = key
+        again = check_results[key]["samples"][-1]["ops_per_s"]
+        first = None
+        for p in points:
+            if (p["config"], p["bench"], p["update"]) == (config, bench,
+                                                           update):
+                first = p["ops_per_s"]
+        if first is None:
+            continue
+        out.append({"config": config, "bench": bench, "update": update,
+                    "name": check_results[key]["name"],
+                    "ops_per_s": [first, again],
+                    "rel_diff": abs(first - again) / max(first, again),
+                    "digits": agreement_digits(first, again)})
+    return out
+
+
+def fmt_ipo(v):
+    """Instructions per operation as printed in the tables."""
+    if v is None:
+        return "n/a"
+    return "%.0f" % v if v >= 1000 else "%.1f" % v
+
+
+def fmt_digits(d):
+    return "all digits" if d is None else "%.1f digits" % d
+
+
+def cost_table_rows(points):
+    """[(bench, name, update, {config: ipo})] in id and update order."""
+    rows = {}
+    for p in points:
+        k = (p["bench"], p["update"])
+        rows.setdefault(k, (p["name"], {}))[1][p["config"]] = \
+            p["instructions_per_op"]
+    return [(b, rows[(b, u)][0], u, rows[(b, u)][1])
+            for b, u in sorted(rows)]
+
+
+COST_CONFIGS = ["a-rcu", "podzimek-rcu", "locked"]
+
+
+def format_cost_text(doc):
+    """The cost tables of a cost.json document as plain text."""
+    L = ["Cost per operation (instructions, icount, -smp 1, -t %d)"
+         % doc["seconds"], ""]
+    L.append("%-3s %-26s %4s %12s %12s %12s" % (("id", "name", "upd%")
+                                                 + tuple(COST_CONFIGS)))
+    for b, name, u, by in cost_table_rows(doc["points"]):
+        L.append("%-3d %-26s %4d %12s %12s %12s" % (
+            b, name, u, *(fmt_ipo(by.get(c)) if c in by else "-"
+                          for c in COST_CONFIGS)))
+    L.append("")
+    L.append("%-42s %-22s %-22s %6s %s" % ("goal (issue 16)", "before",
+                                            "now (ours vs ref)", "ratio",
+                                            "goal"))
+    for r in doc["goals"]:
+        L.append("%-42s %-22s %-22s %6s %s" % (
+            r["what"], r["before"], "%s vs %s" % (fmt_ipo(r["ours_ipo"]),
+                                                  fmt_ipo(r["ref_ipo"])),
+            "n/a" if r["ratio"] is None else "%.2f" % r["ratio"],
+            "%s: %s" % ({True: "met", False: "MISSED", None: "n/a"}[r["met"]],
+                        r["goal"])))
+    if doc.get("determinism"):
+        L.append("")
+        L.append("Two boots (A-RCU): " + "; ".join(
+            "id %d upd %d: %d vs %d ops/s (%s)" % (
+                d["bench"], d["update"], d["ops_per_s"][0],
+                d["ops_per_s"][1], fmt_digits(d["digits"]))
+            for d in doc["determinism"]))
+    return "\n".join(L) + "\n"
+
+
+def write_cost_outputs(points, determinism, meta, results_dir=None):
+    """Write cost.json and cost.csv; return the JSON document."""
+    results_dir = results_dir or RESULTS_DIR
+    os.makedirs(results_dir, exist_ok=True)
+    doc = dict(meta)
+    doc["suite"] = "cost"
+    doc["points"] = points
+    doc["goals"] = cost_goal_rows(points)
+    doc["determinism"] = determinism
+    jpath = os.path.join(results_dir, "cost.json")
+    with open(jpath + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(jpath + ".tmp", jpath)
+    cpath = os.path.join(results_dir, "cost.csv")
+    fields = ["config", "rcu", "pageht", "smp", "bench", "name", "cpus",
+              "update", "seconds", "ops", "ops_per_s", "instructions_per_op",
+              "resizer_shares_cpu"]
+    with open(cpath + ".tmp", "w") as f:
+        f.write(",".join(fields) + "\n")
+        for p in points:
+            row = [p[k] for k in fields]
+            row[fields.index("instructions_per_op")] = (
+                "%.3f" % p["instructions_per_op"]
+                if p["instructions_per_op"] is not None else "")
+            f.write(",".join(str(x) for x in row) + "\n")
+    os.replace(cpath + ".tmp", cpath)
+    log("wrote %s and %s" % (jpath, cpath))
+    return doc
+
+
+def run_cost(runner, boots, seconds, host, args, argv, build_s):
+    """Run the cost suite's boots, write cost.{json,csv}, print the table."""
+    t0 = time.monotonic()
+    main_boots = [b for b in boots if b.suite == "cost"]
+    check_boots = [b for b in boots if b.suite == "cost-check"]
+    results, check = {}, {}
+    try:
+        runner.run_boots(main_boots, 1, seconds, results)
+        runner.run_boots(check_boots, 1, seconds, check)
+    except (BenchError, kconsole.KernelError) as e:
+        print("\nchtbench.py: FAILED\n%s" % e, file=sys.stderr)
+        return 1
+    points = cost_points(results)
+    meta = {
+        "generated_by": "bench/chtbench.py " + " ".join(
+            sys.argv[1:] if argv is None else argv),
+        "mode": "cost", "reps": 1, "seconds": seconds, "smp_list": [COST_SMP],
+        "mem": args.mem, "accel": COST_ACCEL, "qemu_args": COST_QEMU_ARGS,
+        "host": host, "loadavg_end": list(os.getloadavg()),
+        "kernel_version": {c: runner.versions.get(c)
+                           for c in sorted(runner.versions)},
+        "qemu_argv": {"%s/smp%d" % k: v
+                      for k, v in sorted(runner.qemu_argv.items())},
+        "configs": {c: CONFIGS[c] for c in sorted({b.config for b in boots})},
+        "build_s": build_s,
+        "suite_wall_s": round(time.monotonic() - t0, 1),
+    }
+    doc = write_cost_outputs(points, cost_determinism(points, check), meta,
+                             args.results)
+    print()
+    sys.stdout.write(format_cost_text(doc))
+    log("done in %.0f s (build %.0f s)" % (time.monotonic() - t0 + build_s,
+                                           build_s))
+    return 0
+
+
 def parse_smps(text):
     try:
         smps = [int(x) for x in text.split(",") if x.strip()]
@@ -579,14 +897,16 @@ def main(argv=None):
         description="Run chtbench sweeps in QEMU and write bench/results/.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("Usage::")[1] if "Usage::" in __doc__ else None)
-    ap.add_argument("--suite", choices=["seed", "resize", "pageht", "all"],
+    ap.add_argument("--suite", choices=["seed", "resize", "pageht", "all",
+                                        "cost"],
                     default="all")
     ap.add_argument("--quick", action="store_true",
                     help="-t 1, 2 repetitions, no as-written seed pass")
     ap.add_argument("--reps", type=int, help="repetitions of every point "
-                    "(default 3; quick 2)")
+                    "(default 3; quick 2; cost: 1, and a second boot repeats "
+                    "a few points)")
     ap.add_argument("--seconds", type=int, help="-t of every sweep point "
-                    "(default 3; quick 1)")
+                    "(default 3; quick 1; cost 2)")
     ap.add_argument("--smp", type=parse_smps, default=[SEED_SMP, 2],
                     help="comma-separated -smp values of the sweeps (default "
                     "4,2: the seed's 4 and one vCPU per host core); the "
@@ -611,6 +931,11 @@ def main(argv=None):
     reps = args.reps or (2 if args.quick else 3)
     seconds = args.seconds or (1 if args.quick else 3)
     verbatim = args.verbatim if args.verbatim is not None else not args.quick
+    if args.suite == "cost":
+        if args.reps not in (None, 1):
+            ap.error("--suite cost runs every point once (counts are exact)")
+        reps, verbatim = 1, False
+        seconds = args.seconds or COST_SECONDS
     if reps < 1 or seconds < 1 or seconds > 3600:
         ap.error("--reps must be >= 1 and --seconds 1..3600")
     suites = ["seed", "resize", "pageht"] if args.suite == "all" \
@@ -658,6 +983,9 @@ def main(argv=None):
         % ("+".join(suites), runner.total, reps, seconds,
            ", plus the seed's command lines as written" if verbatim
            and "seed" in suites else ""))
+    if args.suite == "cost":
+        return run_cost(runner, plans["cost"], seconds, host, args, argv,
+                        round(t_built - t_start, 1))
     try:
         for suite in suites:
             t_suite = time.monotonic()

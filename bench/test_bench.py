@@ -111,3 +111,162 @@ def test_judge():
     assert plot.judge((1.05, 0.1, 3), 1.0) == plot.UNCLEAR
     assert plot.both(True, plot.UNCLEAR) == plot.UNCLEAR
     assert plot.both(True, False) is False
+
+
+# --------------------------------------------------------------------------
+# The cost suite (icount: instructions per operation)
+# --------------------------------------------------------------------------
+
+#: The issue's measurements on main 7a6e0df as (config, bench, update,
+#: instructions per operation).
+ISSUE_COSTS = [("a-rcu", 12, 0, 126.0), ("a-rcu", 11, 0, 95.3),
+               ("a-rcu", 15, 20, 318.9), ("a-rcu", 14, 20, 164.6),
+               ("a-rcu", 21, 0, 159.3), ("locked", 21, 0, 136.0),
+               ("a-rcu", 22, 0, 4431.0), ("locked", 22, 0, 4008.0),
+               ("a-rcu", 3, 0, 37.0), ("a-rcu", 2, 0, 30.0)]
+
+
+def cost_pts(costs):
+    return [{"config": c, "bench": b, "update": u, "instructions_per_op": i}
+            for c, b, u, i in costs]
+
+
+def test_instructions_per_op():
+    assert cb.instructions_per_op(33330268) == pytest.approx(30.0027, 1e-5)
+    assert cb.instructions_per_op("1000000000") == 1.0
+    assert cb.instructions_per_op(0) is None
+
+
+def test_cost_plan():
+    boots = cb.plan_cost()
+    assert [(b.suite, b.config) for b in boots] == [
+        ("cost", "a-rcu"), ("cost", "podzimek-rcu"), ("cost", "locked"),
+        ("cost-check", "a-rcu")]
+    for b in boots:
+        assert b.smp == 1 and b.accel == "tcg"     # icount: no thread=multi
+        assert b.qemu_args == ["-icount", "shift=0,sleep=off"]
+        assert all(cpus == 1 for _, cpus, _ in b.points(0))
+    a = boots[0].points(0)
+    assert sorted({p[0] for p in a}) == cb.ALL_IDS
+    for bench in cb.ALL_IDS:
+        pcts = sorted(u for b, _, u in a if b == bench)
+        assert pcts == ([0, 20, 100] if bench in cb.UPDATE_IDS else [0])
+    assert len(a) == 33
+    assert {p[0] for p in boots[2].points(0)} == {21, 22}
+    # Every point the check boot repeats is one the A-RCU boot ran.
+    assert set(boots[3].points(0)) <= set(a)
+    # Every goal's points are run.
+    run = {(b.config, p[0], p[2]) for b in boots[:3] for p in b.points(0)}
+    for g in cb.COST_GOALS:
+        assert g["ours"] in run and g["ref"] in run
+
+
+def test_cost_points_from_output():
+    out = ("thread 0 (cpu 0): ops=15958644\nresult: bench=12 "
+           "name=ht-lookup/cht rcu=a-rcu cpus=1 update=0 seconds=2 "
+           "ops=15958644 ops_per_s=7939639")
+    s = cb.parse_result(out, "chtbench 12 1 0 -w -t 2",
+                        {"bench": 12, "cpus": 1, "update": 0, "seconds": 2,
+                         "rcu": "a-rcu"})
+    results = {("cost", "a-rcu", 1, 12, 1, 0): {"name": s["name"],
+                                                "samples": [s]}}
+    (p,) = cb.cost_points(results)
+    assert p["config"] == "a-rcu" and p["bench"] == 12 and p["update"] == 0
+    assert p["instructions_per_op"] == pytest.approx(125.95, abs=0.01)
+    assert p["resizer_shares_cpu"] is False
+    assert cb.cost_lookup([p], "a-rcu", 12) == p["instructions_per_op"]
+    assert cb.cost_lookup([p], "locked", 12) is None
+
+
+def test_cost_goals_reproduce_the_issue():
+    rows = cb.cost_goal_rows(cost_pts(ISSUE_COSTS))
+    assert [round(r["ratio"], 2) for r in rows] == [0.76, 0.52, 0.85, 0.9,
+                                                    0.81]
+    assert all(r["met"] is False for r in rows)
+    assert rows[0]["ours_ipo"] == 126.0 and rows[0]["ref_ipo"] == 95.3
+
+
+def test_cost_goal_met_and_missing():
+    better = cost_pts([("a-rcu", 12, 0, 70.0), ("a-rcu", 11, 0, 95.3),
+                       ("a-rcu", 3, 0, 35.0), ("a-rcu", 2, 0, 30.0)])
+    rows = {r["what"]: r for r in cb.cost_goal_rows(better)}
+    assert rows["ht-lookup: cht (12) vs bktlock (11)"]["met"] is True
+    assert rows["list-read: A-RCU (3) vs ideal (2)"]["met"] is True  # 0.857
+    missing = rows["pageht-fault (22): CHT vs locked build"]
+    assert missing["ratio"] is None and missing["met"] is None
+    # Exactly at the threshold counts as met.
+    at = cost_pts([("a-rcu", 15, 20, 100.0), ("a-rcu", 14, 20, 100.0)])
+    assert cb.cost_goal_rows(at)[1]["met"] is True
+
+
+def test_agreement_digits_and_determinism():
+    # The issue's two boots of id 2.
+    assert cb.agreement_digits(33330268, 33330308) == pytest.approx(5.92,
+                                                                    abs=0.01)
+    assert cb.agreement_digits(5, 5) is None
+    assert cb.agreement_digits(0, 5) is None
+    points = [{"config": "a-rcu", "bench": 2, "update": 0,
+               "ops_per_s": 33330268}]
+    check = {("cost-check", "a-rcu", 1, 2, 1, 0): {
+        "name": "list-read/ideal", "samples": [{"ops_per_s": 33330308}]}}
+    (d,) = cb.cost_determinism(points, check)
+    assert d["ops_per_s"] == [33330268, 33330308]
+    assert d["rel_diff"] == pytest.approx(1.2e-6, rel=0.01)
+
+
+def cost_doc(tmp_path):
+    pts = []
+    for c, b, u, i in ISSUE_COSTS:
+        pts.append({"config": c, "rcu": cb.CONFIGS[c]["rcu"],
+                    "pageht": cb.CONFIGS[c]["pageht"], "smp": 1, "bench": b,
+                    "name": "n%d" % b, "cpus": 1, "update": u, "seconds": 2,
+                    "ops": 2, "ops_per_s": round(1e9 / i),
+                    "instructions_per_op": i, "resizer_shares_cpu": False,
+                    "wall_s": 1.0})
+    meta = {"seconds": 2, "smp_list": [1], "accel": "tcg",
+            "qemu_args": ["-icount", "shift=0,sleep=off"],
+            "configs": {c: cb.CONFIGS[c] for c in cb.COST_CONFIGS},
+            "host": {"git_rev": "abc123", "git_dirty_kernel": False,
+                     "date_utc": "today", "qemu_version": "QEMU 7.2"}}
+    det = [{"config": "a-rcu", "bench": 2, "update": 0, "name": "n2",
+            "ops_per_s": [33330268, 33330308], "rel_diff": 1.2e-6,
+            "digits": 5.9}]
+    return cb.write_cost_outputs(pts, det, meta, str(tmp_path))
+
+
+def test_cost_outputs_and_text(tmp_path):
+    doc = cost_doc(tmp_path)
+    csv = (tmp_path / "cost.csv").read_text().splitlines()
+    assert csv[0].split(",")[11] == "instructions_per_op"
+    assert len(csv) == 1 + len(ISSUE_COSTS)
+    assert "126.000" in csv[1]
+    text = cb.format_cost_text(doc)
+    assert "MISSED" in text and "0.76" in text and "5.9 digits" in text
+
+
+def test_cost_md_and_splice(tmp_path):
+    cost_doc(tmp_path)
+    out = tmp_path / "RESULTS.md"
+    other = ("# Benchmark results\n\n" + plot.BEGIN + "\nCHT\n" + plot.END +
+             "\n\n" + plot.US_BEGIN + "\nTHEIRS\n" + plot.US_END + "\n")
+    out.write_text(other)
+    assert plot.main(["--cost-only", "--results", str(tmp_path),
+                      "--out", str(out)]) == 0
+    text = out.read_text()
+    # Inserted before the chtbench section; the others kept as they were.
+    assert text.index(plot.COST_BEGIN) < text.index(plot.BEGIN)
+    assert text.replace(text[text.index(plot.COST_BEGIN):
+                             text.index(plot.COST_END) + len(plot.COST_END)]
+                        + "\n\n", "") == other
+    assert "Cost per operation (instructions, icount)" in text
+    assert ("| ht-lookup: cht (12) vs bktlock (11) | cht <= 0.77 x bktlock "
+            "(ratio >= 1.3) | 126.0 vs 95.3 (0.76) | 126.0 vs 95.3 | 0.76 | "
+            "**missed** |") in text
+    assert "commit `abc123`" in text
+    # Regenerating replaces the section in place.
+    again = plot.splice_cost(text, "NEW\n")
+    assert again.count(plot.COST_BEGIN) == 1 and "NEW" in again
+    assert "126.0 vs 95.3 | 0.76" not in again and "THEIRS" in again
+    # The chtbench splice keeps the cost section.
+    assert "NEW" in plot.splice(again, "CHT2\n")
+    assert plot.splice_cost(None, "X\n").startswith("# Benchmark results")
