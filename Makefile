@@ -231,7 +231,7 @@ controls:
 		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
 
 test: deps all flavours controls
-	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short \
+	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
