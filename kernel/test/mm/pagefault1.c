@@ -48,19 +48,27 @@
  * unmap, otherwise what it wrote last; the threads meet at each page first,
  * waiting at most PF_HOT_MEET_US for each other), write a new value, check the other
  * threads' words (0 or a value of theirs for this page). One page in
- * PF_HOT_UNMAP_EVERY is also unmapped singly by that round's unmapper right
- * after its access, while the others still fault it (EOK exactly). Two faults
+ * PF_HOT_UNMAP_EVERY is also fought over: after the meeting the round's
+ * unmapper unmaps it again and again for PF_HOT_FIGHT_US while the others
+ * keep reading it (faulting it in after each unmap); then it is accessed as
+ * the others and unmapped singly by the unmapper right after its access,
+ * while the others may still fault it (EOK exactly). Two faults
  * of one page meet (one loses the insert, EEXIST, or finds the record the
- * other inserted: a minor fault) and faults race unmaps. Accounting: faults =
- * minor + inserting + EEXIST, inserting = pages_mapped + unmaps (so EEXIST is
- * computed). There are at least PF_HOT_ROUNDS rounds, and with two CPUs or
- * more the rounds go on (at most PF_HOT_MAX_ROUNDS) until at least
- * PF_HOT_MIN_DOUBLE faults met another fault of the same page (EEXIST +
- * minor) and PF_HOT_MIN_OVERLAP single unmaps overlapped another thread's
- * access to the page (one in progress or started during the unmap); a run that did not get there fails. Also checked:
- * pages_mapped equals the hot pages in the table, PF_HOT / PF_HOT_UNMAP_EVERY
- * single unmaps per round, every mapped hot page holds 0 or each thread's
- * last value.
+ * other inserted: a minor fault) and faults race unmaps. The address space
+ * counts both races exactly: faults_raced (lost the insert: EEXIST) and
+ * faults_unmapped (the locked re-check found the record gone or mapping
+ * another frame: an unmap came between lookup and install). Accounting:
+ * faults = minor + inserting + EEXIST, inserting = pages_mapped + unmaps, so
+ * EEXIST computed from the other counters must equal faults_raced exactly (no
+ * other fault path is taken: the area only changes at the barrier). There
+ * are at least PF_HOT_ROUNDS rounds, and with two CPUs or more the rounds go
+ * on (at most PF_HOT_MAX_ROUNDS) until faults_raced >= PF_HOT_MIN_RACED and
+ * faults_unmapped >= PF_HOT_MIN_UNMAPPED; a run that did not get there fails
+ * (with one CPU they are printed only). The single unmaps that overlapped
+ * another thread's access (one in progress or started during the unmap) are
+ * printed. Also checked: pages_mapped equals the hot pages in the table,
+ * PF_HOT / PF_HOT_UNMAP_EVERY single unmaps per round, every mapped hot page
+ * holds 0 or each thread's last value.
  *
  * Checks at the end, by this thread: exactly the pages the shadows say are
  * mapped are in the page hash table; pages_mapped of every address space and the
@@ -125,16 +133,17 @@
 #define PF_HOT_MAX_ROUNDS 128
 /** Longest wait of a thread at a hot page for the others (microseconds). */
 #define PF_HOT_MEET_US  200
-#define PF_HOT_UNMAP_EVERY 16
+#define PF_HOT_UNMAP_EVERY 4
+/** How long the unmapper fights the others' faults on such a page (us). */
+#define PF_HOT_FIGHT_US 2000
 /**
  * Phase 3 with two CPUs or more must show the races it exists for at least
- * this often: two faults on one page at once (a fault that lost the insert
- * to another CPU, or found the record another CPU's fault had just inserted),
- * and an unmap during which another thread's access of the same page was in
- * progress or started.
+ * this often (the address space's exact counters): two faults on one page at
+ * once, one losing the insert to the other (faults_raced), and a fault whose
+ * page was unmapped between its lookup and its install (faults_unmapped).
  */
-#define PF_HOT_MIN_DOUBLE   4
-#define PF_HOT_MIN_OVERLAP  8
+#define PF_HOT_MIN_RACED    4
+#define PF_HOT_MIN_UNMAPPED 1
 #define MAX_THREADS     CONFIG_MAX_CPUS
 
 /** Words of a page that carry the pattern. */
@@ -224,6 +233,8 @@ typedef struct {
 	/** Phase 3: the value it wrote last into each hot page (its word). */
 	uint64_t hot_last[PF_HOT];
 	size_t hot_unmaps;
+	/** Phase 3: its unmaps (EOK) while the others fault the page. */
+	size_t hot_extra_unmaps;
 	/** Phase 3: its unmaps during which another thread accessed the page. */
 	size_t hot_overlaps;
 } pf_arg_t;
@@ -253,6 +264,9 @@ static unsigned hot_seq[PF_HOT];
 /** Phase 3: threads that reached each hot page in this round. Atomics;
  * reset by the barrier function between rounds. */
 static unsigned hot_arrived[PF_HOT];
+/** Phase 3: the last round (+ 1) whose unmap fight on each hot page is over
+ * (hot_step). Atomics (seq_cst). */
+static unsigned hot_fought[PF_HOT];
 /**
  * Phase 3, written by the barrier function only (the barrier orders them
  * for the threads): rounds started, whether another round runs, pages the
@@ -321,38 +335,47 @@ static bool hot_unmapper(unsigned j, unsigned r, unsigned *t)
 	return j % PF_HOT_UNMAP_EVERY == PF_HOT_UNMAP_EVERY / 2;
 }
 
+/** Phase 3 counts (hot_counts). */
+typedef struct {
+	uint64_t faults, minor, inserted, lost;
+	/** The address space's own race counters. */
+	uint64_t raced, unmapped;
+	size_t unmaps, overlaps;
+} hot_counts_t;
+
 /**
  * The hot address space's fault accounting (all threads at a barrier or
  * joined): every fault found the record (minor: another CPU's fault had
  * inserted it and not yet installed the entry, since unmaps remove both),
  * inserted it (pages_mapped + 1; every unmap takes 1 off) or lost the insert
- * to another CPU's fault of the same page (EEXIST): the last is computed.
+ * to another CPU's fault of the same page (EEXIST): the last is computed
+ * (lost) and must equal the address space's faults_raced.
  */
-static void hot_counts(uint64_t *faults, uint64_t *minor, uint64_t *inserted,
-    uint64_t *lost, size_t *unmaps, size_t *overlaps)
+static void hot_counts(hot_counts_t *c)
 {
-	*unmaps = hot_bulk_unmapped;
-	*overlaps = 0;
+	c->unmaps = hot_bulk_unmapped;
+	c->overlaps = 0;
 	for (unsigned t = 0; t < nthreads; t++) {
-		*unmaps += args[t].hot_unmaps;
-		*overlaps += args[t].hot_overlaps;
+		c->unmaps += args[t].hot_unmaps + args[t].hot_extra_unmaps;
+		c->overlaps += args[t].hot_overlaps;
 	}
-	*faults = __atomic_load_n(&hot_as->faults, __ATOMIC_RELAXED);
-	*minor = __atomic_load_n(&hot_as->faults_minor, __ATOMIC_RELAXED);
-	*inserted = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED) +
-	    *unmaps;
-	*lost = *faults - *minor - *inserted;
+	c->faults = __atomic_load_n(&hot_as->faults, __ATOMIC_RELAXED);
+	c->minor = __atomic_load_n(&hot_as->faults_minor, __ATOMIC_RELAXED);
+	c->raced = __atomic_load_n(&hot_as->faults_raced, __ATOMIC_RELAXED);
+	c->unmapped = __atomic_load_n(&hot_as->faults_unmapped, __ATOMIC_RELAXED);
+	c->inserted = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED) +
+	    c->unmaps;
+	c->lost = c->faults - c->minor - c->inserted;
 }
 
 /** Were the races of phase 3 seen often enough (or are they not required)? */
 static bool hot_races_enough(void)
 {
-	uint64_t faults, minor, inserted, lost;
-	size_t unmaps, overlaps;
+	hot_counts_t c;
 	if (hot_online < 2)
 		return true;
-	hot_counts(&faults, &minor, &inserted, &lost, &unmaps, &overlaps);
-	return lost + minor >= PF_HOT_MIN_DOUBLE && overlaps >= PF_HOT_MIN_OVERLAP;
+	hot_counts(&c);
+	return c.raced >= PF_HOT_MIN_RACED && c.unmapped >= PF_HOT_MIN_UNMAPPED;
 }
 
 /**
@@ -401,6 +424,41 @@ static void hot_step(pf_arg_t *a, unsigned j, unsigned r)
 		while (__atomic_load_n(&hot_arrived[j], __ATOMIC_SEQ_CST) < nthreads &&
 		    uptime_us() - t0 < PF_HOT_MEET_US)
 			cpu_relax();
+	}
+
+	/*
+	 * On a page that is unmapped singly in this round, first a fight for
+	 * PF_HOT_FIGHT_US (only when every thread has a CPU of its own): the
+	 * round's unmapper keeps unmapping the page while the others keep
+	 * reading their words of it (0, or what they wrote last), faulting it
+	 * in again after each unmap, so that unmaps land between another CPU's
+	 * fault's lookup or insert and its install (faults_unmapped). Unmaps
+	 * return EOK or ENOENT; the others stop when the unmapper says so (at
+	 * the latest after twice that time).
+	 */
+	if (hot_unmapper(j, r, &u) && !bar.b.yield) {
+		uint64_t t0 = uptime_us();
+		if (u == t) {
+			while (uptime_us() - t0 < PF_HOT_FIGHT_US) {
+				int rc = as_unmap_page(hot_as, hot_page(j));
+				if (rc == EOK)
+					a->hot_extra_unmaps++;
+				else if (rc != ENOENT)
+					mmtest_fail(&failure, "thread %u: unmap of hot page %#lx "
+					    "returned %d", t, hot_page(j), rc);
+			}
+			__atomic_store_n(&hot_fought[j], r + 1, __ATOMIC_SEQ_CST);
+		} else {
+			while (__atomic_load_n(&hot_fought[j], __ATOMIC_SEQ_CST) <= r &&
+			    uptime_us() - t0 < 2 * PF_HOT_FIGHT_US) {
+				uint64_t got = __atomic_load_n(&w[t], __ATOMIC_RELAXED);
+				if (got != 0 && got != a->hot_last[j])
+					mmtest_fail(&failure, "thread %u: hot page %#lx: its word reads "
+					    "%#lx during the unmaps, it wrote %#lx last (or 0 after an "
+					    "unmap)", t, hot_page(j), got, a->hot_last[j]);
+				cpu_relax();
+			}
+		}
 	}
 
 	__atomic_fetch_add(&hot_busy[j], 1, __ATOMIC_SEQ_CST);
@@ -649,23 +707,28 @@ static void pf_thread(void *p)
  */
 static size_t check_hot(void)
 {
-	uint64_t faults, minor, inserted, lost;
-	size_t unmaps, overlaps, single = 0, mapped = 0;
+	hot_counts_t c;
+	size_t single = 0, extra = 0, mapped = 0;
 	pte_t pte;
 	/* Read before this thread touches the pages. */
-	hot_counts(&faults, &minor, &inserted, &lost, &unmaps, &overlaps);
-	for (unsigned t = 0; t < nthreads; t++)
+	hot_counts(&c);
+	for (unsigned t = 0; t < nthreads; t++) {
 		single += args[t].hot_unmaps;
+		extra += args[t].hot_extra_unmaps;
+	}
 	for (unsigned j = 0; j < PF_HOT; j++)
 		mapped += page_mapping_find(hot_as, hot_page(j), &pte);
 	uint64_t pages = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED);
 	TPRINTF("pagefault1: phase 3: %u threads x %u rounds on the same %u pages "
 	    "in %lu ms: %lu faults: %lu inserted the page, %lu lost the insert to "
-	    "another CPU (EEXIST), %lu found another fault's record; %zu unmaps "
-	    "(%zu single, %zu of them while another thread accessed the page); "
-	    "%zu mapped at the end\n", nthreads, hot_rounds, PF_HOT,
-	    (phase3_end_us - phase2a_end_us) / 1000, faults, inserted, lost,
-	    minor, unmaps, single, overlaps, mapped);
+	    "another CPU (faults_raced; %lu by the accounting), %lu found another "
+	    "fault's record, %lu found their page unmapped before the install "
+	    "(faults_unmapped); %zu unmaps (%zu single, %zu of them while another "
+	    "thread accessed the page; %zu more fighting the others' faults); %zu "
+	    "mapped at the end\n", nthreads, hot_rounds, PF_HOT,
+	    (phase3_end_us - phase2a_end_us) / 1000, c.faults, c.inserted,
+	    c.raced, c.lost, c.minor, c.unmapped, c.unmaps, single, c.overlaps,
+	    extra, mapped);
 	if (pages != mapped)
 		mmtest_fail(&failure, "hot address space: pages_mapped %lu, %zu pages in the "
 		    "table", pages, mapped);
@@ -674,17 +737,19 @@ static size_t check_hot(void)
 		mmtest_fail(&failure, "phase 3 ran %u rounds with %zu single unmaps, %u "
 		    "per round expected", hot_rounds, single,
 		    PF_HOT / PF_HOT_UNMAP_EVERY);
-	if (faults < minor + inserted)
-		mmtest_fail(&failure, "hot address space: %lu faults, fewer than %lu minor + "
-		    "%lu inserting", faults, minor, inserted);
-	else if (hot_online >= 2 && lost + minor < PF_HOT_MIN_DOUBLE)
-		mmtest_fail(&failure, "phase 3: in %u rounds only %lu faults met another fault "
-		    "of the same page (at least %d required)", hot_rounds,
-		    lost + minor, PF_HOT_MIN_DOUBLE);
-	else if (hot_online >= 2 && overlaps < PF_HOT_MIN_OVERLAP)
-		mmtest_fail(&failure, "phase 3: in %u rounds only %zu unmaps overlapped another "
-		    "thread's access to the page (at least %d required)", hot_rounds,
-		    overlaps, PF_HOT_MIN_OVERLAP);
+	if (c.faults < c.minor + c.inserted || c.lost != c.raced)
+		mmtest_fail(&failure, "hot address space: %lu faults - %lu minor - %lu "
+		    "inserting = %ld lost inserts, but faults_raced is %lu", c.faults,
+		    c.minor, c.inserted, (long) (c.faults - c.minor - c.inserted),
+		    c.raced);
+	else if (hot_online >= 2 && c.raced < PF_HOT_MIN_RACED)
+		mmtest_fail(&failure, "phase 3: in %u rounds only %lu faults lost the insert "
+		    "to another CPU's fault of the same page (faults_raced; at least %d "
+		    "required)", hot_rounds, c.raced, PF_HOT_MIN_RACED);
+	else if (hot_online >= 2 && c.unmapped < PF_HOT_MIN_UNMAPPED)
+		mmtest_fail(&failure, "phase 3: in %u rounds only %lu faults found their page "
+		    "unmapped before the install (faults_unmapped; at least %d "
+		    "required)", hot_rounds, c.unmapped, PF_HOT_MIN_UNMAPPED);
 
 	as_enter(hot_as);
 	for (unsigned j = 0; j < PF_HOT; j++) {
@@ -796,7 +861,7 @@ static unsigned setup(unsigned online)
 		return 0;
 	}
 	for (unsigned j = 0; j < PF_HOT; j++)
-		hot_busy[j] = hot_seq[j] = hot_arrived[j] = 0;
+		hot_busy[j] = hot_seq[j] = hot_arrived[j] = hot_fought[j] = 0;
 	hot_rounds = 0;
 	hot_more = false;
 	hot_bulk_unmapped = 0;

@@ -52,9 +52,19 @@ typedef struct as {
 	list_t areas;
 	/** Bitmap of CPUs with this address space loaded in CR3. Atomics. */
 	uint64_t cpus_running;
-	/** Statistics (atomics, relaxed). */
+	/**
+	 * Statistics: atomics, relaxed (counts only, no ordering; read exactly
+	 * once the faulting threads have synchronized with the reader).
+	 */
 	uint64_t faults;
 	uint64_t faults_minor;   /**< hit in the page hash table (cache refill) */
+	/** Missed, then lost the insert to another CPU's fault (EEXIST). */
+	uint64_t faults_raced;
+	/**
+	 * The locked re-check found the record gone or mapping another frame
+	 * (an unmap came between lookup and install): nothing installed.
+	 */
+	uint64_t faults_unmapped;
 	uint64_t pages_mapped;
 	uint64_t shootdowns;
 	/** Link in the global list of address spaces; protected by as_list_lock. */

@@ -438,6 +438,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		irq_spinlock_unlock(&as->area_lock, true);
 		if (rc == EEXIST) {
 			/* Another CPU faulted the page first: use its frame. */
+			__atomic_fetch_add(&as->faults_raced, 1, __ATOMIC_RELAXED);
 			frame_free(frame, 1);
 			pte = existing;
 		} else if (rc != EOK) {
@@ -457,8 +458,10 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 			return ENOMEM;
 		}
 		__atomic_store_n(e, pte.frame | hw_flags(&pte), __ATOMIC_RELEASE);
+	} else {
+		/* The page was unmapped meanwhile: the retry faults again. */
+		__atomic_fetch_add(&as->faults_unmapped, 1, __ATOMIC_RELAXED);
 	}
-	/* Otherwise the page was unmapped meanwhile: the retry faults again. */
 	irq_spinlock_unlock(&as->pt_lock, true);
 	return EOK;
 }
@@ -499,12 +502,19 @@ void as_print(void)
 {
 	console_lock();
 	irq_spinlock_lock(&as_list_lock, true);
-	printf("  id  refs  cpus-running      faults  minor   mapped  shootdowns\n");
+	printf("  id  refs    cpus-running    faults   minor  raced  unmapd  "
+	    "mapped  shootdowns\n");
 	for (link_t *l = list_first(&as_list); l; l = list_next(l, &as_list)) {
 		as_t *as = list_get_instance(l, as_t, as_link);
-		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %6lu  %10lu\n", as->id,
-		    atomic_get(&as->refcount), as->cpus_running, as->faults,
-		    as->faults_minor, as->pages_mapped, as->shootdowns);
+		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %5lu  %6lu  %6lu  %10lu\n",
+		    as->id, atomic_get(&as->refcount),
+		    __atomic_load_n(&as->cpus_running, __ATOMIC_RELAXED),
+		    __atomic_load_n(&as->faults, __ATOMIC_RELAXED),
+		    __atomic_load_n(&as->faults_minor, __ATOMIC_RELAXED),
+		    __atomic_load_n(&as->faults_raced, __ATOMIC_RELAXED),
+		    __atomic_load_n(&as->faults_unmapped, __ATOMIC_RELAXED),
+		    __atomic_load_n(&as->pages_mapped, __ATOMIC_RELAXED),
+		    __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED));
 		irq_spinlock_lock(&as->area_lock, false);
 		for (link_t *m = list_first(&as->areas); m;
 		    m = list_next(m, &as->areas)) {
