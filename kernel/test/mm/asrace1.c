@@ -73,6 +73,12 @@ typedef struct {
 	uint64_t stored;
 	uint64_t refused;
 	uint64_t other_errors;
+	/**
+	 * The writer parks here; the cycler ups it once per resume. One per
+	 * writer: with a shared semaphore a writer that parked twice before a
+	 * slow one woke could take that one's wake-up and leave it parked.
+	 */
+	semaphore_t go;
 } asr_writer_t;
 
 static as_t *asr_as;
@@ -84,8 +90,6 @@ static uint64_t stop_gen;
 static uint64_t run_gen;
 /** The writers should exit (release/acquire). */
 static bool finish;
-/** Parked writers wait here; the cycler ups it once per writer to resume. */
-static semaphore_t go;
 static mmtest_failure_t failure;
 
 static uint64_t *word_of(size_t page, unsigned w)
@@ -110,7 +114,7 @@ static void writer_thread(void *arg)
 		uint64_t sg = __atomic_load_n(&stop_gen, __ATOMIC_ACQUIRE);
 		if (sg != rg || wr->cycle_stores >= ASR_BUDGET) {
 			__atomic_store_n(&wr->ack, rg + 1, __ATOMIC_RELEASE);
-			semaphore_down(&go);
+			semaphore_down(&wr->go);
 			__atomic_store_n(&wr->cycle_stores, 0, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -153,7 +157,7 @@ static void resume_writers(uint64_t g)
 {
 	__atomic_store_n(&run_gen, g, __ATOMIC_RELEASE);
 	for (unsigned w = 0; w < nwriters; w++)
-		semaphore_up(&go);
+		semaphore_up(&writers[w].go);
 }
 
 /** Checks [first, ASR_PAGES) after its removal and re-creation. */
@@ -248,7 +252,7 @@ static void cycler_thread(void *arg)
 	}
 	__atomic_store_n(&finish, true, __ATOMIC_RELEASE);
 	for (unsigned w = 0; w < nwriters; w++)
-		semaphore_up(&go);
+		semaphore_up(&writers[w].go);
 	as_leave();
 }
 
@@ -278,7 +282,6 @@ static const char *asrace_run(unsigned cycles)
 		nwriters = ASR_MAX_WRITERS;
 	stop_gen = run_gen = 0;
 	finish = false;
-	semaphore_initialize(&go, 0);
 	cycles_to_run = cycles;
 	cycles_done = 0;
 
@@ -286,6 +289,7 @@ static const char *asrace_run(unsigned cycles)
 	unsigned n = 0;
 	for (unsigned w = 0; w < nwriters; w++) {
 		writers[w] = (asr_writer_t) { .seed = mmtest_mix(w + 1) | 1 };
+		semaphore_initialize(&writers[w].go, 0);
 		th[n] = thread_create(writer_thread, &writers[w], "asrace-writer",
 		    THREAD_FLAG_NONE);
 		if (!th[n])
@@ -299,7 +303,7 @@ static const char *asrace_run(unsigned cycles)
 		/* Nothing started: tell the created writers to leave at once. */
 		__atomic_store_n(&finish, true, __ATOMIC_RELEASE);
 		for (unsigned i = 0; i < n; i++)
-			semaphore_up(&go);
+			semaphore_up(&writers[i].go);
 		for (unsigned i = 0; i < n; i++) {
 			thread_start(th[i]);
 			(void) thread_join(th[i]);
