@@ -32,6 +32,7 @@
 #include <print.h>
 #include <panic.h>
 #include <errno.h>
+#include <cpu.h>
 
 /** A mapping record. */
 typedef struct pte_rec {
@@ -65,10 +66,38 @@ typedef struct {
 
 static slab_cache_t *rec_cache;
 static slab_cache_t *frame_rcu_cache;
-/** Statistics; atomics (relaxed). */
-static uint64_t st_lookups;
-static uint64_t st_inserts;
-static uint64_t st_removes;
+/**
+ * Operation counts (statistics for `pageht`), one slot per CPU on its own
+ * cache line, so that lookups on different CPUs never write a shared line (a
+ * global counter made page-hash lookups stop scaling). A thread may migrate
+ * between reading its CPU and the add, so a slot is occasionally written by
+ * another CPU: the adds are relaxed atomics and every count stays exact.
+ * page_ht_get_stats() sums the slots.
+ */
+typedef struct {
+	uint64_t lookups;
+	uint64_t inserts;
+	uint64_t removes;
+} __attribute__((aligned(64))) page_ht_cpu_stats_t;
+
+static page_ht_cpu_stats_t cpu_stats[CONFIG_MAX_CPUS];
+
+#define STAT_INC(field) \
+	__atomic_fetch_add(&cpu_stats[CPU->id].field, 1, __ATOMIC_RELAXED)
+
+/** Sums the per-CPU operation counts into @a st. Any context. */
+static void stats_sum(page_ht_stats_t *st)
+{
+	st->lookups = st->inserts = st->removes = 0;
+	for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++) {
+		st->lookups += __atomic_load_n(&cpu_stats[i].lookups,
+		    __ATOMIC_RELAXED);
+		st->inserts += __atomic_load_n(&cpu_stats[i].inserts,
+		    __ATOMIC_RELAXED);
+		st->removes += __atomic_load_n(&cpu_stats[i].removes,
+		    __ATOMIC_RELAXED);
+	}
+}
 
 static inline size_t key_hash_of(struct as *as, uintptr_t page)
 {
@@ -216,7 +245,7 @@ int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
 		slab_free(rec_cache, r);
 		return EEXIST;
 	}
-	__atomic_fetch_add(&st_inserts, 1, __ATOMIC_RELAXED);
+	STAT_INC(inserts);
 	return EOK;
 }
 
@@ -228,14 +257,14 @@ int page_mapping_remove(struct as *as, uintptr_t page)
 	rcu_read_unlock();
 	if (!n)
 		return ENOENT;
-	__atomic_fetch_add(&st_removes, 1, __ATOMIC_RELAXED);
+	STAT_INC(removes);
 	return EOK;
 }
 
 bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
 {
 	pt_key_t key = { .as = as, .page = page };
-	__atomic_fetch_add(&st_lookups, 1, __ATOMIC_RELAXED);
+	STAT_INC(lookups);
 	rcu_read_lock();
 	cht_link_t *l = cht_find(&table, &key);
 	if (l)
@@ -283,9 +312,7 @@ void page_ht_get_stats(page_ht_stats_t *st)
 	st->buckets = cs.buckets;
 	st->grows = cs.grows;
 	st->shrinks = cs.shrinks;
-	st->lookups = __atomic_load_n(&st_lookups, __ATOMIC_RELAXED);
-	st->inserts = __atomic_load_n(&st_inserts, __ATOMIC_RELAXED);
-	st->removes = __atomic_load_n(&st_removes, __ATOMIC_RELAXED);
+	stats_sum(st);
 }
 
 #elif defined(CONFIG_PAGE_HT_LOCKED)
@@ -346,7 +373,7 @@ int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
 	list_append(&r->link, &buckets[bucket_index(as, page)]);
 	entries++;
 	irq_spinlock_unlock(&table_lock, true);
-	__atomic_fetch_add(&st_inserts, 1, __ATOMIC_RELAXED);
+	STAT_INC(inserts);
 	return EOK;
 }
 
@@ -362,13 +389,13 @@ int page_mapping_remove(struct as *as, uintptr_t page)
 	if (!o)
 		return ENOENT;
 	rcu_call(&o->rcu, rec_rcu_free);
-	__atomic_fetch_add(&st_removes, 1, __ATOMIC_RELAXED);
+	STAT_INC(removes);
 	return EOK;
 }
 
 bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
 {
-	__atomic_fetch_add(&st_lookups, 1, __ATOMIC_RELAXED);
+	STAT_INC(lookups);
 	irq_spinlock_lock(&table_lock, true);
 	pte_rec_t *o = find_locked(as, page);
 	if (o)
@@ -417,9 +444,7 @@ void page_ht_get_stats(page_ht_stats_t *st)
 	st->buckets = LOCKED_BUCKETS;
 	st->grows = 0;
 	st->shrinks = 0;
-	st->lookups = __atomic_load_n(&st_lookups, __ATOMIC_RELAXED);
-	st->inserts = __atomic_load_n(&st_inserts, __ATOMIC_RELAXED);
-	st->removes = __atomic_load_n(&st_removes, __ATOMIC_RELAXED);
+	stats_sum(st);
 }
 
 #else
