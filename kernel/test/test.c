@@ -4,6 +4,7 @@
 #include <test.h>
 #include <print.h>
 #include <lib/str.h>
+#include <cpu.h>
 
 #include <tests.h>
 
@@ -79,6 +80,16 @@ test_t tests[] = {
 	    test_fault1, false },
 	{ NULL, NULL, NULL, false }
 };
+
+unsigned test_online_cpus(unsigned *ids)
+{
+	unsigned n = 0;
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (cpu_is_online(c))
+			ids[n++] = c;
+	}
+	return n;
+}
 
 const test_t *test_find(const char *name)
 {

@@ -26,6 +26,12 @@ extern test_t tests[];
 bool test_run(const test_t *t);
 const test_t *test_find(const char *name);
 
+/**
+ * Fills @a ids (room for CONFIG_MAX_CPUS entries) with the ids of the online
+ * CPUs in ascending order. @return their number. Thread context.
+ */
+unsigned test_online_cpus(unsigned *ids);
+
 /** Reports progress of a long test (prints when not in quiet mode). */
 #define TPRINTF(fmt, ...) printf(fmt, ##__VA_ARGS__)
 

@@ -974,10 +974,7 @@ static const char *stress(void)
 	unsigned ncpu = 0;
 	cht_stats_t st;
 
-	for (unsigned c = 0; c < cpu_count; c++) {
-		if (cpu_is_online(c))
-			online[ncpu++] = c;
-	}
+	ncpu = test_online_cpus(online);
 	nworkers = ncpu < CHT1_MIN_WORKERS ? CHT1_MIN_WORKERS : ncpu;
 
 	table = malloc(sizeof(cht_t));

@@ -215,11 +215,7 @@ static const char *part_count(void)
 {
 	static char reason[200];
 	unsigned online[CONFIG_MAX_CPUS];
-	unsigned ncpu = 0;
-	for (unsigned c = 0; c < cpu_count; c++) {
-		if (cpu_is_online(c))
-			online[ncpu++] = c;
-	}
+	unsigned ncpu = test_online_cpus(online);
 	npairs = ncpu < 2 ? 2 : ncpu;
 	if (npairs > CHT2_MAX_PAIRS)
 		npairs = CHT2_MAX_PAIRS;

@@ -270,10 +270,7 @@ const char *test_chtresize(void)
 	unsigned ncpu = 0;
 	cht_stats_t st;
 
-	for (unsigned c = 0; c < cpu_count; c++) {
-		if (cpu_is_online(c))
-			online[ncpu++] = c;
-	}
+	ncpu = test_online_cpus(online);
 	if (ncpu == 0)
 		return "no CPU online";
 	unsigned nreaders = ncpu + CHTR_EXTRA_READERS;

@@ -261,11 +261,7 @@ static const char *asrace_run(unsigned cycles)
 	static char reason[240];
 	mmtest_snap_t s0, s1;
 	unsigned online[CONFIG_MAX_CPUS];
-	unsigned ncpu = 0;
-	for (unsigned c = 0; c < cpu_count; c++) {
-		if (cpu_is_online(c))
-			online[ncpu++] = c;
-	}
+	unsigned ncpu = test_online_cpus(online);
 	mmtest_failure_reset(&failure);
 	mmtest_snap(&s0);
 

@@ -242,11 +242,7 @@ const char *test_mapping2(void)
 	static char reason[200];
 	mmtest_snap_t s0, s1;
 	unsigned online[CONFIG_MAX_CPUS];
-	unsigned ncpu = 0;
-	for (unsigned c = 0; c < cpu_count; c++) {
-		if (cpu_is_online(c))
-			online[ncpu++] = c;
-	}
+	unsigned ncpu = test_online_cpus(online);
 	nthreads = ncpu < 2 ? 2 : ncpu;
 	if (nthreads > MAP2_MAX_THREADS)
 		nthreads = MAP2_MAX_THREADS;
