@@ -401,18 +401,16 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
 			return EINVAL;
 	} else {
-		as_area_t area;
-		if (!as_area_find(as, addr, &area))
-			return ENOENT;
-		if ((err & PF_WRITE) && !(area.flags & AS_AREA_WRITE))
-			return EINVAL;
-		/* Allocated (and zeroed) outside the area lock: it may sleep. */
+		/*
+		 * Allocated (and zeroed) before the area lock is taken: it may
+		 * sleep. A fault outside any area (a fatal one) wastes it.
+		 */
 		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
 		if (!frame)
 			return ENOMEM;
 		/*
-		 * The record goes in under the area lock, with the area looked up
-		 * again: as_area_destroy() and a shrink change the area list or
+		 * The area is looked up and the record goes in under one hold of
+		 * the area lock: as_area_destroy() and a shrink change the area list or
 		 * size under this lock before they unmap the range. So either this
 		 * insert comes first and their unmap (after they took the lock)
 		 * finds and removes the record, or they come first and the area
