@@ -295,6 +295,16 @@ static void sample_table(void)
 static void phase1_end(mmtest_barrier_t *b)
 {
 	phase1_end_us = uptime_us();
+	/*
+	 * A grow that phase 1 requested runs as system work; on one CPU it may
+	 * not have had a turn yet (phase 1 can take under 10 ms). Let a resize
+	 * in flight finish (bounded: 5 s) before the peak is sampled; whether
+	 * the table grew is still required below.
+	 */
+	cht_stats_t st;
+	for (unsigned i = 0; i < 5000 && mmtest_pageht_cht_stats(&st) &&
+	    st.resizing; i++)
+		thread_usleep(1000);
 	sample_table();
 }
 
