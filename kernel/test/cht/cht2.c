@@ -6,8 +6,9 @@
  * of threads share a key: the inserter inserts one item of that key and waits
  * until it is gone, the remover removes the key as soon as it finds it. So at
  * most one item per pair is ever in the table and the table's count must
- * never exceed the number of pairs. The table starts with one bucket
- * (min_size 1) and max_load = pairs, so no correct count ever asks for a grow.
+ * never exceed the number of pairs. The table starts at its smallest size (two
+ * buckets) with max_load = pairs, so no correct count ever asks for a grow
+ * (the grow limit is 2 x pairs; a wrapped count is far above it).
  * When an insert counted its item only after linking it, a remover could
  * decrement first and the count wrapped to 2^64-1: cht_get_stats() reported
  * huge counts and the table grew although it never held more than `pairs`
@@ -366,7 +367,7 @@ static const char *part_lost_request(void)
 	cht_get_stats(table, &st);
 	bool stuck = st.resizing;
 
-	/* Past the grow threshold (4 items per bucket, 1 bucket): must grow. */
+	/* Past the grow threshold (4 items per bucket, 2 buckets): must grow. */
 	enum { N = 64 };
 	for (uint64_t k = 0; k < N; k++) {
 		cht2_item_t *it = malloc(sizeof(*it));

@@ -34,7 +34,13 @@ void mmtest_fail(mmtest_failure_t *f, const char *fmt, ...)
 
 uint64_t mmtest_mix(uint64_t x)
 {
-	return cht_mix_hash(x);
+	/* MurmurHash3's fmix64 (Appleby, public domain): full avalanche. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
 }
 
 uint64_t mmtest_rand(uint64_t *s)

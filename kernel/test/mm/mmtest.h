@@ -44,7 +44,7 @@ static inline bool mmtest_failed(mmtest_failure_t *f)
 }
 
 /**
- * 64-bit finalizer (MurmurHash3 fmix64, the CHT's cht_mix_hash()): patterns
+ * 64-bit finalizer (MurmurHash3 fmix64, full avalanche): patterns
  * and pseudo-random keys.
  */
 uint64_t mmtest_mix(uint64_t x);

@@ -266,7 +266,7 @@ bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
 	pt_key_t key = { .as = as, .page = page };
 	STAT_INC(lookups);
 	rcu_read_lock();
-	cht_link_t *l = cht_find(&table, &key);
+	cht_link_t *l = cht_find_fast(&table, &key, &ops);
 	if (l)
 		*out = rec_pte((pte_rec_t *) l);
 	rcu_read_unlock();
@@ -278,7 +278,7 @@ size_t page_mapping_count(struct as *as, uintptr_t page)
 	pt_key_t key = { .as = as, .page = page };
 	size_t n = 0;
 	rcu_read_lock();
-	for (cht_link_t *l = cht_find(&table, &key); l;
+	for (cht_link_t *l = cht_find_fast(&table, &key, &ops); l;
 	    l = cht_find_next(&table, &key, l))
 		n++;
 	rcu_read_unlock();
@@ -292,7 +292,7 @@ int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte)
 	if (!spare)
 		return ENOMEM;
 	rcu_read_lock();
-	cht_link_t *l = cht_find(&table, &key);
+	cht_link_t *l = cht_find_fast(&table, &key, &ops);
 	if (l)
 		rec_replace((pte_rec_t *) l, pte, spare);
 	rcu_read_unlock();

@@ -13,11 +13,14 @@
  * serves every order at which its hash starts a bucket (bucket i at order k and
  * bucket 2i at order k + 1 share it). h->head is the dummy of hash 0.
  *
- * The bucket array (h->b) maps bucket index -> dummy; a NULL entry is a bucket
- * whose dummy is not in the list yet (grow() fills them in after publishing the
- * larger array). Lookups take the nearest initialized ancestor (clear the lowest
- * set bit of the index, repeatedly; bucket 0 always exists); updaters insert the
- * missing dummy first (helping the resize along).
+ * The bucket array (h->b) maps bucket index -> dummy, and every entry of a
+ * published array is filled: grow() inserts the new buckets' dummies into the
+ * list while lookups and updates still use the smaller array, and publishes
+ * the larger one only then (cht_create() fills the first array the same way).
+ * So a lookup or an update finds its bucket's dummy with one load and never
+ * falls back to a parent bucket or inserts a dummy itself (in Shalev and
+ * Shavit's lazy initialization, which this table used before, a lookup right
+ * after a grow walked from the parent bucket: twice the chain).
  *
  * Marks: bit 0 of a node's `next` (CHT_DELETED) is the logical deletion of that
  * node (Michael 2002; Harris 2001). A marked `next` is never changed again, so
@@ -50,17 +53,18 @@
 #define cht_env_test_linked(table, item) ((void) 0)
 #endif
 
-#define CHT_DELETED   ((uintptr_t) 1)
-#define CHT_MARKS     ((uintptr_t) 3)
+#define CHT_DELETED   CHT_LINK_DELETED
+#define CHT_MARKS     CHT_LINK_MARKS
 #define DEFAULT_MAX_LOAD 4
 /** Largest bucket order; 2^40 buckets is beyond any memory we have. */
 #define MAX_ORDER 40
-
-typedef struct cht_buckets {
-	size_t order;
-	/** Dummy of each bucket or NULL. Atomics (CAS from NULL, acquire loads). */
-	cht_link_t *head[];
-} cht_buckets_t;
+/**
+ * Smallest bucket order: two buckets, so that the bucket of a hash is always
+ * hash >> (64 - order) with a shift below 64 (no special case for one bucket).
+ */
+#define MIN_ORDER 1
+/** Dummies a resize inserts or deletes per reader section. */
+#define RESIZE_BATCH 256
 
 static inline cht_link_t *ptr_of(uintptr_t v)
 {
@@ -82,26 +86,22 @@ static inline uintptr_t load_next(cht_link_t *n)
 	return __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 }
 
-static inline size_t bucket_of(uint64_t hash, size_t order)
-{
-	return order == 0 ? 0 : (size_t) (hash >> (64 - order));
-}
-
 static inline uint64_t bucket_start(size_t idx, size_t order)
 {
-	return order == 0 ? 0 : (uint64_t) idx << (64 - order);
+	return (uint64_t) idx << (64 - order);
 }
 
 static inline uint64_t item_hash(cht_t *h, const cht_link_t *item)
 {
-	return cht_mix_hash(h->op->hash(item)) | 1;
+	return cht_item_hash(h->op->hash(item));
 }
 
 static inline uint64_t key_hash(cht_t *h, void *key)
 {
-	return cht_mix_hash(h->op->key_hash(key)) | 1;
+	return cht_item_hash(h->op->key_hash(key));
 }
 
+/** An array of 2^@a order buckets (MIN_ORDER <= order), entries still empty. */
 static cht_buckets_t *buckets_alloc(size_t order)
 {
 	size_t n = (size_t) 1 << order;
@@ -110,6 +110,7 @@ static cht_buckets_t *buckets_alloc(size_t order)
 	if (!b)
 		return NULL;
 	b->order = order;
+	b->shift = (unsigned) (64 - order);
 	cht_env_memset(b->head, 0, n * sizeof(cht_link_t *));
 	return b;
 }
@@ -190,43 +191,36 @@ static bool mark_deleted(cht_link_t *n)
 	}
 }
 
-/** Dummy for a lookup: the bucket's or its nearest initialized ancestor's. */
-static cht_link_t *lookup_start(cht_buckets_t *b, uint64_t hash)
+/** The dummy of @a hash's bucket in @a b (every published entry is set). */
+static inline cht_link_t *lookup_start(cht_buckets_t *b, uint64_t hash)
 {
-	size_t idx = bucket_of(hash, b->order);
-	for (;;) {
-		cht_link_t *d = __atomic_load_n(&b->head[idx], __ATOMIC_ACQUIRE);
-		if (d)
-			return d;
-		idx &= idx - 1;  /* parent bucket; bucket 0 is always set */
-	}
+	return __atomic_load_n(&b->head[hash >> b->shift], __ATOMIC_ACQUIRE);
 }
 
 /**
- * Returns the dummy of bucket @a idx of @a b, inserting it into the list first
- * if needed (after its parent's). Without memory for a dummy, returns the
- * parent's dummy: correct, only slower.
+ * Puts a dummy with hash @a key into the list after @a parent (a dummy with a
+ * smaller hash) unless it is there already. Called by the resizer (and by
+ * cht_create()) for a bucket array that is not yet published, inside a reader
+ * section (search() may unlink and reclaim deleted nodes on the way).
+ * @return the dummy, or NULL without memory.
  */
-static cht_link_t *bucket_init(cht_t *h, cht_buckets_t *b, size_t idx)
+static cht_link_t *dummy_insert(cht_t *h, cht_link_t *parent, uint64_t key)
 {
-	cht_link_t *d = __atomic_load_n(&b->head[idx], __ATOMIC_ACQUIRE);
-	if (d)
-		return d;
-	cht_link_t *parent = bucket_init(h, b, idx & (idx - 1));
-	uint64_t key = bucket_start(idx, b->order);
 	cht_link_t *fresh = NULL;
 	for (;;) {
 		uintptr_t *prev;
 		cht_link_t *cur;
 		search(h, parent, key, false, &prev, &cur);
 		if (cur && cur->hash == key) {
-			d = cur;  /* another updater (or an older array) made it */
-			break;
+			/* Left in the list by an earlier grow that ran out of memory. */
+			if (fresh)
+				cht_env_free(fresh);
+			return cur;
 		}
 		if (!fresh) {
 			fresh = cht_env_malloc(sizeof(cht_link_t));
 			if (!fresh)
-				return parent;
+				return NULL;
 			fresh->hash = key;
 			fresh->op = NULL;
 		}
@@ -234,24 +228,42 @@ static cht_link_t *bucket_init(cht_t *h, cht_buckets_t *b, size_t idx)
 		uintptr_t expected = (uintptr_t) cur;
 		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) fresh,
 		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-			d = fresh;
-			fresh = NULL;
 			__atomic_fetch_add(&h->stat_dummies, 1, __ATOMIC_RELAXED);
-			break;
+			return fresh;
 		}
 	}
-	if (fresh)
-		cht_env_free(fresh);
-	cht_link_t *expected = NULL;
-	if (!__atomic_compare_exchange_n(&b->head[idx], &expected, d, false,
-	    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-		d = expected;  /* the same dummy, stored by someone else */
-	return d;
 }
 
-static cht_link_t *update_start(cht_t *h, cht_buckets_t *b, uint64_t hash)
+/**
+ * Fills the odd entries of @a nb (order k + 1) whose even entries are set:
+ * inserts each new bucket's dummy after its parent's (bucket i - 1),
+ * RESIZE_BATCH per reader section so that a large grow never holds up a grace
+ * period. @return false without memory or when the table is being destroyed
+ * (the dummies inserted so far stay in the list: they are correct, and the
+ * next grow finds them).
+ */
+static bool buckets_fill(cht_t *h, cht_buckets_t *nb)
 {
-	return bucket_init(h, b, bucket_of(hash, b->order));
+	size_t n = (size_t) 1 << nb->order;
+	for (size_t i = 1; i < n;) {
+		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
+			return false;
+		bool ok = true;
+		cht_env_rcu_read_lock();
+		for (size_t end = i + 2 * RESIZE_BATCH; i < end && i < n; i += 2) {
+			cht_link_t *d = dummy_insert(h, nb->head[i - 1],
+			    bucket_start(i, nb->order));
+			if (!d) {
+				ok = false;
+				break;
+			}
+			nb->head[i] = d;
+		}
+		cht_env_rcu_read_unlock();
+		if (!ok)
+			return false;
+	}
+	return true;
 }
 
 /* Resizing */
@@ -300,6 +312,12 @@ static void check_shrink(cht_t *h, cht_buckets_t *b, size_t items)
 		request_resize(h);
 }
 
+/**
+ * Doubles the bucket array: the new array is filled completely (every new
+ * bucket's dummy inserted into the list) before it is published, so lookups
+ * never see an empty bucket; then one grace period before the old array is
+ * freed. Resizer only (the resize work).
+ */
 static void grow(cht_t *h)
 {
 	cht_buckets_t *old = h->b;
@@ -308,32 +326,23 @@ static void grow(cht_t *h)
 		return;  /* no memory: keep the current size, try at the next request */
 	size_t n = (size_t) 1 << old->order;
 	for (size_t i = 0; i < n; i++)
-		nb->head[2 * i] = __atomic_load_n(&old->head[i], __ATOMIC_ACQUIRE);
-	/*
-	 * Dummies an updater still adds through the old array after the copy are
-	 * in the list and will be found again (bucket_init searches first).
-	 */
+		nb->head[2 * i] = old->head[i];
+	if (!buckets_fill(h, nb)) {
+		cht_env_free(nb);
+		return;
+	}
 	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
 	cht_env_rcu_synchronize();
 	cht_env_free(old);
 	__atomic_fetch_add(&h->stat_grows, 1, __ATOMIC_RELAXED);
-	/*
-	 * Lookups never insert dummies (they start from the nearest initialized
-	 * ancestor): after inserts that outran the resizer, a read-mostly phase
-	 * would walk long stretches of the list. Insert the new buckets' dummies
-	 * here, off the updaters' path, 256 per reader section (bucket_init()
-	 * initializes the even parents on the way).
-	 */
-	for (size_t i = 1; i < 2 * n;) {
-		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
-			break;
-		cht_env_rcu_read_lock();
-		for (size_t end = i + 512; i < end && i < 2 * n; i += 2)
-			(void) bucket_init(h, nb, i);
-		cht_env_rcu_read_unlock();
-	}
 }
 
+/**
+ * Halves the bucket array: publishes the smaller array (the even entries), waits
+ * one grace period (after it no lookup or update starts from a dummy of an odd
+ * old bucket any more), then deletes those dummies like ordinary nodes,
+ * RESIZE_BATCH per reader section. Resizer only.
+ */
 static void shrink(cht_t *h)
 {
 	cht_buckets_t *old = h->b;
@@ -342,22 +351,24 @@ static void shrink(cht_t *h)
 		return;
 	size_t n = (size_t) 1 << nb->order;
 	for (size_t i = 0; i < n; i++)
-		nb->head[i] = __atomic_load_n(&old->head[2 * i], __ATOMIC_ACQUIRE);
+		nb->head[i] = old->head[2 * i];
 	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
-	/* After this GP nobody starts from a dummy of an odd old bucket. */
 	cht_env_rcu_synchronize();
-	cht_env_rcu_read_lock();
-	for (size_t i = 1; i < 2 * n; i += 2) {
-		cht_link_t *d = __atomic_load_n(&old->head[i], __ATOMIC_ACQUIRE);
-		if (!d || !mark_deleted(d))
-			continue;
-		uintptr_t *prev;
-		cht_link_t *cur;
-		/* Unlink it (search removes deleted nodes on its way). */
-		search(h, lookup_start(nb, d->hash), d->hash, true, &prev, &cur);
-		__atomic_fetch_sub(&h->stat_dummies, 1, __ATOMIC_RELAXED);
+	for (size_t i = 1; i < 2 * n;) {
+		cht_env_rcu_read_lock();
+		for (size_t end = i + 2 * RESIZE_BATCH; i < end && i < 2 * n; i += 2) {
+			cht_link_t *d = old->head[i];
+			if (!mark_deleted(d))
+				continue;
+			uintptr_t *prev;
+			cht_link_t *cur;
+			/* Unlink it (search removes deleted nodes on its way). */
+			search(h, lookup_start(nb, d->hash), d->hash, true, &prev,
+			    &cur);
+			__atomic_fetch_sub(&h->stat_dummies, 1, __ATOMIC_RELAXED);
+		}
+		cht_env_rcu_read_unlock();
 	}
-	cht_env_rcu_read_unlock();
 	cht_env_free(old);
 	__atomic_fetch_add(&h->stat_shrinks, 1, __ATOMIC_RELAXED);
 }
@@ -396,7 +407,7 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	if (!h || !op || !op->hash || !op->key_hash || !op->equal ||
 	    !op->key_equal)
 		return CHT_EINVAL;
-	size_t min_order = 0;
+	size_t min_order = MIN_ORDER;
 	while (((size_t) 1 << min_order) < min_size && min_order < MAX_ORDER)
 		min_order++;
 	size_t order = min_order;
@@ -409,10 +420,25 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	h->name = name ? name : "cht";
 	h->head.hash = 0;
 	h->head.next = 0;
-	h->b = buckets_alloc(order);
-	if (!h->b)
+	cht_buckets_t *b = buckets_alloc(order);
+	if (!b)
 		return CHT_ENOMEM;
-	h->b->head[0] = &h->head;
+	b->head[0] = &h->head;
+	/* Every bucket's dummy, each after its parent's (a smaller index). */
+	for (size_t i = 1; i < ((size_t) 1 << order); i++) {
+		b->head[i] = dummy_insert(h, b->head[i & (i - 1)],
+		    bucket_start(i, order));
+		if (!b->head[i]) {
+			for (cht_link_t *d = ptr_of(h->head.next); d;) {
+				cht_link_t *next = ptr_of(d->next);
+				cht_env_free(d);
+				d = next;
+			}
+			cht_env_free(b);
+			return CHT_ENOMEM;
+		}
+	}
+	h->b = b;
 	cht_env_registry_add(&h->reg_link);
 	return CHT_OK;
 }
@@ -465,7 +491,7 @@ static bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
 	item->hash = hash;
 	item->op = NULL;
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	cht_link_t *start = update_start(h, b, hash);
+	cht_link_t *start = lookup_start(b, hash);
 	/*
 	 * Count the item before it is linked. A remover can only find it after
 	 * the release CAS below (its loads of `next` acquire), so this increment
@@ -522,19 +548,9 @@ bool cht_insert_unique(cht_t *h, cht_link_t *item, cht_link_t **dup_item)
 
 cht_link_t *cht_find(cht_t *h, void *key)
 {
-	cht_env_assert(cht_env_rcu_read_locked());
-	uint64_t hash = key_hash(h, key);
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	cht_link_t *n = ptr_of(load_next(lookup_start(b, hash)));
-	while (n) {
-		uintptr_t nx = load_next(n);
-		if (n->hash > hash)
-			return NULL;
-		if (n->hash == hash && !is_deleted(nx) && h->op->key_equal(key, n))
-			return n;
-		n = ptr_of(nx);
-	}
-	return NULL;
+	/* The generic lookup: the same walk with the table's ops called through
+	 * pointers. */
+	return cht_find_fast(h, key, h->op);
 }
 
 cht_link_t *cht_find_lazy(cht_t *h, void *key)
@@ -574,7 +590,7 @@ static void cleanup(cht_t *h, uint64_t hash)
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	uintptr_t *prev;
 	cht_link_t *cur;
-	search(h, update_start(h, b, hash), hash, true, &prev, &cur);
+	search(h, lookup_start(b, hash), hash, true, &prev, &cur);
 }
 
 size_t cht_remove_key(cht_t *h, void *key)
@@ -584,7 +600,7 @@ size_t cht_remove_key(cht_t *h, void *key)
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	uintptr_t *prev;
 	cht_link_t *cur;
-	search(h, update_start(h, b, hash), hash, false, &prev, &cur);
+	search(h, lookup_start(b, hash), hash, false, &prev, &cur);
 	size_t removed = 0;
 	for (cht_link_t *n = cur; n && n->hash == hash;) {
 		uintptr_t nx = load_next(n);

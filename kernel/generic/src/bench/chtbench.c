@@ -664,7 +664,7 @@ static void b_ht_cht(bench_thread_t *t)
 	while (!stopped()) {
 		uint64_t key = ht_key(t);
 		rcu_read_lock();
-		hits += cht_find(&bench_cht, &key) != NULL;
+		hits += cht_find_fast(&bench_cht, &key, &fi_ops) != NULL;
 		rcu_read_unlock();
 		ops++;
 	}
@@ -724,7 +724,7 @@ static void b_htu_cht(bench_thread_t *t)
 			}
 		} else {
 			uint64_t key = ht_key(t);
-			hits += cht_find(&bench_cht, &key) != NULL;
+			hits += cht_find_fast(&bench_cht, &key, &fi_ops) != NULL;
 		}
 		rcu_read_unlock();
 		ops++;
@@ -739,7 +739,7 @@ static void b_rs_cht(bench_thread_t *t)
 	while (!stopped()) {
 		uint64_t key = rnd_next(t) % RS_ITEMS;
 		rcu_read_lock();
-		if (!cht_find(&bench_cht, &key))
+		if (!cht_find_fast(&bench_cht, &key, &fi_ops))
 			t->errors++;
 		rcu_read_unlock();
 		ops++;
