@@ -207,7 +207,8 @@ run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
-# page hash table and the release build (DEBUG=0: -O2, asserts off).
+# page hash table and the release builds (DEBUG=0: -O2, asserts off) with the
+# CHT and with the locked page hash table (tests/test_cost.py compares them).
 flavours:
 	@$(MAKE) --no-print-directory BUILD=build/podzimek RCU=podzimek-rcu \
 		RCU_BROKEN=0 BROKEN= kernel
@@ -215,6 +216,8 @@ flavours:
 		BROKEN= PAGE_HT=locked kernel
 	@$(MAKE) --no-print-directory BUILD=build/release DEBUG=0 RCU=a-rcu \
 		RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/release-locked DEBUG=0 \
+		RCU=a-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=locked kernel
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
