@@ -257,6 +257,19 @@ bool cht_remove_item(cht_t *h, cht_link_t *item);
  */
 void cht_set_max_load(cht_t *h, size_t max_load);
 
+/**
+ * Sets the load at which the table grows (as cht_set_max_load()) and brings
+ * the table to the size that fits in the calling thread, not on the work
+ * queue: returns when the resize is complete. If a resize is already in flight
+ * on the work queue, waits for it first (polling, 1 ms). For benchmarks and
+ * tests that want each resize finished before the next and run on a CPU of
+ * their choice (chtbench 18 wires its resizer away from the readers).
+ * @return CHT_OK, or CHT_EINVAL for @a max_load 0 or a table being destroyed.
+ * Context: thread, may sleep (waits for grace periods); not in a reader
+ * section.
+ */
+int cht_resize(cht_t *h, size_t max_load);
+
 /** Table state for statistics and tests. */
 typedef struct {
 	size_t items;

@@ -637,6 +637,31 @@ void cht_set_max_load(cht_t *h, size_t max_load)
 	request_resize(h);
 }
 
+int cht_resize(cht_t *h, size_t max_load)
+{
+	if (!h || max_load == 0 || __atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
+		return CHT_EINVAL;
+	__atomic_store_n(&h->max_load, max_load, __ATOMIC_RELEASE);
+	for (;;) {
+		/*
+		 * Take the resizer's role the way the first request does (0 -> 1),
+		 * but run the work here instead of enqueuing it. Requests that
+		 * arrive meanwhile see a non-zero count and leave the work to us.
+		 */
+		size_t idle = 0;
+		if (__atomic_compare_exchange_n(&h->resize_reqs, &idle, 1, false,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			do {
+				resize_once(h);
+			} while (__atomic_sub_fetch(&h->resize_reqs, 1,
+			    __ATOMIC_ACQ_REL) > 0);
+			return CHT_OK;
+		}
+		/* A resize is in flight on the work queue: let it finish. */
+		cht_env_sleep_ms(1);
+	}
+}
+
 void cht_get_stats(cht_t *h, cht_stats_t *st)
 {
 	/* The bucket array may be freed by a concurrent resize. */
