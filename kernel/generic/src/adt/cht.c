@@ -602,16 +602,32 @@ size_t cht_remove_key(cht_t *h, void *key)
 	cht_link_t *cur;
 	search(h, lookup_start(b, hash), hash, false, &prev, &cur);
 	size_t removed = 0;
+	bool only_first = true;
 	for (cht_link_t *n = cur; n && n->hash == hash;) {
 		uintptr_t nx = load_next(n);
-		if (!is_deleted(nx) && h->op->key_equal(key, n) && mark_deleted(n))
+		if (!is_deleted(nx) && h->op->key_equal(key, n) && mark_deleted(n)) {
 			removed++;
+			only_first = only_first && n == cur;
+		}
 		n = ptr_of(load_next(n));
 	}
 	if (removed) {
 		size_t items = __atomic_sub_fetch(&h->item_cnt, removed,
 		    __ATOMIC_RELAXED);
-		cleanup(h, hash);
+		/*
+		 * The usual case, one item right after the link search() found:
+		 * unlink it with one CAS on that link (Michael 2002). The CAS fails
+		 * if the link changed or its node was deleted meanwhile (its next
+		 * is marked then); then, and for removed duplicates further down
+		 * the run, a search from the bucket unlinks them.
+		 */
+		uintptr_t expected = (uintptr_t) cur;
+		if (only_first && __atomic_compare_exchange_n(prev, &expected,
+		    (uintptr_t) ptr_of(load_next(cur)), false, __ATOMIC_ACQ_REL,
+		    __ATOMIC_RELAXED))
+			unlinked(h, cur);
+		else
+			cleanup(h, hash);
 		check_shrink(h, b, items);
 	}
 	return removed;
