@@ -75,7 +75,7 @@ static void *c_create_presized(size_t expect, size_t initial)
 static int c_lookup(void *t, uint64_t key, uint64_t *val)
 {
 	cht_rcu_read_lock();
-	cht_link_t *l = cht_find(&((ctable_t *) t)->h, &key);
+	cht_link_t *l = cht_find_fast(&((ctable_t *) t)->h, &key, &c_ops);
 	if (l)
 		*val = __atomic_load_n(&cht_item_of(l, cnode_t, link)->value,
 		    __ATOMIC_RELAXED);
@@ -107,7 +107,7 @@ static int c_remove(void *t, uint64_t key)
 static int c_update(void *t, uint64_t key, uint64_t val)
 {
 	cht_rcu_read_lock();
-	cht_link_t *l = cht_find(&((ctable_t *) t)->h, &key);
+	cht_link_t *l = cht_find_fast(&((ctable_t *) t)->h, &key, &c_ops);
 	if (l)
 		__atomic_store_n(&cht_item_of(l, cnode_t, link)->value, val,
 		    __ATOMIC_RELAXED);

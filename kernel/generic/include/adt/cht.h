@@ -128,7 +128,8 @@ typedef struct cht {
 /**
  * Creates a table with 2^k >= @a init_size buckets (at least @a min_size),
  * growing when items exceed @a max_load per bucket on average and shrinking when
- * they drop below a quarter of that. @a max_load 0 means the default (4).
+ * they drop below a quarter of that. @a max_load 0 means the default (4 in the
+ * kernel; the userspace library's environment sets 1).
  * Resizes run as deferred work (the system work queue in the kernel, a worker
  * thread in userspace); updates only request them with a non-blocking enqueue,
  * so no operation other than cht_create() and cht_destroy() ever blocks. (The

@@ -55,7 +55,12 @@
 
 #define CHT_DELETED   CHT_LINK_DELETED
 #define CHT_MARKS     CHT_LINK_MARKS
+/* Grow limit (items per bucket) for max_load 0; an environment may choose. */
+#ifdef CHT_ENV_DEFAULT_MAX_LOAD
+#define DEFAULT_MAX_LOAD CHT_ENV_DEFAULT_MAX_LOAD
+#else
 #define DEFAULT_MAX_LOAD 4
+#endif
 /** Largest bucket order; 2^40 buckets is beyond any memory we have. */
 #define MAX_ORDER 40
 /**

@@ -57,7 +57,8 @@ extern "C" {
 const char *cht_version(void);
 
 /**
- * cht_create() with status codes. @a max_load 0 = default (4).
+ * cht_create() with status codes. @a max_load 0 = default (1 item per bucket
+ * in this library; the kernel's default is 4).
  * @return CHT_OK, CHT_EINVAL (NULL table or ops, missing callbacks),
  * CHT_ENOMEM. Any thread (registration not needed).
  */

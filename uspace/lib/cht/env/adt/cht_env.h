@@ -70,6 +70,15 @@ static inline void cht_env_rcu_lock_checked(const char *file, int line)
 bool cht_env_work_enqueue(cht_env_work_t *w,
     void (*func)(cht_env_work_t *work), bool block);
 
+/**
+ * Grow limit of a table created with max_load 0: one item per bucket on
+ * average, where cds_lfht keeps its tables too; with the kernel's default of
+ * 4 the auto-resized table ran at 2-4 items per bucket and lost the lookup
+ * points of the peer benchmark (bench/userspace) to cds_lfht. Shrinking
+ * starts below a quarter of it, as everywhere.
+ */
+#define CHT_ENV_DEFAULT_MAX_LOAD 1
+
 #define cht_env_malloc(size)   malloc(size)
 #define cht_env_free(ptr)      free(ptr)
 #ifdef CHT_NDEBUG
