@@ -33,7 +33,7 @@
 
 #include <test.h>
 #include <tests.h>
-#include "chttest.h"
+#include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <mm/malloc.h>

@@ -45,7 +45,7 @@
 
 #include <test.h>
 #include <tests.h>
-#include "chttest.h"
+#include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <synch/workqueue.h>

@@ -1,7 +1,7 @@
 /** @file chttest.c
  * Helpers shared by the CHT tests; see chttest.h.
  */
-#include "chttest.h"
+#include "testlib.h"
 #include <mm/slab.h>
 #include <synch/workqueue.h>
 #include <proc/thread.h>
