@@ -51,6 +51,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -539,21 +540,9 @@ static uint64_t rt_preempted(void)
 
 /* ---- the test ----------------------------------------------------------- */
 
-static thread_t *rt_spawn(thread_func_t f, void *arg, const char *name,
-    cpu_t *cpu)
-{
-	thread_t *t = thread_create(f, arg, name, THREAD_FLAG_NONE);
-	if (!t)
-		return NULL;
-	if (cpu)
-		thread_wire(t, cpu);
-	thread_start(t);
-	return t;
-}
-
 static bool rt_join(thread_t *t)
 {
-	return !t || thread_join_timeout(t, RT_STALL_US) == EOK;
+	return testlib_join(t, RT_STALL_US);
 }
 
 static void rt_reset(void)
@@ -589,7 +578,7 @@ static bool rt_start_threads(void)
 		*r = (rt_reader_t) { .id = rt.nreaders, .cpu = &cpus[i],
 		    .seed = 7919u * (rt.nreaders + 1) };
 		timeout_initialize(&r->irq_to);
-		r->thread = rt_spawn(rt_reader_thread, r, "rcutorture-r", &cpus[i]);
+		r->thread = testlib_spawn(rt_reader_thread, r, "rcutorture-r", &cpus[i]);
 		if (!r->thread)
 			return false;
 		rt.nreaders++;
@@ -599,7 +588,7 @@ static bool rt_start_threads(void)
 		fl->oom = false;
 		atomic_set(&fl->posted, 0);
 		atomic_set(&fl->run, 0);
-		fl->thread = rt_spawn(rt_flooder_thread, fl, "rcutorture-f", &cpus[i]);
+		fl->thread = testlib_spawn(rt_flooder_thread, fl, "rcutorture-f", &cpus[i]);
 		if (!fl->thread)
 			return false;
 		rt.nflooders++;
@@ -609,12 +598,12 @@ static bool rt_start_threads(void)
 		*r = (rt_reader_t) { .id = rt.nreaders, .cpu = NULL,
 		    .seed = 7919u * (rt.nreaders + 1) };
 		timeout_initialize(&r->irq_to);
-		r->thread = rt_spawn(rt_reader_thread, r, "rcutorture-r", NULL);
+		r->thread = testlib_spawn(rt_reader_thread, r, "rcutorture-r", NULL);
 		if (!r->thread)
 			return false;
 		rt.nreaders++;
 	}
-	rt.writer = rt_spawn(rt_writer, NULL, "rcutorture-w", NULL);
+	rt.writer = testlib_spawn(rt_writer, NULL, "rcutorture-w", NULL);
 	return rt.writer != NULL && online > 0;
 }
 
