@@ -960,8 +960,9 @@ const char *test_pagefault1(void)
 	mmtest_failure_reset(&failure);
 	mmtest_snap(&s0);
 	uint64_t t0 = uptime_us();
-	TPRINTF("pagefault1: the table before:\n");
-	page_ht_print();
+	TPRINTF("pagefault1: the table before: %s, %zu entries, %zu buckets, "
+	    "%lu grows, %lu shrinks\n", s0.ps.backend, s0.ps.entries,
+	    s0.ps.buckets, s0.ps.grows, s0.ps.shrinks);
 	peak_buckets = s0.ps.buckets;
 	peak_entries = s0.ps.entries;
 
@@ -1010,9 +1011,10 @@ const char *test_pagefault1(void)
 	teardown(n);
 
 	mmtest_snap(&s1);
-	TPRINTF("pagefault1: the table after (%lu ms; %lu ms in all):\n",
-	    (uptime_us() - t1) / 1000, (uptime_us() - t0) / 1000);
-	page_ht_print();
+	TPRINTF("pagefault1: the table after (%lu ms; %lu ms in all): %s, %zu "
+	    "entries, %zu buckets, %lu grows, %lu shrinks\n",
+	    (uptime_us() - t1) / 1000, (uptime_us() - t0) / 1000, s1.ps.backend,
+	    s1.ps.entries, s1.ps.buckets, s1.ps.grows, s1.ps.shrinks);
 	TPRINTF("pagefault1: entries %zu (baseline %zu), address spaces %zu (%zu); "
 	    "against the baseline: heap allocations %ld, CHT dummies %ld, frames "
 	    "outside slabs %ld, free frames %ld\n", s1.ps.entries, s0.ps.entries,

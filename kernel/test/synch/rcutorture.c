@@ -64,7 +64,6 @@
 #include <time/delay.h>
 #include <time/timeout.h>
 #include <mm/malloc.h>
-#include <console/kconsole.h>
 
 /** GPs an object lives through after its retirement before it is freed. */
 #define RT_PIPE_LEN 10
@@ -91,8 +90,7 @@
  */
 #define RT_MIN_IRQ_READS 50
 #define RT_MIN_PREEMPTED 50
-#define RT_DEFAULT_SECONDS 3
-#define RT_MAX_SECONDS 86400
+#define RT_DEFAULT_SECONDS RCUTORTURE_DEFAULT_SECONDS
 
 /** Duration of the next run in seconds (`rcutorture -t N` sets it). */
 unsigned rcutorture_seconds = RT_DEFAULT_SECONDS;
@@ -821,47 +819,4 @@ const char *test_rcutorture(void)
 		fail = reason;
 	}
 	return fail;
-}
-
-/* ---- the kconsole command ----------------------------------------------- */
-
-static int cmd_rcutorture(cmd_arg_t *argv, size_t argc);
-
-static cmd_info_t rcutorture_cmd = {
-	.name = "rcutorture",
-	.description = "RCU torture test; -t SECONDS sets the duration (default 3)",
-	.func = cmd_rcutorture,
-	.extra_max = 2,
-};
-
-static int cmd_rcutorture(cmd_arg_t *argv, size_t argc)
-{
-	unsigned seconds = RT_DEFAULT_SECONDS;
-	size_t n = rcutorture_cmd.extra_count;
-	if (n != 0) {
-		uint64_t v = 0;
-		if (n != 2 || strcmp(rcutorture_cmd.extra[0], "-t") != 0 ||
-		    str_to_uint64(rcutorture_cmd.extra[1], &v) != EOK || v == 0 ||
-		    v > RT_MAX_SECONDS) {
-			printf("Usage: rcutorture [-t SECONDS] (1 to %u seconds)\n",
-			    RT_MAX_SECONDS);
-			return 0;
-		}
-		seconds = (unsigned) v;
-	}
-	const test_t *t = test_find("rcutorture");
-	if (!t) {
-		printf("rcutorture: not in the test table\n");
-		return 0;
-	}
-	unsigned saved = rcutorture_seconds;
-	rcutorture_seconds = seconds;
-	test_run(t);
-	rcutorture_seconds = saved;
-	return 0;
-}
-
-void rcutorture_cmd_init(void)
-{
-	(void) cmd_register(&rcutorture_cmd);
 }

@@ -450,19 +450,3 @@ void page_ht_get_stats(page_ht_stats_t *st)
 #else
 #error "Define CONFIG_PAGE_HT_CHT or CONFIG_PAGE_HT_LOCKED (make PAGE_HT=...)"
 #endif
-
-void page_ht_print(void)
-{
-	page_ht_stats_t st;
-	page_ht_get_stats(&st);
-	size_t load10 = st.buckets ? st.entries * 10 / st.buckets : 0;
-	console_lock();
-	printf("page hash table: backend %s\n", st.backend);
-	printf("entries: %zu\n", st.entries);
-	printf("buckets: %zu\n", st.buckets);
-	printf("load: %zu.%zu entries per bucket\n", load10 / 10, load10 % 10);
-	printf("resizes: %lu grows, %lu shrinks\n", st.grows, st.shrinks);
-	printf("operations: %lu lookups, %lu inserts, %lu removes\n", st.lookups,
-	    st.inserts, st.removes);
-	console_unlock();
-}

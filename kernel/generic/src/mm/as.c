@@ -36,7 +36,6 @@
 #include <proc/scheduler.h>
 #include <smp/smp_call.h>
 #include <synch/rcu.h>
-#include <console/kconsole.h>
 #include <console/console.h>
 #include <print.h>
 #include <panic.h>
@@ -528,29 +527,4 @@ void as_print(void)
 	printf("%zu address spaces\n", as_n);
 	irq_spinlock_unlock(&as_list_lock, true);
 	console_unlock();
-}
-
-static int cmd_as(cmd_arg_t *argv, size_t argc)
-{
-	as_print();
-	return 0;
-}
-
-static int cmd_pageht(cmd_arg_t *argv, size_t argc)
-{
-	page_ht_print();
-	return 0;
-}
-
-static cmd_info_t as_cmds[] = {
-	{ .name = "as", .description = "Address spaces and their areas",
-	    .func = cmd_as },
-	{ .name = "pageht", .description = "Global page hash table: back end, "
-	    "entries, buckets, load, resizes", .func = cmd_pageht },
-};
-
-void as_cmd_init(void)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(as_cmds); i++)
-		(void) cmd_register(&as_cmds[i]);
 }

@@ -1056,7 +1056,6 @@ void slab_cache_init(void)
 		panic("slab: cannot set up the magazine cache");
 	cache_list_add(&cache_cache);
 	cache_list_add(&mag_cache);
-	slab_cmd_init();
 }
 
 slab_cache_t *slab_cache_create(const char *name, size_t size, size_t align,
@@ -1164,43 +1163,25 @@ size_t slab_frames_held(void)
 	return atomic_get(&frames_held);
 }
 
-void slab_print_list(void)
+size_t slab_cache_count(void)
 {
 	size_t n = 0;
-
 	irq_spinlock_lock(&cache_list_lock, true);
 	for (link_t *l = list_first(&cache_list); l != NULL;
 	    l = list_next(l, &cache_list))
 		n++;
 	irq_spinlock_unlock(&cache_list_lock, true);
+	return n;
+}
 
-	/* Snapshot first: printing under the list lock would keep IRQs off long. */
-	slab_cache_stats_t *snap = malloc(n * sizeof(slab_cache_stats_t));
-	if (snap == NULL) {
-		printf("slabs: out of memory\n");
-		return;
-	}
+size_t slab_get_all_stats(slab_cache_stats_t *out, size_t max)
+{
 	size_t got = 0;
 	irq_spinlock_lock(&cache_list_lock, true);
-	for (link_t *l = list_first(&cache_list); l != NULL && got < n;
+	for (link_t *l = list_first(&cache_list); l != NULL && got < max;
 	    l = list_next(l, &cache_list))
 		slab_cache_get_stats(list_get_instance(l, slab_cache_t, link),
-		    &snap[got++]);
+		    &out[got++]);
 	irq_spinlock_unlock(&cache_list_lock, true);
-
-	printf("%-18s %6s %5s %5s %6s %7s %8s %8s %8s %3s %11s %9s\n", "name",
-	    "size", "align", "slab", "slabs", "frames", "in use", "used", "total",
-	    "mag", "mag hits", "misses");
-	size_t frames = 0;
-	for (size_t i = 0; i < got; i++) {
-		slab_cache_stats_t *s = &snap[i];
-		printf("%-18s %6zu %5zu %5zu %6zu %7zu %8zu %8zu %8zu %3zu %11lu %9lu\n",
-		    s->name, s->size, s->align, s->slab_frames, s->slabs, s->frames,
-		    s->objs_in_use, s->objs_slab_used, s->objs_total, s->mag_size,
-		    s->mag_hits, s->mag_misses);
-		frames += s->frames;
-	}
-	printf("%zu caches, %zu frames (%zu KiB) in slabs\n", got, frames,
-	    frames * (FRAME_SIZE / 1024));
-	free(snap);
+	return got;
 }

@@ -51,7 +51,6 @@
 #include <synch/spinlock.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
-#include <console/kconsole.h>
 #include <mm/malloc.h>
 #include <lib/str.h>
 #include <time/delay.h>
@@ -76,7 +75,7 @@
 #define WORKQ_IDLE_TIMEOUT_US      1000000
 
 /* Load averages: fixed point with LOAD_SHIFT fraction bits. */
-#define LOAD_SHIFT       10
+#define LOAD_SHIFT       WORKQ_LOAD_SHIFT
 /** Time constant of the fast average (microseconds). */
 #define LOAD_FAST_TAU_US 100000
 /** Time constant of the slow average (microseconds). */
@@ -662,6 +661,8 @@ void workq_get_stats(struct work_queue *q, workq_stats_t *s)
 	s->activations = q->activations;
 	s->peak_workers = q->peak_workers;
 	irq_spinlock_unlock(&q->lock, true);
+	s->name = q->name;
+	s->system = q->system;
 }
 
 void workq_global_get_stats(workq_stats_t *s)
@@ -672,58 +673,6 @@ void workq_global_get_stats(workq_stats_t *s)
 	}
 	workq_get_stats(&sys_wq, s);
 }
-
-void workq_print_info(struct work_queue *q)
-{
-	workq_stats_t s;
-	workq_get_stats(q, &s);
-	printf("Work queue '%s'%s:\n", q->name, q->system ? " (system)" : "");
-	printf("  configuration: min idle workers %zu, max workers %zu, "
-	    "max concurrent %zu, items per worker %zu, idle timeout %lu ms\n",
-	    cfg.min_idle, cfg.max_workers, cfg.max_concurrent, cfg.items_per_worker,
-	    cfg.idle_timeout_us / 1000);
-	printf("  workers: %zu\n", s.workers);
-	printf("  active: %zu\n", s.active);
-	printf("  blocked: %zu\n", s.blocked);
-	printf("  idle: %zu\n", s.idle);
-	printf("  queued items: %zu\n", s.items);
-	/* The averages are in 1/1024 items: print them with two decimals. */
-	printf("  load trend: %s; queued items on average %zu.%02zu over 0.1 s, "
-	    "%zu.%02zu over 1 s\n", s.load_trend > 0 ? "rising" :
-	    (s.load_trend < 0 ? "falling" : "steady"),
-	    s.load_fast >> LOAD_SHIFT,
-	    ((s.load_fast & ((1 << LOAD_SHIFT) - 1)) * 100) >> LOAD_SHIFT,
-	    s.load_slow >> LOAD_SHIFT,
-	    ((s.load_slow & ((1 << LOAD_SHIFT) - 1)) * 100) >> LOAD_SHIFT);
-	printf("  state: %s\n", s.stopping ? "stopped" : "running");
-	printf("  totals: %lu enqueued, %lu completed, %lu refused; workers: %lu "
-	    "created, %lu retired, %lu creation failures, peak %zu; %lu wake-ups "
-	    "of idle workers, %lu non-blocking add requests\n", s.enqueued,
-	    s.completed, s.refused, s.workers_created, s.workers_retired,
-	    s.worker_create_failures, s.peak_workers, s.activations,
-	    s.nonblock_add_requests);
-}
-
-void workq_global_print_info(void)
-{
-	if (!__atomic_load_n(&sys_ready, __ATOMIC_ACQUIRE)) {
-		printf("The system work queue is not initialized.\n");
-		return;
-	}
-	workq_print_info(&sys_wq);
-}
-
-static int cmd_workq(cmd_arg_t *argv, size_t argc)
-{
-	workq_global_print_info();
-	return 0;
-}
-
-static cmd_info_t workq_cmd = {
-	.name = "workq",
-	.description = "System work queue: configuration and live state",
-	.func = cmd_workq,
-};
 
 void workq_global_init(void)
 {
@@ -748,6 +697,4 @@ void workq_global_init(void)
 	if (queue_start_workers(&sys_wq) == 0)
 		panic("Cannot create the system work queue's workers");
 	__atomic_store_n(&sys_ready, true, __ATOMIC_RELEASE);
-
-	(void) cmd_register(&workq_cmd);
 }

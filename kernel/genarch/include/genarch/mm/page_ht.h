@@ -93,8 +93,6 @@ typedef struct {
 } page_ht_stats_t;
 
 void page_ht_get_stats(page_ht_stats_t *st);
-/** Prints the table state (`pageht`). */
-void page_ht_print(void);
 /** Name of the back end built in: "cht" or "locked". */
 extern const char *const page_ht_backend;
 
