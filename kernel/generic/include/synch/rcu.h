@@ -22,7 +22,7 @@
 #define KERN_RCU_H_
 
 #include <typedefs.h>
-#include <rcu_types.h>
+#include <synch/rcu_types.h>
 #include <debug.h>
 
 /** Name of the flavour built in: "a-rcu" or "podzimek-rcu". */
