@@ -152,7 +152,10 @@ void rcu_stall_last(rcu_stall_info_t *out);
 void rcu_init(void);
 /** Starts the per-CPU reclaimer threads (and Podzimek's detector). Boot. */
 void rcu_start_threads(void);
-/** Called by thread_exit(): closes a reader section the thread left open. */
+/**
+ * Closes a reader section the current thread left open; RCU's thread_exits
+ * scheduler hook (thread_exit()) calls it. Thread context.
+ */
 void rcu_thread_exiting(void);
 /** RCU-wide statistics (the `rcu` command, tests); see rcu_get_stats(). */
 typedef struct {

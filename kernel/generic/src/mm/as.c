@@ -84,8 +84,16 @@ static void as_before_thread_runs(thread_t *t)
 	as_switch_cpu(t->as);
 }
 
+/** An exiting thread leaves its address space (scheduler hook). */
+static void as_thread_exits(thread_t *t)
+{
+	(void) t;
+	as_leave();
+}
+
 static const sched_hooks_t as_hooks = {
 	.before_thread_runs = as_before_thread_runs,
+	.thread_exits = as_thread_exits,
 };
 
 void as_enter(as_t *as)
@@ -202,7 +210,7 @@ static void unmap_range(as_t *as, uintptr_t base, size_t pages)
 	rcu_read_lock();
 	for (size_t i = 0; i < pages; i++) {
 		uintptr_t page = base + i * PAGE_SIZE;
-		if (page_mapping_remove(as, page) != EOK)
+		if (page_mapping_remove(as->id, page) != EOK)
 			continue;
 		removed++;
 		irq_spinlock_lock(&as->pt_lock, true);
@@ -358,7 +366,7 @@ int as_unmap_page(as_t *as, uintptr_t page)
 {
 	page = ALIGN_DOWN(page, PAGE_SIZE);
 	rcu_read_lock();
-	if (page_mapping_remove(as, page) != EOK) {
+	if (page_mapping_remove(as->id, page) != EOK) {
 		rcu_read_unlock();
 		return ENOENT;
 	}
@@ -395,7 +403,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 	__atomic_fetch_add(&as->faults, 1, __ATOMIC_RELAXED);
 
 	pte_t pte;
-	if (page_mapping_find(as, page, &pte)) {
+	if (page_mapping_find(as->id, page, &pte)) {
 		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
 		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
 			return EINVAL;
@@ -431,7 +439,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		if (a->flags & AS_AREA_EXEC)
 			pte.flags |= PTE_REC_EXEC;
 		pte_t existing;
-		int rc = page_mapping_insert(as, page, &pte, &existing);
+		int rc = page_mapping_insert(as->id, page, &pte, &existing);
 		irq_spinlock_unlock(&as->area_lock, true);
 		if (rc == EEXIST) {
 			/* Another CPU faulted the page first: use its frame. */
@@ -448,7 +456,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 
 	irq_spinlock_lock(&as->pt_lock, true);
 	pte_t check;
-	if (page_mapping_find(as, page, &check) && check.frame == pte.frame) {
+	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
 		uint64_t *e = paging_walk(as->pml4_phys, page, true);
 		if (!e) {
 			irq_spinlock_unlock(&as->pt_lock, true);

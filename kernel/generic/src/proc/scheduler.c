@@ -71,6 +71,14 @@ static void hook_sleeps(thread_t *t)
 	}
 }
 
+void sched_hooks_thread_exits(thread_t *t)
+{
+	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
+		if (hooks[i]->thread_exits)
+			hooks[i]->thread_exits(t);
+	}
+}
+
 static void hook_wakes(thread_t *t)
 {
 	for (unsigned i = 0, n = hooks_n(); i < n; i++) {

@@ -394,6 +394,13 @@ static void rcu_thread_sleeps(thread_t *t)
 #define RCU_SLEEP_HOOK NULL
 #endif
 
+/** The scheduler's thread_exits hook: rcu_thread_exiting() (both flavours). */
+static void rcu_thread_exits_hook(thread_t *t)
+{
+	(void) t;
+	rcu_thread_exiting();
+}
+
 #if defined(CONFIG_RCU_A_RCU)
 
 /** Context switch: a quiescent state of the CPU. Interrupts disabled. */
@@ -552,6 +559,7 @@ void rcu_thread_exiting(void)
 static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = arcu_after_thread_ran,
 	.thread_sleeps = RCU_SLEEP_HOOK,
+	.thread_exits = rcu_thread_exits_hook,
 };
 
 #elif defined(CONFIG_RCU_PODZIMEK)
@@ -720,6 +728,7 @@ static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = podzimek_after_thread_ran,
 	.before_thread_runs = podzimek_before_thread_runs,
 	.thread_sleeps = RCU_SLEEP_HOOK,
+	.thread_exits = rcu_thread_exits_hook,
 };
 
 #endif

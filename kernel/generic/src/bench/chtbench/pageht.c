@@ -17,7 +17,7 @@ void b_ph_lookup(bench_thread_t *t)
 	pte_t pte;
 	while (!stopped()) {
 		uintptr_t page = PH_BASE + (rnd_next(t) % PH_PAGES) * PAGE_SIZE;
-		hits += page_mapping_find(ph_as, page, &pte);
+		hits += page_mapping_find(ph_as->id, page, &pte);
 		ops++;
 	}
 	if (hits != ops)
@@ -73,7 +73,7 @@ int s_ph_lookup(void)
 			return ENOMEM;
 		pte_t pte = { .frame = frame, .flags = PTE_REC_PRESENT |
 		    PTE_REC_USER | PTE_REC_WRITABLE | PTE_REC_FREE_FRAME };
-		if (page_mapping_insert(ph_as, PH_BASE + i * PAGE_SIZE, &pte, NULL)
+		if (page_mapping_insert(ph_as->id, PH_BASE + i * PAGE_SIZE, &pte, NULL)
 		    != EOK) {
 			frame_free(frame, 1);
 			return ENOMEM;
