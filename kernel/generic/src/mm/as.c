@@ -267,8 +267,10 @@ static bool range_ok(uintptr_t base, size_t size)
 	    base < USER_SPACE_END && size <= USER_SPACE_END - base && base != 0;
 }
 
+/** The area containing @a addr, or NULL. Caller holds as->area_lock. */
 static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
 {
+	assert(irq_spinlock_locked_by_me(&as->area_lock));
 	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
 		as_area_t *a = list_get_instance(l, as_area_t, link);
 		if (addr >= a->base && addr - a->base < a->pages * PAGE_SIZE)
@@ -277,9 +279,14 @@ static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
 	return NULL;
 }
 
+/**
+ * True when [base, base + size) overlaps an area other than @a except.
+ * Caller holds as->area_lock.
+ */
 static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
     const as_area_t *except)
 {
+	assert(irq_spinlock_locked_by_me(&as->area_lock));
 	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
 		as_area_t *a = list_get_instance(l, as_area_t, link);
 		if (a == except)

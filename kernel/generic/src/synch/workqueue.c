@@ -183,6 +183,7 @@ static bool create_worker(struct work_queue *q);
 /** Workers that are neither idle nor blocked. Caller holds q->lock. */
 static size_t active_cnt(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	size_t blocked = __atomic_load_n(&q->blocked_cnt, __ATOMIC_SEQ_CST);
 	size_t busy = q->worker_cnt - q->idle_cnt;
 	return busy > blocked ? busy - blocked : 0;
@@ -202,6 +203,7 @@ static int64_t load_decay(int64_t avg, int64_t x, uint64_t dt, uint64_t tau)
  */
 static void load_sample(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	uint64_t now = uptime_us();
 	uint64_t dt = now > q->load_time ? now - q->load_time : 0;
 	q->load_time = now;
@@ -213,6 +215,7 @@ static void load_sample(struct work_queue *q)
 /** 1 rising, -1 falling, 0 steady. Caller holds q->lock. */
 static int load_trend(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	/* A quarter of an item plus 1/8 of the slow average is noise. */
 	int64_t margin = (1 << (LOAD_SHIFT - 2)) + q->load_slow / 8;
 	if (q->load_fast > q->load_slow + margin)
@@ -225,6 +228,7 @@ static int load_trend(struct work_queue *q)
 /** Hands one more reservation of @a q to the adder thread. Caller holds q->lock. */
 static void request_adder_locked(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	q->nb_add_pending++;
 	q->nonblock_add_requests++;
 	irq_spinlock_lock(&adder_lock, false);
@@ -243,6 +247,7 @@ static void request_adder_locked(struct work_queue *q)
  */
 static bool signal_worker_locked(struct work_queue *q, bool can_block)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	size_t active = active_cnt(q);
 	/* The active workers can take the queued items. */
 	if (q->item_cnt <= active * cfg.items_per_worker)
@@ -275,6 +280,7 @@ static bool signal_worker_locked(struct work_queue *q, bool can_block)
 /** Takes the first queued item. Caller holds q->lock; the queue is not empty. */
 static work_t *dequeue_locked(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	link_t *l = list_first(&q->items);
 	assert(l);
 	list_remove(l);
