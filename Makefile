@@ -184,7 +184,7 @@ $(BUILD)/kernel.elf: $(OBJS) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_i
 
 $(BUILD)/image.iso: $(BUILD)/kernel.elf boot/grub.cfg
 	@echo "  ISO     $@"
-	@command -v grub-mkrescue >/dev/null 2>&1 || PYTHON=$(PYTHON) bash tools/ensure-deps.sh
+	@command -v grub-mkrescue >/dev/null 2>&1 || PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
 	@rm -rf $(BUILD)/iso && mkdir -p $(BUILD)/iso/boot/grub
 	@cp $(BUILD)/kernel.elf $(BUILD)/iso/boot/kernel.elf
 	@cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
@@ -192,7 +192,7 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf boot/grub.cfg
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
 deps:
-	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
 
 # -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
 QEMU_FLAGS := -accel tcg,thread=multi -smp $(SMP) -m $(MEM) -display none \
@@ -246,7 +246,7 @@ soak: deps all flavours controls
 # chtbench sweeps in QEMU, write bench/results/ and regenerate the figures and
 # bench/RESULTS.md. Full: about 40 min on 2 cores; quick (-t 1, 2 runs): < 10.
 bench-deps:
-	@PYTHON=$(PYTHON) bash bench/ensure-matplotlib.sh
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plot
 
 bench: deps bench-deps
 	@$(PYTHON) bench/chtbench.py --suite all && $(PYTHON) bench/plot.py

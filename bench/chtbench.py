@@ -7,7 +7,7 @@ every point, and writes ``bench/results/<suite>.csv`` and ``.json`` (mean,
 standard deviation, every sample, configuration, host).  ``bench/plot.py``
 turns those into figures and ``bench/RESULTS.md``.
 
-Suites (see ../shared/design/CHTBENCH.md and the seed wiki's Benchmarks
+Suites (see docs/CHTBENCH.md and the seed wiki's Benchmarks
 section):
 
 ``seed``
@@ -91,7 +91,11 @@ CONFIGS = {
     },
 }
 
-#: Benchmark ids of chtbench (kernel/generic/src/bench/chtbench.c).
+#: The ids of the experiments the plans below run.  The table of benchmarks
+#: itself (every id, its name, whether it takes updates or runs a resizer) is
+#: the kernel's: ``chtbench 0 0 0`` prints it (see
+#: kernel/generic/src/bench/chtbench/runner.c); the driver reads it from every boot
+#: (kconsole.Kernel.chtbench_table()) and checks the plans against it.
 B_LIST_IDEAL, B_LIST_RCU, B_LIST_SPIN, B_LIST_RW = 2, 3, 4, 5
 B_UPD_IDEAL, B_UPD_RCU, B_UPD_SPIN = 6, 7, 8
 B_HT_SPIN, B_HT_BKT, B_HT_CHT = 10, 11, 12
@@ -244,23 +248,17 @@ COST_ACCEL = "tcg"
 COST_QEMU_ARGS = ["-icount", "shift=0,sleep=off"]
 COST_SMP = 1
 COST_SECONDS = 2
-#: Every chtbench id (kernel/generic/src/bench/chtbench.c, `chtbench 0 0 0`).
-ALL_IDS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-           20, 21, 22]
-#: The ids whose body draws updates (want_update()); the others ignore the
-#: update percentage.
-UPDATE_IDS = [B_UPD_IDEAL, B_UPD_RCU, B_UPD_SPIN, B_HTU_SPIN, B_HTU_BKT,
-              B_HTU_CHT]
+#: Update percentages of the ids that take updates (flag u of the kernel's
+#: table); the others run at 0.  Ids with a resizer thread (flag r): at -smp 1
+#: it shares the reader's CPU, so their cost includes the resizer's
+#: instructions.
 COST_UPD_PCTS = [0, 20, 100]
-#: The ids with a resizer thread (18, 20): at -smp 1 it shares the reader's
-#: CPU, so their cost includes the resizer's instructions.
-RESIZER_IDS = [B_RS_CHT_CONT, B_RS_RW_CONT]
-#: Ids run per build.  A-RCU runs all of them; the Podzimek build the ids
-#: whose operation enters an RCU reader section or updates under RCU (the
-#: others run the same code as on A-RCU); the locked build the page hash
-#: table ids (its only difference).
+#: Ids run per build.  A-RCU runs every id of the kernel's table (None); the
+#: Podzimek build the ids whose operation enters an RCU reader section or
+#: updates under RCU (the others run the same code as on A-RCU); the locked
+#: build the page hash table ids (its only difference).
 COST_IDS = {
-    "a-rcu": ALL_IDS,
+    "a-rcu": None,
     "podzimek-rcu": [1, B_LIST_RCU, B_UPD_RCU, B_HT_CHT, B_HTU_CHT,
                      B_RS_CHT13, B_RS_CHT14, B_RS_CHT_CONT, B_PH_LOOKUP,
                      B_PH_FAULT],
@@ -271,20 +269,28 @@ COST_CHECK_POINTS = [(B_LIST_IDEAL, 1, 0), (B_HT_CHT, 1, 0),
                      (B_HTU_CHT, 1, 20), (B_PH_FAULT, 1, 0)]
 
 
-def cost_points_of(config):
-    """The (bench, cpus, update) points the cost suite runs on ``config``."""
+def cost_points_of(config, table):
+    """The (bench, cpus, update) points the cost suite runs on ``config``,
+    given the kernel's benchmark ``table`` (kconsole.parse_chtbench_table)."""
+    ids = COST_IDS[config]
     out = []
-    for b in COST_IDS[config]:
-        for pct in (COST_UPD_PCTS if b in UPDATE_IDS else [0]):
+    for b in (sorted(table) if ids is None else ids):
+        if b not in table:
+            raise BenchError("the cost plan names id %d, which the kernel's "
+                             "table does not have" % b)
+        for pct in (COST_UPD_PCTS if table[b]["updates"] else [0]):
             out.append((b, 1, pct))
     return out
 
 
-def plan_cost(smps=None):
-    """One icount boot per build, then the determinism check boot."""
+def plan_cost(smps=None, table=None):
+    """One icount boot per build, then the determinism check boot.  Needs
+    the kernel's benchmark ``table`` (see read_table())."""
+    if table is None:
+        raise BenchError("plan_cost needs the kernel's benchmark table")
     boots = []
     for config in ("a-rcu", "podzimek-rcu", "locked"):
-        rows = [[pt] for pt in cost_points_of(config)]
+        rows = [[pt] for pt in cost_points_of(config, table)]
         boots.append(Boot("cost", config, COST_SMP, [rows], COST_ACCEL,
                           COST_QEMU_ARGS))
     boots.append(Boot("cost-check", "a-rcu", COST_SMP,
@@ -301,7 +307,6 @@ PLANNERS = {"seed": plan_seed, "resize": plan_resize, "pageht": plan_pageht,
 # Parsing
 # --------------------------------------------------------------------------
 
-RESULT_RE = re.compile(r"^result: (.*)$", re.MULTILINE)
 THREAD_RE = re.compile(r"^thread (\d+) \(cpu (\d+)\): ops=(\d+)\s*$",
                        re.MULTILINE)
 RESIZES_RE = re.compile(r"^resizes=(\d+)\s*$", re.MULTILINE)
@@ -324,11 +329,14 @@ def parse_result(out, command, expect):
         raise BenchError("correctness failure in %r: %s" % (command, m.group(0)))
     if "debug build" in out:
         raise BenchError("%r ran on a debug build: %s" % (command, out))
-    found = RESULT_RE.findall(out)
+    try:
+        found = kconsole.parse_chtbench_results(out)
+    except ValueError as e:
+        raise BenchError("%r: %s:\n%s" % (command, e, out))
     if len(found) != 1:
         raise BenchError("%r printed %d result: lines (expected exactly 1):\n%s"
                          % (command, len(found), out))
-    fields = dict(kv.split("=", 1) for kv in found[0].split())
+    fields = {k: str(v) for k, v in found[0].items()}
     for key, value in expect.items():
         if fields.get(key) != str(value):
             raise BenchError("%r: result line has %s=%s, expected %s:\n%s"
@@ -454,11 +462,28 @@ def log(msg):
     print("[%6.0fs] %s" % (time.monotonic() - T0, msg), flush=True)
 
 
+def read_table(config, mem="512M"):
+    """The benchmark table of ``config``'s kernel: one -smp 1 boot running
+    ``chtbench 0 0 0`` (a few seconds)."""
+    path = os.path.join(REPO, CONFIGS[config]["build"], "kernel.elf")
+    if not os.path.exists(path):
+        raise SystemExit("chtbench.py: %s is not built (run without "
+                         "--no-build first)" % path)
+    k = kconsole.Kernel(smp=1, mem=mem, kernel=path, name="table-" + config,
+                        log_dir=LOG_DIR)
+    with k:
+        k.wait_prompt(180)
+        table = k.chtbench_table(60)
+        k.halt()
+    return table
+
+
 class Runner:
     def __init__(self, args):
         self.args = args
         self.mem = args.mem
         self.versions = {}      # config -> `version` output
+        self.tables = {}        # config -> the kernel's benchmark table
         self.qemu_argv = {}     # (config, smp) -> argv
         self.done = 0
         self.total = 0
@@ -477,6 +502,10 @@ class Runner:
             k.wait_prompt(180)
             if config not in self.versions:
                 self.versions[config] = k.cmd("version", 60)
+            table = k.chtbench_table(60)
+            if self.tables.setdefault(config, table) != table:
+                raise BenchError("%s: the benchmark table changed between "
+                                 "boots of %s" % (name, config))
             self.qemu_argv[(config, smp)] = " ".join(
                 os.path.relpath(a, REPO) if a.startswith(REPO) else a
                 for a in k.argv)
@@ -492,6 +521,11 @@ class Runner:
                   "seconds": seconds, "rcu": c["rcu"]}
         if bench >= B_PH_LOOKUP:
             expect["pageht"] = c["pageht"]
+        table = self.tables.get(config, {})
+        if bench not in table:
+            raise BenchError("%r: id %d is not in the kernel's table (%s)"
+                             % (command, bench, sorted(table)))
+        expect["name"] = table[bench]["name"]
         t = time.monotonic()
         pid = k._child.pid if k._child is not None else None
         cpu0 = process_cpu_s(pid) if pid else None
@@ -679,8 +713,9 @@ def instructions_per_op(ops_per_s):
     return 1e9 / ops_per_s if ops_per_s > 0 else None
 
 
-def cost_points(results):
-    """Turn run_boots results (one sample per point) into cost points."""
+def cost_points(results, table):
+    """Turn run_boots results (one sample per point) into cost points;
+    ``table`` is the kernel's benchmark table (resizer flags)."""
     points = []
     for key in sorted(results):
         suite, config, smp, bench, cpus, update = key
@@ -693,7 +728,7 @@ def cost_points(results):
             "seconds": s["seconds"], "ops": s["ops"],
             "ops_per_s": s["ops_per_s"],
             "instructions_per_op": instructions_per_op(s["ops_per_s"]),
-            "resizer_shares_cpu": bench in RESIZER_IDS,
+            "resizer_shares_cpu": table[bench]["resizer"],
             "wall_s": s.get("wall_s"),
         })
     return points
@@ -858,7 +893,7 @@ def run_cost(runner, boots, seconds, host, args, argv, build_s):
     except (BenchError, kconsole.KernelError) as e:
         print("\nchtbench.py: FAILED\n%s" % e, file=sys.stderr)
         return 1
-    points = cost_points(results)
+    points = cost_points(results, runner.tables["a-rcu"])
     meta = {
         "generated_by": "bench/chtbench.py " + " ".join(
             sys.argv[1:] if argv is None else argv),
@@ -941,7 +976,14 @@ def main(argv=None):
     suites = ["seed", "resize", "pageht"] if args.suite == "all" \
         else [args.suite]
 
-    plans = {s: PLANNERS[s](args.smp) for s in suites}
+    plans = {s: PLANNERS[s](args.smp) for s in suites if s != "cost"}
+    if "cost" in suites:
+        # The cost plan runs every id of the kernel's table: read it first
+        # (from the kernel built now, or already built with --no-build or
+        # --dry-run).
+        if not args.no_build and not args.dry_run:
+            build(["a-rcu"], args.jobs)
+        plans["cost"] = plan_cost(table=read_table("a-rcu", args.mem))
     configs = sorted({b.config for bs in plans.values() for b in bs} |
                      ({"a-rcu", "podzimek-rcu"} if verbatim and "seed" in suites
                       else set()))

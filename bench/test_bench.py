@@ -23,6 +23,56 @@ seconds=3 ops=150 ops_per_s=50"""
 EXPECT = {"bench": 18, "cpus": 2, "update": 0, "seconds": 3, "rcu": "a-rcu"}
 
 
+#: ``chtbench 0 0 0`` as a kernel prints it (canned: the planner's input).
+TABLE_OUT = """\
+chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS]
+  id  name                      flags  measures
+   1  rcu-empty                 -      empty RCU reader sections (read-side overhead alone)
+   2  list-read/ideal           -      traversals of a 5-element immutable list, no synchronization
+   3  list-read/rcu             -      the same traversals in an RCU reader section
+   4  list-read/spinlock        -      the same under a preemption-disabling spinlock
+   5  list-read/rwlock          -      the same under a spinning reader-writer lock (read side)
+   6  list-upd/ideal            u1     walk or replace (update %) an element, one CPU, no synchronization
+   7  list-upd/rcu              u      walk (RCU reader) or replace an element (spinlock, old one freed by rcu_call)
+   8  list-upd/spinlock         u      the same mix, everything under one spinlock
+  10  ht-lookup/spinlock        -      lookups in a fixed 127-bucket chained table under one spinlock (load 4, half miss)
+  11  ht-lookup/bktlock         -      the same table with a spinlock per bucket
+  12  ht-lookup/cht             -      the CHT with 128 buckets, resizing out of reach, same keys
+  13  ht-upd/spinlock           u      lookups mixed with (update %) insert/remove pairs, global spinlock
+  14  ht-upd/bktlock            u      the same, per-bucket locks
+  15  ht-upd/cht                u      the same on the CHT
+  16  resize/cht-fixed-8k       -      CHT lookups, 2^16 items, fixed 2^13 buckets (every lookup must hit)
+  17  resize/cht-fixed-16k      -      the same with fixed 2^14 buckets
+  18  resize/cht-continuous     r      the same while a resizer flips 2^13 <-> 2^14 buckets
+  19  resize/rwlock-fixed-8k    -      a reader-writer-lock chained table, 2^16 items, fixed 2^13 buckets
+  20  resize/rwlock-continuous  r      the same while a resizer rehashes 2^13 <-> 2^14 under the write lock
+  21  pageht-lookup             -      page_mapping_find on 1024 mapped pages of one address space (page hash table back end as built)
+  22  pageht-fault              -      page faults: touch 1024 pages (each thread its slice), unmap, repeat; ops = faults
+flags: u takes the update percentage, r runs a resizer thread (on CPU <cpus> when online), 1 runs updates on one CPU only
+"""
+TABLE = cb.kconsole.parse_chtbench_table(TABLE_OUT)
+
+
+def test_parse_table():
+    assert sorted(TABLE) == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15,
+                             16, 17, 18, 19, 20, 21, 22]
+    assert TABLE[18]["name"] == "resize/cht-continuous"
+    assert TABLE[18]["resizer"] and not TABLE[18]["updates"]
+    assert TABLE[6]["updates"] and TABLE[6]["single_cpu"]
+    assert sorted(b for b in TABLE if TABLE[b]["updates"]) == \
+        [6, 7, 8, 13, 14, 15]
+    assert sorted(b for b in TABLE if TABLE[b]["resizer"]) == [18, 20]
+    assert TABLE[1]["desc"].startswith("empty RCU reader sections")
+
+
+def test_parse_results():
+    (r,) = cb.kconsole.parse_chtbench_results(OK_OUT)
+    assert r["bench"] == 18 and r["name"] == "resize/cht-continuous"
+    assert r["ops_per_s"] == 50 and "pageht" not in r
+    with pytest.raises(ValueError):
+        cb.kconsole.parse_chtbench_results("result: bench=1 junk")
+
+
 def test_parse_ok():
     s = cb.parse_result(OK_OUT, "chtbench 18 2 0 -w -t 3", EXPECT)
     assert s["ops"] == 150 and s["ops_per_s"] == 50 and s["resizes"] == 7
@@ -138,7 +188,7 @@ def test_instructions_per_op():
 
 
 def test_cost_plan():
-    boots = cb.plan_cost()
+    boots = cb.plan_cost(table=TABLE)
     assert [(b.suite, b.config) for b in boots] == [
         ("cost", "a-rcu"), ("cost", "podzimek-rcu"), ("cost", "locked"),
         ("cost-check", "a-rcu")]
@@ -147,10 +197,10 @@ def test_cost_plan():
         assert b.qemu_args == ["-icount", "shift=0,sleep=off"]
         assert all(cpus == 1 for _, cpus, _ in b.points(0))
     a = boots[0].points(0)
-    assert sorted({p[0] for p in a}) == cb.ALL_IDS
-    for bench in cb.ALL_IDS:
+    assert sorted({p[0] for p in a}) == sorted(TABLE)
+    for bench in TABLE:
         pcts = sorted(u for b, _, u in a if b == bench)
-        assert pcts == ([0, 20, 100] if bench in cb.UPDATE_IDS else [0])
+        assert pcts == ([0, 20, 100] if TABLE[bench]["updates"] else [0])
     assert len(a) == 33
     assert {p[0] for p in boots[2].points(0)} == {21, 22}
     # Every point the check boot repeats is one the A-RCU boot ran.
@@ -170,7 +220,7 @@ def test_cost_points_from_output():
                          "rcu": "a-rcu"})
     results = {("cost", "a-rcu", 1, 12, 1, 0): {"name": s["name"],
                                                 "samples": [s]}}
-    (p,) = cb.cost_points(results)
+    (p,) = cb.cost_points(results, TABLE)
     assert p["config"] == "a-rcu" and p["bench"] == 12 and p["update"] == 0
     assert p["instructions_per_op"] == pytest.approx(125.95, abs=0.01)
     assert p["resizer_shares_cpu"] is False

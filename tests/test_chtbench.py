@@ -9,9 +9,14 @@ afterwards.  Wrong arguments must print the usage and run nothing.
 
 The real measurements are ``make bench`` (release builds, bench/).
 
+The table of benchmarks (ids, names, which take updates or run a resizer)
+is the kernel's: every group reads it from ``chtbench 0 0 0``
+(``tools/kconsole.py`` parses it and the ``result:`` lines); this file only
+names the ids a group runs when it runs a subset.
+
 Groups (one QEMU each):
 
-* ``TestChtbenchARcu``: -smp 4, every id of the table.
+* ``TestChtbenchARcu``: -smp 4, every id of the kernel's table.
 * ``TestChtbenchPodzimek``: -smp 4, the RCU rows (1, 3, 7, 12, 15, 18).
 * ``TestChtbenchLockedPageHT``: -smp 2, the page hash table rows.
 """
@@ -20,6 +25,7 @@ import re
 
 import pytest
 
+import kconsole
 from conftest import flavour_kernel, flavours
 from test_kernel import check_workq_idle
 from test_rcu import check_rcu_stats
@@ -30,32 +36,12 @@ CMD_TIMEOUT = 60
 #: teardown in a debug build under TCG.
 BENCH_TIMEOUT = 240
 
-#: Every id of the table (CHTBENCH.md): name, and the cpus/update to run with.
-ALL_IDS = {
-    1: "rcu-empty", 2: "list-read/ideal", 3: "list-read/rcu",
-    4: "list-read/spinlock", 5: "list-read/rwlock", 6: "list-upd/ideal",
-    7: "list-upd/rcu", 8: "list-upd/spinlock", 10: "ht-lookup/spinlock",
-    11: "ht-lookup/bktlock", 12: "ht-lookup/cht", 13: "ht-upd/spinlock",
-    14: "ht-upd/bktlock", 15: "ht-upd/cht", 16: "resize/cht-fixed-8k",
-    17: "resize/cht-fixed-16k", 18: "resize/cht-continuous",
-    19: "resize/rwlock-fixed-8k", 20: "resize/rwlock-continuous",
-    21: "pageht-lookup", 22: "pageht-fault",
-}
-SINGLE_CPU = {6}
-UPDATE_IDS = {6, 7, 8, 13, 14, 15}
-RESIZER_IDS = {18, 20}
-
-RESULT_RE = re.compile(
-    r"^result: bench=(?P<bench>\d+) name=(?P<name>\S+) rcu=(?P<rcu>\S+) "
-    r"cpus=(?P<cpus>\d+) update=(?P<update>\d+) seconds=(?P<seconds>\d+) "
-    r"ops=(?P<ops>\d+) ops_per_s=(?P<rate>\d+)(?: pageht=(?P<pageht>\S+))?$",
-    re.MULTILINE)
 THREAD_RE = re.compile(r"^thread (\d+) \(cpu (\d+)\): ops=(\d+)$", re.MULTILINE)
 RESIZES_RE = re.compile(r"^resizes=(\d+)$", re.MULTILINE)
 
-#: (flavour, smp, ids).
+#: (flavour, smp, ids); None: every id of the kernel's table.
 GROUPS = [
-    ("a-rcu", 4, sorted(ALL_IDS)),
+    ("a-rcu", 4, None),
     ("podzimek-rcu", 4, [1, 3, 7, 12, 15, 18]),
     ("a-rcu+pageht-locked", 2, [21, 22]),
 ]
@@ -69,32 +55,28 @@ def pageht_of(flavour):
     return "locked" if flavour.endswith("pageht-locked") else "cht"
 
 
-def plan():
-    """(flavour, smp, id, cpus, update) for every enabled group."""
-    points = []
-    for flavour, smp, ids in GROUPS:
-        if flavour not in flavours():
-            continue
-        for bench in ids:
-            cpus = 1 if bench in SINGLE_CPU else (
-                smp - 1 if bench in RESIZER_IDS else min(2, smp))
-            update = 20 if bench in UPDATE_IDS else 0
-            points.append((flavour, smp, bench, cpus, update))
-    return points
+def point_of(table, smp, bench):
+    """(cpus, update) of ``bench`` in a group booted with ``smp`` CPUs: one CPU
+    for a single-CPU baseline, smp - 1 readers beside a resizer (which gets
+    the last CPU), else two; 20 % updates for the ids that take them."""
+    info = table[bench]
+    cpus = 1 if info["single_cpu"] else (
+        smp - 1 if info["resizer"] else min(2, smp))
+    return cpus, 20 if info["updates"] else 0
 
 
-def check_result(out, flavour, bench, cpus, update):
-    """Assert that ``out`` is one honest run of ``bench``."""
+def check_result(out, flavour, table, bench, cpus, update):
+    """Assert that ``out`` is one honest run of ``bench`` (``table``: the
+    kernel's benchmark table)."""
     assert "usage" not in out.lower(), "usage instead of a run:\n" + out
     assert "note: this is a debug build" in out, \
         "no debug-build warning:\n" + out
-    results = list(RESULT_RE.finditer(out))
+    results = kconsole.parse_chtbench_results(out)
     assert len(results) == 1, "expected one result: line:\n" + out
     r = results[0]
-    assert int(r["bench"]) == bench and r["name"] == ALL_IDS[bench], out
+    assert r["bench"] == bench and r["name"] == table[bench]["name"], out
     assert r["rcu"] == rcu_of(flavour), out
-    assert (int(r["cpus"]), int(r["update"]), int(r["seconds"])) == (
-        cpus, update, 1), out
+    assert (r["cpus"], r["update"], r["seconds"]) == (cpus, update, 1), out
     threads = THREAD_RE.findall(out)
     assert [int(t[0]) for t in threads] == list(range(cpus)), \
         "one line per benchmark thread expected:\n" + out
@@ -102,28 +84,21 @@ def check_result(out, flavour, bench, cpus, update):
         assert index == cpu, "thread %s of a -w run ran on cpu %s:\n%s" % (
             index, cpu, out)
         assert int(ops) > 0, "thread %s did nothing:\n%s" % (index, out)
-    assert int(r["ops"]) == sum(int(t[2]) for t in threads), \
+    assert r["ops"] == sum(int(t[2]) for t in threads), \
         "ops is not the sum of the per-thread counts:\n" + out
-    assert int(r["rate"]) > 0, out
-    if bench >= 21:
-        assert r["pageht"] == pageht_of(flavour), out
+    assert r["ops_per_s"] > 0, out
+    if table[bench]["name"].startswith("pageht-"):
+        assert r.get("pageht") == pageht_of(flavour), out
     else:
-        assert r["pageht"] is None, out
+        assert "pageht" not in r, out
     assert "missed an item" not in out, out
     resizes = RESIZES_RE.findall(out)
-    if bench in RESIZER_IDS:
+    if table[bench]["resizer"]:
         assert "resizer wired to cpu %d" % cpus in out, out
         assert resizes and int(resizes[0]) > 0, \
             "the continuous-resize run did not resize:\n" + out
     else:
         assert not resizes, out
-
-
-def pytest_generate_tests(metafunc):
-    """``test_bench`` of a group's class runs the group's planned ids."""
-    if "bench" in metafunc.fixturenames and metafunc.cls is not None:
-        ids = [p[2] for p in plan() if p[0] == metafunc.cls.FLAVOUR]
-        metafunc.parametrize("bench", ids, ids=[str(i) for i in ids])
 
 
 @pytest.fixture(scope="class")
@@ -171,15 +146,20 @@ class ChtbenchSteps:
         bench_boot.k.wait_prompt(BOOT_TIMEOUT)
 
     def test_list(self, bench_boot):
-        """``chtbench`` and ``chtbench 0 0 0`` list the whole table."""
+        """``chtbench``, ``chtbench 0`` and ``chtbench 0 0 0`` list the same
+        table: unique ids and names, the group's ids among them."""
         k = bench_boot.k
-        for line in ("chtbench", "chtbench 0 0 0"):
+        bench_boot.table = k.chtbench_table(CMD_TIMEOUT)
+        table = bench_boot.table
+        names = [t["name"] for t in table.values()]
+        assert len(set(names)) == len(names), table
+        for line in ("chtbench", "chtbench 0"):
             out = k.cmd(line, CMD_TIMEOUT)
-            for bench, name in ALL_IDS.items():
-                assert re.search(r"^\s*%d\s+%s\s" % (bench, re.escape(name)),
-                                 out, re.MULTILINE), \
-                    "%r does not list %d %s:\n%s" % (line, bench, name, out)
+            assert kconsole.parse_chtbench_table(out) == table, out
             assert "result:" not in out
+        ids = {g[0]: g[2] for g in GROUPS}[bench_boot.flavour]
+        assert set(ids or table) <= set(table), \
+            "the group names ids the kernel does not have: %s" % table
 
     @pytest.mark.parametrize("line", BAD_ARGS)
     def test_bad_args(self, bench_boot, line):
@@ -192,13 +172,24 @@ class ChtbenchSteps:
             assert "usage" in out.lower(), "%r: no usage:\n%s" % (line, out)
         assert "result:" not in out, "%r ran:\n%s" % (line, out)
 
-    def test_bench(self, bench_boot, bench):
-        """One planned id: ``-w -t 1``, then check the output."""
-        _, _, _, cpus, update = [p for p in plan() if p[0] == bench_boot.flavour
-                                 and p[2] == bench][0]
-        line = "chtbench %d %d %d -w -t 1" % (bench, cpus, update)
-        out = bench_boot.k.cmd(line, BENCH_TIMEOUT)
-        check_result(out, bench_boot.flavour, bench, cpus, update)
+    def test_benches(self, bench_boot):
+        """Every id of the group (of the kernel's table for None), each
+        ``-w -t 1``, each output checked; all failures are reported."""
+        table = getattr(bench_boot, "table", None)
+        if table is None:
+            pytest.skip("no table (test_list did not run)")
+        ids = {g[0]: g[2] for g in GROUPS}[bench_boot.flavour] or sorted(table)
+        failures = []
+        for bench in ids:
+            cpus, update = point_of(table, bench_boot.smp, bench)
+            line = "chtbench %d %d %d -w -t 1" % (bench, cpus, update)
+            out = bench_boot.k.cmd(line, BENCH_TIMEOUT)
+            try:
+                check_result(out, bench_boot.flavour, table, bench, cpus,
+                             update)
+            except AssertionError as e:
+                failures.append("%s: %s" % (line, e))
+        assert not failures, "\n\n".join(failures)
 
     def test_tables_gone(self, bench_boot):
         """Only the page hash table is left; it is empty; nothing pending."""
@@ -247,9 +238,16 @@ seconds=1 ops=175 ops_per_s=170
 """
 
 
+#: Two rows of a table as ``chtbench 0 0 0`` prints it.
+TABLE = kconsole.parse_chtbench_table("""\
+  12  ht-lookup/cht             -      the CHT with 128 buckets
+  18  resize/cht-continuous     r      the same while a resizer flips
+""")
+
+
 class TestChecker:
     def test_good(self):
-        check_result(GOOD_18, "a-rcu", 18, 3, 0)
+        check_result(GOOD_18, "a-rcu", TABLE, 18, 3, 0)
 
     @pytest.mark.parametrize("old,new", [
         ("ops=175 ", "ops=176 "),                 # not the sum
@@ -265,4 +263,4 @@ class TestChecker:
     def test_bad(self, old, new):
         assert old in GOOD_18
         with pytest.raises(AssertionError):
-            check_result(GOOD_18.replace(old, new), "a-rcu", 18, 3, 0)
+            check_result(GOOD_18.replace(old, new), "a-rcu", TABLE, 18, 3, 0)

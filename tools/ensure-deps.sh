@@ -1,44 +1,73 @@
 #!/usr/bin/env bash
-# Check (and as root, install) what building and testing the kernel needs.
+# The one dependency script: checks (and as root, installs) what a part of the
+# project needs, from the one list below.
 #
-# Debian packages: qemu-system-x86, grub-pc-bin, grub-common, xorriso, mtools,
-# gcc, make, binutils, python3, pkg-config (the userspace library's install
-# test; its sanitizer runtimes come with gcc); and pytest + pexpect importable
-# by the Python that runs the tests ($PYTHON, default python3).
+#   tools/ensure-deps.sh [--check] [GROUP...]
 #
-# Quiet when everything is present.  When something is missing:
-#   - as root: apt-get update, apt-get install -y the missing packages; if
-#     $PYTHON still cannot import pytest/pexpect (e.g. a pyenv Python that
-#     does not see Debian's modules), "$PYTHON -m pip install pytest pexpect";
-#   - otherwise: print the command to run and exit 1.
+# Groups (default: test):
+#   test          build and test the kernel and the userspace library
+#                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
+#                 gcc, make, binutils, python3, pkg-config (the library's
+#                 install test; its sanitizer runtimes come with gcc), and
+#                 pytest + pexpect importable by $PYTHON
+#   plot          the benchmark figures (make bench-deps, bench/plot.py):
+#                 matplotlib importable by $PYTHON
+#   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
+#                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
+#                 pkg-config, matplotlib (linux-perf is optional and not
+#                 checked)
+#
+# $PYTHON (default python3) is the interpreter that runs the tests and plots.
+# Python modules come from Debian (python3-*) when $PYTHON is Debian's own
+# /usr/bin/python3 (or absent: apt brings it), else from pip.
+#
+# Quiet when everything is present. When something is missing:
+#   - with --check, or not root: print the command(s) to run and exit 1;
+#   - as root: apt-get update, apt-get install -y the missing packages; then
+#     "$PYTHON -m pip install" the modules $PYTHON still cannot import (a
+#     pyenv Python does not see Debian's modules); check again; exit 1 if
+#     anything is still missing.
 set -euo pipefail
 
 PYTHON=${PYTHON:-python3}
-missing=()
 
-need_cmd() {    # need_cmd COMMAND PACKAGE
-    command -v "$1" >/dev/null 2>&1 || missing+=("$2")
-}
+# The list: GROUP KIND WHAT PACKAGE. KIND: cmd (a command on PATH), dir (a
+# directory), pkg (an installed Debian package), py (a Python module for
+# $PYTHON; PACKAGE is its Debian package, the pip name is the module's).
+DEPS='
+test cmd qemu-system-x86_64 qemu-system-x86
+test dir /usr/lib/grub/i386-pc grub-pc-bin
+test cmd grub-mkrescue grub-common
+test cmd xorriso xorriso
+test cmd mformat mtools
+test cmd gcc gcc
+test cmd make make
+test cmd ld binutils
+test cmd objcopy binutils
+test cmd python3 python3
+test cmd pkg-config pkg-config
+test py pytest python3-pytest
+test py pexpect python3-pexpect
+plot py matplotlib python3-matplotlib
+uspace-bench pkg liburcu-dev liburcu-dev
+uspace-bench pkg libcuckoo-dev libcuckoo-dev
+uspace-bench pkg libck-dev libck-dev
+uspace-bench cmd g++ g++
+uspace-bench cmd valgrind valgrind
+uspace-bench cmd pkg-config pkg-config
+uspace-bench py matplotlib python3-matplotlib
+'
 
-check_system() {
-    missing=()
-    need_cmd qemu-system-x86_64 qemu-system-x86
-    [ -d /usr/lib/grub/i386-pc ] || missing+=(grub-pc-bin)
-    need_cmd grub-mkrescue grub-common
-    need_cmd xorriso xorriso
-    need_cmd mformat mtools
-    need_cmd gcc gcc
-    need_cmd make make
-    need_cmd ld binutils
-    need_cmd objcopy binutils
-    need_cmd python3 python3
-    need_cmd pkg-config pkg-config
-}
-
-python_ok() {
-    command -v "$PYTHON" >/dev/null 2>&1 &&
-        "$PYTHON" -c 'import pytest, pexpect' >/dev/null 2>&1
-}
+check_only=0
+groups=()
+for arg in "$@"; do
+    case "$arg" in
+        --check) check_only=1 ;;
+        test|plot|uspace-bench) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|plot|uspace-bench]..." >&2; exit 2 ;;
+    esac
+done
+[ ${#groups[@]} -ne 0 ] || groups=(test)
 
 # Is $PYTHON Debian's own interpreter (the one python3-* packages serve)?
 python_is_debian() {
@@ -51,55 +80,87 @@ python_is_debian() {
     esac
 }
 
+have() {        # have KIND WHAT
+    case "$1" in
+        cmd) command -v "$2" >/dev/null 2>&1 ;;
+        dir) [ -d "$2" ] ;;
+        pkg) dpkg-query -W -f='${Status}' "$2" 2>/dev/null |
+                 grep -q 'install ok installed' ;;
+        py) command -v "$PYTHON" >/dev/null 2>&1 &&
+                "$PYTHON" -c "import $2" >/dev/null 2>&1 ;;
+    esac
+}
+
 dedup() { printf '%s\n' "$@" | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/ $//'; }
 
-check_system
-py_missing=0
-python_ok || py_missing=1
-if [ "$py_missing" = 1 ] && python_is_debian; then
-    missing+=(python3-pytest python3-pexpect)
-fi
+# Fills pkgs (Debian packages to install) and mods (pip modules).
+check() {
+    pkgs=()
+    mods=()
+    local group kind what package g wanted
+    while read -r group kind what package; do
+        [ -n "$group" ] || continue
+        wanted=0
+        for g in "${groups[@]}"; do
+            [ "$g" = "$group" ] && wanted=1
+        done
+        [ "$wanted" = 1 ] || continue
+        have "$kind" "$what" && continue
+        if [ "$kind" = py ] && ! python_is_debian; then
+            mods+=("$what")
+        else
+            pkgs+=("$package")
+        fi
+    done <<< "$DEPS"
+}
 
-if [ ${#missing[@]} -eq 0 ] && [ "$py_missing" = 0 ]; then
-    exit 0
-fi
+check
+[ ${#pkgs[@]} -eq 0 ] && [ ${#mods[@]} -eq 0 ] && exit 0
 
-pkgs=$(dedup "${missing[@]+"${missing[@]}"}")
+pkg_list=$(dedup "${pkgs[@]+"${pkgs[@]}"}")
+mod_list=$(dedup "${mods[@]+"${mods[@]}"}")
 
-if [ "$(id -u)" != 0 ]; then
-    if [ -n "$pkgs" ]; then
-        echo "Missing packages. Run: sudo apt-get install -y $pkgs"
-    fi
-    if [ "$py_missing" = 1 ] && ! python_is_debian; then
-        echo "Missing Python modules for $PYTHON. Run: $PYTHON -m pip install pytest pexpect"
-    fi
+if [ "$check_only" = 1 ] || [ "$(id -u)" != 0 ]; then
+    [ -z "$pkg_list" ] || echo "Missing packages. Run: sudo apt-get install -y $pkg_list"
+    [ -z "$mod_list" ] || echo "Missing Python modules for $PYTHON. Run: $PYTHON -m pip install $mod_list"
     exit 1
 fi
 
-if [ -n "$pkgs" ]; then
-    echo "ensure-deps: installing $pkgs"
+if [ -n "$pkg_list" ]; then
+    echo "ensure-deps: installing $pkg_list"
     export DEBIAN_FRONTEND=noninteractive
-    # shellcheck disable=SC2086  # word splitting of the package list is intended
     apt-get update -q >/dev/null
+    # shellcheck disable=SC2086  # word splitting of the package list is intended
+    apt-get install -y -q --no-install-recommends $pkg_list >/dev/null || true
+fi
+
+# Modules $PYTHON still cannot import (apt failed, or a non-Debian Python).
+check
+still=()
+while read -r group kind what package; do
+    [ "$kind" = py ] || continue
+    for g in "${groups[@]}"; do
+        if [ "$g" = "$group" ] && ! have py "$what"; then
+            still+=("$what")
+        fi
+    done
+done <<< "$DEPS"
+mod_list=$(dedup "${still[@]+"${still[@]}"}")
+if [ -n "$mod_list" ] && "$PYTHON" -m pip --version >/dev/null 2>&1; then
+    echo "ensure-deps: $PYTHON -m pip install $mod_list"
     # shellcheck disable=SC2086
-    apt-get install -y -q --no-install-recommends $pkgs >/dev/null
+    "$PYTHON" -m pip install -q $mod_list
 fi
 
-if ! python_ok; then
-    if "$PYTHON" -m pip --version >/dev/null 2>&1; then
-        echo "ensure-deps: $PYTHON -m pip install pytest pexpect"
-        "$PYTHON" -m pip install -q pytest pexpect
-    fi
-fi
-
-check_system
+check
 status=0
-if [ ${#missing[@]} -ne 0 ]; then
-    echo "ensure-deps: still missing after installing: $(dedup "${missing[@]}")" >&2
+for m in "${mods[@]+"${mods[@]}"}"; do
+    echo "ensure-deps: $PYTHON cannot import $m" >&2
     status=1
-fi
-if ! python_ok; then
-    echo "ensure-deps: $PYTHON cannot import pytest and pexpect" >&2
+done
+if [ ${#pkgs[@]} -ne 0 ]; then
+    # Debian's python3-* packages are listed here when the module is missing.
+    echo "ensure-deps: still missing after installing: $(dedup "${pkgs[@]}")" >&2
     status=1
 fi
 exit $status

@@ -207,6 +207,58 @@ def parse_test_list(text):
     return tests
 
 
+#: One row of ``chtbench 0 0 0``: id, name, flags (u, r, 1 or -), description.
+_CHTBENCH_ROW_RE = re.compile(
+    r"^\s*(\d+)\s+(\S+)\s+([-ur1]+)\s+(\S.*?)\s*$", re.MULTILINE)
+
+
+def parse_chtbench_table(text):
+    """The benchmark table that ``chtbench 0 0 0`` prints, the one list of
+    benchmark ids (kernel/generic/src/bench/chtbench/runner.c).
+
+    Returns ``{id: {"name", "updates", "resizer", "single_cpu", "desc"}}`` in
+    the kernel's order: ``updates`` (flag u) the id takes the update
+    percentage, ``resizer`` (r) it runs a resizer thread, ``single_cpu`` (1)
+    its updates run on one CPU only.  Other lines are ignored.
+    """
+    table = {}
+    for m in _CHTBENCH_ROW_RE.finditer(normalize(text)):
+        flags = m.group(3)
+        table[int(m.group(1))] = {
+            "name": m.group(2), "updates": "u" in flags,
+            "resizer": "r" in flags, "single_cpu": "1" in flags,
+            "desc": m.group(4)}
+    return table
+
+
+#: The ``result:`` line of one chtbench run.
+_CHTBENCH_RESULT_RE = re.compile(r"^result: (.*?)\s*$", re.MULTILINE)
+#: Its fields with integer values.
+_CHTBENCH_INT_FIELDS = ("bench", "cpus", "update", "seconds", "ops",
+                        "ops_per_s")
+
+
+def parse_chtbench_results(text):
+    """Every ``result: key=value ...`` line of chtbench output, in order, as
+    dicts (bench, name, rcu, cpus, update, seconds, ops, ops_per_s and, for
+    the page hash table ids, pageht).  The integer fields are ints; a line
+    whose fields do not parse raises ValueError."""
+    out = []
+    for m in _CHTBENCH_RESULT_RE.finditer(normalize(text)):
+        fields = {}
+        for kv in m.group(1).split():
+            key, sep, value = kv.partition("=")
+            if not sep or not key:
+                raise ValueError("malformed result field %r in %r"
+                                 % (kv, m.group(0)))
+            fields[key] = value
+        for key in _CHTBENCH_INT_FIELDS:
+            if key in fields:
+                fields[key] = int(fields[key])
+        out.append(fields)
+    return out
+
+
 _HMS_RE = re.compile(r"\b(\d+):(\d{2}):(\d{2}(?:\.\d+)?)\b")
 _LONG_UNITS = [
     (re.compile(r"(\d+(?:\.\d+)?)\s*days?\b"), 86400.0),
@@ -652,6 +704,15 @@ class Kernel:
         _, _, before = self.expect(PROMPT_RE, timeout,
                                    "the prompt after %r" % _short(line))
         return strip_echo(before, line)
+
+    def chtbench_table(self, timeout=60):
+        """Run ``chtbench 0 0 0`` and return its parsed table (see
+        parse_chtbench_table()); raises KernelError for an empty one."""
+        out = self.cmd("chtbench 0 0 0", timeout)
+        table = parse_chtbench_table(out)
+        if not table:
+            raise KernelError("'chtbench 0 0 0' listed no benchmark:\n" + out)
+        return table
 
     def run_test(self, name, timeout=600):
         """Run ``test NAME``; return ``(passed, reason, output)``.

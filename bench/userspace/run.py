@@ -110,7 +110,8 @@ def cpu_model():
 
 
 def build():
-    dep = subprocess.run(["bash", os.path.join(HERE, "deps.sh")])
+    dep = subprocess.run(["bash", os.path.join(REPO, "tools", "ensure-deps.sh"),
+                          "uspace-bench"])
     if dep.returncode != 0:
         sys.exit("bench: dependencies missing (make -C uspace bench-deps)")
     env = dict(os.environ)

@@ -38,9 +38,16 @@ const char *test_pagefault1(void);
 const char *test_asrace1(void);
 const char *test_mapping2(void);
 const char *test_asrace1long(void);
-/** Duration of the next rcutorture run in seconds (default 3). */
+/** Default duration of an rcutorture run (`test *`), in seconds. */
+#define RCUTORTURE_DEFAULT_SECONDS 3
+/** Longest run `rcutorture -t` accepts, in seconds. */
+#define RCUTORTURE_MAX_SECONDS 86400
+/**
+ * Duration of the next rcutorture run in seconds (default
+ * RCUTORTURE_DEFAULT_SECONDS); the `rcutorture` command
+ * (console/cmd_test.c) sets it around one run. Written and read by the
+ * kconsole thread only (tests run there).
+ */
 extern unsigned rcutorture_seconds;
-/** Registers the kconsole command `rcutorture [-t SECONDS]` (boot). */
-void rcutorture_cmd_init(void);
 
 #endif

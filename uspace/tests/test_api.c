@@ -10,6 +10,7 @@
  */
 #include "tutil.h"
 #include <cht.h>
+#include "cht_sanity.h"
 
 #define ALIVE 0x11fe11feu
 #define DEAD  0xdeaddeadu
@@ -219,265 +220,59 @@ static void test_sanity(void)
 }
 
 /*
- * The project kernel's own sanity sequence (kernel/test/cht/cht1.c,
- * sanity_steps), step for step: hashes collide on purpose ((key >> 3) & 1023),
- * 200 keys in a 16-bucket table with max_load 4 (it grows), duplicates,
- * insert-unique, remove-item, remove-key within an equal-hash run, destroy of
- * a non-empty table, every remove callback exactly once.
+ * The project kernel's own sanity sequence: kernel/test/cht/cht_sanity.c, the
+ * same source the kernel test `cht` runs, linked into this test (see
+ * uspace/Makefile); here is its environment.
  */
-#define KS_N   200
-#define KS_MAX (KS_N + 8)
-
-typedef struct {
-	cht_link_t link;
-	uint64_t key;
-	uint32_t cbs;  /* atomics */
-} ks_item_t;
-
-static ks_item_t *ks_items[KS_MAX];
-static size_t ks_n;
-static int ks_cbs;
-
-static ks_item_t *KS(const cht_link_t *l)
+void *cht_sanity_env_alloc(size_t size)
 {
-	return cht_item_of(l, ks_item_t, link);
+	return calloc(1, size);
 }
 
-static size_t ks_hash_of(uint64_t key)
+void cht_sanity_env_free(void *p)
 {
-	return (key >> 3) & 1023;
+	free(p);
 }
 
-static size_t ks_hash(const cht_link_t *l)
+void cht_sanity_env_read_lock(void)
 {
-	return ks_hash_of(KS(l)->key);
-}
-
-static size_t ks_key_hash(void *key)
-{
-	return ks_hash_of(*(uint64_t *) key);
-}
-
-static bool ks_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return KS(a)->key == KS(b)->key;
-}
-
-static bool ks_key_equal(void *key, const cht_link_t *l)
-{
-	return *(uint64_t *) key == KS(l)->key;
-}
-
-static void ks_cb(cht_link_t *l)
-{
-	__atomic_fetch_add(&KS(l)->cbs, 1, __ATOMIC_ACQ_REL);
-	__atomic_fetch_add(&ks_cbs, 1, __ATOMIC_RELAXED);
-}
-
-static const cht_ops_t ks_ops = {
-	.hash = ks_hash, .key_hash = ks_key_hash, .equal = ks_equal,
-	.key_equal = ks_key_equal, .remove_callback = ks_cb,
-};
-
-static ks_item_t *ks_new(uint64_t key)
-{
-	if (ks_n >= KS_MAX)
-		return NULL;
-	ks_item_t *it = calloc(1, sizeof(*it));
-	it->key = key;
-	ks_items[ks_n++] = it;
-	return it;
-}
-
-static ks_item_t *ks_find(cht_t *h, uint64_t key)
-{
-	cht_link_t *l = cht_find(h, &key);
-	return l ? KS(l) : NULL;
-}
-
-static size_t ks_count(cht_t *h, uint64_t key, bool use_equal)
-{
-	size_t n = 0;
-	cht_link_t *l = cht_find(h, &key);
-	while (l && n < 100) {
-		if (KS(l)->key != key)
-			return 1000;
-		n++;
-		l = use_equal ? cht_find_next_equal(h, l) : cht_find_next(h, &key, l);
-	}
-	return n;
-}
-
-static const char *kernel_sanity_steps(cht_t *h)
-{
-	ks_item_t *it;
-	cht_link_t *dup;
-
-	for (uint64_t k = 0; k < KS_N; k++) {
-		it = ks_new(k);
-		cht_rcu_read_lock();
-		cht_insert(h, &it->link);
-		bool found = ks_find(h, k) == it;
-		cht_rcu_read_unlock();
-		if (!found)
-			return "an item is not found right after its insert";
-	}
 	cht_rcu_read_lock();
-	for (uint64_t k = 0; k < KS_N; k++) {
-		ks_item_t *f = ks_find(h, k);
-		if (!f || f->key != k || f != ks_items[k]) {
-			cht_rcu_read_unlock();
-			return "an inserted item is not found";
-		}
-	}
-	for (uint64_t k = KS_N; k < KS_N + 64; k++) {
-		if (ks_find(h, k) || ks_find(h, k + 8192)) {
-			cht_rcu_read_unlock();
-			return "a key never inserted is found";
-		}
-	}
-	cht_rcu_read_unlock();
+}
 
-	ks_item_t *d5[4] = { ks_items[5] };
-	for (int i = 1; i < 4; i++) {
-		d5[i] = ks_new(5);
-		cht_rcu_read_lock();
-		cht_insert(h, &d5[i]->link);
-		cht_rcu_read_unlock();
-	}
-	cht_rcu_read_lock();
-	size_t c1 = ks_count(h, 5, false);
-	size_t c2 = ks_count(h, 5, true);
-	unsigned seen = 0;
-	uint64_t key5 = 5;
-	for (cht_link_t *l = cht_find(h, &key5); l; l = cht_find_next(h, &key5, l))
-		for (int i = 0; i < 4; i++)
-			if (KS(l) == d5[i])
-				seen |= 1u << i;
-	size_t c6 = ks_count(h, 6, false);
+void cht_sanity_env_read_unlock(void)
+{
 	cht_rcu_read_unlock();
-	if (c1 != 4 || c2 != 4)
-		return "find_next / find_next_equal do not see 4 duplicates exactly";
-	if (seen != 0xF)
-		return "find_next does not return every duplicate";
-	if (c6 != 1)
-		return "duplicates of a key show up under another key of the same hash";
+}
 
-	it = ks_new(7);
-	cht_rcu_read_lock();
-	dup = NULL;
-	bool ins = cht_insert_unique(h, &it->link, &dup);
-	cht_rcu_read_unlock();
-	if (ins)
-		return "insert_unique inserted a duplicate";
-	if (!dup || KS(dup) != ks_items[7])
-		return "insert_unique did not return the present duplicate";
-	free(ks_items[--ks_n]);  /* never in the table */
-	it = ks_new(5);
-	cht_rcu_read_lock();
-	dup = NULL;
-	ins = cht_insert_unique(h, &it->link, &dup);
-	cht_rcu_read_unlock();
-	if (ins || !dup || KS(dup)->key != 5)
-		return "insert_unique of a duplicated key misbehaves";
-	free(ks_items[--ks_n]);
-	it = ks_new(KS_N + 1);
-	cht_rcu_read_lock();
-	dup = NULL;
-	ins = cht_insert_unique(h, &it->link, &dup);
-	bool found = ks_find(h, KS_N + 1) == it;
-	cht_rcu_read_unlock();
-	if (!ins || !found)
-		return "insert_unique of an absent key failed";
-
-	cht_rcu_read_lock();
-	bool r1 = cht_remove_item(h, &d5[2]->link);
-	bool r2 = cht_remove_item(h, &d5[2]->link);
-	c1 = ks_count(h, 5, false);
-	cht_rcu_read_unlock();
-	if (!r1 || r2)
-		return "remove_item: not true once and then false";
-	if (c1 != 3)
-		return "3 duplicates expected after remove_item";
-
-	cht_rcu_read_lock();
-	size_t removed = cht_remove_key(h, &key5);
-	size_t again = cht_remove_key(h, &key5);
-	bool gone = ks_find(h, 5) == NULL;
-	bool others = ks_find(h, 4) == ks_items[4] && ks_find(h, 6) == ks_items[6];
-	cht_rcu_read_unlock();
-	if (removed != 3)
-		return "remove_key did not return the number of duplicates (3)";
-	if (again != 0 || !gone)
-		return "a removed key is still found or removed again";
-	if (!others)
-		return "remove_key removed another key of the same hash";
-
+void cht_sanity_env_barrier(void)
+{
 	cht_rcu_barrier();
-	if (__atomic_load_n(&ks_cbs, __ATOMIC_RELAXED) != 4)
-		return "wrong number of remove callbacks (4 expected)";
-	for (size_t i = 0; i < ks_n; i++) {
-		bool is5 = ks_items[i]->key == 5;
-		if (ks_items[i]->cbs != (is5 ? 1u : 0u))
-			return "remove callback count of an item is not 1 (removed) or "
-			    "0 (present)";
-	}
+}
 
-	/* cht_u_destroy: the raw cht_destroy() races with a resize in flight
-	 * on h->b (reported to the kernel side; see cht_api.c). */
-	if (cht_u_destroy(h) != CHT_EBUSY)
-		return "cht_destroy did not refuse a non-empty table";
-	cht_rcu_read_lock();
-	found = ks_find(h, 100) == ks_items[100];
-	cht_rcu_read_unlock();
-	if (!found)
-		return "the table lost an item after a refused cht_destroy";
+/* cht_u_destroy: the raw cht_destroy() races with a resize in flight on h->b
+ * (reported to the kernel side; see cht_api.c). */
+int cht_sanity_env_destroy(cht_t *h)
+{
+	return cht_u_destroy(h);
+}
 
-	int expect_cbs = 4;
-	for (size_t i = 0; i < ks_n; i++) {
-		uint64_t k = ks_items[i]->key;
-		if (k == 5)
-			continue;
-		cht_rcu_read_lock();
-		size_t c = cht_remove_key(h, &k);
-		cht_rcu_read_unlock();
-		if (c != 1)
-			return "remove_key of a unique key did not return 1";
-		expect_cbs++;
-	}
-	cht_stats_t st;
-	cht_u_get_stats(h, &st);
-	cht_rcu_read_lock();
-	size_t left = 0;
-	for (uint64_t k = 0; k < KS_N + 8; k++)
-		left += ks_find(h, k) != NULL;
-	cht_rcu_read_unlock();
-	if (st.items != 0 || left != 0)
-		return "the table is not empty after removing everything";
-	cht_rcu_barrier();
-	if (__atomic_load_n(&ks_cbs, __ATOMIC_RELAXED) != expect_cbs)
-		return "wrong number of remove callbacks at the end";
-	for (size_t i = 0; i < ks_n; i++)
-		if (ks_items[i]->cbs != 1)
-			return "an item did not get exactly one remove callback";
-	printf("kernel sanity: %zu items, %d callbacks; table had %zu buckets, "
-	    "%lu grows\n", ks_n, expect_cbs, st.buckets, (unsigned long) st.grows);
-	return NULL;
+void cht_sanity_env_get_stats(cht_t *h, cht_stats_t *st)
+{
+	cht_u_get_stats(h, st);
+}
+
+void cht_sanity_env_report(size_t items, size_t cbs,
+    const cht_stats_t *st)
+{
+	printf("kernel sanity: %zu items, %zu callbacks; table had %zu buckets, "
+	    "%lu grows\n", items, cbs, st->buckets,
+	    (unsigned long) st->grows);
 }
 
 static void test_kernel_sanity(void)
 {
-	cht_t h;
-	ks_n = 0;
-	ks_cbs = 0;
-	CHECK_EQ(cht_create_named(&h, "cht-sanity", 16, 16, 4, &ks_ops),
-	    CHT_OK);
-	const char *err = kernel_sanity_steps(&h);
+	const char *err = cht_sanity_run();
 	CHECK(err == NULL, "kernel sanity: %s", err);
-	if (!err)
-		CHECK_EQ(cht_u_destroy(&h), CHT_OK);
-	for (size_t i = 0; i < ks_n; i++)
-		free(ks_items[i]);
 }
 
 /* --- checked API status codes ------------------------------------------------- */

@@ -72,9 +72,6 @@ static uint16_t slp_typa;
 static uint16_t slp_typb;
 static bool s5_found;
 
-cpu_t cpus[CONFIG_MAX_CPUS];
-unsigned cpu_count;
-
 static bool checksum_ok(const void *p, size_t len)
 {
 	const uint8_t *b = p;

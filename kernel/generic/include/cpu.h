@@ -12,7 +12,7 @@
 #include <atomic.h>
 #include <adt/list.h>
 #include <synch/spinlock.h>
-#include <rcu_types.h>
+#include <synch/rcu_types.h>
 
 struct thread;
 
@@ -97,7 +97,7 @@ typedef struct cpu {
 	/** User address space loaded in CR3 (NULL: the kernel's). CPU-local. */
 	struct as *as;
 
-	/** RCU state of this CPU (see rcu_types.h). */
+	/** RCU state of this CPU (see synch/rcu_types.h). */
 	rcu_cpu_t rcu;
 
 	/** Pending SMP calls for this CPU; protected by smp_calls_lock. */

@@ -8,15 +8,11 @@
 #include <atomic.h>
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 
 const char *test_atomic1(void);
 
-#define CHECK(cond, msg) \
-	do { \
-		if (!(cond)) \
-			return msg; \
-	} while (0)
 
 const char *test_atomic1(void)
 {

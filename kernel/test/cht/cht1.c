@@ -8,7 +8,8 @@
  * hashes. This exercises insertion before an equal-hash run, the unique check
  * over the run, find_next and remove_key inside runs that other threads change.
  *
- * Sanity (one thread, its own table): insert, lookups (present, absent, same
+ * Sanity (one thread, its own table; the sequence is kernel/test/cht/
+ * cht_sanity.c, which the userspace tests run too): insert, lookups (present, absent, same
  * hash different key), duplicates (cht_find_next and cht_find_next_equal see
  * each exactly once), cht_insert_unique refusing a duplicate and returning it,
  * cht_remove_item (true once, then false), cht_remove_key returning the count
@@ -61,7 +62,9 @@
 
 #include <test.h>
 #include <tests.h>
-#include "chttest.h"
+#include <testlib.h>
+#include "cht_sanity.h"
+#include <lib/str.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
@@ -98,9 +101,6 @@
 /** Table parameters: small and low so that resizes are frequent. */
 #define CHT1_INIT_SIZE    16
 #define CHT1_MAX_LOAD     4
-/** Sanity: keys 0 .. CHT1_SAN_N - 1. */
-#define CHT1_SAN_N        200
-#define CHT1_SAN_MAX      (CHT1_SAN_N + 8)
 /** Bounded waits (no verdict; TCG on 2 host cores is slow). */
 #define CHT1_RESIZE_WAIT_US  (20 * 1000 * 1000UL)
 #define CHT1_SETTLE_MAX_US   (10 * 1000 * 1000UL)
@@ -292,267 +292,61 @@ static void item_free_unused(cht1_item_t *it)
 	slab_free(cache, it);
 }
 
-/* ---- sanity -------------------------------------------------------------- */
+/* ---- sanity: the shared sequence (cht_sanity.c) in the kernel ----------- */
 
-static cht1_item_t *san_items[CHT1_SAN_MAX];
-static size_t san_n;
-static atomic_t san_cbs;
-
-/** Sanity callback: counts, does not free (the items are checked later). */
-static void cht1_san_cb(cht_link_t *l)
+void *cht_sanity_env_alloc(size_t size)
 {
-	cht1_item_t *it = item_of(l);
-	__atomic_fetch_add(&it->cbs, 1, __ATOMIC_ACQ_REL);
-	atomic_inc(&san_cbs);
+	void *p = malloc(size);
+	if (p)
+		memset(p, 0, size);
+	return p;
 }
 
-static const cht_ops_t san_ops = {
-	.hash = cht1_hash,
-	.key_hash = cht1_key_hash,
-	.equal = cht1_equal,
-	.key_equal = cht1_key_equal,
-	.remove_callback = cht1_san_cb,
-};
-
-static cht1_item_t *san_new(uint64_t key)
+void cht_sanity_env_free(void *p)
 {
-	if (san_n >= CHT1_SAN_MAX)
-		return NULL;
-	cht1_item_t *it = item_alloc(key, 0);
-	if (it)
-		san_items[san_n++] = it;
-	return it;
+	free(p);
 }
+
+void cht_sanity_env_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void cht_sanity_env_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+void cht_sanity_env_barrier(void)
+{
+	rcu_barrier();
+}
+
+int cht_sanity_env_destroy(cht_t *h)
+{
+	return cht_destroy(h);
+}
+
+void cht_sanity_env_get_stats(cht_t *h, cht_stats_t *st)
+{
+	cht_get_stats(h, st);
+}
+
+void cht_sanity_env_report(size_t items, size_t callbacks,
+    const cht_stats_t *st)
+{
+	TPRINTF("cht: sanity: %zu items, %zu callbacks; table had %zu buckets, "
+	    "%lu grows, %lu shrinks\n", items, callbacks, st->buckets,
+	    (unsigned long) st->grows, (unsigned long) st->shrinks);
+}
+
+/* ---- table lookups -------------------------------------------------------- */
 
 /** Finds @a key in @a h. Inside a reader section. */
 static cht1_item_t *find(cht_t *h, uint64_t key)
 {
 	cht_link_t *l = cht_find(h, &key);
 	return l ? item_of(l) : NULL;
-}
-
-/** Number of items matching @a key (cht_find + cht_find_next), max 100. */
-static size_t count_key(cht_t *h, uint64_t key, bool use_equal)
-{
-	size_t n = 0;
-	cht_link_t *l = cht_find(h, &key);
-	while (l && n < 100) {
-		if (item_of(l)->key != key)
-			return 1000;
-		n++;
-		l = use_equal ? cht_find_next_equal(h, l) : cht_find_next(h, &key, l);
-	}
-	return n;
-}
-
-static const char *sanity_steps(cht_t *h)
-{
-	cht1_item_t *it;
-	cht_link_t *dup;
-
-	/* Insert keys 0 .. N-1 (many more than 16 buckets * max_load 4). */
-	for (uint64_t k = 0; k < CHT1_SAN_N; k++) {
-		if (!(it = san_new(k)))
-			return "out of memory";
-		rcu_read_lock();
-		cht_insert(h, &it->link);
-		bool found = find(h, k) == it;
-		rcu_read_unlock();
-		if (!found)
-			return "an item is not found right after its insert";
-	}
-	rcu_read_lock();
-	for (uint64_t k = 0; k < CHT1_SAN_N; k++) {
-		cht1_item_t *f = find(h, k);
-		if (!f || f->key != k || f != san_items[k]) {
-			rcu_read_unlock();
-			return "an inserted item is not found";
-		}
-	}
-	/* Absent keys, some sharing the hash of present ones. */
-	for (uint64_t k = CHT1_SAN_N; k < CHT1_SAN_N + 64; k++) {
-		if (find(h, k) || find(h, k + 8192)) {
-			rcu_read_unlock();
-			return "a key never inserted is found";
-		}
-	}
-	rcu_read_unlock();
-
-	/* Duplicates: three more items with key 5. */
-	cht1_item_t *d5[4] = { san_items[5] };
-	for (int i = 1; i < 4; i++) {
-		if (!(d5[i] = san_new(5)))
-			return "out of memory";
-		rcu_read_lock();
-		cht_insert(h, &d5[i]->link);
-		rcu_read_unlock();
-	}
-	rcu_read_lock();
-	size_t c1 = count_key(h, 5, false);
-	size_t c2 = count_key(h, 5, true);
-	unsigned seen = 0;
-	uint64_t key5 = 5;
-	for (cht_link_t *l = cht_find(h, &key5); l; l = cht_find_next(h, &key5, l)) {
-		for (int i = 0; i < 4; i++) {
-			if (item_of(l) == d5[i])
-				seen |= 1u << i;
-		}
-	}
-	size_t c6 = count_key(h, 6, false);
-	rcu_read_unlock();
-	if (c1 != 4 || c2 != 4)
-		return "find_next / find_next_equal do not see 4 duplicates exactly";
-	if (seen != 0xF)
-		return "find_next does not return every duplicate";
-	if (c6 != 1)
-		return "duplicates of a key show up under another key of the same hash";
-
-	/* Insert-unique: refused for a present key, returning it. */
-	if (!(it = san_new(7)))
-		return "out of memory";
-	rcu_read_lock();
-	dup = NULL;
-	bool ins = cht_insert_unique(h, &it->link, &dup);
-	rcu_read_unlock();
-	if (ins)
-		return "insert_unique inserted a duplicate";
-	if (!dup || item_of(dup) != san_items[7])
-		return "insert_unique did not return the present duplicate";
-	san_n--;   /* it was never in the table */
-	item_free_unused(it);
-	/* Duplicate of key 5 (4 items): returns one of them. */
-	if (!(it = san_new(5)))
-		return "out of memory";
-	rcu_read_lock();
-	dup = NULL;
-	ins = cht_insert_unique(h, &it->link, &dup);
-	rcu_read_unlock();
-	if (ins || !dup || item_of(dup)->key != 5)
-		return "insert_unique of a duplicated key misbehaves";
-	san_n--;
-	item_free_unused(it);
-	/* Absent key with a shared hash: inserted. */
-	if (!(it = san_new(CHT1_SAN_N + 1)))
-		return "out of memory";
-	rcu_read_lock();
-	dup = NULL;
-	ins = cht_insert_unique(h, &it->link, &dup);
-	bool found = find(h, CHT1_SAN_N + 1) == it;
-	rcu_read_unlock();
-	if (!ins || !found)
-		return "insert_unique of an absent key failed";
-
-	/* Remove one duplicate item: true once, then false. */
-	rcu_read_lock();
-	bool r1 = cht_remove_item(h, &d5[2]->link);
-	bool r2 = cht_remove_item(h, &d5[2]->link);
-	c1 = count_key(h, 5, false);
-	rcu_read_unlock();
-	if (!r1 || r2)
-		return "remove_item: not true once and then false";
-	if (c1 != 3)
-		return "3 duplicates expected after remove_item";
-
-	/* Remove key: returns the count; other keys of that hash stay. */
-	rcu_read_lock();
-	size_t removed = cht_remove_key(h, &key5);
-	size_t again = cht_remove_key(h, &key5);
-	bool gone = find(h, 5) == NULL;
-	bool others = find(h, 4) == san_items[4] && find(h, 6) == san_items[6];
-	rcu_read_unlock();
-	if (removed != 3)
-		return "remove_key did not return the number of duplicates (3)";
-	if (again != 0 || !gone)
-		return "a removed key is still found or removed again";
-	if (!others)
-		return "remove_key removed another key of the same hash";
-
-	/* Callbacks after a grace period: 4 so far, each once. */
-	rcu_barrier();
-	if (atomic_get(&san_cbs) != 4)
-		return "wrong number of remove callbacks (4 expected)";
-	for (size_t i = 0; i < san_n; i++) {
-		bool is5 = san_items[i]->key == 5;
-		if (san_items[i]->cbs != (is5 ? 1u : 0u))
-			return "remove callback count of an item is not 1 (removed) or "
-			    "0 (present)";
-	}
-
-	/* Destroy refuses a non-empty table, which stays usable. */
-	if (cht_destroy(h) != CHT_EBUSY)
-		return "cht_destroy did not refuse a non-empty table";
-	rcu_read_lock();
-	found = find(h, 100) == san_items[100];
-	rcu_read_unlock();
-	if (!found)
-		return "the table lost an item after a refused cht_destroy";
-
-	/* Empty the table by key. */
-	size_t expect_cbs = 4;
-	for (size_t i = 0; i < san_n; i++) {
-		uint64_t k = san_items[i]->key;
-		if (k == 5)
-			continue;
-		rcu_read_lock();
-		size_t c = cht_remove_key(h, &k);
-		rcu_read_unlock();
-		if (c != 1)
-			return "remove_key of a unique key did not return 1";
-		expect_cbs++;
-	}
-	cht_stats_t st;
-	cht_get_stats(h, &st);
-	rcu_read_lock();
-	size_t left = 0;
-	for (uint64_t k = 0; k < CHT1_SAN_N + 8; k++)
-		left += find(h, k) != NULL;
-	rcu_read_unlock();
-	if (st.items != 0 || left != 0)
-		return "the table is not empty after removing everything";
-	rcu_barrier();
-	if (atomic_get(&san_cbs) != expect_cbs)
-		return "wrong number of remove callbacks at the end";
-	for (size_t i = 0; i < san_n; i++) {
-		if (san_items[i]->cbs != 1)
-			return "an item did not get exactly one remove callback";
-	}
-	TPRINTF("cht: sanity: %zu items, %zu callbacks; table had %zu buckets, "
-	    "%lu grows, %lu shrinks\n", san_n, expect_cbs, st.buckets,
-	    (unsigned long) st.grows, (unsigned long) st.shrinks);
-	return NULL;
-}
-
-static const char *sanity(void)
-{
-	cht_t *h = malloc(sizeof(cht_t));
-	if (!h)
-		return "out of memory";
-	san_n = 0;
-	atomic_set(&san_cbs, 0);
-	if (cht_create_named(h, "cht-sanity", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
-	    CHT1_MAX_LOAD, &san_ops) != CHT_OK) {
-		free(h);
-		return "cht_create failed";
-	}
-	const char *err = sanity_steps(h);
-	if (err) {
-		/* Best effort: empty the table so that it can be destroyed. */
-		for (size_t i = 0; i < san_n; i++) {
-			rcu_read_lock();
-			(void) cht_remove_item(h, &san_items[i]->link);
-			rcu_read_unlock();
-		}
-		rcu_barrier();
-	}
-	if (cht_destroy(h) != CHT_OK) {
-		/* The table references the items: leak both deliberately. */
-		return err ? err : "cht_destroy of the empty table failed";
-	}
-	free(h);
-	for (size_t i = 0; i < san_n; i++)
-		item_free_unused(san_items[i]);
-	san_n = 0;
-	return err;
 }
 
 /* ---- stress: workers ---------------------------------------------------- */
@@ -1193,8 +987,8 @@ const char *test_cht(void)
 	frame_stats_t fbase;
 	slab_cache_stats_t cs;
 
-	chttest_wait_workers_idle(CHT1_SETTLE_MAX_US);
-	chttest_mem_snapshot(&hbase, &fbase);
+	testlib_wait_workers_idle(CHT1_SETTLE_MAX_US);
+	testlib_mem_snapshot(&hbase, &fbase);
 
 	atomic_set(&removed_cnt, 0);
 	atomic_set(&callback_cnt, 0);
@@ -1208,7 +1002,7 @@ const char *test_cht(void)
 	if (!cache)
 		return "slab_cache_create failed";
 
-	const char *err = sanity();
+	const char *err = cht_sanity_run();
 	if (err)
 		return err;   /* items may still be referenced: keep the cache */
 	TPRINTF("cht: sanity: ok\n");
@@ -1227,7 +1021,7 @@ const char *test_cht(void)
 		return "slab_cache_destroy failed: items still allocated";
 	cache = NULL;
 
-	err = chttest_mem_back(&hbase, &fbase, CHT1_SETTLE_MAX_US);
+	err = testlib_mem_back(&hbase, &fbase, CHT1_SETTLE_MAX_US);
 	if (err)
 		return err;
 	TPRINTF("cht: heap and frames back at the baseline\n");

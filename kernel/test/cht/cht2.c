@@ -34,7 +34,7 @@
 
 #include <test.h>
 #include <tests.h>
-#include "chttest.h"
+#include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <mm/malloc.h>
@@ -418,7 +418,7 @@ const char *test_chtcount(void)
 {
 	heap_stats_t hb;
 	frame_stats_t fb;
-	chttest_mem_snapshot(&hb, &fb);
+	testlib_mem_snapshot(&hb, &fb);
 	table = malloc(sizeof(cht_t));
 	if (!table)
 		return "out of memory";
@@ -429,5 +429,5 @@ const char *test_chtcount(void)
 		return r;  /* the table may still be in use: leaked */
 	free(table);
 	table = NULL;
-	return chttest_mem_back(&hb, &fb, 10 * 1000 * 1000UL);
+	return testlib_mem_back(&hb, &fb, 10 * 1000 * 1000UL);
 }

@@ -45,7 +45,7 @@
 
 #include <test.h>
 #include <tests.h>
-#include "chttest.h"
+#include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
 #include <synch/workqueue.h>
@@ -275,8 +275,8 @@ const char *test_chtresize(void)
 		return "no CPU online";
 	unsigned nreaders = ncpu + CHTR_EXTRA_READERS;
 
-	chttest_wait_workers_idle(CHTR_SETTLE_MAX_US);
-	chttest_mem_snapshot(&hbase, &fbase);
+	testlib_wait_workers_idle(CHTR_SETTLE_MAX_US);
+	testlib_mem_snapshot(&hbase, &fbase);
 
 	atomic_set(&callbacks, 0);
 	atomic_set(&bad_callbacks, 0);
@@ -424,7 +424,7 @@ const char *test_chtresize(void)
 	if (err)
 		return err;
 
-	err = chttest_mem_back(&hbase, &fbase, CHTR_SETTLE_MAX_US);
+	err = testlib_mem_back(&hbase, &fbase, CHTR_SETTLE_MAX_US);
 	if (err)
 		return err;
 	TPRINTF("chtresize: heap and frames back at the baseline\n");

@@ -166,7 +166,7 @@ static bool check_range(unsigned cycle, size_t first, bool recreated)
 	for (size_t p = first; p < ASR_PAGES; p++) {
 		pte_t pte;
 		uintptr_t va = ASR_BASE + p * PAGE_SIZE;
-		if (!recreated && page_mapping_find(asr_as, va, &pte)) {
+		if (!recreated && page_mapping_find(asr_as->id, va, &pte)) {
 			mmtest_fail(&failure, "cycle %u: page %#lx has a record after "
 			    "its area was %s (frame %#lx outlives it)", cycle, va,
 			    first ? "shrunk" : "destroyed", pte.frame);

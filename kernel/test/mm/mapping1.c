@@ -145,12 +145,12 @@ static const char *phase_a(void)
 	pte_t out;
 
 	for (unsigned i = 0; i < MAP_KEYS; i += 7) {
-		if (page_mapping_find(as_a, a_page(i), &out))
+		if (page_mapping_find(as_a->id, a_page(i), &out))
 			return "find of an absent key succeeded";
-		if (page_mapping_remove(as_a, a_page(i)) != ENOENT)
+		if (page_mapping_remove(as_a->id, a_page(i)) != ENOENT)
 			return "remove of an absent key did not return ENOENT";
 		pte_t p = { .frame = FAKE_FRAME(i), .flags = PTE_REC_PRESENT };
-		if (page_mapping_update(as_a, a_page(i), &p) != ENOENT)
+		if (page_mapping_update(as_a->id, a_page(i), &p) != ENOENT)
 			return "update of an absent key did not return ENOENT";
 	}
 	/* The failed update must not have left a record behind. */
@@ -177,7 +177,7 @@ static const char *phase_a(void)
 		}
 		a_pte[i] = p;
 		pte_t ex = { 0 };
-		int rc = page_mapping_insert(as_a, a_page(i), &p, &ex);
+		int rc = page_mapping_insert(as_a->id, a_page(i), &p, &ex);
 		if (rc != EOK) {
 			mmtest_fail(&failure, "insert of key %u returned %d", i, rc);
 			return failure.msg;
@@ -192,24 +192,24 @@ static const char *phase_a(void)
 
 	/* Every find returns what was inserted; duplicates are refused. */
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
-		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		if (!page_mapping_find(as_a->id, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i])) {
 			mmtest_fail(&failure, "key %u: find does not return the inserted record", i);
 			return failure.msg;
 		}
-		if (page_mapping_find(as_a, a_page(i) + PAGE_SIZE, &out))
+		if (page_mapping_find(as_a->id, a_page(i) + PAGE_SIZE, &out))
 			return "find of the page next to a key succeeded";
 		pte_t dup = { .frame = FAKE_FRAME(7 * MAP_KEYS + i),
 			.flags = PTE_REC_PRESENT | PTE_REC_WRITABLE };
 		pte_t ex = { 0 };
-		if (page_mapping_insert(as_a, a_page(i), &dup, &ex) != EEXIST)
+		if (page_mapping_insert(as_a->id, a_page(i), &dup, &ex) != EEXIST)
 			return "insert of a present key did not return EEXIST";
 		if (!pte_eq(&ex, &a_pte[i]))
 			return "EEXIST: the copy of the present record is wrong";
 		if (i % 5 == 0 &&
-		    page_mapping_insert(as_a, a_page(i), &dup, NULL) != EEXIST)
+		    page_mapping_insert(as_a->id, a_page(i), &dup, NULL) != EEXIST)
 			return "insert of a present key (existing NULL) did not fail";
-		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		if (!page_mapping_find(as_a->id, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i]))
 			return "a refused insert changed the record";
 	}
@@ -219,26 +219,26 @@ static const char *phase_a(void)
 
 	/* The same pages in another address space are other keys. */
 	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
-		if (page_mapping_find(as_b, a_page(i), &out))
+		if (page_mapping_find(as_b->id, a_page(i), &out))
 			return "key found in the wrong address space";
 		pte_t p = { .frame = FAKE_FRAME(9 * MAP_KEYS + i),
 			.flags = PTE_REC_PRESENT };
-		if (page_mapping_insert(as_b, a_page(i), &p, NULL) != EOK)
+		if (page_mapping_insert(as_b->id, a_page(i), &p, NULL) != EOK)
 			return "insert into the second address space failed";
-		if (!page_mapping_find(as_b, a_page(i), &out) || !pte_eq(&out, &p))
+		if (!page_mapping_find(as_b->id, a_page(i), &out) || !pte_eq(&out, &p))
 			return "find in the second address space is wrong";
-		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		if (!page_mapping_find(as_a->id, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i]))
 			return "insert into the second address space changed the first";
 	}
 	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
-		if (page_mapping_remove(as_b, a_page(i)) != EOK)
+		if (page_mapping_remove(as_b->id, a_page(i)) != EOK)
 			return "remove from the second address space failed";
 	}
 	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
-		if (page_mapping_find(as_b, a_page(i), &out))
+		if (page_mapping_find(as_b->id, a_page(i), &out))
 			return "key found in the second address space after remove";
-		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		if (!page_mapping_find(as_a->id, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i]))
 			return "remove from the second address space changed the first";
 	}
@@ -280,13 +280,13 @@ static const char *phase_a(void)
 			p.frame = FAKE_FRAME(11 * MAP_KEYS + i);
 			p.flags ^= PTE_REC_USER;
 		}
-		int rc = page_mapping_update(as_a, a_page(i), &p);
+		int rc = page_mapping_update(as_a->id, a_page(i), &p);
 		if (rc != EOK) {
 			mmtest_fail(&failure, "update of key %u returned %d", i, rc);
 			return failure.msg;
 		}
 		a_pte[i] = p;
-		if (!page_mapping_find(as_a, a_page(i), &out) || !pte_eq(&out, &p)) {
+		if (!page_mapping_find(as_a->id, a_page(i), &out) || !pte_eq(&out, &p)) {
 			mmtest_fail(&failure, "key %u: find after update returns frame %#lx flags "
 			    "%#x, expected %#lx %#x", i, out.frame, out.flags, p.frame,
 			    p.flags);
@@ -318,7 +318,7 @@ static const char *phase_a(void)
 		bool cht = mmtest_pageht_cht_stats(&cs);
 		size_t pending = rcu_pending_callbacks();
 		for (unsigned i = 0; i < MAP_KEYS; i++)
-			(void) page_mapping_remove(as_b, a_page(i));
+			(void) page_mapping_remove(as_b->id, a_page(i));
 		rcu_barrier();
 		size_t outside2 = busy_outside_slabs();
 		TPRINTF("mapping1: after the updates: %zu frames outside slabs, "
@@ -339,7 +339,7 @@ static const char *phase_a(void)
 	/* Kept and new frames still hold what was written into them. */
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		unsigned kind = i % 4;
-		if (!page_mapping_find(as_a, a_page(i), &out) ||
+		if (!page_mapping_find(as_a->id, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i])) {
 			mmtest_fail(&failure, "key %u: find after all updates is wrong", i);
 			return failure.msg;
@@ -356,13 +356,13 @@ static const char *phase_a(void)
 
 	/* Remove everything: once EOK, then ENOENT. */
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
-		if (page_mapping_remove(as_a, a_page(i)) != EOK) {
+		if (page_mapping_remove(as_a->id, a_page(i)) != EOK) {
 			mmtest_fail(&failure, "remove of key %u failed", i);
 			return failure.msg;
 		}
-		if (page_mapping_remove(as_a, a_page(i)) != ENOENT)
+		if (page_mapping_remove(as_a->id, a_page(i)) != ENOENT)
 			return "second remove did not return ENOENT";
-		if (page_mapping_find(as_a, a_page(i), &out))
+		if (page_mapping_find(as_a->id, a_page(i), &out))
 			return "find after remove succeeded";
 	}
 	page_ht_get_stats(&ps);
@@ -380,11 +380,11 @@ static const char *phase_a(void)
 	uintptr_t edge[] = { PAGE_SIZE, USER_SPACE_END - PAGE_SIZE };
 	for (unsigned i = 0; i < ARRAY_SIZE(edge); i++) {
 		pte_t p = { .frame = FAKE_FRAME(i), .flags = PTE_REC_PRESENT };
-		if (page_mapping_insert(as_a, edge[i], &p, NULL) != EOK ||
-		    !page_mapping_find(as_a, edge[i], &out) || !pte_eq(&out, &p) ||
-		    page_mapping_find(as_b, edge[i], &out) ||
-		    page_mapping_remove(as_a, edge[i]) != EOK ||
-		    page_mapping_find(as_a, edge[i], &out))
+		if (page_mapping_insert(as_a->id, edge[i], &p, NULL) != EOK ||
+		    !page_mapping_find(as_a->id, edge[i], &out) || !pte_eq(&out, &p) ||
+		    page_mapping_find(as_b->id, edge[i], &out) ||
+		    page_mapping_remove(as_a->id, edge[i]) != EOK ||
+		    page_mapping_find(as_a->id, edge[i], &out))
 			return "insert/find/remove at the edge of the user half failed";
 	}
 	return NULL;
@@ -426,7 +426,7 @@ static void b1_check_stable(uint64_t r)
 {
 	unsigned k = r % STABLE_KEYS;
 	pte_t out;
-	if (!page_mapping_find(as_a, STABLE_BASE + k * PAGE_SIZE, &out))
+	if (!page_mapping_find(as_a->id, STABLE_BASE + k * PAGE_SIZE, &out))
 		mmtest_fail(&failure, "stable key %u not found (lookup missed a present key)", k);
 	else if (!pte_eq(&out, &stable_pte[k]))
 		mmtest_fail(&failure, "stable key %u: wrong record found", k);
@@ -447,7 +447,7 @@ static void b1_step(m1_arg_t *a)
 	b1_check_stable(r >> 32);
 	a->ops++;
 	if (sh->frame == 0) {
-		if (page_mapping_find(as_a, page, &out)) {
+		if (page_mapping_find(as_a->id, page, &out)) {
 			mmtest_fail(&failure, "thread %u key %u: found while absent", a->index, k);
 			return;
 		}
@@ -462,7 +462,7 @@ static void b1_step(m1_arg_t *a)
 		} else {
 			p.frame = FAKE_FRAME(((uint64_t) a->index << 20) + (r & 0xfffff));
 		}
-		int rc = page_mapping_insert(as_a, page, &p, NULL);
+		int rc = page_mapping_insert(as_a->id, page, &p, NULL);
 		if (rc != EOK) {
 			mmtest_fail(&failure, "thread %u key %u: insert returned %d", a->index, k, rc);
 			if (p.flags & PTE_REC_FREE_FRAME)
@@ -475,15 +475,15 @@ static void b1_step(m1_arg_t *a)
 	switch (op) {
 	case 0:
 	case 1:
-		if (!page_mapping_find(as_a, page, &out) || !pte_eq(&out, sh))
+		if (!page_mapping_find(as_a->id, page, &out) || !pte_eq(&out, sh))
 			mmtest_fail(&failure, "thread %u key %u: find does not match", a->index, k);
-		if (page_mapping_find(as_b, page, &out))
+		if (page_mapping_find(as_b->id, page, &out))
 			mmtest_fail(&failure, "thread %u key %u: found in the other address space",
 			    a->index, k);
 		break;
 	case 2: {
 		pte_t p = { .frame = FAKE_FRAME(1), .flags = PTE_REC_PRESENT };
-		if (page_mapping_insert(as_a, page, &p, &ex) != EEXIST)
+		if (page_mapping_insert(as_a->id, page, &p, &ex) != EEXIST)
 			mmtest_fail(&failure, "thread %u key %u: duplicate insert not refused",
 			    a->index, k);
 		else if (!pte_eq(&ex, sh))
@@ -496,26 +496,26 @@ static void b1_step(m1_arg_t *a)
 		if (!(p.flags & PTE_REC_FREE_FRAME))
 			p.frame = FAKE_FRAME(((uint64_t) a->index << 20) + (r & 0xfffff));
 		p.flags ^= PTE_REC_DIRTY;
-		int rc = page_mapping_update(as_a, page, &p);
+		int rc = page_mapping_update(as_a->id, page, &p);
 		if (rc != EOK) {
 			mmtest_fail(&failure, "thread %u key %u: update returned %d", a->index, k, rc);
 			break;
 		}
 		*sh = p;
-		if (!page_mapping_find(as_a, page, &out) || !pte_eq(&out, sh))
+		if (!page_mapping_find(as_a->id, page, &out) || !pte_eq(&out, sh))
 			mmtest_fail(&failure, "thread %u key %u: find after update does not match",
 			    a->index, k);
 		break;
 	}
 	default:
-		if (page_mapping_remove(as_a, page) != EOK) {
+		if (page_mapping_remove(as_a->id, page) != EOK) {
 			mmtest_fail(&failure, "thread %u key %u: remove failed", a->index, k);
 			break;
 		}
 		sh->frame = 0;
-		if (page_mapping_find(as_a, page, &out))
+		if (page_mapping_find(as_a->id, page, &out))
 			mmtest_fail(&failure, "thread %u key %u: found after remove", a->index, k);
-		if (page_mapping_remove(as_a, page) != ENOENT)
+		if (page_mapping_remove(as_a->id, page) != ENOENT)
 			mmtest_fail(&failure, "thread %u key %u: second remove did not fail", a->index,
 			    k);
 		break;
@@ -560,7 +560,7 @@ static void m1_thread(void *p)
 			thread_usleep(1);
 	}
 	for (unsigned k = 0; k < B1_KEYS; k++) {
-		if (a->shadow[k].frame && page_mapping_remove(as_a,
+		if (a->shadow[k].frame && page_mapping_remove(as_a->id,
 		    b1_page(a->index, k)) != EOK)
 			mmtest_fail(&failure, "thread %u key %u: final remove failed", a->index, k);
 		a->shadow[k].frame = 0;
@@ -576,7 +576,7 @@ static void m1_thread(void *p)
 			pte_t mine = { .frame = FAKE_FRAME((round << 16) |
 			    (a->index << 8) | k), .flags = PTE_REC_PRESENT };
 			pte_t ex = { 0 };
-			int rc = page_mapping_insert(as_b, page, &mine, &ex);
+			int rc = page_mapping_insert(as_b->id, page, &mine, &ex);
 			if (rc == EOK) {
 				__atomic_fetch_add(&b2_wins[k], 1, __ATOMIC_RELAXED);
 				continue;
@@ -592,13 +592,13 @@ static void m1_thread(void *p)
 				mmtest_fail(&failure, "contended insert: EEXIST copy %#lx is not a record "
 				    "of round %u key %u", ex.frame, round, k);
 			pte_t out;
-			if (!page_mapping_find(as_b, page, &out) || !pte_eq(&out, &ex))
+			if (!page_mapping_find(as_b->id, page, &out) || !pte_eq(&out, &ex))
 				mmtest_fail(&failure, "contended key %u: find differs from the winner", k);
 		}
 		mmtest_barrier_wait(&bar, b2_check_wins);
 		for (unsigned j = 0; j < B2_KEYS; j++) {
 			unsigned k = (j + a->index * 7) % B2_KEYS;
-			if (page_mapping_remove(as_b, B2_BASE + k * PAGE_SIZE) == EOK)
+			if (page_mapping_remove(as_b->id, B2_BASE + k * PAGE_SIZE) == EOK)
 				__atomic_fetch_add(&b2_removes[k], 1, __ATOMIC_RELAXED);
 		}
 		mmtest_barrier_wait(&bar, b2_check_removes);
@@ -615,7 +615,7 @@ static void m1_thread(void *p)
 		for (u = 0; u < B3_UPDATES || (u < 16 * B3_UPDATES &&
 		    __atomic_load_n(&b3_lookups, __ATOMIC_RELAXED) < B3_MIN_LOOKUPS);
 		    u++) {
-			int rc = page_mapping_update(as_a, B3_PAGE, u % 2 ? &b3_ra : &b3_rb);
+			int rc = page_mapping_update(as_a->id, B3_PAGE, u % 2 ? &b3_ra : &b3_rb);
 			if (rc != EOK)
 				mmtest_fail(&failure, "B3 update returned %d", rc);
 			if (bar.yield && u % 16 == 0)
@@ -627,7 +627,7 @@ static void m1_thread(void *p)
 		size_t n = 0;
 		while (!__atomic_load_n(&b3_stop, __ATOMIC_ACQUIRE)) {
 			pte_t out;
-			if (!page_mapping_find(as_a, B3_PAGE, &out))
+			if (!page_mapping_find(as_a->id, B3_PAGE, &out))
 				mmtest_fail(&failure, "B3: a lookup missed the key while "
 				    "page_mapping_update replaced its record");
 			else if (!pte_eq(&out, &b3_ra) && !pte_eq(&out, &b3_rb))
@@ -655,7 +655,7 @@ static void b1_resize_waves(void)
 		for (; in < B1_WAVE_KEYS; in++) {
 			pte_t p = { .frame = FAKE_FRAME(0x77000 + in),
 				.flags = PTE_REC_PRESENT };
-			if (page_mapping_insert(as_b, B1_WAVE_BASE + in * PAGE_SIZE, &p,
+			if (page_mapping_insert(as_b->id, B1_WAVE_BASE + in * PAGE_SIZE, &p,
 			    NULL) != EOK) {
 				mmtest_fail(&failure, "resize wave %u: insert %u failed", w, in);
 				break;
@@ -663,7 +663,7 @@ static void b1_resize_waves(void)
 		}
 		mmtest_quiesce();
 		for (unsigned i = 0; i < in; i++) {
-			if (page_mapping_remove(as_b, B1_WAVE_BASE + i * PAGE_SIZE) != EOK)
+			if (page_mapping_remove(as_b->id, B1_WAVE_BASE + i * PAGE_SIZE) != EOK)
 				mmtest_fail(&failure, "resize wave %u: remove %u failed", w, i);
 		}
 		mmtest_quiesce();
@@ -689,11 +689,11 @@ static const char *phase_b(void)
 	for (unsigned k = 0; k < STABLE_KEYS; k++) {
 		stable_pte[k] = (pte_t) { .frame = FAKE_FRAME(0x55000 + k),
 			.flags = PTE_REC_PRESENT | PTE_REC_USER };
-		if (page_mapping_insert(as_a, STABLE_BASE + k * PAGE_SIZE,
+		if (page_mapping_insert(as_a->id, STABLE_BASE + k * PAGE_SIZE,
 		    &stable_pte[k], NULL) != EOK)
 			return "insert of a stable key failed";
 	}
-	if (page_mapping_insert(as_a, B3_PAGE, &b3_ra, NULL) != EOK)
+	if (page_mapping_insert(as_a->id, B3_PAGE, &b3_ra, NULL) != EOK)
 		return "insert of the B3 key failed";
 
 	unsigned n = 0;
@@ -732,19 +732,19 @@ static const char *phase_b(void)
 
 	for (unsigned k = 0; k < STABLE_KEYS; k++) {
 		pte_t out;
-		if (!page_mapping_find(as_a, STABLE_BASE + k * PAGE_SIZE, &out) ||
+		if (!page_mapping_find(as_a->id, STABLE_BASE + k * PAGE_SIZE, &out) ||
 		    !pte_eq(&out, &stable_pte[k]))
 			mmtest_fail(&failure, "stable key %u lost", k);
-		if (page_mapping_remove(as_a, STABLE_BASE + k * PAGE_SIZE) != EOK)
+		if (page_mapping_remove(as_a->id, STABLE_BASE + k * PAGE_SIZE) != EOK)
 			mmtest_fail(&failure, "stable key %u: remove failed", k);
 	}
 	pte_t out;
-	if (!page_mapping_find(as_a, B3_PAGE, &out) ||
+	if (!page_mapping_find(as_a->id, B3_PAGE, &out) ||
 	    !pte_eq(&out, (b3_updates - 1) % 2 ? &b3_ra : &b3_rb))
 		mmtest_fail(&failure, "B3 key: the last update is not what find returns");
-	if (page_mapping_remove(as_a, B3_PAGE) != EOK)
+	if (page_mapping_remove(as_a->id, B3_PAGE) != EOK)
 		mmtest_fail(&failure, "B3 key: remove failed");
-	if (page_mapping_find(as_a, B3_PAGE, &out))
+	if (page_mapping_find(as_a->id, B3_PAGE, &out))
 		mmtest_fail(&failure, "B3 key: two records after the updates");
 	TPRINTF("mapping1: %u threads: %zu own-key operations, %u contended rounds "
 	    "over %u keys, %u updates against %zu lookups\n", n, ops, B2_ROUNDS,
@@ -762,24 +762,24 @@ static size_t m1_cleanup(void)
 	uintptr_t edge[] = { PAGE_SIZE, USER_SPACE_END - PAGE_SIZE };
 
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
-		left += page_mapping_remove(as_a, a_page(i)) == EOK;
-		left += page_mapping_remove(as_b, a_page(i)) == EOK;
+		left += page_mapping_remove(as_a->id, a_page(i)) == EOK;
+		left += page_mapping_remove(as_b->id, a_page(i)) == EOK;
 	}
 	for (unsigned i = 0; i < ARRAY_SIZE(edge); i++) {
-		left += page_mapping_remove(as_a, edge[i]) == EOK;
-		left += page_mapping_remove(as_b, edge[i]) == EOK;
+		left += page_mapping_remove(as_a->id, edge[i]) == EOK;
+		left += page_mapping_remove(as_b->id, edge[i]) == EOK;
 	}
 	for (unsigned k = 0; k < STABLE_KEYS; k++)
-		left += page_mapping_remove(as_a, STABLE_BASE + k * PAGE_SIZE) == EOK;
+		left += page_mapping_remove(as_a->id, STABLE_BASE + k * PAGE_SIZE) == EOK;
 	for (unsigned t = 0; t < nthreads; t++) {
 		for (unsigned k = 0; k < B1_KEYS; k++)
-			left += page_mapping_remove(as_a, b1_page(t, k)) == EOK;
+			left += page_mapping_remove(as_a->id, b1_page(t, k)) == EOK;
 	}
 	for (unsigned k = 0; k < B2_KEYS; k++)
-		left += page_mapping_remove(as_b, B2_BASE + k * PAGE_SIZE) == EOK;
+		left += page_mapping_remove(as_b->id, B2_BASE + k * PAGE_SIZE) == EOK;
 	for (unsigned i = 0; i < B1_WAVE_KEYS; i++)
-		left += page_mapping_remove(as_b, B1_WAVE_BASE + i * PAGE_SIZE) == EOK;
-	left += page_mapping_remove(as_a, B3_PAGE) == EOK;
+		left += page_mapping_remove(as_b->id, B1_WAVE_BASE + i * PAGE_SIZE) == EOK;
+	left += page_mapping_remove(as_a->id, B3_PAGE) == EOK;
 	/* After a grace period nobody can reach the frames the test owns. */
 	rcu_barrier();
 	for (unsigned i = 0; i < MAP_KEYS; i++) {

@@ -81,9 +81,9 @@ static void after_part1(mmtest_barrier_t *b)
 {
 	page_ht_stats_t ps;
 	page_ht_get_stats(&ps);
-	size_t n = page_mapping_count(m2_as, MAP2_PAGE);
+	size_t n = page_mapping_count(m2_as->id, MAP2_PAGE);
 	pte_t out = { 0 };
-	bool found = page_mapping_find(m2_as, MAP2_PAGE, &out);
+	bool found = page_mapping_find(m2_as->id, MAP2_PAGE, &out);
 	bool last = false;
 	for (unsigned i = 0; i < nthreads; i++) {
 		if (th_state[i].last.frame == out.frame &&
@@ -99,7 +99,7 @@ static void after_part1(mmtest_barrier_t *b)
 		    out.frame);
 	}
 	/* Part 2 starts with the page absent. */
-	while (page_mapping_remove(m2_as, MAP2_PAGE) == EOK)
+	while (page_mapping_remove(m2_as->id, MAP2_PAGE) == EOK)
 		;
 }
 
@@ -107,7 +107,7 @@ static void after_part1(mmtest_barrier_t *b)
 static void before_part3(mmtest_barrier_t *b)
 {
 	pte_t p = { .frame = p3_frame, .flags = MAP2_X_FLAGS };
-	if (page_mapping_insert(m2_as, MAP2_PAGE, &p, NULL) == EOK)
+	if (page_mapping_insert(m2_as->id, MAP2_PAGE, &p, NULL) == EOK)
 		p3_inserted = true;
 	else
 		mmtest_fail(&failure, "part 3: insert failed");
@@ -117,7 +117,7 @@ static void part1(m2_thread_t *t)
 {
 	for (unsigned n = 0; n < MAP2_ROUNDS && !mmtest_failed(&failure); n++) {
 		pte_t p = { .frame = MAP2_FAKE(t->index, n), .flags = PTE_REC_PRESENT };
-		int rc = page_mapping_update(m2_as, MAP2_PAGE, &p);
+		int rc = page_mapping_update(m2_as->id, MAP2_PAGE, &p);
 		if (rc != EOK) {
 			mmtest_fail(&failure, "part 1: update returned %d", rc);
 			return;
@@ -134,7 +134,7 @@ static void part2(m2_thread_t *t)
 		if (t->index == 0) {
 			__atomic_store_n(&p2_removed, false, __ATOMIC_RELAXED);
 			pte_t p = { .frame = MAP2_FAKE(0, 0), .flags = PTE_REC_PRESENT };
-			if (page_mapping_insert(m2_as, MAP2_PAGE, &p, NULL) != EOK)
+			if (page_mapping_insert(m2_as->id, MAP2_PAGE, &p, NULL) != EOK)
 				mmtest_fail(&failure, "part 2: insert failed");
 		}
 		mmtest_barrier_wait(&barrier, NULL);
@@ -144,7 +144,7 @@ static void part2(m2_thread_t *t)
 			for (unsigned n = 0; n < 20000; n++) {
 				bool last = __atomic_load_n(&p2_removed, __ATOMIC_ACQUIRE);
 				pte_t p = { .frame = MAP2_FAKE(1, n), .flags = PTE_REC_PRESENT };
-				int rc = page_mapping_update(m2_as, MAP2_PAGE, &p);
+				int rc = page_mapping_update(m2_as->id, MAP2_PAGE, &p);
 				if (rc == ENOENT)
 					break;
 				if (rc != EOK) {
@@ -169,7 +169,7 @@ static void part2(m2_thread_t *t)
 			unsigned spin = mmtest_rand(&t->seed) % 3000;
 			for (unsigned i = 0; i < spin; i++)
 				cpu_relax();
-			if (page_mapping_remove(m2_as, MAP2_PAGE) != EOK)
+			if (page_mapping_remove(m2_as->id, MAP2_PAGE) != EOK)
 				mmtest_fail(&failure, "part 2 round %u: remove found no "
 				    "mapping", r);
 			__atomic_store_n(&p2_removed, true, __ATOMIC_RELEASE);
@@ -177,13 +177,13 @@ static void part2(m2_thread_t *t)
 		mmtest_barrier_wait(&barrier, NULL);
 		if (t->index == 0) {
 			pte_t out;
-			size_t n = page_mapping_count(m2_as, MAP2_PAGE);
-			if (page_mapping_find(m2_as, MAP2_PAGE, &out) || n != 0) {
+			size_t n = page_mapping_count(m2_as->id, MAP2_PAGE);
+			if (page_mapping_find(m2_as->id, MAP2_PAGE, &out) || n != 0) {
 				mmtest_fail(&failure, "part 2 round %u: the page is mapped "
 				    "again after its remove (%zu records, frame %#lx): an "
 				    "update resurrected it", r, n, out.frame);
 				/* Clean up so that the baseline check still means something. */
-				while (page_mapping_remove(m2_as, MAP2_PAGE) == EOK)
+				while (page_mapping_remove(m2_as->id, MAP2_PAGE) == EOK)
 					;
 			}
 		}
@@ -197,7 +197,7 @@ static void part3(m2_thread_t *t)
 	if (t->index % 2 == 0) {
 		for (unsigned n = 0; n < MAP2_READS / 4; n++) {
 			pte_t p = { .frame = f, .flags = n % 2 ? MAP2_X_FLAGS : MAP2_Y_FLAGS };
-			if (page_mapping_update(m2_as, MAP2_PAGE, &p) != EOK) {
+			if (page_mapping_update(m2_as->id, MAP2_PAGE, &p) != EOK) {
 				mmtest_fail(&failure, "part 3: update failed");
 				break;
 			}
@@ -209,7 +209,7 @@ static void part3(m2_thread_t *t)
 		for (unsigned n = 0; n < MAP2_READS &&
 		    !__atomic_load_n(&p3_stop, __ATOMIC_ACQUIRE); n++) {
 			pte_t out;
-			if (!page_mapping_find(m2_as, MAP2_PAGE, &out)) {
+			if (!page_mapping_find(m2_as->id, MAP2_PAGE, &out)) {
 				mmtest_fail(&failure, "part 3: lookup missed the page");
 				break;
 			}
@@ -262,7 +262,7 @@ const char *test_mapping2(void)
 
 	/* Part 1 starts from one record. */
 	pte_t p = { .frame = MAP2_FAKE(0, 0), .flags = PTE_REC_PRESENT };
-	if (page_mapping_insert(m2_as, MAP2_PAGE, &p, NULL) != EOK) {
+	if (page_mapping_insert(m2_as->id, MAP2_PAGE, &p, NULL) != EOK) {
 		frame_free(p3_frame, 1);
 		as_release(m2_as);
 		return "insert failed";
@@ -290,7 +290,7 @@ const char *test_mapping2(void)
 	for (unsigned i = 0; i < n; i++)
 		(void) thread_join(th[i]);
 	/* Removing part 3's record frees the frame (after a grace period). */
-	while (page_mapping_remove(m2_as, MAP2_PAGE) == EOK)
+	while (page_mapping_remove(m2_as->id, MAP2_PAGE) == EOK)
 		;
 	if (!p3_inserted)
 		frame_free(p3_frame, 1);

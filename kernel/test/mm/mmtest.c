@@ -2,13 +2,13 @@
  * Helpers shared by the memory-management tests; see mmtest.h.
  */
 #include "mmtest.h"
+#include <testlib.h>
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/slab.h>
 #include <mm/malloc.h>
 #include <proc/thread.h>
 #include <synch/rcu.h>
-#include <synch/workqueue.h>
 #include <stdarg.h>
 #include <lib/str.h>
 
@@ -142,15 +142,7 @@ void mmtest_snap(mmtest_snap_t *s)
 {
 	mmtest_quiesce();
 	/* Surplus workers of the system work queue retire after a timeout. */
-	workq_config_t cfg;
-	workq_stats_t ws;
-	workq_get_config(&cfg);
-	for (unsigned k = 0; k < 300; k++) {
-		workq_global_get_stats(&ws);
-		if (ws.workers <= cfg.min_idle)
-			break;
-		thread_usleep(10000);
-	}
+	testlib_wait_workers_idle(3000000);
 	/* Exited threads are released by the CPU that switched away from them. */
 	size_t n = thread_count();
 	for (unsigned k = 0, same = 0; k < 200 && same < 5; k++) {

@@ -727,7 +727,7 @@ static size_t check_hot(void)
 		extra += args[t].hot_extra_unmaps;
 	}
 	for (unsigned j = 0; j < PF_HOT; j++)
-		mapped += page_mapping_find(hot_as, hot_page(j), &pte);
+		mapped += page_mapping_find(hot_as->id, hot_page(j), &pte);
 	uint64_t pages = __atomic_load_n(&hot_as->pages_mapped, __ATOMIC_RELAXED);
 	TPRINTF("pagefault1: phase 3: %u threads x %u rounds on the same %u pages "
 	    "in %lu ms: %lu faults: %lu inserted the page, %lu lost the insert to "
@@ -763,7 +763,7 @@ static size_t check_hot(void)
 
 	as_enter(hot_as);
 	for (unsigned j = 0; j < PF_HOT; j++) {
-		if (!page_mapping_find(hot_as, hot_page(j), &pte))
+		if (!page_mapping_find(hot_as->id, hot_page(j), &pte))
 			continue;
 		uint64_t *w = (uint64_t *) hot_page(j);
 		for (unsigned t = 0; t < nthreads; t++) {
@@ -791,7 +791,7 @@ static void check_shadows(size_t entries0)
 		size_t mapped_priv = 0;
 		for (unsigned j = 0; j < shared_per; j++) {
 			bool want = a->shared[j].state != PG_ABSENT;
-			if (page_mapping_find(shared_as, shared_page(t, j), &pte) != want)
+			if (page_mapping_find(shared_as->id, shared_page(t, j), &pte) != want)
 				mmtest_fail(&failure, "shared page %#lx: in the table %s, shadow says %s",
 				    shared_page(t, j), want ? "no" : "yes",
 				    want ? "mapped" : "unmapped");
@@ -800,7 +800,7 @@ static void check_shadows(size_t entries0)
 		for (unsigned j = 0; j < PF_PRIV; j++) {
 			bool want = a->own[j].state != PG_ABSENT;
 			uintptr_t va = PF_BASE + (uintptr_t) j * PAGE_SIZE;
-			if (page_mapping_find(a->priv, va, &pte) != want)
+			if (page_mapping_find(a->priv->id, va, &pte) != want)
 				mmtest_fail(&failure, "private page %#lx of thread %u: in the table %s",
 				    va, t, want ? "no" : "yes");
 			mapped_priv += want;
@@ -960,8 +960,9 @@ const char *test_pagefault1(void)
 	mmtest_failure_reset(&failure);
 	mmtest_snap(&s0);
 	uint64_t t0 = uptime_us();
-	TPRINTF("pagefault1: the table before:\n");
-	page_ht_print();
+	TPRINTF("pagefault1: the table before: %s, %zu entries, %zu buckets, "
+	    "%lu grows, %lu shrinks\n", s0.ps.backend, s0.ps.entries,
+	    s0.ps.buckets, s0.ps.grows, s0.ps.shrinks);
 	peak_buckets = s0.ps.buckets;
 	peak_entries = s0.ps.entries;
 
@@ -1010,9 +1011,10 @@ const char *test_pagefault1(void)
 	teardown(n);
 
 	mmtest_snap(&s1);
-	TPRINTF("pagefault1: the table after (%lu ms; %lu ms in all):\n",
-	    (uptime_us() - t1) / 1000, (uptime_us() - t0) / 1000);
-	page_ht_print();
+	TPRINTF("pagefault1: the table after (%lu ms; %lu ms in all): %s, %zu "
+	    "entries, %zu buckets, %lu grows, %lu shrinks\n",
+	    (uptime_us() - t1) / 1000, (uptime_us() - t0) / 1000, s1.ps.backend,
+	    s1.ps.entries, s1.ps.buckets, s1.ps.grows, s1.ps.shrinks);
 	TPRINTF("pagefault1: entries %zu (baseline %zu), address spaces %zu (%zu); "
 	    "against the baseline: heap allocations %ld, CHT dummies %ld, frames "
 	    "outside slabs %ld, free frames %ld\n", s1.ps.entries, s0.ps.entries,

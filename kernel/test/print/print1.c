@@ -112,7 +112,7 @@ static bool check(int line, const char *expected, const char *fmt, ...)
 	return ok;
 }
 
-#define CHECK(expected, ...) \
+#define EXPECT_PRINT(expected, ...) \
 	do { \
 		if (!check(__LINE__, (expected), __VA_ARGS__)) \
 			return reason; \
@@ -132,166 +132,166 @@ static bool check(int line, const char *expected, const char *fmt, ...)
 static const char *test_standard(void)
 {
 	/* Plain text and the basic conversions. */
-	CHECK("hello", "hello");
-	CHECK("0", "%d", 0);
-	CHECK("42", "%d", 42);
-	CHECK("-42", "%d", -42);
-	CHECK("123", "%i", 123);
-	CHECK("-7", "%i", -7);
-	CHECK("4294967295", "%u", 4294967295U);
-	CHECK("deadbeef", "%x", 0xdeadbeefU);
-	CHECK("DEADBEEF", "%X", 0xdeadbeefU);
-	CHECK("10", "%o", 8U);
-	CHECK("0", "%o", 0U);
-	CHECK("777", "%o", 0777U);
-	CHECK("A", "%c", 'A');
-	CHECK("abc", "%s", "abc");
-	CHECK("", "%s", "");
-	CHECK("%", "%%");
-	CHECK("a%b%", "a%%b%%");
-	CHECK("x=5 s=str c=z", "x=%d s=%s c=%c", 5, "str", 'z');
-	CHECK("[1][2][3]", "[%d][%u][%x]", 1, 2U, 3U);
+	EXPECT_PRINT("hello", "hello");
+	EXPECT_PRINT("0", "%d", 0);
+	EXPECT_PRINT("42", "%d", 42);
+	EXPECT_PRINT("-42", "%d", -42);
+	EXPECT_PRINT("123", "%i", 123);
+	EXPECT_PRINT("-7", "%i", -7);
+	EXPECT_PRINT("4294967295", "%u", 4294967295U);
+	EXPECT_PRINT("deadbeef", "%x", 0xdeadbeefU);
+	EXPECT_PRINT("DEADBEEF", "%X", 0xdeadbeefU);
+	EXPECT_PRINT("10", "%o", 8U);
+	EXPECT_PRINT("0", "%o", 0U);
+	EXPECT_PRINT("777", "%o", 0777U);
+	EXPECT_PRINT("A", "%c", 'A');
+	EXPECT_PRINT("abc", "%s", "abc");
+	EXPECT_PRINT("", "%s", "");
+	EXPECT_PRINT("%", "%%");
+	EXPECT_PRINT("a%b%", "a%%b%%");
+	EXPECT_PRINT("x=5 s=str c=z", "x=%d s=%s c=%c", 5, "str", 'z');
+	EXPECT_PRINT("[1][2][3]", "[%d][%u][%x]", 1, 2U, 3U);
 
 	/* INT/UINT limits. */
-	CHECK("-2147483648", "%d", INT32_MIN);
-	CHECK("2147483647", "%d", INT32_MAX);
-	CHECK("4294967295", "%u", UINT32_MAX);
-	CHECK("ffffffff", "%x", UINT32_MAX);
-	CHECK("37777777777", "%o", UINT32_MAX);
-	CHECK("-9223372036854775808", "%ld", INT64_MIN);
-	CHECK("9223372036854775807", "%ld", INT64_MAX);
-	CHECK("-9223372036854775808", "%lld", (long long) INT64_MIN);
-	CHECK("9223372036854775807", "%lli", (long long) INT64_MAX);
-	CHECK("18446744073709551615", "%lu", UINT64_MAX);
-	CHECK("18446744073709551615", "%llu", (unsigned long long) UINT64_MAX);
-	CHECK("ffffffffffffffff", "%lx", UINT64_MAX);
-	CHECK("FFFFFFFFFFFFFFFF", "%llX", (unsigned long long) UINT64_MAX);
-	CHECK("1777777777777777777777", "%lo", UINT64_MAX);
-	CHECK("8000000000000000", "%lx", (uint64_t) INT64_MIN);
+	EXPECT_PRINT("-2147483648", "%d", INT32_MIN);
+	EXPECT_PRINT("2147483647", "%d", INT32_MAX);
+	EXPECT_PRINT("4294967295", "%u", UINT32_MAX);
+	EXPECT_PRINT("ffffffff", "%x", UINT32_MAX);
+	EXPECT_PRINT("37777777777", "%o", UINT32_MAX);
+	EXPECT_PRINT("-9223372036854775808", "%ld", INT64_MIN);
+	EXPECT_PRINT("9223372036854775807", "%ld", INT64_MAX);
+	EXPECT_PRINT("-9223372036854775808", "%lld", (long long) INT64_MIN);
+	EXPECT_PRINT("9223372036854775807", "%lli", (long long) INT64_MAX);
+	EXPECT_PRINT("18446744073709551615", "%lu", UINT64_MAX);
+	EXPECT_PRINT("18446744073709551615", "%llu", (unsigned long long) UINT64_MAX);
+	EXPECT_PRINT("ffffffffffffffff", "%lx", UINT64_MAX);
+	EXPECT_PRINT("FFFFFFFFFFFFFFFF", "%llX", (unsigned long long) UINT64_MAX);
+	EXPECT_PRINT("1777777777777777777777", "%lo", UINT64_MAX);
+	EXPECT_PRINT("8000000000000000", "%lx", (uint64_t) INT64_MIN);
 
 	/* Width. */
-	CHECK("   42", "%5d", 42);
-	CHECK("42   |", "%-5d|", 42);
-	CHECK("00042", "%05d", 42);
-	CHECK("-0042", "%05d", -42);
-	CHECK("-0000001", "%08d", -1);
-	CHECK("-1      |", "%-8d|", -1);
-	CHECK("00000abc", "%08x", 0xabcU);
-	CHECK("12345", "%2d", 12345);
-	CHECK("-123", "%3d", -123);
-	CHECK("     ", "%5s", "");
-	CHECK("  abc", "%5s", "abc");
-	CHECK("abc  |", "%-5s|", "abc");
-	CHECK("    x", "%5c", 'x');
-	CHECK("x  |", "%-3c|", 'x');
-	CHECK("-000009223372036854775808", "%025ld", INT64_MIN);
-	CHECK("-9223372036854775808     |", "%-25ld|", INT64_MIN);
-	CHECK("     18446744073709551615", "%25lu", UINT64_MAX);
-	CHECK("00000000000000000000000000000000000000000042", "%044d", 42);
+	EXPECT_PRINT("   42", "%5d", 42);
+	EXPECT_PRINT("42   |", "%-5d|", 42);
+	EXPECT_PRINT("00042", "%05d", 42);
+	EXPECT_PRINT("-0042", "%05d", -42);
+	EXPECT_PRINT("-0000001", "%08d", -1);
+	EXPECT_PRINT("-1      |", "%-8d|", -1);
+	EXPECT_PRINT("00000abc", "%08x", 0xabcU);
+	EXPECT_PRINT("12345", "%2d", 12345);
+	EXPECT_PRINT("-123", "%3d", -123);
+	EXPECT_PRINT("     ", "%5s", "");
+	EXPECT_PRINT("  abc", "%5s", "abc");
+	EXPECT_PRINT("abc  |", "%-5s|", "abc");
+	EXPECT_PRINT("    x", "%5c", 'x');
+	EXPECT_PRINT("x  |", "%-3c|", 'x');
+	EXPECT_PRINT("-000009223372036854775808", "%025ld", INT64_MIN);
+	EXPECT_PRINT("-9223372036854775808     |", "%-25ld|", INT64_MIN);
+	EXPECT_PRINT("     18446744073709551615", "%25lu", UINT64_MAX);
+	EXPECT_PRINT("00000000000000000000000000000000000000000042", "%044d", 42);
 
 	/* Sign flags. */
-	CHECK("+42", "%+d", 42);
-	CHECK("-42", "%+d", -42);
-	CHECK("+0", "%+d", 0);
-	CHECK(" 42", "% d", 42);
-	CHECK("-42", "% d", -42);
-	CHECK(" 0", "% d", 0);
-	CHECK("  +42", "%+5d", 42);
-	CHECK("+0042", "%+05d", 42);
-	CHECK(" 0042", "% 05d", 42);
-	CHECK("+42  |", "%-+5d|", 42);
-	CHECK("+9223372036854775807", "%+ld", INT64_MAX);
-	CHECK("-9223372036854775808", "%+ld", INT64_MIN);
+	EXPECT_PRINT("+42", "%+d", 42);
+	EXPECT_PRINT("-42", "%+d", -42);
+	EXPECT_PRINT("+0", "%+d", 0);
+	EXPECT_PRINT(" 42", "% d", 42);
+	EXPECT_PRINT("-42", "% d", -42);
+	EXPECT_PRINT(" 0", "% d", 0);
+	EXPECT_PRINT("  +42", "%+5d", 42);
+	EXPECT_PRINT("+0042", "%+05d", 42);
+	EXPECT_PRINT(" 0042", "% 05d", 42);
+	EXPECT_PRINT("+42  |", "%-+5d|", 42);
+	EXPECT_PRINT("+9223372036854775807", "%+ld", INT64_MAX);
+	EXPECT_PRINT("-9223372036854775808", "%+ld", INT64_MIN);
 
 	/* Alternate form. */
-	CHECK("0xff", "%#x", 255U);
-	CHECK("0XFF", "%#X", 255U);
-	CHECK("0", "%#x", 0U);
-	CHECK("010", "%#o", 8U);
-	CHECK("0", "%#o", 0U);
-	CHECK("      0xff", "%#10x", 255U);
-	CHECK("0x000000ff", "%#010x", 255U);
-	CHECK("0xff      |", "%-#10x|", 255U);
-	CHECK("00010", "%#.5o", 8U);
-	CHECK("0", "%#.0o", 0U);
-	CHECK("0x001", "%#.3x", 1U);
-	CHECK("0xffffffffffffffff", "%#lx", UINT64_MAX);
-	CHECK("01777777777777777777777", "%#lo", UINT64_MAX);
+	EXPECT_PRINT("0xff", "%#x", 255U);
+	EXPECT_PRINT("0XFF", "%#X", 255U);
+	EXPECT_PRINT("0", "%#x", 0U);
+	EXPECT_PRINT("010", "%#o", 8U);
+	EXPECT_PRINT("0", "%#o", 0U);
+	EXPECT_PRINT("      0xff", "%#10x", 255U);
+	EXPECT_PRINT("0x000000ff", "%#010x", 255U);
+	EXPECT_PRINT("0xff      |", "%-#10x|", 255U);
+	EXPECT_PRINT("00010", "%#.5o", 8U);
+	EXPECT_PRINT("0", "%#.0o", 0U);
+	EXPECT_PRINT("0x001", "%#.3x", 1U);
+	EXPECT_PRINT("0xffffffffffffffff", "%#lx", UINT64_MAX);
+	EXPECT_PRINT("01777777777777777777777", "%#lo", UINT64_MAX);
 
 	/* Precision on integers. */
-	CHECK("00042", "%.5d", 42);
-	CHECK("-00042", "%.5d", -42);
-	CHECK("  -00042", "%8.5d", -42);
-	CHECK("00042   |", "%-8.5d|", 42);
-	CHECK("+00042", "%+.5d", 42);
-	CHECK("", "%.0d", 0);
-	CHECK("", "%.d", 0);
-	CHECK("     ", "%5.0d", 0);
-	CHECK("", "%.0x", 0U);
-	CHECK("", "%.0u", 0U);
-	CHECK("+", "%+.0d", 0);
-	CHECK(" ", "% .0d", 0);
-	CHECK("1", "%.0d", 1);
-	CHECK("00a", "%.3x", 0xaU);
-	CHECK("0000000123", "%.10u", 123U);
-	CHECK("00000018446744073709551615", "%.26lu", UINT64_MAX);
-	CHECK("-0009223372036854775808", "%.22ld", INT64_MIN);
-	CHECK("-9223372036854775808", "%.5ld", INT64_MIN);
+	EXPECT_PRINT("00042", "%.5d", 42);
+	EXPECT_PRINT("-00042", "%.5d", -42);
+	EXPECT_PRINT("  -00042", "%8.5d", -42);
+	EXPECT_PRINT("00042   |", "%-8.5d|", 42);
+	EXPECT_PRINT("+00042", "%+.5d", 42);
+	EXPECT_PRINT("", "%.0d", 0);
+	EXPECT_PRINT("", "%.d", 0);
+	EXPECT_PRINT("     ", "%5.0d", 0);
+	EXPECT_PRINT("", "%.0x", 0U);
+	EXPECT_PRINT("", "%.0u", 0U);
+	EXPECT_PRINT("+", "%+.0d", 0);
+	EXPECT_PRINT(" ", "% .0d", 0);
+	EXPECT_PRINT("1", "%.0d", 1);
+	EXPECT_PRINT("00a", "%.3x", 0xaU);
+	EXPECT_PRINT("0000000123", "%.10u", 123U);
+	EXPECT_PRINT("00000018446744073709551615", "%.26lu", UINT64_MAX);
+	EXPECT_PRINT("-0009223372036854775808", "%.22ld", INT64_MIN);
+	EXPECT_PRINT("-9223372036854775808", "%.5ld", INT64_MIN);
 
 	/* Precision on strings. */
-	CHECK("abc", "%.3s", "abcdef");
-	CHECK("abc", "%.10s", "abc");
-	CHECK("", "%.0s", "abc");
-	CHECK("   ab|", "%5.2s|", "abc");
-	CHECK("ab   |", "%-5.2s|", "abc");
+	EXPECT_PRINT("abc", "%.3s", "abcdef");
+	EXPECT_PRINT("abc", "%.10s", "abc");
+	EXPECT_PRINT("", "%.0s", "abc");
+	EXPECT_PRINT("   ab|", "%5.2s|", "abc");
+	EXPECT_PRINT("ab   |", "%-5.2s|", "abc");
 
 	/* Width and precision from arguments. */
-	CHECK("   42", "%*d", 5, 42);
-	CHECK("42   |", "%*d|", -5, 42);
-	CHECK("42   |", "%-*d|", 5, 42);
-	CHECK("42   |", "%-*d|", -5, 42);
-	CHECK("42", "%*d", 0, 42);
-	CHECK("0007", "%.*d", 4, 7);
-	CHECK("7", "%.*d", -1, 7);
-	CHECK("", "%.*d", 0, 0);
-	CHECK("   007", "%*.*d", 6, 3, 7);
-	CHECK("ab    |", "%*.*s|", -6, 2, "abc");
-	CHECK("abc", "%.*s", 3, "abcdef");
-	CHECK("abcdef", "%.*s", -3, "abcdef");
-	CHECK("-0003", "%0*d", 5, -3);
-	CHECK("    z", "%*c", 5, 'z');
+	EXPECT_PRINT("   42", "%*d", 5, 42);
+	EXPECT_PRINT("42   |", "%*d|", -5, 42);
+	EXPECT_PRINT("42   |", "%-*d|", 5, 42);
+	EXPECT_PRINT("42   |", "%-*d|", -5, 42);
+	EXPECT_PRINT("42", "%*d", 0, 42);
+	EXPECT_PRINT("0007", "%.*d", 4, 7);
+	EXPECT_PRINT("7", "%.*d", -1, 7);
+	EXPECT_PRINT("", "%.*d", 0, 0);
+	EXPECT_PRINT("   007", "%*.*d", 6, 3, 7);
+	EXPECT_PRINT("ab    |", "%*.*s|", -6, 2, "abc");
+	EXPECT_PRINT("abc", "%.*s", 3, "abcdef");
+	EXPECT_PRINT("abcdef", "%.*s", -3, "abcdef");
+	EXPECT_PRINT("-0003", "%0*d", 5, -3);
+	EXPECT_PRINT("    z", "%*c", 5, 'z');
 
 	/* Length modifiers. */
-	CHECK("-1", "%hhd", 255);
-	CHECK("-128", "%hhd", -128);
-	CHECK("-128", "%hhd", 128);
-	CHECK("127", "%hhi", 127);
-	CHECK("5", "%hhu", 261);
-	CHECK("255", "%hhu", -1);
-	CHECK("ff", "%hhx", 0x1ff);
-	CHECK("377", "%hho", 0xff);
-	CHECK("-32768", "%hd", 32768);
-	CHECK("-32768", "%hd", -32768);
-	CHECK("32767", "%hi", 32767);
-	CHECK("7", "%hu", 65536 + 7);
-	CHECK("65535", "%hu", -1);
-	CHECK("2345", "%hx", 0x12345);
-	CHECK("FFFF", "%hX", 0xffff);
-	CHECK("12345", "%zu", (size_t) 12345);
-	CHECK("-5", "%zd", (ssize_t) -5);
-	CHECK("ffffffffffffffff", "%zx", SIZE_MAX);
-	CHECK("-100", "%td", (ptrdiff_t) -100);
-	CHECK("ff", "%tx", (ptrdiff_t) 255);
-	CHECK("-9223372036854775808", "%jd", (intmax_t) INT64_MIN);
-	CHECK("18446744073709551615", "%ju", (uintmax_t) UINT64_MAX);
-	CHECK("1234567890123", "%li", 1234567890123L);
-	CHECK("   -1", "%5ld", -1L);
-	CHECK("00ff", "%04hhx", 255);
+	EXPECT_PRINT("-1", "%hhd", 255);
+	EXPECT_PRINT("-128", "%hhd", -128);
+	EXPECT_PRINT("-128", "%hhd", 128);
+	EXPECT_PRINT("127", "%hhi", 127);
+	EXPECT_PRINT("5", "%hhu", 261);
+	EXPECT_PRINT("255", "%hhu", -1);
+	EXPECT_PRINT("ff", "%hhx", 0x1ff);
+	EXPECT_PRINT("377", "%hho", 0xff);
+	EXPECT_PRINT("-32768", "%hd", 32768);
+	EXPECT_PRINT("-32768", "%hd", -32768);
+	EXPECT_PRINT("32767", "%hi", 32767);
+	EXPECT_PRINT("7", "%hu", 65536 + 7);
+	EXPECT_PRINT("65535", "%hu", -1);
+	EXPECT_PRINT("2345", "%hx", 0x12345);
+	EXPECT_PRINT("FFFF", "%hX", 0xffff);
+	EXPECT_PRINT("12345", "%zu", (size_t) 12345);
+	EXPECT_PRINT("-5", "%zd", (ssize_t) -5);
+	EXPECT_PRINT("ffffffffffffffff", "%zx", SIZE_MAX);
+	EXPECT_PRINT("-100", "%td", (ptrdiff_t) -100);
+	EXPECT_PRINT("ff", "%tx", (ptrdiff_t) 255);
+	EXPECT_PRINT("-9223372036854775808", "%jd", (intmax_t) INT64_MIN);
+	EXPECT_PRINT("18446744073709551615", "%ju", (uintmax_t) UINT64_MAX);
+	EXPECT_PRINT("1234567890123", "%li", 1234567890123L);
+	EXPECT_PRINT("   -1", "%5ld", -1L);
+	EXPECT_PRINT("00ff", "%04hhx", 255);
 
 	/* Combinations. */
-	CHECK("[  abc] [abc  ] [00042] [+42] [0x2a]",
+	EXPECT_PRINT("[  abc] [abc  ] [00042] [+42] [0x2a]",
 	    "[%5s] [%-5s] [%05d] [%+d] [%#x]", "abc", "abc", 42, 42, 42U);
-	CHECK("a-1b18446744073709551615c-9223372036854775808d",
+	EXPECT_PRINT("a-1b18446744073709551615c-9223372036854775808d",
 	    "a%db%luc%ldd", -1, UINT64_MAX, INT64_MIN);
 
 	return NULL;
@@ -308,23 +308,23 @@ static const char *test_standard(void)
 /** Formats whose flags have no effect (same result as ISO C printf()). */
 static const char *test_ignored_flags(void)
 {
-	CHECK("", "");
-	CHECK("-42  |", "%-05d|", -42);
-	CHECK("42   |", "%-05d|", 42);
-	CHECK("+5", "%+ d", 5);
-	CHECK("+5", "% +d", 5);
-	CHECK("5", "%+u", 5U);
-	CHECK("5", "% x", 5U);
-	CHECK("5", "%#d", 5);
-	CHECK("5", "%#u", 5U);
-	CHECK("x", "%hhc", 'x');
+	EXPECT_PRINT("", "");
+	EXPECT_PRINT("-42  |", "%-05d|", -42);
+	EXPECT_PRINT("42   |", "%-05d|", 42);
+	EXPECT_PRINT("+5", "%+ d", 5);
+	EXPECT_PRINT("+5", "% +d", 5);
+	EXPECT_PRINT("5", "%+u", 5U);
+	EXPECT_PRINT("5", "% x", 5U);
+	EXPECT_PRINT("5", "%#d", 5);
+	EXPECT_PRINT("5", "%#u", 5U);
+	EXPECT_PRINT("x", "%hhc", 'x');
 
 	/* '0' is ignored when a precision is given (a negative '*' precision
 	 * counts as omitted, so '0' applies again). */
-	CHECK("  -00042", "%08.5d", -42);
-	CHECK("     042", "%08.3u", 42U);
-	CHECK("00042", "%0*.*d", 5, -1, 42);
-	CHECK("   00042", "%0*.*d", 8, 5, 42);
+	EXPECT_PRINT("  -00042", "%08.5d", -42);
+	EXPECT_PRINT("     042", "%08.3u", 42U);
+	EXPECT_PRINT("00042", "%0*.*d", 5, -1, 42);
+	EXPECT_PRINT("   00042", "%0*.*d", 8, 5, 42);
 
 	return NULL;
 }
@@ -333,50 +333,50 @@ static const char *test_ignored_flags(void)
 static const char *test_kernel_specific(void)
 {
 	/* %p: "0x" and exactly 16 hex digits. */
-	CHECK("0x0000000000001234", "%p", (void *) 0x1234);
-	CHECK("0x0000000000000000", "%p", NULL);
-	CHECK("0xffffffffffffffff", "%p", (void *) UINTPTR_MAX);
-	CHECK("0xffffffff80000000", "%p", (void *) 0xffffffff80000000UL);
-	CHECK("  0x0000000000001234|", "%20p|", (void *) 0x1234);
-	CHECK("0x0000000000001234  |", "%-20p|", (void *) 0x1234);
-	CHECK("0x00000000deadbeef", "%.3p", (void *) 0xdeadbeefUL);
-	CHECK("0x0000000000000001", "%p", (void *) 1);
+	EXPECT_PRINT("0x0000000000001234", "%p", (void *) 0x1234);
+	EXPECT_PRINT("0x0000000000000000", "%p", NULL);
+	EXPECT_PRINT("0xffffffffffffffff", "%p", (void *) UINTPTR_MAX);
+	EXPECT_PRINT("0xffffffff80000000", "%p", (void *) 0xffffffff80000000UL);
+	EXPECT_PRINT("  0x0000000000001234|", "%20p|", (void *) 0x1234);
+	EXPECT_PRINT("0x0000000000001234  |", "%-20p|", (void *) 0x1234);
+	EXPECT_PRINT("0x00000000deadbeef", "%.3p", (void *) 0xdeadbeefUL);
+	EXPECT_PRINT("0x0000000000000001", "%p", (void *) 1);
 
 	/* NULL strings. */
-	CHECK("(null)", "%s", (char *) NULL);
-	CHECK("  (null)", "%8s", (char *) NULL);
-	CHECK("(null)  |", "%-8s|", (char *) NULL);
-	CHECK("(nu", "%.3s", (char *) NULL);
+	EXPECT_PRINT("(null)", "%s", (char *) NULL);
+	EXPECT_PRINT("  (null)", "%8s", (char *) NULL);
+	EXPECT_PRINT("(null)  |", "%-8s|", (char *) NULL);
+	EXPECT_PRINT("(nu", "%.3s", (char *) NULL);
 
 	/* %c and %s ignore the '0' flag; %% ignores everything. */
-	CHECK("   ab", "%05s", "ab");
-	CHECK("    c", "%05c", 'c');
-	CHECK("%", "%5%");
-	CHECK("a%b", "a%-05%b");
+	EXPECT_PRINT("   ab", "%05s", "ab");
+	EXPECT_PRINT("    c", "%05c", 'c');
+	EXPECT_PRINT("%", "%5%");
+	EXPECT_PRINT("a%b", "a%-05%b");
 
 	/* Unknown conversions are printed literally and take no argument. */
-	CHECK("%q", "%q");
-	CHECK("a%qb", "a%qb");
-	CHECK("%-5q", "%-5q");
-	CHECK("%#+ 0-12.34llq", "%#+ 0-12.34llq");
-	CHECK("%f 5", "%f %d", 5);
-	CHECK("%n 6", "%n %d", 6);
-	CHECK("%L", "%L");
-	CHECK("%lll", "%lll");
-	CHECK("%llld", "%llld", 1);
-	CHECK("%hhh", "%hhh");
-	CHECK("%", "%");
-	CHECK("abc%", "abc%");
-	CHECK("%5", "%5");
-	CHECK("%-+ #0", "%-+ #0");
-	CHECK("%.", "%.");
-	CHECK("%l", "%l");
-	CHECK("%z", "%z");
-	CHECK("1%.*", "%d%.*", 1, 2);
-	CHECK("%\x01%\xff", "%\x01%\xff");
+	EXPECT_PRINT("%q", "%q");
+	EXPECT_PRINT("a%qb", "a%qb");
+	EXPECT_PRINT("%-5q", "%-5q");
+	EXPECT_PRINT("%#+ 0-12.34llq", "%#+ 0-12.34llq");
+	EXPECT_PRINT("%f 5", "%f %d", 5);
+	EXPECT_PRINT("%n 6", "%n %d", 6);
+	EXPECT_PRINT("%L", "%L");
+	EXPECT_PRINT("%lll", "%lll");
+	EXPECT_PRINT("%llld", "%llld", 1);
+	EXPECT_PRINT("%hhh", "%hhh");
+	EXPECT_PRINT("%", "%");
+	EXPECT_PRINT("abc%", "abc%");
+	EXPECT_PRINT("%5", "%5");
+	EXPECT_PRINT("%-+ #0", "%-+ #0");
+	EXPECT_PRINT("%.", "%.");
+	EXPECT_PRINT("%l", "%l");
+	EXPECT_PRINT("%z", "%z");
+	EXPECT_PRINT("1%.*", "%d%.*", 1, 2);
+	EXPECT_PRINT("%\x01%\xff", "%\x01%\xff");
 
 	/* Saturated huge precision on a string is still only a maximum. */
-	CHECK("abc", "%.99999999999999999999s", "abc");
+	EXPECT_PRINT("abc", "%.99999999999999999999s", "abc");
 
 	return NULL;
 }
@@ -485,7 +485,7 @@ static const char *test_buffers(void)
 }
 
 /** Checks one str_to_uint64() case. */
-#define CHECK_U64(str, exp_rc, exp_val) \
+#define EXPECT_U64(str, exp_rc, exp_val) \
 	do { \
 		uint64_t v_ = 0x5a5a5a5a5a5a5a5aUL; \
 		case_idx++; \
@@ -499,7 +499,7 @@ static const char *test_buffers(void)
 	} while (0)
 
 /** Checks one str_to_int64() case. */
-#define CHECK_I64(str, exp_rc, exp_val) \
+#define EXPECT_I64(str, exp_rc, exp_val) \
 	do { \
 		int64_t v_ = 0x5a5a5a5a5a5a5a5aL; \
 		case_idx++; \
@@ -515,56 +515,56 @@ static const char *test_buffers(void)
 /** str_to_uint64() and str_to_int64(). */
 static const char *test_str_to_int(void)
 {
-	CHECK_U64("0", EOK, 0);
-	CHECK_U64("123", EOK, 123);
-	CHECK_U64("+7", EOK, 7);
-	CHECK_U64("010", EOK, 10);
-	CHECK_U64("0x1F", EOK, 0x1f);
-	CHECK_U64("0XfF", EOK, 0xff);
-	CHECK_U64("0x0", EOK, 0);
-	CHECK_U64("0xDeadBeef", EOK, 0xdeadbeefUL);
-	CHECK_U64("18446744073709551615", EOK, UINT64_MAX);
-	CHECK_U64("0xffffffffffffffff", EOK, UINT64_MAX);
-	CHECK_U64("0x000000000000000000ffffffffffffffff", EOK, UINT64_MAX);
-	CHECK_U64("18446744073709551616", EOVERFLOW, 0);
-	CHECK_U64("99999999999999999999", EOVERFLOW, 0);
-	CHECK_U64("0x10000000000000000", EOVERFLOW, 0);
-	CHECK_U64("", EINVAL, 0);
-	CHECK_U64("abc", EINVAL, 0);
-	CHECK_U64("12a", EINVAL, 0);
-	CHECK_U64("0x", EINVAL, 0);
-	CHECK_U64("0x1g", EINVAL, 0);
-	CHECK_U64(" 1", EINVAL, 0);
-	CHECK_U64("1 ", EINVAL, 0);
-	CHECK_U64("-1", EINVAL, 0);
-	CHECK_U64("+", EINVAL, 0);
-	CHECK_U64("++1", EINVAL, 0);
-	CHECK_U64("ff", EINVAL, 0);
-	CHECK_U64("99999999999999999999x", EINVAL, 0);
+	EXPECT_U64("0", EOK, 0);
+	EXPECT_U64("123", EOK, 123);
+	EXPECT_U64("+7", EOK, 7);
+	EXPECT_U64("010", EOK, 10);
+	EXPECT_U64("0x1F", EOK, 0x1f);
+	EXPECT_U64("0XfF", EOK, 0xff);
+	EXPECT_U64("0x0", EOK, 0);
+	EXPECT_U64("0xDeadBeef", EOK, 0xdeadbeefUL);
+	EXPECT_U64("18446744073709551615", EOK, UINT64_MAX);
+	EXPECT_U64("0xffffffffffffffff", EOK, UINT64_MAX);
+	EXPECT_U64("0x000000000000000000ffffffffffffffff", EOK, UINT64_MAX);
+	EXPECT_U64("18446744073709551616", EOVERFLOW, 0);
+	EXPECT_U64("99999999999999999999", EOVERFLOW, 0);
+	EXPECT_U64("0x10000000000000000", EOVERFLOW, 0);
+	EXPECT_U64("", EINVAL, 0);
+	EXPECT_U64("abc", EINVAL, 0);
+	EXPECT_U64("12a", EINVAL, 0);
+	EXPECT_U64("0x", EINVAL, 0);
+	EXPECT_U64("0x1g", EINVAL, 0);
+	EXPECT_U64(" 1", EINVAL, 0);
+	EXPECT_U64("1 ", EINVAL, 0);
+	EXPECT_U64("-1", EINVAL, 0);
+	EXPECT_U64("+", EINVAL, 0);
+	EXPECT_U64("++1", EINVAL, 0);
+	EXPECT_U64("ff", EINVAL, 0);
+	EXPECT_U64("99999999999999999999x", EINVAL, 0);
 
-	CHECK_I64("0", EOK, 0);
-	CHECK_I64("-0", EOK, 0);
-	CHECK_I64("42", EOK, 42);
-	CHECK_I64("-42", EOK, -42);
-	CHECK_I64("+42", EOK, 42);
-	CHECK_I64("-0x10", EOK, -16);
-	CHECK_I64("0x7fffffffffffffff", EOK, INT64_MAX);
-	CHECK_I64("-0x8000000000000000", EOK, INT64_MIN);
-	CHECK_I64("9223372036854775807", EOK, INT64_MAX);
-	CHECK_I64("-9223372036854775808", EOK, INT64_MIN);
-	CHECK_I64("-9223372036854775807", EOK, -INT64_MAX);
-	CHECK_I64("9223372036854775808", EOVERFLOW, 0);
-	CHECK_I64("-9223372036854775809", EOVERFLOW, 0);
-	CHECK_I64("0x8000000000000000", EOVERFLOW, 0);
-	CHECK_I64("18446744073709551615", EOVERFLOW, 0);
-	CHECK_I64("-18446744073709551617", EOVERFLOW, 0);
-	CHECK_I64("", EINVAL, 0);
-	CHECK_I64("-", EINVAL, 0);
-	CHECK_I64("--1", EINVAL, 0);
-	CHECK_I64("+-1", EINVAL, 0);
-	CHECK_I64("-abc", EINVAL, 0);
-	CHECK_I64("12-", EINVAL, 0);
-	CHECK_I64("- 1", EINVAL, 0);
+	EXPECT_I64("0", EOK, 0);
+	EXPECT_I64("-0", EOK, 0);
+	EXPECT_I64("42", EOK, 42);
+	EXPECT_I64("-42", EOK, -42);
+	EXPECT_I64("+42", EOK, 42);
+	EXPECT_I64("-0x10", EOK, -16);
+	EXPECT_I64("0x7fffffffffffffff", EOK, INT64_MAX);
+	EXPECT_I64("-0x8000000000000000", EOK, INT64_MIN);
+	EXPECT_I64("9223372036854775807", EOK, INT64_MAX);
+	EXPECT_I64("-9223372036854775808", EOK, INT64_MIN);
+	EXPECT_I64("-9223372036854775807", EOK, -INT64_MAX);
+	EXPECT_I64("9223372036854775808", EOVERFLOW, 0);
+	EXPECT_I64("-9223372036854775809", EOVERFLOW, 0);
+	EXPECT_I64("0x8000000000000000", EOVERFLOW, 0);
+	EXPECT_I64("18446744073709551615", EOVERFLOW, 0);
+	EXPECT_I64("-18446744073709551617", EOVERFLOW, 0);
+	EXPECT_I64("", EINVAL, 0);
+	EXPECT_I64("-", EINVAL, 0);
+	EXPECT_I64("--1", EINVAL, 0);
+	EXPECT_I64("+-1", EINVAL, 0);
+	EXPECT_I64("-abc", EINVAL, 0);
+	EXPECT_I64("12-", EINVAL, 0);
+	EXPECT_I64("- 1", EINVAL, 0);
 
 	/* NULL arguments are rejected. */
 	case_idx++;

@@ -20,6 +20,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -33,14 +34,7 @@
 const char *test_condvar1(void);
 
 #define ROUNDS 3000
-/** Liveness bound (not a timing assertion). */
-#define WAIT_LIMIT_US 60000000UL
 
-#define CHECK(cond, msg) \
-	do { \
-		if (!(cond)) \
-			return msg; \
-	} while (0)
 
 static struct {
 	mutex_t mtx;

@@ -16,6 +16,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -28,14 +29,7 @@ const char *test_mutex1(void);
 
 /** Increments over all threads (split evenly; keeps -smp 8 under TCG quick). */
 #define TOTAL_COUNT 64000
-/** Liveness bound for waiting on another thread (not a timing assertion). */
-#define WAIT_LIMIT_US 60000000UL
 
-#define CHECK(cond, msg) \
-	do { \
-		if (!(cond)) \
-			return msg; \
-	} while (0)
 
 static struct {
 	mutex_t mtx;

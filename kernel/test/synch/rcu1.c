@@ -67,6 +67,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -80,8 +81,6 @@
 #include <lib/str.h>
 #include "../mm/mmtest.h"
 
-/** Liveness bound for waiting on a callback or thread (not a timing check). */
-#define WAIT_LIMIT_US 60000000ULL
 /** How long a reader holds a GP back in the preemption tests. */
 #define HOLD_US 40000
 /** Spin of the reader that the timer should preempt (rcu_synchronize part). */
@@ -146,23 +145,6 @@ static unsigned thread_cnt(void)
 	return MIN(MAX_THREADS, 4 * online_n);
 }
 
-/** Creates, optionally wires and starts a thread. */
-static thread_t *spawn(thread_func_t f, void *arg, const char *name, cpu_t *cpu)
-{
-	thread_t *t = thread_create(f, arg, name, THREAD_FLAG_NONE);
-	if (!t)
-		return NULL;
-	if (cpu)
-		thread_wire(t, cpu);
-	thread_start(t);
-	return t;
-}
-
-static bool join_bounded(thread_t *t)
-{
-	return thread_join_timeout(t, WAIT_LIMIT_US) == EOK;
-}
-
 /**
  * Joins (bounded) the @a made threads in @a t of the @a n a part wanted.
  * @return NULL, or why the part cannot go on.
@@ -170,7 +152,7 @@ static bool join_bounded(thread_t *t)
 static const char *join_all(thread_t **t, unsigned made, unsigned n)
 {
 	for (unsigned k = 0; k < made; k++) {
-		if (!join_bounded(t[k]))
+		if (!testlib_join(t[k], WAIT_LIMIT_US))
 			return in_flight("a thread did not finish");
 	}
 	return made == n ? NULL : "cannot create a thread";
@@ -246,7 +228,7 @@ static bool hog_start(hog_t *h, cpu_t *cpu)
 	semaphore_initialize(&h->go, 0);
 	atomic_set(&h->runs, 0);
 	h->stop = false;
-	h->thread = spawn(hog_main, h, "rcu1-hog", cpu);
+	h->thread = testlib_spawn(hog_main, h, "rcu1-hog", cpu);
 	return h->thread != NULL;
 }
 
@@ -254,7 +236,7 @@ static bool hog_stop(hog_t *h)
 {
 	__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
 	semaphore_up(&h->go);
-	return join_bounded(h->thread);
+	return testlib_join(h->thread, WAIT_LIMIT_US);
 }
 
 /**
@@ -513,10 +495,10 @@ static const char *pv_run(unsigned variant, size_t *in_gp)
 
 	const char *what = NULL;
 	bool stuck = false;
-	thread_t *t = spawn(pv_reader, p, "rcu1-preempt", cpu);
+	thread_t *t = testlib_spawn(pv_reader, p, "rcu1-preempt", cpu);
 	if (!t) {
 		what = "cannot create a thread";
-	} else if (!join_bounded(t)) {
+	} else if (!testlib_join(t, WAIT_LIMIT_US)) {
 		what = "the reader thread did not finish";
 		stuck = true;
 	}
@@ -641,7 +623,7 @@ static const char *part_synch(void)
 		atomic_set(&s.no_preempt, 0);
 		if (!hog_start(&hog, cpu))
 			return "cannot create a thread";
-		thread_t *t = spawn(sy_reader, &s, "rcu1-synch", cpu);
+		thread_t *t = testlib_spawn(sy_reader, &s, "rcu1-synch", cpu);
 		if (!t) {
 			return hog_stop(&hog) ? "cannot create a thread" :
 			    in_flight("a thread did not finish");
@@ -652,7 +634,7 @@ static const char *part_synch(void)
 		atomic_set(&s.sync_running, 1);
 		rcu_synchronize();
 		size_t done = atomic_get(&s.done);
-		bool joined = join_bounded(t);
+		bool joined = testlib_join(t, WAIT_LIMIT_US);
 		bool hog_ok = hog_stop(&hog);
 		if (!joined || !hog_ok)
 			return in_flight("a thread did not finish");
@@ -710,7 +692,7 @@ static const char *part_barrier(void)
 	for (unsigned round = 0; round < 3; round++) {
 		unsigned n = 0;
 		for (unsigned k = 0; k < online_n; k++) {
-			t[k] = spawn(bar_poster, NULL, "rcu1-barrier", nth_cpu(k));
+			t[k] = testlib_spawn(bar_poster, NULL, "rcu1-barrier", nth_cpu(k));
 			if (!t[k])
 				break;
 			n++;
@@ -814,8 +796,8 @@ static const char *part_exit(void)
 		atomic_set(&e->early, 0);
 		atomic_set(&e->cb_runs, 0);
 		atomic_set(&e->no_preempt, 0);
-		thread_t *t = spawn(ex_reader, e, "rcu1-exit", cpu);
-		bool ok = t && join_bounded(t);
+		thread_t *t = testlib_spawn(ex_reader, e, "rcu1-exit", cpu);
+		bool ok = t && testlib_join(t, WAIT_LIMIT_US);
 		bool hog_ok = hog_stop(&hog);
 		if (!t && hog_ok)
 			return "cannot create a thread";  /* e leaks, unreferenced */
@@ -847,10 +829,10 @@ static const char *part_exit(void)
 	/* New threads (possibly reusing the memory) start outside any section. */
 	atomic_set(&fresh_locked, 0);
 	for (unsigned k = 0; k < 2 * online_n; k++) {
-		thread_t *t = spawn(fresh_thread, NULL, "rcu1-fresh", nth_cpu(k));
+		thread_t *t = testlib_spawn(fresh_thread, NULL, "rcu1-fresh", nth_cpu(k));
 		if (!t)
 			return "cannot create a thread";
-		if (!join_bounded(t))
+		if (!testlib_join(t, WAIT_LIMIT_US))
 			return in_flight("a thread did not finish");
 	}
 	if (atomic_get(&fresh_locked))
@@ -892,7 +874,7 @@ static const char *part_nop_readers(void)
 	for (unsigned k = 0; k < n; k++) {
 		size_t iters = NOP_READER_MIN + (size_t) (NOP_READER_MAX -
 		    NOP_READER_MIN) * k / (n > 1 ? n - 1 : 1);
-		t[k] = spawn(nop_reader, (void *) iters, "rcu1-nopr", nth_cpu(k));
+		t[k] = testlib_spawn(nop_reader, (void *) iters, "rcu1-nopr", nth_cpu(k));
 		if (!t[k])
 			break;
 		total += iters;
@@ -941,7 +923,7 @@ static const char *part_nop_cbs(void)
 	atomic_set(&nop_live, 0);
 	atomic_set(&nop_oom, 0);
 	for (unsigned k = 0; k < n; k++) {
-		t[k] = spawn(nop_updater, NULL, "rcu1-nopcb", nth_cpu(k));
+		t[k] = testlib_spawn(nop_updater, NULL, "rcu1-nopcb", nth_cpu(k));
 		if (!t[k])
 			break;
 		made++;
@@ -1035,7 +1017,7 @@ static const char *part_seq(void)
 		work[k].updates = SEQ_TOTAL - work[k].reads;
 		if (work[k].updates == 0)
 			work[k].updates = 1;
-		t[k] = spawn(seq_func, &work[k], "rcu1-seq", nth_cpu(k));
+		t[k] = testlib_spawn(seq_func, &work[k], "rcu1-seq", nth_cpu(k));
 		if (!t[k])
 			break;
 		made++;
@@ -1146,23 +1128,23 @@ static const char *part_stress(void)
 		atomic_set(&stress_upd[k].run, 0);
 	}
 	for (unsigned k = 0; k < online_n; k++) {
-		rd[nr] = spawn(stress_reader, NULL, "rcu1-stress-r", nth_cpu(k));
+		rd[nr] = testlib_spawn(stress_reader, NULL, "rcu1-stress-r", nth_cpu(k));
 		if (!rd[nr])
 			break;
 		nr++;
-		up[nu] = spawn(stress_updater, &stress_upd[k], "rcu1-stress-u",
+		up[nu] = testlib_spawn(stress_updater, &stress_upd[k], "rcu1-stress-u",
 		    nth_cpu(k));
 		if (!up[nu])
 			break;
 		nu++;
 	}
 	for (unsigned k = 0; k < nu; k++) {
-		if (!join_bounded(up[k]) && !what)
+		if (!testlib_join(up[k], WAIT_LIMIT_US) && !what)
 			what = "an updater did not finish";
 	}
 	__atomic_store_n(&stress_done, true, __ATOMIC_RELEASE);
 	for (unsigned k = 0; k < nr; k++) {
-		if (!join_bounded(rd[k]) && !what)
+		if (!testlib_join(rd[k], WAIT_LIMIT_US) && !what)
 			what = "a reader did not finish";
 	}
 	if (what)

@@ -6,7 +6,7 @@
  * wired to the last CPU enters a section and spins there; the main thread then
  * waits for a grace period (rcu_synchronize()), which cannot complete while the
  * reader is inside. The reader spins until the warning counter moved (bounded by
- * WAIT_LIMIT_US, a liveness bound) and then HOLD_AFTER_LIMITS limits longer, so
+ * STALL_WAIT_US, a liveness bound) and then HOLD_AFTER_LIMITS limits longer, so
  * that a detector that warned more than once per grace period would show it.
  * Only one grace period can be held up by the reader (detections run one at a
  * time and the held one ends only when the reader leaves), so exactly one new
@@ -29,7 +29,7 @@
 /** The reader holds on for this many limits after the warning appeared. */
 #define HOLD_AFTER_LIMITS 2
 /** Liveness bound for the warning and the threads. */
-#define WAIT_LIMIT_US 30000000ULL
+#define STALL_WAIT_US 30000000ULL
 
 typedef struct {
 	atomic_t entered;
@@ -44,7 +44,7 @@ static void st_reader(void *arg)
 	atomic_set(&s->entered, 1);
 	uint64_t start = uptime_us();
 	while (rcu_stall_warnings() == s->warnings0) {
-		if (uptime_us() - start > WAIT_LIMIT_US) {
+		if (uptime_us() - start > STALL_WAIT_US) {
 			s->no_warning = true;
 			break;
 		}
@@ -80,7 +80,7 @@ const char *test_rcustall1(void)
 	uint64_t tid = r->tid;
 	thread_start(r);
 	uint64_t start = uptime_us();
-	while (atomic_get(&s.entered) == 0 && uptime_us() - start < WAIT_LIMIT_US)
+	while (atomic_get(&s.entered) == 0 && uptime_us() - start < STALL_WAIT_US)
 		thread_usleep(1000);
 	/* Waits for a grace period that the reader holds up. */
 	rcu_synchronize();

@@ -51,6 +51,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -63,7 +64,6 @@
 #include <time/delay.h>
 #include <time/timeout.h>
 #include <mm/malloc.h>
-#include <console/kconsole.h>
 
 /** GPs an object lives through after its retirement before it is freed. */
 #define RT_PIPE_LEN 10
@@ -90,8 +90,7 @@
  */
 #define RT_MIN_IRQ_READS 50
 #define RT_MIN_PREEMPTED 50
-#define RT_DEFAULT_SECONDS 3
-#define RT_MAX_SECONDS 86400
+#define RT_DEFAULT_SECONDS RCUTORTURE_DEFAULT_SECONDS
 
 /** Duration of the next run in seconds (`rcutorture -t N` sets it). */
 unsigned rcutorture_seconds = RT_DEFAULT_SECONDS;
@@ -539,21 +538,9 @@ static uint64_t rt_preempted(void)
 
 /* ---- the test ----------------------------------------------------------- */
 
-static thread_t *rt_spawn(thread_func_t f, void *arg, const char *name,
-    cpu_t *cpu)
-{
-	thread_t *t = thread_create(f, arg, name, THREAD_FLAG_NONE);
-	if (!t)
-		return NULL;
-	if (cpu)
-		thread_wire(t, cpu);
-	thread_start(t);
-	return t;
-}
-
 static bool rt_join(thread_t *t)
 {
-	return !t || thread_join_timeout(t, RT_STALL_US) == EOK;
+	return testlib_join(t, RT_STALL_US);
 }
 
 static void rt_reset(void)
@@ -589,7 +576,7 @@ static bool rt_start_threads(void)
 		*r = (rt_reader_t) { .id = rt.nreaders, .cpu = &cpus[i],
 		    .seed = 7919u * (rt.nreaders + 1) };
 		timeout_initialize(&r->irq_to);
-		r->thread = rt_spawn(rt_reader_thread, r, "rcutorture-r", &cpus[i]);
+		r->thread = testlib_spawn(rt_reader_thread, r, "rcutorture-r", &cpus[i]);
 		if (!r->thread)
 			return false;
 		rt.nreaders++;
@@ -599,7 +586,7 @@ static bool rt_start_threads(void)
 		fl->oom = false;
 		atomic_set(&fl->posted, 0);
 		atomic_set(&fl->run, 0);
-		fl->thread = rt_spawn(rt_flooder_thread, fl, "rcutorture-f", &cpus[i]);
+		fl->thread = testlib_spawn(rt_flooder_thread, fl, "rcutorture-f", &cpus[i]);
 		if (!fl->thread)
 			return false;
 		rt.nflooders++;
@@ -609,12 +596,12 @@ static bool rt_start_threads(void)
 		*r = (rt_reader_t) { .id = rt.nreaders, .cpu = NULL,
 		    .seed = 7919u * (rt.nreaders + 1) };
 		timeout_initialize(&r->irq_to);
-		r->thread = rt_spawn(rt_reader_thread, r, "rcutorture-r", NULL);
+		r->thread = testlib_spawn(rt_reader_thread, r, "rcutorture-r", NULL);
 		if (!r->thread)
 			return false;
 		rt.nreaders++;
 	}
-	rt.writer = rt_spawn(rt_writer, NULL, "rcutorture-w", NULL);
+	rt.writer = testlib_spawn(rt_writer, NULL, "rcutorture-w", NULL);
 	return rt.writer != NULL && online > 0;
 }
 
@@ -832,47 +819,4 @@ const char *test_rcutorture(void)
 		fail = reason;
 	}
 	return fail;
-}
-
-/* ---- the kconsole command ----------------------------------------------- */
-
-static int cmd_rcutorture(cmd_arg_t *argv, size_t argc);
-
-static cmd_info_t rcutorture_cmd = {
-	.name = "rcutorture",
-	.description = "RCU torture test; -t SECONDS sets the duration (default 3)",
-	.func = cmd_rcutorture,
-	.extra_max = 2,
-};
-
-static int cmd_rcutorture(cmd_arg_t *argv, size_t argc)
-{
-	unsigned seconds = RT_DEFAULT_SECONDS;
-	size_t n = rcutorture_cmd.extra_count;
-	if (n != 0) {
-		uint64_t v = 0;
-		if (n != 2 || strcmp(rcutorture_cmd.extra[0], "-t") != 0 ||
-		    str_to_uint64(rcutorture_cmd.extra[1], &v) != EOK || v == 0 ||
-		    v > RT_MAX_SECONDS) {
-			printf("Usage: rcutorture [-t SECONDS] (1 to %u seconds)\n",
-			    RT_MAX_SECONDS);
-			return 0;
-		}
-		seconds = (unsigned) v;
-	}
-	const test_t *t = test_find("rcutorture");
-	if (!t) {
-		printf("rcutorture: not in the test table\n");
-		return 0;
-	}
-	unsigned saved = rcutorture_seconds;
-	rcutorture_seconds = seconds;
-	test_run(t);
-	rcutorture_seconds = saved;
-	return 0;
-}
-
-void rcutorture_cmd_init(void)
-{
-	(void) cmd_register(&rcutorture_cmd);
 }

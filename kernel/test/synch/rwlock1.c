@@ -19,6 +19,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -32,14 +33,7 @@ const char *test_rwlock1(void);
 #define WRITERS 2
 #define WRITES  300
 #define SLOTS   16
-/** Liveness bound for waiting on another thread (not a timing assertion). */
-#define WAIT_LIMIT_US 60000000UL
 
-#define CHECK(cond, msg) \
-	do { \
-		if (!(cond)) \
-			return msg; \
-	} while (0)
 
 static struct {
 	rwlock_t rwl;

@@ -14,6 +14,7 @@
  */
 #include <test.h>
 #include <tests.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -27,14 +28,7 @@ const char *test_semaphore2(void);
 #define K          3
 /** Rounds over all stress threads (split evenly; keeps -smp 8 quick). */
 #define TOTAL_ROUNDS 12000
-/** Liveness bound for waiting on another thread (not a timing assertion). */
-#define WAIT_LIMIT_US 60000000UL
 
-#define CHECK(cond, msg) \
-	do { \
-		if (!(cond)) \
-			return msg; \
-	} while (0)
 
 /** Shared by the threads of one part; all fields atomics or set before start. */
 static struct {

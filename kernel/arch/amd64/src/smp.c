@@ -25,19 +25,11 @@ extern uint64_t boot_pml4[512];
 /** Milliseconds to wait for an AP to come online before giving up on it. */
 #define AP_START_TIMEOUT_MS 5000
 
-atomic_t cpu_active_count;
-
 /**
  * Set by the BSP once the identity map is gone; APs spin until then before they
  * reload CR3 (flushing their stale identity translations). Atomics.
  */
 static bool identity_unmapped;
-
-bool cpu_is_online(unsigned id)
-{
-	return id < cpu_count &&
-	    __atomic_load_n(&cpus[id].state, __ATOMIC_ACQUIRE) == CPU_ONLINE;
-}
 
 static uint64_t tramp_slot_offset(const void *slot)
 {

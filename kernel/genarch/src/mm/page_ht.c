@@ -21,7 +21,6 @@
  * running on a TLB entry for the frame until the unmapper's shootdown ends.
  */
 #include <genarch/mm/page_ht.h>
-#include <mm/as.h>
 #include <mm/slab.h>
 #include <mm/frame.h>
 #include <synch/rcu.h>
@@ -42,7 +41,7 @@ typedef struct pte_rec {
 	link_t link;
 	rcu_item_t rcu;
 #endif
-	struct as *as;
+	uint64_t as_id;
 	uintptr_t page;
 	/**
 	 * The mapping: frame | flags (frames are page aligned, flags below
@@ -60,7 +59,7 @@ typedef struct {
 } frame_rcu_t;
 
 typedef struct {
-	struct as *as;
+	uint64_t as_id;
 	uintptr_t page;
 } pt_key_t;
 
@@ -99,10 +98,10 @@ static void stats_sum(page_ht_stats_t *st)
 	}
 }
 
-static inline size_t key_hash_of(struct as *as, uintptr_t page)
+static inline size_t key_hash_of(uint64_t as_id, uintptr_t page)
 {
 	/* The CHT mixes the hash; the locked table spreads it by a prime modulus. */
-	return (size_t) ((as->id << 36) ^ (page >> 12));
+	return (size_t) ((as_id << 36) ^ (page >> 12));
 }
 
 static inline uint64_t word_of(const pte_t *pte)
@@ -122,12 +121,12 @@ static inline pte_t rec_pte(pte_rec_t *r)
 	return pte_of(__atomic_load_n(&r->word, __ATOMIC_RELAXED));
 }
 
-static pte_rec_t *rec_alloc(struct as *as, uintptr_t page, const pte_t *pte)
+static pte_rec_t *rec_alloc(uint64_t as_id, uintptr_t page, const pte_t *pte)
 {
 	pte_rec_t *r = slab_alloc(rec_cache, SLAB_ATOMIC);
 	if (!r)
 		return NULL;
-	r->as = as;
+	r->as_id = as_id;
 	r->page = page;
 	r->word = word_of(pte);
 	return r;
@@ -186,27 +185,27 @@ static cht_t table;
 static size_t op_hash(const cht_link_t *item)
 {
 	const pte_rec_t *r = (const pte_rec_t *) item;
-	return key_hash_of(r->as, r->page);
+	return key_hash_of(r->as_id, r->page);
 }
 
 static size_t op_key_hash(void *key)
 {
 	pt_key_t *k = key;
-	return key_hash_of(k->as, k->page);
+	return key_hash_of(k->as_id, k->page);
 }
 
 static bool op_equal(const cht_link_t *a, const cht_link_t *b)
 {
 	const pte_rec_t *ra = (const pte_rec_t *) a;
 	const pte_rec_t *rb = (const pte_rec_t *) b;
-	return ra->as == rb->as && ra->page == rb->page;
+	return ra->as_id == rb->as_id && ra->page == rb->page;
 }
 
 static bool op_key_equal(void *key, const cht_link_t *item)
 {
 	pt_key_t *k = key;
 	const pte_rec_t *r = (const pte_rec_t *) item;
-	return r->as == k->as && r->page == k->page;
+	return r->as_id == k->as_id && r->page == k->page;
 }
 
 static void op_remove_callback(cht_link_t *item)
@@ -229,10 +228,10 @@ void page_ht_init(void)
 		panic("page_ht: cannot create the page hash table");
 }
 
-int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
+int page_mapping_insert(uint64_t as_id, uintptr_t page, const pte_t *pte,
     pte_t *existing)
 {
-	pte_rec_t *r = rec_alloc(as, page, pte);
+	pte_rec_t *r = rec_alloc(as_id, page, pte);
 	if (!r)
 		return ENOMEM;
 	cht_link_t *dup = NULL;
@@ -249,9 +248,9 @@ int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
 	return EOK;
 }
 
-int page_mapping_remove(struct as *as, uintptr_t page)
+int page_mapping_remove(uint64_t as_id, uintptr_t page)
 {
-	pt_key_t key = { .as = as, .page = page };
+	pt_key_t key = { .as_id = as_id, .page = page };
 	rcu_read_lock();
 	size_t n = cht_remove_key(&table, &key);
 	rcu_read_unlock();
@@ -261,9 +260,9 @@ int page_mapping_remove(struct as *as, uintptr_t page)
 	return EOK;
 }
 
-bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
+bool page_mapping_find(uint64_t as_id, uintptr_t page, pte_t *out)
 {
-	pt_key_t key = { .as = as, .page = page };
+	pt_key_t key = { .as_id = as_id, .page = page };
 	STAT_INC(lookups);
 	rcu_read_lock();
 	cht_link_t *l = cht_find_fast(&table, &key, &ops);
@@ -273,9 +272,9 @@ bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
 	return l != NULL;
 }
 
-size_t page_mapping_count(struct as *as, uintptr_t page)
+size_t page_mapping_count(uint64_t as_id, uintptr_t page)
 {
-	pt_key_t key = { .as = as, .page = page };
+	pt_key_t key = { .as_id = as_id, .page = page };
 	size_t n = 0;
 	rcu_read_lock();
 	for (cht_link_t *l = cht_find_fast(&table, &key, &ops); l;
@@ -285,9 +284,9 @@ size_t page_mapping_count(struct as *as, uintptr_t page)
 	return n;
 }
 
-int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte)
+int page_mapping_update(uint64_t as_id, uintptr_t page, const pte_t *pte)
 {
-	pt_key_t key = { .as = as, .page = page };
+	pt_key_t key = { .as_id = as_id, .page = page };
 	frame_rcu_t *spare = slab_alloc(frame_rcu_cache, SLAB_ATOMIC);
 	if (!spare)
 		return ENOMEM;
@@ -327,17 +326,17 @@ static list_t buckets[LOCKED_BUCKETS];
 static size_t entries;
 static irq_spinlock_t table_lock = IRQ_SPINLOCK_INITIALIZER("page_ht");
 
-static inline size_t bucket_index(struct as *as, uintptr_t page)
+static inline size_t bucket_index(uint64_t as_id, uintptr_t page)
 {
-	return key_hash_of(as, page) % LOCKED_BUCKETS;
+	return key_hash_of(as_id, page) % LOCKED_BUCKETS;
 }
 
-static pte_rec_t *find_locked(struct as *as, uintptr_t page)
+static pte_rec_t *find_locked(uint64_t as_id, uintptr_t page)
 {
-	list_t *b = &buckets[bucket_index(as, page)];
+	list_t *b = &buckets[bucket_index(as_id, page)];
 	for (link_t *l = list_first(b); l; l = list_next(l, b)) {
 		pte_rec_t *r = list_get_instance(l, pte_rec_t, link);
-		if (r->as == as && r->page == page)
+		if (r->as_id == as_id && r->page == page)
 			return r;
 	}
 	return NULL;
@@ -355,14 +354,14 @@ void page_ht_init(void)
 		list_initialize(&buckets[i]);
 }
 
-int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
+int page_mapping_insert(uint64_t as_id, uintptr_t page, const pte_t *pte,
     pte_t *existing)
 {
-	pte_rec_t *r = rec_alloc(as, page, pte);
+	pte_rec_t *r = rec_alloc(as_id, page, pte);
 	if (!r)
 		return ENOMEM;
 	irq_spinlock_lock(&table_lock, true);
-	pte_rec_t *o = find_locked(as, page);
+	pte_rec_t *o = find_locked(as_id, page);
 	if (o) {
 		if (existing)
 			*existing = rec_pte(o);
@@ -370,17 +369,17 @@ int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
 		slab_free(rec_cache, r);
 		return EEXIST;
 	}
-	list_append(&r->link, &buckets[bucket_index(as, page)]);
+	list_append(&r->link, &buckets[bucket_index(as_id, page)]);
 	entries++;
 	irq_spinlock_unlock(&table_lock, true);
 	STAT_INC(inserts);
 	return EOK;
 }
 
-int page_mapping_remove(struct as *as, uintptr_t page)
+int page_mapping_remove(uint64_t as_id, uintptr_t page)
 {
 	irq_spinlock_lock(&table_lock, true);
-	pte_rec_t *o = find_locked(as, page);
+	pte_rec_t *o = find_locked(as_id, page);
 	if (o) {
 		list_remove(&o->link);
 		entries--;
@@ -393,38 +392,38 @@ int page_mapping_remove(struct as *as, uintptr_t page)
 	return EOK;
 }
 
-bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out)
+bool page_mapping_find(uint64_t as_id, uintptr_t page, pte_t *out)
 {
 	STAT_INC(lookups);
 	irq_spinlock_lock(&table_lock, true);
-	pte_rec_t *o = find_locked(as, page);
+	pte_rec_t *o = find_locked(as_id, page);
 	if (o)
 		*out = rec_pte(o);
 	irq_spinlock_unlock(&table_lock, true);
 	return o != NULL;
 }
 
-size_t page_mapping_count(struct as *as, uintptr_t page)
+size_t page_mapping_count(uint64_t as_id, uintptr_t page)
 {
 	size_t n = 0;
 	irq_spinlock_lock(&table_lock, true);
-	list_t *b = &buckets[bucket_index(as, page)];
+	list_t *b = &buckets[bucket_index(as_id, page)];
 	for (link_t *l = list_first(b); l; l = list_next(l, b)) {
 		pte_rec_t *r = list_get_instance(l, pte_rec_t, link);
-		if (r->as == as && r->page == page)
+		if (r->as_id == as_id && r->page == page)
 			n++;
 	}
 	irq_spinlock_unlock(&table_lock, true);
 	return n;
 }
 
-int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte)
+int page_mapping_update(uint64_t as_id, uintptr_t page, const pte_t *pte)
 {
 	frame_rcu_t *spare = slab_alloc(frame_rcu_cache, SLAB_ATOMIC);
 	if (!spare)
 		return ENOMEM;
 	irq_spinlock_lock(&table_lock, true);
-	pte_rec_t *o = find_locked(as, page);
+	pte_rec_t *o = find_locked(as_id, page);
 	if (o)
 		rec_replace(o, pte, spare);
 	irq_spinlock_unlock(&table_lock, true);
@@ -450,19 +449,3 @@ void page_ht_get_stats(page_ht_stats_t *st)
 #else
 #error "Define CONFIG_PAGE_HT_CHT or CONFIG_PAGE_HT_LOCKED (make PAGE_HT=...)"
 #endif
-
-void page_ht_print(void)
-{
-	page_ht_stats_t st;
-	page_ht_get_stats(&st);
-	size_t load10 = st.buckets ? st.entries * 10 / st.buckets : 0;
-	console_lock();
-	printf("page hash table: backend %s\n", st.backend);
-	printf("entries: %zu\n", st.entries);
-	printf("buckets: %zu\n", st.buckets);
-	printf("load: %zu.%zu entries per bucket\n", load10 / 10, load10 % 10);
-	printf("resizes: %lu grows, %lu shrinks\n", st.grows, st.shrinks);
-	printf("operations: %lu lookups, %lu inserts, %lu removes\n", st.lookups,
-	    st.inserts, st.removes);
-	console_unlock();
-}

@@ -286,7 +286,5 @@ void cht_get_stats(cht_t *h, cht_stats_t *st);
 
 /** Prints every live table (for `chtstat`). */
 void cht_print_tables(void);
-/** Registers the `chtstat` command (kernel only). Boot. */
-void cht_cmd_init(void);
 
 #endif

@@ -73,8 +73,6 @@ typedef struct as {
 
 /** Sets up address spaces (BSP, boot): page fault handler, scheduler hook. */
 void as_init(void);
-/** Registers the `as` and `pageht` commands. Boot. */
-void as_cmd_init(void);
 
 /**
  * Creates an empty address space. @return it (one reference) or NULL on

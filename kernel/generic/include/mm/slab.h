@@ -34,7 +34,7 @@
  *
  * Nothing in this interface sleeps. All functions may be called on any CPU, with
  * interrupts enabled or disabled, and from interrupt handlers, except where a
- * function says otherwise (slab_cache_create/destroy, slab_print_list and
+ * function says otherwise (slab_cache_create/destroy and
  * slab_reclaim(SLAB_RECLAIM_ALL) want thread context).
  */
 #ifndef KERN_SLAB_H_
@@ -215,18 +215,15 @@ size_t slab_cache_frames(slab_cache_t *cache);
 /** Frames held by all caches together (atomic counter). Context: any. */
 size_t slab_frames_held(void);
 
-/**
- * Prints one line per cache: name, object size, frames per slab, slabs, frames,
- * objects in use / allocated from slabs / total, magazine size, magazine hits and
- * misses; then the totals. The output of the `slabs` command.
- * Context: thread context (allocates a snapshot buffer; prints).
- */
-void slab_print_list(void);
+/** Number of slab caches that exist. Any context (takes the cache list lock). */
+size_t slab_cache_count(void);
 
 /**
- * Registers the `slabs` kconsole command. slab_cache_init() calls it; calling it
- * again is harmless. Context: boot or thread context.
+ * Fills @a out with the statistics of up to @a max caches, in the order of
+ * the cache list (creation order), read under the cache list lock with
+ * interrupts disabled. Any context; never sleeps.
+ * @return the number filled.
  */
-void slab_cmd_init(void);
+size_t slab_get_all_stats(slab_cache_stats_t *out, size_t max);
 
 #endif

@@ -32,10 +32,25 @@ typedef struct {
 	/** @a t is being woken up: called before it enters a run queue (it
 	 * cannot run yet), possibly with the wait queue's lock held. */
 	void (*thread_wakes)(thread_t *t);
+	/**
+	 * @a t, the current thread, is exiting (thread_exit()): unlike the
+	 * others this one runs in the thread's own context with interrupts
+	 * enabled and may sleep; the thread still runs on this CPU afterwards
+	 * until it switches away for the last time. Hooks run in registration
+	 * order (RCU closes a reader section left open, then the address space
+	 * is left).
+	 */
+	void (*thread_exits)(thread_t *t);
 } sched_hooks_t;
 
 /** Adds a set of hooks (at most 8 sets). Boot only. */
 void sched_hooks_register(const sched_hooks_t *hooks);
+
+/**
+ * Runs every registered thread_exits hook for @a t, the current thread.
+ * Called by thread_exit(): thread context, interrupts enabled; may sleep.
+ */
+void sched_hooks_thread_exits(thread_t *t);
 
 /** Initializes run queues and timeout lists of every CPU. BSP, before APs start. */
 void scheduler_init(void);

@@ -1,7 +1,7 @@
 /** @file smp_call.h
  * SMP cross-calls: run a function on another CPU through an IPI.
  *
- * Ordering guarantee (see ../shared/design/RCU.md, SMP calls): everything the
+ * Ordering guarantee (see docs/RCU.md, "Shared machinery"): everything the
  * caller wrote before smp_call()/smp_call_async() is visible to func when it runs
  * on the target; everything func wrote is visible to the caller once smp_call()
  * or smp_call_wait() returns; and the call is a full memory barrier on the target

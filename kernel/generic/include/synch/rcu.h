@@ -22,7 +22,7 @@
 #define KERN_RCU_H_
 
 #include <typedefs.h>
-#include <rcu_types.h>
+#include <synch/rcu_types.h>
 #include <debug.h>
 
 /** Name of the flavour built in: "a-rcu" or "podzimek-rcu". */
@@ -152,10 +152,51 @@ void rcu_stall_last(rcu_stall_info_t *out);
 void rcu_init(void);
 /** Starts the per-CPU reclaimer threads (and Podzimek's detector). Boot. */
 void rcu_start_threads(void);
-/** Called by thread_exit(): closes a reader section the thread left open. */
+/**
+ * Closes a reader section the current thread left open; RCU's thread_exits
+ * scheduler hook (thread_exit()) calls it. Thread context.
+ */
 void rcu_thread_exiting(void);
-/** Prints the `rcu` statistics. */
-void rcu_print_stats(void);
+/** RCU-wide statistics (the `rcu` command, tests); see rcu_get_stats(). */
+typedef struct {
+	const char *algorithm;         /**< "a-rcu" or "podzimek-rcu" */
+	bool broken;                   /**< BROKEN=rcu build */
+	unsigned detect_sleep_us;      /**< first wait of a normal detection */
+	unsigned poll_sleep_us;        /**< A-RCU re-poll of CPUs in readers */
+	unsigned expedite_threshold;   /**< arriving callbacks that expedite */
+	unsigned critical_threshold;   /**< ...that wake the reclaimer at once */
+	uint64_t gps_completed;
+	uint64_t gps_started;
+	uint64_t gps_expedited;
+	uint64_t gps_delayed;          /**< delayed by CPUs in readers */
+	uint64_t gps_blocked_preempted;
+	uint64_t cross_calls;
+	uint64_t stall_limit_ms;
+	uint64_t stall_warnings;
+	size_t pending_callbacks;
+} rcu_stats_t;
+
+/** Callback statistics of one CPU; see rcu_cpu_get_stats(). */
+typedef struct {
+	uint64_t last_seen_gp;
+	uint64_t posted;      /**< callbacks posted on the CPU */
+	uint64_t run;         /**< callbacks run by its reclaimer */
+	size_t pending;
+	size_t max_batch;
+	uint64_t batches;
+} rcu_cpu_stats_t;
+
+/**
+ * Reads the RCU-wide counters into @a st (each read on its own, relaxed: a
+ * racy snapshot). Any context.
+ */
+void rcu_get_stats(rcu_stats_t *st);
+/**
+ * Reads the callback counters of CPU @a cpu (< cpu_count) into @a st; the
+ * reclaimer's own counters are read without synchronization (statistics).
+ * Any context.
+ */
+void rcu_cpu_get_stats(unsigned cpu, rcu_cpu_stats_t *st);
 /** Pending callbacks on all CPUs (racy sum, for tests and statistics). */
 size_t rcu_pending_callbacks(void);
 

@@ -34,6 +34,13 @@ bool spinlock_trylock(spinlock_t *lock);
 void spinlock_unlock(spinlock_t *lock);
 /** True if the lock is held (by anyone). */
 bool spinlock_locked(spinlock_t *lock);
+/**
+ * True if the calling CPU holds @a lock (the holder runs with preemption
+ * disabled, so its CPU is stable). For assertions at functions that must be
+ * called with the lock held, in the manner of Linux's lockdep_assert_held():
+ * assert(irq_spinlock_locked_by_me(&q->lock)). Any context.
+ */
+bool spinlock_locked_by_me(spinlock_t *lock);
 
 /** A spinlock that also saves and restores the interrupt state. */
 typedef struct {
@@ -56,6 +63,11 @@ void irq_spinlock_lock(irq_spinlock_t *lock, bool irq_dis);
 /** Releases @a lock; with @a irq_res true restores the saved interrupt state. */
 void irq_spinlock_unlock(irq_spinlock_t *lock, bool irq_res);
 bool irq_spinlock_trylock(irq_spinlock_t *lock);
+/** True if the calling CPU holds @a lock; see spinlock_locked_by_me(). */
+static inline bool irq_spinlock_locked_by_me(irq_spinlock_t *lock)
+{
+	return spinlock_locked_by_me(&lock->lock);
+}
 
 /** Nestable preemption disabling (per-CPU count until threads exist). */
 void preemption_disable(void);

@@ -74,8 +74,15 @@ typedef struct {
 	uint64_t idle_timeout_us;
 } workq_config_t;
 
+/** The queue statistics' load averages are fixed point with this many fraction bits. */
+#define WORKQ_LOAD_SHIFT 10
+
 /** A snapshot of a queue's state (taken under its lock; see workq_get_stats()). */
 typedef struct {
+	/** The queue's name (NULL before the system queue exists). */
+	const char *name;
+	/** The system work queue. */
+	bool system;
 	/** Workers that exist or are being created (active + blocked + idle). */
 	size_t workers;
 	/** Workers running work functions (or starting), not blocked in them. */
@@ -88,7 +95,7 @@ typedef struct {
 	size_t items;
 	/**
 	 * Time-weighted moving averages of the queued items over about 0.1 s
-	 * (fast) and 1 s (slow), in 1/1024 items.
+	 * (fast) and 1 s (slow), in 1/1024 items (WORKQ_LOAD_SHIFT bits).
 	 */
 	size_t load_fast;
 	size_t load_slow;
@@ -135,9 +142,6 @@ bool workq_global_enqueue(work_t *work, work_func_t func);
  * @return true when queued; false before workq_global_init().
  */
 bool workq_global_enqueue_noblock(work_t *work, work_func_t func);
-
-/** Prints the configuration and live state of the system queue (`workq`). */
-void workq_global_print_info(void);
 
 /**
  * Fills @a stats with a snapshot of the system queue (zeros before
@@ -188,9 +192,6 @@ bool workq_enqueue_noblock(struct work_queue *q, work_t *work, work_func_t func)
  * Context: thread, interrupts enabled, no spinlock held. May sleep.
  */
 void workq_stop(struct work_queue *q);
-
-/** Prints the configuration and live state of @a q. Thread context. */
-void workq_print_info(struct work_queue *q);
 
 /**
  * Fills @a stats with a snapshot of @a q.

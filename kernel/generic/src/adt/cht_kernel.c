@@ -1,11 +1,11 @@
 /** @file cht_kernel.c
  * Kernel side of the CHT environment (adt/cht_env.h): the table registry, the
- * sleep used while waiting for a resize, and the `chtstat` command.
+ * sleep used while waiting for a resize (the `chtstat` command is in
+ * console/cmd_cht.c).
  */
 #include <adt/cht.h>
 #include <adt/cht_env.h>
 #include <proc/thread.h>
-#include <console/kconsole.h>
 #include <console/console.h>
 
 /** Live tables; protected by registry_lock. */
@@ -45,21 +45,4 @@ void cht_env_registry_foreach(void (*fn)(cht_env_link_t *link))
 		fn(l);
 	irq_spinlock_unlock(&registry_lock, true);
 	console_unlock();
-}
-
-static int cmd_chtstat(cmd_arg_t *argv, size_t argc)
-{
-	cht_print_tables();
-	return 0;
-}
-
-static cmd_info_t chtstat_cmd = {
-	.name = "chtstat",
-	.description = "Live concurrent hash tables: items, buckets, load, resizes",
-	.func = cmd_chtstat,
-};
-
-void cht_cmd_init(void)
-{
-	(void) cmd_register(&chtstat_cmd);
 }

@@ -10,12 +10,16 @@
  */
 #include <console/kconsole.h>
 #include <console/console.h>
+#include <console/cmds.h>
 #include <synch/spinlock.h>
 #include <lib/str.h>
 #include <print.h>
 #include <errno.h>
 
-/** Sorted list of commands; protected by cmd_lock. */
+/**
+ * Sorted list of commands; the list head and every record's next link are
+ * protected by cmd_lock (records are never unregistered).
+ */
 static cmd_info_t *cmd_list;
 static spinlock_t cmd_lock = SPINLOCK_INITIALIZER("kconsole.cmds");
 
@@ -27,13 +31,21 @@ static unsigned history_count;
 int cmd_register(cmd_info_t *cmd)
 {
 	if (!cmd || !cmd->name || !cmd->func || cmd->argc > KCONSOLE_ARGS_MAX ||
-	    cmd->extra_max > KCONSOLE_ARGS_MAX)
+	    cmd->optc > KCONSOLE_OPTS_MAX || (cmd->argc && !cmd->argv) ||
+	    (cmd->optc && !cmd->opts))
 		return EINVAL;
 	bool seen_optional = false;
 	for (size_t i = 0; i < cmd->argc; i++) {
 		if (cmd->argv[i].optional)
 			seen_optional = true;
 		else if (seen_optional)
+			return EINVAL;
+	}
+	for (size_t i = 0; i < cmd->optc; i++) {
+		char f = cmd->opts[i].flag;
+		if (!((f >= 'a' && f <= 'z') || (f >= 'A' && f <= 'Z')))
+			return EINVAL;
+		if (cmd->opts[i].value_name && cmd->opts[i].min > cmd->opts[i].max)
 			return EINVAL;
 	}
 
@@ -53,12 +65,15 @@ int cmd_register(cmd_info_t *cmd)
 
 void cmd_foreach(void (*fn)(const cmd_info_t *cmd, void *arg), void *arg)
 {
-	/* Commands are never unregistered, so the list can be walked unlocked. */
+	/*
+	 * The whole walk under the lock that protects cmd_list and the next
+	 * links (a command registered meanwhile is linked in place). Lock
+	 * order: kconsole.cmds before the console lock that printf takes.
+	 */
 	spinlock_lock(&cmd_lock);
-	cmd_info_t *c = cmd_list;
-	spinlock_unlock(&cmd_lock);
-	for (; c; c = c->next)
+	for (cmd_info_t *c = cmd_list; c; c = c->next)
 		fn(c, arg);
+	spinlock_unlock(&cmd_lock);
 }
 
 static cmd_info_t *cmd_find(const char *name)
@@ -82,8 +97,13 @@ void cmd_print_usage(const cmd_info_t *cmd)
 		else
 			printf(" <%s:%s>", a->name, t);
 	}
-	if (cmd->extra_max)
-		printf(" [options...]");
+	for (size_t i = 0; i < cmd->optc; i++) {
+		const cmd_opt_t *o = &cmd->opts[i];
+		if (o->value_name)
+			printf(" [-%c %s]", o->flag, o->value_name);
+		else
+			printf(" [-%c]", o->flag);
+	}
 	printf("\n  %s\n", cmd->description);
 }
 
@@ -108,6 +128,82 @@ static int tokenize(char *line, char **words, int max)
 	return n;
 }
 
+/** True when @a w is an option word (-LETTER...) of a command with options. */
+static bool is_option(const cmd_info_t *cmd, const char *w)
+{
+	return cmd->optc > 0 && w[0] == '-' &&
+	    ((w[1] >= 'a' && w[1] <= 'z') || (w[1] >= 'A' && w[1] <= 'Z'));
+}
+
+/**
+ * Parses the words after the command name into @a call. @return true when
+ * they fit the command's record; else prints why and false.
+ */
+static bool parse_args(const cmd_info_t *cmd, char **words, size_t n,
+    cmd_call_t *call)
+{
+	memset(call, 0, sizeof(*call));
+	for (size_t i = 0; i < n; i++) {
+		const char *w = words[i];
+		if (is_option(cmd, w)) {
+			size_t k = 0;
+			while (k < cmd->optc && !(cmd->opts[k].flag == w[1] && !w[2]))
+				k++;
+			if (k == cmd->optc) {
+				printf("Unknown option '%s' for '%s'\n", w, cmd->name);
+				return false;
+			}
+			const cmd_opt_t *o = &cmd->opts[k];
+			if (call->opt[k].present) {
+				printf("Option -%c given twice\n", o->flag);
+				return false;
+			}
+			call->opt[k].present = true;
+			if (!o->value_name)
+				continue;
+			if (i + 1 >= n) {
+				printf("Option -%c takes %s\n", o->flag, o->value_name);
+				return false;
+			}
+			const char *v = words[++i];
+			int64_t val;
+			int rc = str_to_int64(v, &val);
+			if (rc != EOK || val < o->min || val > o->max) {
+				printf("Option -%c: '%s' is not a number from %ld to %ld\n",
+				    o->flag, v, o->min, o->max);
+				return false;
+			}
+			call->opt[k].value = val;
+			continue;
+		}
+		if (call->nargs == cmd->argc) {
+			printf("Wrong number of arguments for '%s' (too many)\n",
+			    cmd->name);
+			return false;
+		}
+		const cmd_arg_t *a = &cmd->argv[call->nargs];
+		cmd_argval_t *v = &call->arg[call->nargs++];
+		v->present = true;
+		v->strval = w;
+		if (a->type == ARG_TYPE_INT) {
+			int rc = str_to_int64(w, &v->intval);
+			if (rc != EOK) {
+				printf("Argument '%s': '%s' is %s\n", a->name, w,
+				    rc == EOVERFLOW ? "out of range" : "not a number");
+				return false;
+			}
+		}
+	}
+	for (size_t i = call->nargs; i < cmd->argc; i++) {
+		if (!cmd->argv[i].optional) {
+			printf("Wrong number of arguments for '%s' (%zu given)\n",
+			    cmd->name, call->nargs);
+			return false;
+		}
+	}
+	return true;
+}
+
 void kconsole_exec(char *line)
 {
 	char *words[1 + 2 * KCONSOLE_ARGS_MAX];
@@ -125,42 +221,12 @@ void kconsole_exec(char *line)
 		return;
 	}
 
-	size_t nargs = (size_t) n - 1;
-	size_t required = 0;
-	for (size_t i = 0; i < cmd->argc; i++) {
-		if (!cmd->argv[i].optional)
-			required++;
-	}
-	if (nargs < required || nargs > cmd->argc + cmd->extra_max) {
-		printf("Wrong number of arguments for '%s' (%zu given)\n", cmd->name,
-		    nargs);
+	cmd_call_t call;
+	if (!parse_args(cmd, words + 1, (size_t) n - 1, &call)) {
 		cmd_print_usage(cmd);
 		return;
 	}
-
-	for (size_t i = 0; i < cmd->argc; i++) {
-		cmd_arg_t *a = &cmd->argv[i];
-		a->present = i < nargs;
-		a->intval = 0;
-		a->strval = NULL;
-		if (!a->present)
-			continue;
-		a->strval = words[1 + i];
-		if (a->type == ARG_TYPE_INT) {
-			int rc = str_to_int64(a->strval, &a->intval);
-			if (rc != EOK) {
-				printf("Argument '%s': '%s' is %s\n", a->name, a->strval,
-				    rc == EOVERFLOW ? "out of range" : "not a number");
-				cmd_print_usage(cmd);
-				return;
-			}
-		}
-	}
-	cmd->extra_count = 0;
-	for (size_t i = 1 + cmd->argc; i < (size_t) n; i++)
-		cmd->extra[cmd->extra_count++] = words[i];
-
-	int rc = cmd->func(cmd->argv, cmd->argc);
+	int rc = cmd->func(&call);
 	if (rc != 0)
 		printf("%s: failed (%d)\n", cmd->name, rc);
 }
@@ -312,7 +378,13 @@ static void history_add(const char *line)
 
 void kconsole_init(void)
 {
-	cmds_init();
+	cmd_system_init();
+	cmd_mm_init();
+	cmd_rcu_init();
+	cmd_workq_init();
+	cmd_cht_init();
+	cmd_test_init();
+	cmd_bench_init();
 }
 
 void kconsole_run(void)

@@ -24,7 +24,6 @@
 #include <mm/as.h>
 #include <tests.h>
 
-void chtbench_init(void);
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -241,12 +240,8 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	kconsole_init();
 	rcu_init();
 	rcu_start_threads();
-	rcutorture_cmd_init();
 	workq_global_init();
-	cht_cmd_init();
 	as_init();
-	as_cmd_init();
-	chtbench_init();
 	thread_t *kcon = thread_create(kconsole_thread, NULL, "kconsole",
 	    THREAD_FLAG_NONE);
 	if (!kcon)

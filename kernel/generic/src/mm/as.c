@@ -36,7 +36,6 @@
 #include <proc/scheduler.h>
 #include <smp/smp_call.h>
 #include <synch/rcu.h>
-#include <console/kconsole.h>
 #include <console/console.h>
 #include <print.h>
 #include <panic.h>
@@ -85,8 +84,16 @@ static void as_before_thread_runs(thread_t *t)
 	as_switch_cpu(t->as);
 }
 
+/** An exiting thread leaves its address space (scheduler hook). */
+static void as_thread_exits(thread_t *t)
+{
+	(void) t;
+	as_leave();
+}
+
 static const sched_hooks_t as_hooks = {
 	.before_thread_runs = as_before_thread_runs,
+	.thread_exits = as_thread_exits,
 };
 
 void as_enter(as_t *as)
@@ -203,7 +210,7 @@ static void unmap_range(as_t *as, uintptr_t base, size_t pages)
 	rcu_read_lock();
 	for (size_t i = 0; i < pages; i++) {
 		uintptr_t page = base + i * PAGE_SIZE;
-		if (page_mapping_remove(as, page) != EOK)
+		if (page_mapping_remove(as->id, page) != EOK)
 			continue;
 		removed++;
 		irq_spinlock_lock(&as->pt_lock, true);
@@ -260,8 +267,10 @@ static bool range_ok(uintptr_t base, size_t size)
 	    base < USER_SPACE_END && size <= USER_SPACE_END - base && base != 0;
 }
 
+/** The area containing @a addr, or NULL. Caller holds as->area_lock. */
 static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
 {
+	assert(irq_spinlock_locked_by_me(&as->area_lock));
 	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
 		as_area_t *a = list_get_instance(l, as_area_t, link);
 		if (addr >= a->base && addr - a->base < a->pages * PAGE_SIZE)
@@ -270,9 +279,14 @@ static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
 	return NULL;
 }
 
+/**
+ * True when [base, base + size) overlaps an area other than @a except.
+ * Caller holds as->area_lock.
+ */
 static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
     const as_area_t *except)
 {
+	assert(irq_spinlock_locked_by_me(&as->area_lock));
 	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
 		as_area_t *a = list_get_instance(l, as_area_t, link);
 		if (a == except)
@@ -359,7 +373,7 @@ int as_unmap_page(as_t *as, uintptr_t page)
 {
 	page = ALIGN_DOWN(page, PAGE_SIZE);
 	rcu_read_lock();
-	if (page_mapping_remove(as, page) != EOK) {
+	if (page_mapping_remove(as->id, page) != EOK) {
 		rcu_read_unlock();
 		return ENOENT;
 	}
@@ -396,7 +410,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 	__atomic_fetch_add(&as->faults, 1, __ATOMIC_RELAXED);
 
 	pte_t pte;
-	if (page_mapping_find(as, page, &pte)) {
+	if (page_mapping_find(as->id, page, &pte)) {
 		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
 		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
 			return EINVAL;
@@ -432,7 +446,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		if (a->flags & AS_AREA_EXEC)
 			pte.flags |= PTE_REC_EXEC;
 		pte_t existing;
-		int rc = page_mapping_insert(as, page, &pte, &existing);
+		int rc = page_mapping_insert(as->id, page, &pte, &existing);
 		irq_spinlock_unlock(&as->area_lock, true);
 		if (rc == EEXIST) {
 			/* Another CPU faulted the page first: use its frame. */
@@ -449,7 +463,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 
 	irq_spinlock_lock(&as->pt_lock, true);
 	pte_t check;
-	if (page_mapping_find(as, page, &check) && check.frame == pte.frame) {
+	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
 		uint64_t *e = paging_walk(as->pml4_phys, page, true);
 		if (!e) {
 			irq_spinlock_unlock(&as->pt_lock, true);
@@ -528,29 +542,4 @@ void as_print(void)
 	printf("%zu address spaces\n", as_n);
 	irq_spinlock_unlock(&as_list_lock, true);
 	console_unlock();
-}
-
-static int cmd_as(cmd_arg_t *argv, size_t argc)
-{
-	as_print();
-	return 0;
-}
-
-static int cmd_pageht(cmd_arg_t *argv, size_t argc)
-{
-	page_ht_print();
-	return 0;
-}
-
-static cmd_info_t as_cmds[] = {
-	{ .name = "as", .description = "Address spaces and their areas",
-	    .func = cmd_as },
-	{ .name = "pageht", .description = "Global page hash table: back end, "
-	    "entries, buckets, load, resizes", .func = cmd_pageht },
-};
-
-void as_cmd_init(void)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(as_cmds); i++)
-		(void) cmd_register(&as_cmds[i]);
 }

@@ -117,6 +117,7 @@ static unsigned order_for_count(size_t count)
 /** Links block head @a idx into the free list of @a order. Zone lock held. */
 static void free_list_push(zone_t *z, uint32_t idx, unsigned order)
 {
+	assert(irq_spinlock_locked_by_me(&z->lock));
 	frame_t *f = &z->frames[idx];
 
 	f->state = FRAME_FREE;
@@ -132,6 +133,7 @@ static void free_list_push(zone_t *z, uint32_t idx, unsigned order)
 /** Unlinks free block head @a idx from the free list of its order. Zone lock held. */
 static void free_list_remove(zone_t *z, uint32_t idx)
 {
+	assert(irq_spinlock_locked_by_me(&z->lock));
 	frame_t *f = &z->frames[idx];
 	unsigned order = f->order;
 
@@ -154,6 +156,7 @@ static void free_list_remove(zone_t *z, uint32_t idx)
  */
 static void zone_free_block(zone_t *z, uint32_t idx, unsigned order)
 {
+	assert(irq_spinlock_locked_by_me(&z->lock));
 	while (order < FRAME_MAX_ORDER) {
 		uintptr_t pfn = z->base_pfn + idx;
 		uintptr_t buddy_pfn = pfn ^ ((uintptr_t) 1 << order);
@@ -189,6 +192,7 @@ static void zone_free_block(zone_t *z, uint32_t idx, unsigned order)
  */
 static uint32_t zone_alloc_block(zone_t *z, unsigned order)
 {
+	assert(irq_spinlock_locked_by_me(&z->lock));
 	unsigned o = order;
 
 	while (o <= FRAME_MAX_ORDER && z->free_list[o] == FRAME_NIL)
@@ -255,7 +259,12 @@ static bool zone_create(zone_t *z, uintptr_t start, uintptr_t end)
 		z->frames[i].state = FRAME_TAIL;
 	}
 
-	/* Cover the range with maximal naturally aligned blocks. */
+	/*
+	 * Cover the range with maximal naturally aligned blocks. Nobody else
+	 * sees the zone yet; the lock is taken anyway so that the free-list
+	 * functions' rule (zone lock held, asserted) holds for every caller.
+	 */
+	irq_spinlock_lock(&z->lock, true);
 	uintptr_t pfn = z->base_pfn;
 	uintptr_t end_pfn = z->base_pfn + count;
 	while (pfn < end_pfn) {
@@ -268,6 +277,7 @@ static bool zone_create(zone_t *z, uintptr_t start, uintptr_t end)
 		pfn += (uintptr_t) 1 << order;
 	}
 	z->free_count = count;
+	irq_spinlock_unlock(&z->lock, true);
 	return true;
 }
 

@@ -71,7 +71,7 @@
  * flags with release stores (the owner's acquire load of its flag then sees the
  * detached slots). A CPU whose ticks do not advance within
  * SLAB_FLUSH_TIMEOUT_US is skipped (its magazines stay; a warning is printed).
- * Only one reclaim runs at a time (reclaim_busy); a full reclaim that had to
+ * Only one reclaim runs at a time (slab_reclaim_busy); a full reclaim that had to
  * wait for another one skips its pass if a complete pass started after it was
  * called. The wait for ticks is why a full reclaim needs interrupts and
  * preemption enabled: a CPU spinning with interrupts disabled on a lock the
@@ -89,194 +89,41 @@
  *   racily by slab_cache_get_stats().
  * - magazines: in a slot, owned like the slot; in the depot, by the cache lock; on a
  *   local list of a reclaim, by that reclaim.
- * - cache_list and slab_cache_t.link: cache_list_lock (IRQ spinlock). A cache is
- *   removed from the list only by slab_cache_destroy() holding reclaim_busy, so a
- *   reclaim (holding reclaim_busy) may walk the list dropping the lock in between.
- * - frames, slow_allocs, slow_frees, misses, frames_held: atomics.
- * Lock order: cache_list_lock -> cache lock -> (frame allocator's zone locks are
+ * - slab_cache_list and slab_cache_t.link: slab_cache_list_lock (IRQ spinlock). A cache is
+ *   removed from the list only by slab_cache_destroy() holding slab_reclaim_busy, so a
+ *   reclaim (holding slab_reclaim_busy) may walk the list dropping the lock in between.
+ * - frames, slow_allocs, slow_frees, misses, slab_frames_held_cnt: atomics.
+ * Lock order: slab_cache_list_lock -> cache lock -> (frame allocator's zone locks are
  * never taken under a slab lock: frame_alloc()/frame_free() are called with no slab
  * lock held). Constructors and destructors run with no slab lock held.
  */
 
-#include <mm/slab.h>
-#include <mm/frame.h>
-#include <mm/malloc.h>
-#include <arch/asm.h>
-#include <arch/mm.h>
-#include <adt/list.h>
-#include <synch/spinlock.h>
-#include <proc/thread.h>
-#include <time/delay.h>
-#include <atomic.h>
-#include <cpu.h>
-#include <debug.h>
-#include <panic.h>
-#include <print.h>
-#include <lib/str.h>
+#include "slab_impl.h"
 
-#define SLAB_MAGIC        0x536c6162U  /* "Slab" */
-#define SLAB_CACHE_MAGIC  0x53436368U  /* "SCch" */
-/** Capacity of the magazine structure (a cache may use fewer slots). */
-#define SLAB_MAG_MAX      32
-/** Completely free slabs a cache keeps before freeing them at once. */
-#define SLAB_KEEP_EMPTY   1
-/** Poison of free objects of caches without a constructor (debug builds). */
-#define SLAB_POISON       0xDE
-#define SLAB_CACHE_LINE   64
-/** Ticks every online CPU must take before its magazines can be flushed. */
-#define SLAB_FLUSH_TICKS  2
-/** How long a reclaimer waits for a CPU's ticks before skipping that CPU. */
-#define SLAB_FLUSH_TIMEOUT_US 5000000UL
-/** Internal slab_alloc() flag: do not reclaim on exhaustion (magazine allocation). */
-#define SLAB_KM_NORECLAIM (1U << 15)
-
-/** Slab descriptor, at the start of the slab. */
-typedef struct slab {
-	/** SLAB_MAGIC while the slab exists. Immutable in between. */
-	uint32_t magic;
-	/** Owning cache. Immutable. */
-	slab_cache_t *cache;
-	/** Link in one of the cache's slab lists; cache lock. */
-	link_t link;
-	/** First free object (linked through the first word); cache lock. */
-	void *free;
-	/** Number of free objects; cache lock. */
-	size_t available;
-} slab_t;
-
-/** A magazine: a stack of constructed objects. */
-typedef struct slab_magazine {
-	/** Link in a depot list (cache lock) or in a reclaim's local list. */
-	link_t link;
-	/** Cache whose objects it holds. Immutable. */
-	slab_cache_t *cache;
-	/** Objects in objs[]; see the file comment for who owns the magazine. */
-	size_t busy;
-	/** Capacity (cache->mag_size). Immutable. */
-	size_t size;
-	void *objs[SLAB_MAG_MAX];
-} slab_magazine_t;
-
-/** Per-CPU part of a cache: owned by that CPU (interrupts disabled). */
-typedef struct {
-	slab_magazine_t *current;
-	slab_magazine_t *last;
-	/** Statistics: relaxed atomic stores by the owner, racy reads by anyone. */
-	uint64_t hits;
-	uint64_t allocs;
-	uint64_t frees;
-} ALIGNED(SLAB_CACHE_LINE) slab_cpu_cache_t;
-
-struct slab_cache {
-	/** SLAB_CACHE_MAGIC while the cache exists. */
-	uint32_t magic;
-	/* Immutable after creation. */
-	char name[SLAB_NAME_MAX + 1];
-	size_t size;
-	size_t align;
-	unsigned flags;
-	int (*constructor)(void *obj, unsigned kmflags);
-	size_t (*destructor)(void *obj);
-	unsigned order;          /**< Slab = 2^order frames. */
-	size_t slab_bytes;
-	size_t first_off;        /**< Offset of the first object in a slab. */
-	size_t objs;             /**< Objects per slab. */
-	size_t mag_size;         /**< Objects per magazine (0 with NOMAGAZINE). */
-
-	/** Link in cache_list; cache_list_lock. */
-	link_t link;
-
-	/** Protects the slab lists, the counters below it and the depot. */
-	irq_spinlock_t lock;
-	list_t slabs_partial;
-	list_t slabs_full;
-	list_t slabs_empty;
-	size_t nslabs;
-	size_t nempty;
-	/** Objects taken out of slabs (held by clients or in magazines). */
-	size_t objs_used;
-	list_t depot_full;
-	list_t depot_empty;
-	size_t ndepot_full;
-	size_t ndepot_empty;
-	/** Working set (file comment): fewest full/empty magazines this interval. */
-	size_t depot_full_min;
-	size_t depot_empty_min;
-	/** Magazines found unused in the last interval, still to be freed. */
-	size_t depot_due_full;
-	size_t depot_due_empty;
-	/** uptime_us() when the current interval began. */
-	uint64_t depot_trim_us;
-	/** depot_cap() for this cache's object size; set at creation. */
-	size_t depot_cap;
-
-	/** Frames held by the slabs. Atomics. */
-	atomic_t frames;
-	/** Client allocations and frees served by the slab layer. Atomics. */
-	atomic_t slow_allocs;
-	atomic_t slow_frees;
-	/** Operations of a magazine cache that went to the slab layer. Atomics. */
-	atomic_t misses;
-
-	/** Per-CPU magazines, indexed by logical CPU id. */
-	slab_cpu_cache_t cpu[CONFIG_MAX_CPUS];
-};
-
-/** Per-CPU flush request (see the file comment). One cache line per CPU. */
-typedef struct {
-	/** Set and cleared by the reclaimer, read by the owner. Atomics. */
-	int flush_req;
-} ALIGNED(SLAB_CACHE_LINE) slab_cpu_flag_t;
-
-static slab_cpu_flag_t cpu_flags[CONFIG_MAX_CPUS];
+slab_cpu_flag_t slab_cpu_flags[CONFIG_MAX_CPUS];
 
 /** Bootstrap caches (static descriptors; never destroyed). */
-static slab_cache_t cache_cache;
-static slab_cache_t mag_cache;
+slab_cache_t slab_cache_cache;
+slab_cache_t slab_mag_cache;
 
-/** Every cache; protected by cache_list_lock. */
-static list_t cache_list = LIST_INITIALIZER(cache_list);
-static irq_spinlock_t cache_list_lock = IRQ_SPINLOCK_INITIALIZER("slab.caches");
+/** Every cache; protected by slab_cache_list_lock. */
+list_t slab_cache_list = LIST_INITIALIZER(slab_cache_list);
+irq_spinlock_t slab_cache_list_lock = IRQ_SPINLOCK_INITIALIZER("slab.caches");
 
 /** 1 while a reclaim or a cache destruction runs. Atomics (a try-lock). */
-static int reclaim_busy;
+int slab_reclaim_busy;
 /**
  * Full reclaims (SLAB_RECLAIM_ALL) started and completed, as sequence numbers:
- * written under reclaim_busy, read with atomics. A full reclaim that waited for
- * reclaim_busy skips its own pass when one that started after its call completed
+ * written under slab_reclaim_busy, read with atomics. A full reclaim that waited for
+ * slab_reclaim_busy skips its own pass when one that started after its call completed
  * meanwhile (many CPUs out of memory at once then wait for one pass, not for one
  * each).
  */
-static uint64_t reclaim_all_started;
-static uint64_t reclaim_all_done;
+uint64_t slab_reclaim_all_started;
+uint64_t slab_reclaim_all_done;
 
 /** Frames held by all caches. Atomics. */
-static atomic_t frames_held = ATOMIC_INIT(0);
-
-/*
- * Small helpers.
- */
-
-static inline void stat_inc(uint64_t *p)
-{
-	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1,
-	    __ATOMIC_RELAXED);
-}
-
-static inline uint64_t stat_get(uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-static inline bool cache_has_magazines(slab_cache_t *c)
-{
-	return !(c->flags & SLAB_CACHE_NOMAGAZINE);
-}
-
-static inline bool cpu_flush_requested(unsigned id)
-{
-	return __atomic_load_n(&cpu_flags[id].flush_req, __ATOMIC_ACQUIRE) != 0;
-}
+atomic_t slab_frames_held_cnt = ATOMIC_INIT(0);
 
 /** Magazines per depot list that a trim always leaves: scales with the CPUs. */
 static size_t depot_base(void)
@@ -366,7 +213,7 @@ static void depot_trim_locked(slab_cache_t *c, list_t *out)
  * (so no spinlock is held) and not in an interrupt handler. A migration between
  * reading CPU and its fields can only make the answer false, never wrongly true.
  */
-static bool may_wait(void)
+bool slab_may_wait(void)
 {
 	if (interrupts_disabled())
 		return false;
@@ -375,30 +222,30 @@ static bool may_wait(void)
 }
 
 /** One step of a wait loop: yield when possible, spin otherwise. */
-static void wait_relax(void)
+void slab_wait_relax(void)
 {
-	if (THREAD != NULL && may_wait())
+	if (THREAD != NULL && slab_may_wait())
 		thread_yield();
 	else
 		cpu_relax();
 }
 
-static bool reclaim_trylock(void)
+bool slab_reclaim_trylock(void)
 {
 	int expected = 0;
-	return __atomic_compare_exchange_n(&reclaim_busy, &expected, 1, false,
+	return __atomic_compare_exchange_n(&slab_reclaim_busy, &expected, 1, false,
 	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-static void reclaim_lock(void)
+void slab_reclaim_lock(void)
 {
-	while (!reclaim_trylock())
-		wait_relax();
+	while (!slab_reclaim_trylock())
+		slab_wait_relax();
 }
 
-static void reclaim_unlock(void)
+void slab_reclaim_unlock(void)
 {
-	__atomic_store_n(&reclaim_busy, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&slab_reclaim_busy, 0, __ATOMIC_RELEASE);
 }
 
 /*
@@ -480,7 +327,7 @@ static slab_t *slab_space_alloc(slab_cache_t *c)
 	s->free = next;
 
 	atomic_add(&c->frames, frames);
-	atomic_add(&frames_held, frames);
+	atomic_add(&slab_frames_held_cnt, frames);
 	return s;
 }
 
@@ -493,7 +340,7 @@ static size_t slab_space_free(slab_cache_t *c, slab_t *s)
 	s->magic = 0;
 	frame_free(KA2PA(s), frames);
 	atomic_sub(&c->frames, frames);
-	atomic_sub(&frames_held, frames);
+	atomic_sub(&slab_frames_held_cnt, frames);
 	return frames;
 }
 
@@ -592,7 +439,7 @@ static size_t slab_objs_put(slab_cache_t *c, void **objs, size_t n)
 }
 
 /** Frees every empty slab of @a c. @return frames freed. No lock held. */
-static size_t cache_free_empty_slabs(slab_cache_t *c)
+size_t slab_cache_free_empty(slab_cache_t *c)
 {
 	list_t release;
 	size_t frames = 0;
@@ -619,10 +466,10 @@ static size_t cache_free_empty_slabs(slab_cache_t *c)
  * Magazines.
  */
 
-/** Allocates an empty magazine for @a c (slab layer of mag_cache); may fail. */
+/** Allocates an empty magazine for @a c (slab layer of slab_mag_cache); may fail. */
 static slab_magazine_t *mag_new(slab_cache_t *c)
 {
-	slab_magazine_t *m = slab_alloc(&mag_cache, SLAB_ATOMIC | SLAB_KM_NORECLAIM);
+	slab_magazine_t *m = slab_alloc(&slab_mag_cache, SLAB_ATOMIC | SLAB_KM_NORECLAIM);
 
 	if (m != NULL) {
 		link_initialize(&m->link);
@@ -650,12 +497,12 @@ static size_t mag_destroy(slab_magazine_t *m)
 		frames += slab_objs_put(c, m->objs, m->busy);
 		m->busy = 0;
 	}
-	slab_free(&mag_cache, m);
+	slab_free(&slab_mag_cache, m);
 	return frames;
 }
 
 /** Destroys every magazine on @a list. @return frames freed. */
-static size_t mag_list_destroy(list_t *list)
+size_t slab_mag_list_destroy(list_t *list)
 {
 	size_t frames = 0;
 	link_t *l;
@@ -723,8 +570,8 @@ static void *mag_obj_get(slab_cache_t *c)
 out:
 	interrupts_restore(ipl);
 	if (excess != NULL)
-		slab_free(&mag_cache, excess);
-	(void) mag_list_destroy(&trimmed);
+		slab_free(&slab_mag_cache, excess);
+	(void) slab_mag_list_destroy(&trimmed);
 	return obj;
 }
 
@@ -817,183 +664,11 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 	}
 
 	if (spare != NULL)
-		slab_free(&mag_cache, spare);
+		slab_free(&slab_mag_cache, spare);
 	if (excess != NULL)
 		(void) mag_destroy(excess);
-	(void) mag_list_destroy(&trimmed);
+	(void) slab_mag_list_destroy(&trimmed);
 	return done;
-}
-
-/** Moves the magazines of slot @a cc to @a out (the caller owns the slot). */
-static void cpu_slot_detach(slab_cpu_cache_t *cc, list_t *out)
-{
-	if (cc->current != NULL)
-		list_append(&cc->current->link, out);
-	if (cc->last != NULL)
-		list_append(&cc->last->link, out);
-	cc->current = NULL;
-	cc->last = NULL;
-}
-
-/**
- * Takes the magazines of every online CPU (of cache @a only, or of all caches) to
- * @a out, using the flush_req/tick protocol of the file comment. reclaim_busy held;
- * may_wait() is true.
- */
-static void flush_all_cpus(slab_cache_t *only, list_t *out)
-{
-	uint64_t t0[CONFIG_MAX_CPUS];
-	bool flagged[CONFIG_MAX_CPUS];
-	bool owned[CONFIG_MAX_CPUS];
-	unsigned n = MIN(cpu_count, (unsigned) CONFIG_MAX_CPUS);
-
-	for (unsigned i = 0; i < n; i++) {
-		flagged[i] = cpu_is_online(i);
-		owned[i] = false;
-		if (flagged[i])
-			__atomic_store_n(&cpu_flags[i].flush_req, 1, __ATOMIC_SEQ_CST);
-	}
-	memory_barrier();
-	for (unsigned i = 0; i < n; i++) {
-		if (flagged[i])
-			t0[i] = __atomic_load_n(&cpus[i].ticks, __ATOMIC_ACQUIRE);
-	}
-
-	uint64_t start = uptime_us();
-	for (unsigned i = 0; i < n; i++) {
-		if (!flagged[i])
-			continue;
-		owned[i] = true;
-		while (__atomic_load_n(&cpus[i].ticks, __ATOMIC_ACQUIRE) <
-		    t0[i] + SLAB_FLUSH_TICKS) {
-			if (uptime_us() - start > SLAB_FLUSH_TIMEOUT_US) {
-				printf("slab: CPU %u takes no timer ticks; its magazines "
-				    "are not flushed\n", i);
-				owned[i] = false;
-				break;
-			}
-			wait_relax();
-		}
-	}
-
-	irq_spinlock_lock(&cache_list_lock, true);
-	for (link_t *l = list_first(&cache_list); l != NULL;
-	    l = list_next(l, &cache_list)) {
-		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
-		if ((only != NULL && c != only) || !cache_has_magazines(c))
-			continue;
-		for (unsigned i = 0; i < n; i++) {
-			if (owned[i])
-				cpu_slot_detach(&c->cpu[i], out);
-		}
-	}
-	irq_spinlock_unlock(&cache_list_lock, true);
-
-	for (unsigned i = 0; i < n; i++) {
-		if (flagged[i])
-			__atomic_store_n(&cpu_flags[i].flush_req, 0, __ATOMIC_RELEASE);
-	}
-}
-
-/**
- * Takes the calling CPU's magazines (of @a only, or of all caches) to @a out.
- * reclaim_busy held (so no remote flush owns the slots). Any context.
- */
-static void flush_local_cpu(slab_cache_t *only, list_t *out)
-{
-	/* The IRQ lock keeps interrupts off: the slots are ours meanwhile. */
-	irq_spinlock_lock(&cache_list_lock, true);
-	unsigned id = CPU->id;
-	assert(!cpu_flush_requested(id));
-	for (link_t *l = list_first(&cache_list); l != NULL;
-	    l = list_next(l, &cache_list)) {
-		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
-		if ((only == NULL || c == only) && cache_has_magazines(c))
-			cpu_slot_detach(&c->cpu[id], out);
-	}
-	irq_spinlock_unlock(&cache_list_lock, true);
-}
-
-/** Moves every depot magazine (of @a only, or of all caches) to @a out. */
-static void drain_depots(slab_cache_t *only, list_t *out)
-{
-	irq_spinlock_lock(&cache_list_lock, true);
-	for (link_t *l = list_first(&cache_list); l != NULL;
-	    l = list_next(l, &cache_list)) {
-		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
-		if ((only != NULL && c != only) || !cache_has_magazines(c))
-			continue;
-		irq_spinlock_lock(&c->lock, false);
-		link_t *m;
-		while ((m = list_first(&c->depot_full)) != NULL) {
-			list_remove(m);
-			list_append(m, out);
-		}
-		while ((m = list_first(&c->depot_empty)) != NULL) {
-			list_remove(m);
-			list_append(m, out);
-		}
-		c->ndepot_full = 0;
-		c->ndepot_empty = 0;
-		irq_spinlock_unlock(&c->lock, false);
-	}
-	irq_spinlock_unlock(&cache_list_lock, true);
-}
-
-/** Frees the empty slabs of every cache. reclaim_busy held. @return frames. */
-static size_t free_all_empty_slabs(void)
-{
-	size_t frames = 0;
-
-	irq_spinlock_lock(&cache_list_lock, true);
-	link_t *l = list_first(&cache_list);
-	irq_spinlock_unlock(&cache_list_lock, true);
-	while (l != NULL) {
-		/* Caches are not removed while reclaim_busy is held. */
-		frames += cache_free_empty_slabs(list_get_instance(l, slab_cache_t,
-		    link));
-		irq_spinlock_lock(&cache_list_lock, true);
-		l = list_next(l, &cache_list);
-		irq_spinlock_unlock(&cache_list_lock, true);
-	}
-	return frames;
-}
-
-size_t slab_reclaim(unsigned flags)
-{
-	bool all = (flags & SLAB_RECLAIM_ALL) && may_wait();
-	list_t mags;
-
-	if (all) {
-		uint64_t seen = __atomic_load_n(&reclaim_all_started, __ATOMIC_ACQUIRE);
-		reclaim_lock();
-		if (__atomic_load_n(&reclaim_all_done, __ATOMIC_RELAXED) > seen) {
-			/* A whole pass ran after our call began: nothing left to do. */
-			reclaim_unlock();
-			return 0;
-		}
-	} else if (!reclaim_trylock()) {
-		return 0;
-	}
-
-	list_initialize(&mags);
-	uint64_t seq = 0;
-	if (all) {
-		seq = __atomic_add_fetch(&reclaim_all_started, 1, __ATOMIC_ACQ_REL);
-		flush_all_cpus(NULL, &mags);
-	} else {
-		flush_local_cpu(NULL, &mags);
-	}
-	drain_depots(NULL, &mags);
-
-	size_t frames = mag_list_destroy(&mags);
-	/* Last: the magazine cache's slabs emptied by the destruction above. */
-	frames += free_all_empty_slabs();
-
-	if (all)
-		__atomic_store_n(&reclaim_all_done, seq, __ATOMIC_RELEASE);
-	reclaim_unlock();
-	return frames;
 }
 
 /*
@@ -1020,7 +695,7 @@ void *slab_alloc(slab_cache_t *c, unsigned kmflags)
 
 	obj = slab_obj_get(c);
 	if (obj == NULL && !(kmflags & SLAB_KM_NORECLAIM)) {
-		bool all = !(kmflags & SLAB_ATOMIC) && may_wait();
+		bool all = !(kmflags & SLAB_ATOMIC) && slab_may_wait();
 		(void) slab_reclaim(all ? SLAB_RECLAIM_ALL : 0);
 		obj = slab_obj_get(c);
 	}
@@ -1056,257 +731,4 @@ void slab_free(slab_cache_t *c, void *obj)
 		(void) c->destructor(obj);
 	(void) slab_objs_put(c, &obj, 1);
 	atomic_inc(&c->slow_frees);
-}
-
-/*
- * Caches.
- */
-
-/** Magazine capacity for objects of @a size bytes. */
-static size_t mag_size_for(size_t size)
-{
-	if (size <= 256)
-		return 32;
-	if (size <= 2048)
-		return 16;
-	if (size <= 16384)
-		return 8;
-	return 4;
-}
-
-/**
- * Fills in the descriptor @a c (zeroed here).
- * @return false on invalid arguments (the descriptor is then unusable).
- */
-static bool cache_init(slab_cache_t *c, const char *name, size_t size,
-    size_t align, int (*constructor)(void *, unsigned), size_t (*destructor)(void *),
-    unsigned flags)
-{
-	memset(c, 0, sizeof(*c));
-
-	if (align == 0)
-		align = sizeof(void *);
-	if (size == 0 || (align & (align - 1)) != 0 || align > SLAB_MAX_ALIGN ||
-	    size > (FRAME_SIZE << SLAB_MAX_ORDER))
-		return false;
-	align = MAX(align, sizeof(void *));
-	size = ALIGN_UP(MAX(size, sizeof(void *)), align);
-
-	/* Smallest order that loses at most 1/8; else the one that loses least. */
-	size_t first_off = ALIGN_UP(sizeof(slab_t), align);
-	bool found = false;
-	unsigned best_order = 0;
-	size_t best_waste = 0;
-	size_t best_bytes = 1;
-	for (unsigned order = 0; order <= SLAB_MAX_ORDER; order++) {
-		size_t bytes = FRAME_SIZE << order;
-		if (first_off + size > bytes)
-			continue;
-		size_t objs = (bytes - first_off) / size;
-		size_t waste = bytes - objs * size;
-		if (!found || waste * best_bytes < best_waste * bytes) {
-			found = true;
-			best_order = order;
-			best_waste = waste;
-			best_bytes = bytes;
-		}
-		if (waste * 8 <= bytes)
-			break;
-	}
-	if (!found)
-		return false;
-
-	c->magic = SLAB_CACHE_MAGIC;
-	str_cpy(c->name, sizeof(c->name), name ? name : "?");
-	c->size = size;
-	c->align = align;
-	c->flags = flags;
-	c->constructor = constructor;
-	c->destructor = destructor;
-	c->order = best_order;
-	c->slab_bytes = FRAME_SIZE << best_order;
-	c->first_off = first_off;
-	c->objs = (c->slab_bytes - first_off) / size;
-	c->mag_size = (flags & SLAB_CACHE_NOMAGAZINE) ? 0 : mag_size_for(size);
-	link_initialize(&c->link);
-	irq_spinlock_initialize(&c->lock, "slab.cache");
-	list_initialize(&c->slabs_partial);
-	list_initialize(&c->slabs_full);
-	list_initialize(&c->slabs_empty);
-	list_initialize(&c->depot_full);
-	list_initialize(&c->depot_empty);
-	if (c->mag_size > 0) {
-		frame_stats_t fs;
-		frame_get_stats(&fs);
-		c->depot_cap = fs.total * (FRAME_SIZE / 256) / (c->mag_size * size);
-	}
-	return true;
-}
-
-static void cache_list_add(slab_cache_t *c)
-{
-	irq_spinlock_lock(&cache_list_lock, true);
-	list_append(&c->link, &cache_list);
-	irq_spinlock_unlock(&cache_list_lock, true);
-}
-
-void slab_cache_init(void)
-{
-	_Static_assert(sizeof(slab_magazine_t) <= 512, "magazine size");
-
-	if (!cache_init(&cache_cache, "slab_cache", sizeof(slab_cache_t),
-	    SLAB_CACHE_LINE, NULL, NULL, SLAB_CACHE_NOMAGAZINE))
-		panic("slab: cannot set up the cache of caches");
-	if (!cache_init(&mag_cache, "slab_magazine", sizeof(slab_magazine_t), 0,
-	    NULL, NULL, SLAB_CACHE_NOMAGAZINE))
-		panic("slab: cannot set up the magazine cache");
-	cache_list_add(&cache_cache);
-	cache_list_add(&mag_cache);
-	slab_cmd_init();
-}
-
-slab_cache_t *slab_cache_create(const char *name, size_t size, size_t align,
-    int (*constructor)(void *obj, unsigned kmflags), size_t (*destructor)(void *obj),
-    unsigned flags)
-{
-	slab_cache_t *c = slab_alloc(&cache_cache, SLAB_KM_NONE);
-
-	if (c == NULL)
-		return NULL;
-	if (!cache_init(c, name, size, align, constructor, destructor, flags)) {
-		slab_free(&cache_cache, c);
-		return NULL;
-	}
-	cache_list_add(c);
-	return c;
-}
-
-errno_t slab_cache_destroy(slab_cache_t *c)
-{
-	list_t mags;
-
-	if (c == NULL || c == &cache_cache || c == &mag_cache)
-		return EINVAL;
-	assert(c->magic == SLAB_CACHE_MAGIC);
-
-	reclaim_lock();
-	list_initialize(&mags);
-	if (cache_has_magazines(c)) {
-		if (may_wait())
-			flush_all_cpus(c, &mags);
-		else
-			flush_local_cpu(c, &mags);
-		drain_depots(c, &mags);
-		(void) mag_list_destroy(&mags);
-	}
-
-	irq_spinlock_lock(&c->lock, true);
-	bool busy = c->objs_used != 0;
-	irq_spinlock_unlock(&c->lock, true);
-	if (busy) {
-		reclaim_unlock();
-		return EBUSY;
-	}
-
-	irq_spinlock_lock(&cache_list_lock, true);
-	list_remove(&c->link);
-	irq_spinlock_unlock(&cache_list_lock, true);
-
-	(void) cache_free_empty_slabs(c);
-	assert(c->nslabs == 0 && atomic_get(&c->frames) == 0);
-	reclaim_unlock();
-
-	c->magic = 0;
-	slab_free(&cache_cache, c);
-	return EOK;
-}
-
-/*
- * Statistics.
- */
-
-void slab_cache_get_stats(slab_cache_t *c, slab_cache_stats_t *st)
-{
-	memset(st, 0, sizeof(*st));
-	str_cpy(st->name, sizeof(st->name), c->name);
-	st->size = c->size;
-	st->align = c->align;
-	st->slab_frames = (size_t) 1 << c->order;
-	st->objs_per_slab = c->objs;
-	st->mag_size = c->mag_size;
-
-	irq_spinlock_lock(&c->lock, true);
-	st->slabs = c->nslabs;
-	st->empty_slabs = c->nempty;
-	st->objs_slab_used = c->objs_used;
-	st->depot_full = c->ndepot_full;
-	st->depot_empty = c->ndepot_empty;
-	irq_spinlock_unlock(&c->lock, true);
-
-	st->frames = st->slabs * st->slab_frames;
-	st->objs_total = st->slabs * st->objs_per_slab;
-
-	/* Modular arithmetic: the sum is right even if one CPU's part is negative. */
-	size_t in_use = atomic_get(&c->slow_allocs) - atomic_get(&c->slow_frees);
-	uint64_t hits = 0;
-	for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++) {
-		in_use += stat_get(&c->cpu[i].allocs) - stat_get(&c->cpu[i].frees);
-		hits += stat_get(&c->cpu[i].hits);
-	}
-	st->objs_in_use = in_use;
-	st->objs_cached = in_use <= st->objs_slab_used ?
-	    st->objs_slab_used - in_use : 0;
-	st->mag_hits = hits;
-	st->mag_misses = atomic_get(&c->misses);
-}
-
-size_t slab_cache_frames(slab_cache_t *c)
-{
-	return atomic_get(&c->frames);
-}
-
-size_t slab_frames_held(void)
-{
-	return atomic_get(&frames_held);
-}
-
-void slab_print_list(void)
-{
-	size_t n = 0;
-
-	irq_spinlock_lock(&cache_list_lock, true);
-	for (link_t *l = list_first(&cache_list); l != NULL;
-	    l = list_next(l, &cache_list))
-		n++;
-	irq_spinlock_unlock(&cache_list_lock, true);
-
-	/* Snapshot first: printing under the list lock would keep IRQs off long. */
-	slab_cache_stats_t *snap = malloc(n * sizeof(slab_cache_stats_t));
-	if (snap == NULL) {
-		printf("slabs: out of memory\n");
-		return;
-	}
-	size_t got = 0;
-	irq_spinlock_lock(&cache_list_lock, true);
-	for (link_t *l = list_first(&cache_list); l != NULL && got < n;
-	    l = list_next(l, &cache_list))
-		slab_cache_get_stats(list_get_instance(l, slab_cache_t, link),
-		    &snap[got++]);
-	irq_spinlock_unlock(&cache_list_lock, true);
-
-	printf("%-18s %6s %5s %5s %6s %7s %8s %8s %8s %3s %11s %9s\n", "name",
-	    "size", "align", "slab", "slabs", "frames", "in use", "used", "total",
-	    "mag", "mag hits", "misses");
-	size_t frames = 0;
-	for (size_t i = 0; i < got; i++) {
-		slab_cache_stats_t *s = &snap[i];
-		printf("%-18s %6zu %5zu %5zu %6zu %7zu %8zu %8zu %8zu %3zu %11lu %9lu\n",
-		    s->name, s->size, s->align, s->slab_frames, s->slabs, s->frames,
-		    s->objs_in_use, s->objs_slab_used, s->objs_total, s->mag_size,
-		    s->mag_hits, s->mag_misses);
-		frames += s->frames;
-	}
-	printf("%zu caches, %zu frames (%zu KiB) in slabs\n", got, frames,
-	    frames * (FRAME_SIZE / 1024));
-	free(snap);
 }

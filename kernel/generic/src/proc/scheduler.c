@@ -71,6 +71,14 @@ static void hook_sleeps(thread_t *t)
 	}
 }
 
+void sched_hooks_thread_exits(thread_t *t)
+{
+	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
+		if (hooks[i]->thread_exits)
+			hooks[i]->thread_exits(t);
+	}
+}
+
 static void hook_wakes(thread_t *t)
 {
 	for (unsigned i = 0, n = hooks_n(); i < n; i++) {
@@ -125,6 +133,7 @@ void scheduler_init_cpu(void)
 
 static void rq_add_locked(cpu_t *c, thread_t *t)
 {
+	assert(irq_spinlock_locked_by_me(&c->rq.lock));
 	int p = t->priority;
 	list_append(&t->rq_link, &c->rq.level[p].threads);
 	c->rq.level[p].n++;
@@ -133,6 +142,7 @@ static void rq_add_locked(cpu_t *c, thread_t *t)
 
 static void rq_remove_locked(cpu_t *c, thread_t *t)
 {
+	assert(irq_spinlock_locked_by_me(&c->rq.lock));
 	list_remove(&t->rq_link);
 	c->rq.level[t->priority].n--;
 	__atomic_store_n(&c->rq.nrdy, c->rq.nrdy - 1, __ATOMIC_RELAXED);
@@ -140,6 +150,7 @@ static void rq_remove_locked(cpu_t *c, thread_t *t)
 
 static thread_t *rq_take_best_locked(cpu_t *c)
 {
+	assert(irq_spinlock_locked_by_me(&c->rq.lock));
 	for (int p = 0; p < RQ_LEVELS; p++) {
 		link_t *l = list_first(&c->rq.level[p].threads);
 		if (l) {

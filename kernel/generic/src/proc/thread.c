@@ -19,8 +19,6 @@
 #include <panic.h>
 #include <debug.h>
 #include <errno.h>
-#include <synch/rcu.h>
-#include <mm/as.h>
 
 extern void thread_entry_asm(void);
 
@@ -213,8 +211,8 @@ void thread_exit(void)
 	assert_verbose(CPU->preemption_disabled == 0,
 	    "thread exits holding a spinlock or with preemption disabled");
 	assert(!interrupts_disabled());
-	rcu_thread_exiting();
-	as_leave();
+	/* RCU closes a reader section left open, the address space is left. */
+	sched_hooks_thread_exits(t);
 	interrupts_disable();
 	irq_spinlock_lock(&t->lock, false);
 	t->state = THREAD_EXITING;

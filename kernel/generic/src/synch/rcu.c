@@ -64,7 +64,6 @@
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
-#include <console/kconsole.h>
 #include <console/console.h>
 #include <errno.h>
 #include <arch/asm.h>
@@ -395,6 +394,13 @@ static void rcu_thread_sleeps(thread_t *t)
 #define RCU_SLEEP_HOOK NULL
 #endif
 
+/** The scheduler's thread_exits hook: rcu_thread_exiting() (both flavours). */
+static void rcu_thread_exits_hook(thread_t *t)
+{
+	(void) t;
+	rcu_thread_exiting();
+}
+
 #if defined(CONFIG_RCU_A_RCU)
 
 /** Context switch: a quiescent state of the CPU. Interrupts disabled. */
@@ -553,6 +559,7 @@ void rcu_thread_exiting(void)
 static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = arcu_after_thread_ran,
 	.thread_sleeps = RCU_SLEEP_HOOK,
+	.thread_exits = rcu_thread_exits_hook,
 };
 
 #elif defined(CONFIG_RCU_PODZIMEK)
@@ -721,6 +728,7 @@ static const sched_hooks_t rcu_hooks = {
 	.after_thread_ran = podzimek_after_thread_ran,
 	.before_thread_runs = podzimek_before_thread_runs,
 	.thread_sleeps = RCU_SLEEP_HOOK,
+	.thread_exits = rcu_thread_exits_hook,
 };
 
 #endif
@@ -910,59 +918,40 @@ size_t rcu_pending_callbacks(void)
 	return n;
 }
 
-void rcu_print_stats(void)
+void rcu_get_stats(rcu_stats_t *st)
 {
-	console_lock();
-	printf("rcu: algorithm %s%s\n", rcu_flavour_name,
+	st->algorithm = rcu_flavour_name;
 #ifdef CONFIG_RCU_BROKEN
-	    " (BROKEN build: grace periods do not wait)"
+	st->broken = true;
 #else
-	    ""
+	st->broken = false;
 #endif
-	    );
-	printf("tunables: detect sleep %d us, poll %d us, expedite threshold %d, "
-	    "critical threshold %d callbacks\n", DETECT_SLEEP_US, POLL_SLEEP_US,
-	    EXPEDITE_THRESHOLD, CRITICAL_THRESHOLD);
-	printf("GPs completed: %lu\n", rcu_completed_gps());
-	printf("GPs started: %lu\n", cur_gp());
-	printf("GPs expedited: %lu\n", __atomic_load_n(&stat_expedited,
-	    __ATOMIC_RELAXED));
-	printf("GPs delayed by CPUs in readers: %lu\n",
-	    __atomic_load_n(&stat_delayed, __ATOMIC_RELAXED));
-	printf("GPs blocked by preempted readers: %lu\n",
-	    __atomic_load_n(&stat_blocked_preempted, __ATOMIC_RELAXED));
-	printf("cross-calls sent: %lu\n", __atomic_load_n(&stat_cross_calls,
-	    __ATOMIC_RELAXED));
-	printf("stall warning limit: %lu ms\n", rcu_stall_limit_get());
-	printf("stall warnings: %lu\n", rcu_stall_warnings());
-	printf("pending callbacks: %zu\n", rcu_pending_callbacks());
-	printf("cpu  last-seen-gp  posted      run         pending  max-batch  "
-	    "avg-batch\n");
-	for (unsigned i = 0; i < cpu_count; i++) {
-		cpu_t *c = &cpus[i];
-		if (!cpu_is_online(i))
-			continue;
-		uint64_t batches = c->rcu.stat_batches;
-		printf("%3u  %12lu  %-10lu  %-10lu  %7zu  %9zu  %9lu\n", i,
-		    __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED),
-		    c->rcu.stat_posted, c->rcu.stat_run,
-		    c->rcu.arriving_cnt + c->rcu.next_cnt + c->rcu.cur_cnt,
-		    c->rcu.stat_max_batch, batches ? c->rcu.stat_run / batches : 0);
-	}
-	console_unlock();
+	st->detect_sleep_us = DETECT_SLEEP_US;
+	st->poll_sleep_us = POLL_SLEEP_US;
+	st->expedite_threshold = EXPEDITE_THRESHOLD;
+	st->critical_threshold = CRITICAL_THRESHOLD;
+	st->gps_completed = rcu_completed_gps();
+	st->gps_started = cur_gp();
+	st->gps_expedited = __atomic_load_n(&stat_expedited, __ATOMIC_RELAXED);
+	st->gps_delayed = __atomic_load_n(&stat_delayed, __ATOMIC_RELAXED);
+	st->gps_blocked_preempted = __atomic_load_n(&stat_blocked_preempted,
+	    __ATOMIC_RELAXED);
+	st->cross_calls = __atomic_load_n(&stat_cross_calls, __ATOMIC_RELAXED);
+	st->stall_limit_ms = rcu_stall_limit_get();
+	st->stall_warnings = rcu_stall_warnings();
+	st->pending_callbacks = rcu_pending_callbacks();
 }
 
-static int cmd_rcu(cmd_arg_t *argv, size_t argc)
+void rcu_cpu_get_stats(unsigned cpu, rcu_cpu_stats_t *st)
 {
-	rcu_print_stats();
-	return 0;
+	cpu_t *c = &cpus[cpu];
+	st->last_seen_gp = __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED);
+	st->posted = c->rcu.stat_posted;
+	st->run = c->rcu.stat_run;
+	st->pending = c->rcu.arriving_cnt + c->rcu.next_cnt + c->rcu.cur_cnt;
+	st->max_batch = c->rcu.stat_max_batch;
+	st->batches = c->rcu.stat_batches;
 }
-
-static cmd_info_t rcu_cmd = {
-	.name = "rcu",
-	.description = "RCU statistics: algorithm, tunables, grace periods, callbacks",
-	.func = cmd_rcu,
-};
 
 void rcu_init(void)
 {
@@ -983,7 +972,6 @@ void rcu_init(void)
 		waitq_initialize(&c->rcu.reclaimer_wq);
 	}
 	sched_hooks_register(&rcu_hooks);
-	(void) cmd_register(&rcu_cmd);
 }
 
 void rcu_start_threads(void)

@@ -37,12 +37,14 @@ static inline void set_writer(rwlock_t *rwl, thread_t *t)
 /** Readers may enter: no writer inside and none waiting. Caller holds rwl->lock. */
 static inline bool read_may_enter(rwlock_t *rwl)
 {
+	assert(mutex_locked_by_me(&rwl->lock));
 	return rwl->writer == NULL && rwl->writers_waiting == 0;
 }
 
 /** A writer may enter: nobody inside. Caller holds rwl->lock. */
 static inline bool write_may_enter(rwlock_t *rwl)
 {
+	assert(mutex_locked_by_me(&rwl->lock));
 	return rwl->writer == NULL && rwl->readers == 0;
 }
 

@@ -105,6 +105,16 @@ bool spinlock_locked(spinlock_t *lock)
 	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED) != 0;
 }
 
+bool spinlock_locked_by_me(spinlock_t *lock)
+{
+	/*
+	 * Only this CPU writes its own id into owner, and only while it holds
+	 * the lock: another CPU's value never matches.
+	 */
+	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&lock->owner, __ATOMIC_RELAXED) == (int) CPU->id + 1;
+}
+
 void irq_spinlock_initialize(irq_spinlock_t *lock, const char *name)
 {
 	spinlock_initialize(&lock->lock, name);

@@ -42,6 +42,7 @@ void waitq_sleep_cancel(waitq_t *wq, ipl_t ipl)
 /** Removes @a t from its wait queue (locked by the caller) and readies it. */
 static void wake_thread_locked(waitq_t *wq, thread_t *t, errno_t result)
 {
+	assert(irq_spinlock_locked_by_me(&wq->lock));
 	list_remove(&t->wq_link);
 	t->sleep_queue = NULL;
 	t->sleep_result = result;

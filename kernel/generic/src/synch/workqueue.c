@@ -51,7 +51,6 @@
 #include <synch/spinlock.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
-#include <console/kconsole.h>
 #include <mm/malloc.h>
 #include <lib/str.h>
 #include <time/delay.h>
@@ -76,7 +75,7 @@
 #define WORKQ_IDLE_TIMEOUT_US      1000000
 
 /* Load averages: fixed point with LOAD_SHIFT fraction bits. */
-#define LOAD_SHIFT       10
+#define LOAD_SHIFT       WORKQ_LOAD_SHIFT
 /** Time constant of the fast average (microseconds). */
 #define LOAD_FAST_TAU_US 100000
 /** Time constant of the slow average (microseconds). */
@@ -184,6 +183,7 @@ static bool create_worker(struct work_queue *q);
 /** Workers that are neither idle nor blocked. Caller holds q->lock. */
 static size_t active_cnt(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	size_t blocked = __atomic_load_n(&q->blocked_cnt, __ATOMIC_SEQ_CST);
 	size_t busy = q->worker_cnt - q->idle_cnt;
 	return busy > blocked ? busy - blocked : 0;
@@ -203,6 +203,7 @@ static int64_t load_decay(int64_t avg, int64_t x, uint64_t dt, uint64_t tau)
  */
 static void load_sample(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	uint64_t now = uptime_us();
 	uint64_t dt = now > q->load_time ? now - q->load_time : 0;
 	q->load_time = now;
@@ -214,6 +215,7 @@ static void load_sample(struct work_queue *q)
 /** 1 rising, -1 falling, 0 steady. Caller holds q->lock. */
 static int load_trend(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	/* A quarter of an item plus 1/8 of the slow average is noise. */
 	int64_t margin = (1 << (LOAD_SHIFT - 2)) + q->load_slow / 8;
 	if (q->load_fast > q->load_slow + margin)
@@ -226,6 +228,7 @@ static int load_trend(struct work_queue *q)
 /** Hands one more reservation of @a q to the adder thread. Caller holds q->lock. */
 static void request_adder_locked(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	q->nb_add_pending++;
 	q->nonblock_add_requests++;
 	irq_spinlock_lock(&adder_lock, false);
@@ -244,6 +247,7 @@ static void request_adder_locked(struct work_queue *q)
  */
 static bool signal_worker_locked(struct work_queue *q, bool can_block)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	size_t active = active_cnt(q);
 	/* The active workers can take the queued items. */
 	if (q->item_cnt <= active * cfg.items_per_worker)
@@ -276,6 +280,7 @@ static bool signal_worker_locked(struct work_queue *q, bool can_block)
 /** Takes the first queued item. Caller holds q->lock; the queue is not empty. */
 static work_t *dequeue_locked(struct work_queue *q)
 {
+	assert(irq_spinlock_locked_by_me(&q->lock));
 	link_t *l = list_first(&q->items);
 	assert(l);
 	list_remove(l);
@@ -662,6 +667,8 @@ void workq_get_stats(struct work_queue *q, workq_stats_t *s)
 	s->activations = q->activations;
 	s->peak_workers = q->peak_workers;
 	irq_spinlock_unlock(&q->lock, true);
+	s->name = q->name;
+	s->system = q->system;
 }
 
 void workq_global_get_stats(workq_stats_t *s)
@@ -672,58 +679,6 @@ void workq_global_get_stats(workq_stats_t *s)
 	}
 	workq_get_stats(&sys_wq, s);
 }
-
-void workq_print_info(struct work_queue *q)
-{
-	workq_stats_t s;
-	workq_get_stats(q, &s);
-	printf("Work queue '%s'%s:\n", q->name, q->system ? " (system)" : "");
-	printf("  configuration: min idle workers %zu, max workers %zu, "
-	    "max concurrent %zu, items per worker %zu, idle timeout %lu ms\n",
-	    cfg.min_idle, cfg.max_workers, cfg.max_concurrent, cfg.items_per_worker,
-	    cfg.idle_timeout_us / 1000);
-	printf("  workers: %zu\n", s.workers);
-	printf("  active: %zu\n", s.active);
-	printf("  blocked: %zu\n", s.blocked);
-	printf("  idle: %zu\n", s.idle);
-	printf("  queued items: %zu\n", s.items);
-	/* The averages are in 1/1024 items: print them with two decimals. */
-	printf("  load trend: %s; queued items on average %zu.%02zu over 0.1 s, "
-	    "%zu.%02zu over 1 s\n", s.load_trend > 0 ? "rising" :
-	    (s.load_trend < 0 ? "falling" : "steady"),
-	    s.load_fast >> LOAD_SHIFT,
-	    ((s.load_fast & ((1 << LOAD_SHIFT) - 1)) * 100) >> LOAD_SHIFT,
-	    s.load_slow >> LOAD_SHIFT,
-	    ((s.load_slow & ((1 << LOAD_SHIFT) - 1)) * 100) >> LOAD_SHIFT);
-	printf("  state: %s\n", s.stopping ? "stopped" : "running");
-	printf("  totals: %lu enqueued, %lu completed, %lu refused; workers: %lu "
-	    "created, %lu retired, %lu creation failures, peak %zu; %lu wake-ups "
-	    "of idle workers, %lu non-blocking add requests\n", s.enqueued,
-	    s.completed, s.refused, s.workers_created, s.workers_retired,
-	    s.worker_create_failures, s.peak_workers, s.activations,
-	    s.nonblock_add_requests);
-}
-
-void workq_global_print_info(void)
-{
-	if (!__atomic_load_n(&sys_ready, __ATOMIC_ACQUIRE)) {
-		printf("The system work queue is not initialized.\n");
-		return;
-	}
-	workq_print_info(&sys_wq);
-}
-
-static int cmd_workq(cmd_arg_t *argv, size_t argc)
-{
-	workq_global_print_info();
-	return 0;
-}
-
-static cmd_info_t workq_cmd = {
-	.name = "workq",
-	.description = "System work queue: configuration and live state",
-	.func = cmd_workq,
-};
 
 void workq_global_init(void)
 {
@@ -748,6 +703,4 @@ void workq_global_init(void)
 	if (queue_start_workers(&sys_wq) == 0)
 		panic("Cannot create the system work queue's workers");
 	__atomic_store_n(&sys_ready, true, __ATOMIC_RELEASE);
-
-	(void) cmd_register(&workq_cmd);
 }

@@ -1,5 +1,5 @@
 /** @file page_ht.h
- * The global page hash table: (address space, virtual page) -> PTE record.
+ * The global page hash table: (address-space id, virtual page) -> PTE record.
  *
  * Two back ends, chosen at build time:
  * - CHT (default, `make PAGE_HT=cht`): a concurrent hash table; lookups are
@@ -19,7 +19,12 @@
 
 #include <typedefs.h>
 
-struct as;
+/*
+ * Address spaces are named by their id (as_t.id, unique for the system's
+ * lifetime), so the table needs no address-space header: mm/as.c uses this
+ * table, and this table does not use mm/as.h. Every @a as_id below is such an
+ * id; @a page is a page-aligned user virtual address.
+ */
 
 /** PTE record flags. */
 #define PTE_REC_PRESENT    (1 << 0)
@@ -48,18 +53,18 @@ void page_ht_init(void);
  *         copy of it); ENOMEM.
  * Context: any (interrupts may be disabled; never sleeps).
  */
-int page_mapping_insert(struct as *as, uintptr_t page, const pte_t *pte,
+int page_mapping_insert(uint64_t as_id, uintptr_t page, const pte_t *pte,
     pte_t *existing);
 /**
  * Removes the mapping of @a page. @return EOK or ENOENT. The record (and its
  * frame with PTE_REC_FREE_FRAME) is freed after a grace period. Any context.
  */
-int page_mapping_remove(struct as *as, uintptr_t page);
+int page_mapping_remove(uint64_t as_id, uintptr_t page);
 /**
  * Finds the mapping of @a page and copies it to @a out. @return true if found.
  * Any context; wait-free with the CHT back end.
  */
-bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out);
+bool page_mapping_find(uint64_t as_id, uintptr_t page, pte_t *out);
 /**
  * Replaces the mapping of @a page with @a pte, in place (one atomic exchange;
  * concurrent updates and removes of the page are linearizable, lookups stay
@@ -72,13 +77,13 @@ bool page_mapping_find(struct as *as, uintptr_t page, pte_t *out);
  * @return EOK; ENOENT (no mapping: nothing inserted); ENOMEM.
  * Context: any (interrupts may be disabled; never sleeps).
  */
-int page_mapping_update(struct as *as, uintptr_t page, const pte_t *pte);
+int page_mapping_update(uint64_t as_id, uintptr_t page, const pte_t *pte);
 
 /**
  * Counts the records of @a page in the table (at most 1 unless the table is
  * broken); for tests. Any context; lock-free with the CHT back end.
  */
-size_t page_mapping_count(struct as *as, uintptr_t page);
+size_t page_mapping_count(uint64_t as_id, uintptr_t page);
 
 /** Table state for `pageht` and tests. */
 typedef struct {
@@ -93,8 +98,6 @@ typedef struct {
 } page_ht_stats_t;
 
 void page_ht_get_stats(page_ht_stats_t *st);
-/** Prints the table state (`pageht`). */
-void page_ht_print(void);
 /** Name of the back end built in: "cht" or "locked". */
 extern const char *const page_ht_backend;
 

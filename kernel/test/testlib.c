@@ -1,21 +1,39 @@
-/** @file chttest.c
- * Helpers shared by the CHT tests; see chttest.h.
+/** @file testlib.c
+ * The kernel tests' library; see testlib.h.
  */
-#include "chttest.h"
+#include "testlib.h"
 #include <mm/slab.h>
 #include <synch/workqueue.h>
 #include <proc/thread.h>
 #include <time/delay.h>
 #include <print.h>
+#include <errno.h>
 
-void chttest_mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
+thread_t *testlib_spawn(thread_func_t f, void *arg, const char *name,
+    cpu_t *cpu)
+{
+	thread_t *t = thread_create(f, arg, name, THREAD_FLAG_NONE);
+	if (!t)
+		return NULL;
+	if (cpu)
+		thread_wire(t, cpu);
+	thread_start(t);
+	return t;
+}
+
+bool testlib_join(thread_t *t, uint64_t max_us)
+{
+	return !t || thread_join_timeout(t, max_us) == EOK;
+}
+
+void testlib_mem_snapshot(heap_stats_t *hs, frame_stats_t *fs)
 {
 	slab_reclaim(SLAB_RECLAIM_ALL);
 	heap_get_stats(hs);
 	frame_get_stats(fs);
 }
 
-void chttest_wait_workers_idle(uint64_t max_us)
+void testlib_wait_workers_idle(uint64_t max_us)
 {
 	workq_config_t cfg;
 	workq_stats_t s;
@@ -29,7 +47,7 @@ void chttest_wait_workers_idle(uint64_t max_us)
 	}
 }
 
-const char *chttest_mem_back(const heap_stats_t *hb, const frame_stats_t *fb,
+const char *testlib_mem_back(const heap_stats_t *hb, const frame_stats_t *fb,
     uint64_t max_us)
 {
 	/* One test runs at a time: the reason buffer is the caller's until then. */
@@ -37,10 +55,10 @@ const char *chttest_mem_back(const heap_stats_t *hb, const frame_stats_t *fb,
 	heap_stats_t hs;
 	frame_stats_t fs;
 
-	chttest_wait_workers_idle(max_us);
+	testlib_wait_workers_idle(max_us);
 	uint64_t start = uptime_us();
 	for (;;) {
-		chttest_mem_snapshot(&hs, &fs);
+		testlib_mem_snapshot(&hs, &fs);
 		if (hs.allocs == hb->allocs && hs.bytes == hb->bytes &&
 		    fs.free == fb->free)
 			return NULL;

@@ -1,8 +1,9 @@
-/** @file cmds.c
- * Generic kconsole commands: help, version, cpus, zones, uptime, test, halt.
+/** @file cmd_system.c
+ * System kconsole commands: help, version, cpus, uptime, threads, sched, halt.
  */
 #include <console/kconsole.h>
 #include <console/console.h>
+#include <console/cmds.h>
 #include <arch/asm.h>
 #include <arch/apic.h>
 #include <arch/cpu_arch.h>
@@ -13,7 +14,6 @@
 #include <time/delay.h>
 #include <debug/symtab.h>
 #include <lib/str.h>
-#include <test.h>
 #include <print.h>
 #include <cpu.h>
 #include <smp/smp_call.h>
@@ -26,14 +26,14 @@ static void help_one(const cmd_info_t *cmd, void *arg)
 	printf("  %-12s %s\n", cmd->name, cmd->description);
 }
 
-static int cmd_help(cmd_arg_t *argv, size_t argc)
+static int cmd_help(const cmd_call_t *call)
 {
 	printf("Commands:\n");
 	cmd_foreach(help_one, NULL);
 	return 0;
 }
 
-static int cmd_version(cmd_arg_t *argv, size_t argc)
+static int cmd_version(const cmd_call_t *call)
 {
 	printf("HelenOS-style SMP kernel %s, rev %s\n", KERNEL_VERSION,
 	    KERNEL_GIT_REV);
@@ -71,7 +71,7 @@ static const char *cpu_state_name(cpu_state_t s)
 	return "?";
 }
 
-static int cmd_cpus(cmd_arg_t *argv, size_t argc)
+static int cmd_cpus(const cmd_call_t *call)
 {
 	unsigned online = 0;
 	console_lock();
@@ -90,14 +90,7 @@ static int cmd_cpus(cmd_arg_t *argv, size_t argc)
 	return 0;
 }
 
-static int cmd_zones(cmd_arg_t *argv, size_t argc)
-{
-	zones_print();
-	heap_print();
-	return 0;
-}
-
-static int cmd_uptime(cmd_arg_t *argv, size_t argc)
+static int cmd_uptime(const cmd_call_t *call)
 {
 	uint64_t us = uptime_us();
 	printf("Up %lu.%03lu s (%lu us); CPU 0 ticks: %lu\n", us / 1000000,
@@ -106,61 +99,19 @@ static int cmd_uptime(cmd_arg_t *argv, size_t argc)
 	return 0;
 }
 
-static void test_list(void)
-{
-	printf("Tests (run with 'test NAME', 'test *' runs every safe one):\n");
-	for (test_t *t = tests; t->name; t++)
-		printf("  %-12s %-6s %s\n", t->name, t->safe ? "safe" : "unsafe",
-		    t->desc);
-}
-
-static cmd_arg_t test_args[] = {
-	{ .type = ARG_TYPE_STRING, .name = "name|*", .optional = true },
-};
-
-static int cmd_test(cmd_arg_t *argv, size_t argc)
-{
-	if (!argv[0].present) {
-		test_list();
-		return 0;
-	}
-	const char *name = argv[0].strval;
-	if (strcmp(name, "*") == 0) {
-		unsigned passed = 0, failed = 0;
-		for (test_t *t = tests; t->name; t++) {
-			if (!t->safe)
-				continue;
-			if (test_run(t))
-				passed++;
-			else
-				failed++;
-		}
-		printf("%u passed, %u failed\n", passed, failed);
-		return 0;
-	}
-	const test_t *t = test_find(name);
-	if (!t) {
-		printf("Unknown test '%s'\n", name);
-		test_list();
-		return 0;
-	}
-	test_run(t);
-	return 0;
-}
-
-static int cmd_threads(cmd_arg_t *argv, size_t argc)
+static int cmd_threads(const cmd_call_t *call)
 {
 	threads_print();
 	return 0;
 }
 
-static int cmd_sched(cmd_arg_t *argv, size_t argc)
+static int cmd_sched(const cmd_call_t *call)
 {
 	sched_print();
 	return 0;
 }
 
-static int cmd_halt(cmd_arg_t *argv, size_t argc)
+static int cmd_halt(const cmd_call_t *call)
 {
 	printf("Halting the system.\n");
 	/* Stop the other CPUs first so nothing else prints or runs. */
@@ -179,11 +130,7 @@ static cmd_info_t cmds[] = {
 	    .func = cmd_version },
 	{ .name = "cpus", .description = "List CPUs (id, APIC id, state, timer)",
 	    .func = cmd_cpus },
-	{ .name = "zones", .description = "Physical memory zones and heap",
-	    .func = cmd_zones },
 	{ .name = "uptime", .description = "Time since boot", .func = cmd_uptime },
-	{ .name = "test", .description = "List tests, run one (test NAME) or all safe "
-	    "ones (test *)", .func = cmd_test, .argv = test_args, .argc = 1 },
 	{ .name = "threads", .description = "List threads (id, name, state, priority, "
 	    "CPU, wired, ticks)", .func = cmd_threads },
 	{ .name = "sched", .description = "Per-CPU run queues, context switches, "
@@ -192,7 +139,7 @@ static cmd_info_t cmds[] = {
 	    .func = cmd_halt },
 };
 
-void cmds_init(void)
+void cmd_system_init(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		(void) cmd_register(&cmds[i]);

@@ -1,0 +1,20 @@
+/** @file cmds.h
+ * The kconsole commands, one file per subsystem in kernel/generic/src/console/:
+ * cmd_system.c (help, version, cpus, uptime, threads, sched, halt), cmd_mm.c
+ * (zones, slabs, as, pageht), cmd_rcu.c (rcu), cmd_workq.c (workq), cmd_cht.c
+ * (chtstat), cmd_test.c (test, rcutorture), cmd_bench.c (chtbench). Each is
+ * built on its subsystem's statistics functions; no subsystem calls into the
+ * console. Each function registers its file's commands (kconsole_init(), boot).
+ */
+#ifndef KERN_CONSOLE_CMDS_H_
+#define KERN_CONSOLE_CMDS_H_
+
+void cmd_system_init(void);
+void cmd_mm_init(void);
+void cmd_rcu_init(void);
+void cmd_workq_init(void);
+void cmd_cht_init(void);
+void cmd_test_init(void);
+void cmd_bench_init(void);
+
+#endif

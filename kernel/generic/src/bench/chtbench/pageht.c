@@ -1,0 +1,91 @@
+/** @file pageht.c
+ * `chtbench`: ids 21 and 22, the page hash table's lookup path and the page
+ * fault path (see chtbench.h).
+ */
+#include "chtbench.h"
+
+/* ---------------------------------------------------------------------- */
+/* Page hash table benchmarks. */
+
+#define PH_PAGES 1024
+#define PH_BASE  0x40000000UL
+static as_t *ph_as;
+
+void b_ph_lookup(bench_thread_t *t)
+{
+	uint64_t ops = 0, hits = 0;
+	pte_t pte;
+	while (!stopped()) {
+		uintptr_t page = PH_BASE + (rnd_next(t) % PH_PAGES) * PAGE_SIZE;
+		hits += page_mapping_find(ph_as->id, page, &pte);
+		ops++;
+	}
+	if (hits != ops)
+		t->errors += ops - hits;
+	t->ops = ops;
+}
+
+void b_ph_fault(bench_thread_t *t)
+{
+	/* Each thread faults, then unmaps, its own slice of pages. */
+	uint64_t ops = 0;
+	size_t slice = PH_PAGES / cfg.cpus;
+	uintptr_t base = PH_BASE + t->index * slice * PAGE_SIZE;
+	as_enter(ph_as);
+	while (!stopped()) {
+		size_t faulted = 0;
+		for (; faulted < slice && !stopped(); faulted++) {
+			/* A real store to user memory: faults the page in. */
+			__atomic_store_n((uint64_t *) (base + faulted * PAGE_SIZE),
+			    faulted, __ATOMIC_RELAXED);
+			ops++;
+		}
+		/*
+		 * Unmap only what this round faulted in: after the stop flag the
+		 * tail is short and bounded (it is outside the timed window).
+		 */
+		for (size_t i = 0; i < faulted; i++)
+			(void) as_unmap_page(ph_as, base + i * PAGE_SIZE);
+	}
+	as_leave();
+	t->ops = ops;
+}
+
+int s_ph(void)
+{
+	ph_as = as_create();
+	if (!ph_as)
+		return ENOMEM;
+	if (as_area_create(ph_as, PH_BASE, PH_PAGES * PAGE_SIZE,
+	    AS_AREA_READ | AS_AREA_WRITE) != EOK)
+		return ENOMEM;
+	return EOK;
+}
+
+int s_ph_lookup(void)
+{
+	if (s_ph() != EOK)
+		return ENOMEM;
+	/* Map every page (a frame each) so every lookup hits. */
+	for (size_t i = 0; i < PH_PAGES; i++) {
+		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
+		if (!frame)
+			return ENOMEM;
+		pte_t pte = { .frame = frame, .flags = PTE_REC_PRESENT |
+		    PTE_REC_USER | PTE_REC_WRITABLE | PTE_REC_FREE_FRAME };
+		if (page_mapping_insert(ph_as->id, PH_BASE + i * PAGE_SIZE, &pte, NULL)
+		    != EOK) {
+			frame_free(frame, 1);
+			return ENOMEM;
+		}
+	}
+	return EOK;
+}
+
+void t_ph(void)
+{
+	if (ph_as) {
+		as_release(ph_as);
+		ph_as = NULL;
+	}
+}

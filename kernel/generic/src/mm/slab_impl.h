@@ -1,0 +1,191 @@
+/** @file slab_impl.h
+ * What the parts of the slab allocator share: slab.c (slabs, magazines, the
+ * allocation fast paths, the reclaim lock), slab_reclaim.c (flushing
+ * magazines, slab_reclaim()) and slab_cache.c (cache creation and
+ * destruction, statistics). The design and what protects what are in the
+ * file comment of slab.c; the interface is mm/slab.h. Private to mm/.
+ */
+#ifndef KERN_MM_SLAB_IMPL_H_
+#define KERN_MM_SLAB_IMPL_H_
+
+#include <mm/slab.h>
+#include <mm/frame.h>
+#include <mm/malloc.h>
+#include <arch/asm.h>
+#include <arch/mm.h>
+#include <adt/list.h>
+#include <synch/spinlock.h>
+#include <proc/thread.h>
+#include <time/delay.h>
+#include <atomic.h>
+#include <cpu.h>
+#include <debug.h>
+#include <panic.h>
+#include <print.h>
+#include <lib/str.h>
+
+#define SLAB_MAGIC        0x536c6162U  /* "Slab" */
+#define SLAB_CACHE_MAGIC  0x53436368U  /* "SCch" */
+/** Capacity of the magazine structure (a cache may use fewer slots). */
+#define SLAB_MAG_MAX      32
+/** Completely free slabs a cache keeps before freeing them at once. */
+#define SLAB_KEEP_EMPTY   1
+/** Poison of free objects of caches without a constructor (debug builds). */
+#define SLAB_POISON       0xDE
+#define SLAB_CACHE_LINE   64
+/** Ticks every online CPU must take before its magazines can be flushed. */
+#define SLAB_FLUSH_TICKS  2
+/** How long a reclaimer waits for a CPU's ticks before skipping that CPU. */
+#define SLAB_FLUSH_TIMEOUT_US 5000000UL
+/** Internal slab_alloc() flag: do not reclaim on exhaustion (magazine allocation). */
+#define SLAB_KM_NORECLAIM (1U << 15)
+
+/** Slab descriptor, at the start of the slab. */
+typedef struct slab {
+	/** SLAB_MAGIC while the slab exists. Immutable in between. */
+	uint32_t magic;
+	/** Owning cache. Immutable. */
+	slab_cache_t *cache;
+	/** Link in one of the cache's slab lists; cache lock. */
+	link_t link;
+	/** First free object (linked through the first word); cache lock. */
+	void *free;
+	/** Number of free objects; cache lock. */
+	size_t available;
+} slab_t;
+
+/** A magazine: a stack of constructed objects. */
+typedef struct slab_magazine {
+	/** Link in a depot list (cache lock) or in a reclaim's local list. */
+	link_t link;
+	/** Cache whose objects it holds. Immutable. */
+	slab_cache_t *cache;
+	/** Objects in objs[]; see the file comment for who owns the magazine. */
+	size_t busy;
+	/** Capacity (cache->mag_size). Immutable. */
+	size_t size;
+	void *objs[SLAB_MAG_MAX];
+} slab_magazine_t;
+
+/** Per-CPU part of a cache: owned by that CPU (interrupts disabled). */
+typedef struct {
+	slab_magazine_t *current;
+	slab_magazine_t *last;
+	/** Statistics: relaxed atomic stores by the owner, racy reads by anyone. */
+	uint64_t hits;
+	uint64_t allocs;
+	uint64_t frees;
+} ALIGNED(SLAB_CACHE_LINE) slab_cpu_cache_t;
+
+struct slab_cache {
+	/** SLAB_CACHE_MAGIC while the cache exists. */
+	uint32_t magic;
+	/* Immutable after creation. */
+	char name[SLAB_NAME_MAX + 1];
+	size_t size;
+	size_t align;
+	unsigned flags;
+	int (*constructor)(void *obj, unsigned kmflags);
+	size_t (*destructor)(void *obj);
+	unsigned order;          /**< Slab = 2^order frames. */
+	size_t slab_bytes;
+	size_t first_off;        /**< Offset of the first object in a slab. */
+	size_t objs;             /**< Objects per slab. */
+	size_t mag_size;         /**< Objects per magazine (0 with NOMAGAZINE). */
+
+	/** Link in slab_cache_list; slab_cache_list_lock. */
+	link_t link;
+
+	/** Protects the slab lists, the counters below it and the depot. */
+	irq_spinlock_t lock;
+	list_t slabs_partial;
+	list_t slabs_full;
+	list_t slabs_empty;
+	size_t nslabs;
+	size_t nempty;
+	/** Objects taken out of slabs (held by clients or in magazines). */
+	size_t objs_used;
+	list_t depot_full;
+	list_t depot_empty;
+	size_t ndepot_full;
+	size_t ndepot_empty;
+	/** Working set (slab.c): fewest full/empty magazines this interval. */
+	size_t depot_full_min;
+	size_t depot_empty_min;
+	/** Magazines found unused in the last interval, still to be freed. */
+	size_t depot_due_full;
+	size_t depot_due_empty;
+	/** uptime_us() when the current interval began. */
+	uint64_t depot_trim_us;
+	/** depot_cap() for this cache's object size; set at creation. */
+	size_t depot_cap;
+
+	/** Frames held by the slabs. Atomics. */
+	atomic_t frames;
+	/** Client allocations and frees served by the slab layer. Atomics. */
+	atomic_t slow_allocs;
+	atomic_t slow_frees;
+	/** Operations of a magazine cache that went to the slab layer. Atomics. */
+	atomic_t misses;
+
+	/** Per-CPU magazines, indexed by logical CPU id. */
+	slab_cpu_cache_t cpu[CONFIG_MAX_CPUS];
+};
+
+/** Per-CPU flush request (see the file comment). One cache line per CPU. */
+typedef struct {
+	/** Set and cleared by the reclaimer, read by the owner. Atomics. */
+	int flush_req;
+} ALIGNED(SLAB_CACHE_LINE) slab_cpu_flag_t;
+
+/*
+ * Small helpers.
+ */
+
+static inline void stat_inc(uint64_t *p)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1,
+	    __ATOMIC_RELAXED);
+}
+
+static inline uint64_t stat_get(uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline bool cache_has_magazines(slab_cache_t *c)
+{
+	return !(c->flags & SLAB_CACHE_NOMAGAZINE);
+}
+
+/** Per-CPU flush requests (slab.c). */
+extern slab_cpu_flag_t slab_cpu_flags[CONFIG_MAX_CPUS];
+
+static inline bool cpu_flush_requested(unsigned id)
+{
+	return __atomic_load_n(&slab_cpu_flags[id].flush_req, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Shared state (defined in slab.c; comments there). */
+extern slab_cache_t slab_cache_cache;
+extern list_t slab_cache_list;
+extern irq_spinlock_t slab_cache_list_lock;
+extern atomic_t slab_frames_held_cnt;
+extern slab_cache_t slab_mag_cache;
+extern uint64_t slab_reclaim_all_done;
+extern uint64_t slab_reclaim_all_started;
+extern int slab_reclaim_busy;
+
+/* Functions the parts call across files. */
+size_t slab_cache_free_empty(slab_cache_t *c);
+size_t slab_mag_list_destroy(list_t *list);
+bool slab_may_wait(void);
+void slab_reclaim_lock(void);
+bool slab_reclaim_trylock(void);
+void slab_reclaim_unlock(void);
+void slab_wait_relax(void);
+void slab_drain_depots(slab_cache_t *only, list_t *out);
+void slab_flush_all_cpus(slab_cache_t *only, list_t *out);
+void slab_flush_local_cpu(slab_cache_t *only, list_t *out);
+
+#endif

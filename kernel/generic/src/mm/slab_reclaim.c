@@ -1,0 +1,177 @@
+/** @file slab_reclaim.c
+ * Slab allocator: flushing the per-CPU magazines of every CPU (the flush_req
+ * protocol) and slab_reclaim() (see slab.c for the design).
+ */
+#include "slab_impl.h"
+
+/** Moves the magazines of slot @a cc to @a out (the caller owns the slot). */
+static void cpu_slot_detach(slab_cpu_cache_t *cc, list_t *out)
+{
+	if (cc->current != NULL)
+		list_append(&cc->current->link, out);
+	if (cc->last != NULL)
+		list_append(&cc->last->link, out);
+	cc->current = NULL;
+	cc->last = NULL;
+}
+
+/**
+ * Takes the magazines of every online CPU (of cache @a only, or of all caches) to
+ * @a out, using the flush_req/tick protocol of the file comment. slab_reclaim_busy held;
+ * slab_may_wait() is true.
+ */
+void slab_flush_all_cpus(slab_cache_t *only, list_t *out)
+{
+	uint64_t t0[CONFIG_MAX_CPUS];
+	bool flagged[CONFIG_MAX_CPUS];
+	bool owned[CONFIG_MAX_CPUS];
+	unsigned n = MIN(cpu_count, (unsigned) CONFIG_MAX_CPUS);
+
+	for (unsigned i = 0; i < n; i++) {
+		flagged[i] = cpu_is_online(i);
+		owned[i] = false;
+		if (flagged[i])
+			__atomic_store_n(&slab_cpu_flags[i].flush_req, 1, __ATOMIC_SEQ_CST);
+	}
+	memory_barrier();
+	for (unsigned i = 0; i < n; i++) {
+		if (flagged[i])
+			t0[i] = __atomic_load_n(&cpus[i].ticks, __ATOMIC_ACQUIRE);
+	}
+
+	uint64_t start = uptime_us();
+	for (unsigned i = 0; i < n; i++) {
+		if (!flagged[i])
+			continue;
+		owned[i] = true;
+		while (__atomic_load_n(&cpus[i].ticks, __ATOMIC_ACQUIRE) <
+		    t0[i] + SLAB_FLUSH_TICKS) {
+			if (uptime_us() - start > SLAB_FLUSH_TIMEOUT_US) {
+				printf("slab: CPU %u takes no timer ticks; its magazines "
+				    "are not flushed\n", i);
+				owned[i] = false;
+				break;
+			}
+			slab_wait_relax();
+		}
+	}
+
+	irq_spinlock_lock(&slab_cache_list_lock, true);
+	for (link_t *l = list_first(&slab_cache_list); l != NULL;
+	    l = list_next(l, &slab_cache_list)) {
+		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
+		if ((only != NULL && c != only) || !cache_has_magazines(c))
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			if (owned[i])
+				cpu_slot_detach(&c->cpu[i], out);
+		}
+	}
+	irq_spinlock_unlock(&slab_cache_list_lock, true);
+
+	for (unsigned i = 0; i < n; i++) {
+		if (flagged[i])
+			__atomic_store_n(&slab_cpu_flags[i].flush_req, 0, __ATOMIC_RELEASE);
+	}
+}
+
+/**
+ * Takes the calling CPU's magazines (of @a only, or of all caches) to @a out.
+ * slab_reclaim_busy held (so no remote flush owns the slots). Any context.
+ */
+void slab_flush_local_cpu(slab_cache_t *only, list_t *out)
+{
+	/* The IRQ lock keeps interrupts off: the slots are ours meanwhile. */
+	irq_spinlock_lock(&slab_cache_list_lock, true);
+	unsigned id = CPU->id;
+	assert(!cpu_flush_requested(id));
+	for (link_t *l = list_first(&slab_cache_list); l != NULL;
+	    l = list_next(l, &slab_cache_list)) {
+		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
+		if ((only == NULL || c == only) && cache_has_magazines(c))
+			cpu_slot_detach(&c->cpu[id], out);
+	}
+	irq_spinlock_unlock(&slab_cache_list_lock, true);
+}
+
+/** Moves every depot magazine (of @a only, or of all caches) to @a out. */
+void slab_drain_depots(slab_cache_t *only, list_t *out)
+{
+	irq_spinlock_lock(&slab_cache_list_lock, true);
+	for (link_t *l = list_first(&slab_cache_list); l != NULL;
+	    l = list_next(l, &slab_cache_list)) {
+		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
+		if ((only != NULL && c != only) || !cache_has_magazines(c))
+			continue;
+		irq_spinlock_lock(&c->lock, false);
+		link_t *m;
+		while ((m = list_first(&c->depot_full)) != NULL) {
+			list_remove(m);
+			list_append(m, out);
+		}
+		while ((m = list_first(&c->depot_empty)) != NULL) {
+			list_remove(m);
+			list_append(m, out);
+		}
+		c->ndepot_full = 0;
+		c->ndepot_empty = 0;
+		irq_spinlock_unlock(&c->lock, false);
+	}
+	irq_spinlock_unlock(&slab_cache_list_lock, true);
+}
+
+/** Frees the empty slabs of every cache. slab_reclaim_busy held. @return frames. */
+static size_t free_all_empty_slabs(void)
+{
+	size_t frames = 0;
+
+	irq_spinlock_lock(&slab_cache_list_lock, true);
+	link_t *l = list_first(&slab_cache_list);
+	irq_spinlock_unlock(&slab_cache_list_lock, true);
+	while (l != NULL) {
+		/* Caches are not removed while slab_reclaim_busy is held. */
+		frames += slab_cache_free_empty(list_get_instance(l, slab_cache_t,
+		    link));
+		irq_spinlock_lock(&slab_cache_list_lock, true);
+		l = list_next(l, &slab_cache_list);
+		irq_spinlock_unlock(&slab_cache_list_lock, true);
+	}
+	return frames;
+}
+
+size_t slab_reclaim(unsigned flags)
+{
+	bool all = (flags & SLAB_RECLAIM_ALL) && slab_may_wait();
+	list_t mags;
+
+	if (all) {
+		uint64_t seen = __atomic_load_n(&slab_reclaim_all_started, __ATOMIC_ACQUIRE);
+		slab_reclaim_lock();
+		if (__atomic_load_n(&slab_reclaim_all_done, __ATOMIC_RELAXED) > seen) {
+			/* A whole pass ran after our call began: nothing left to do. */
+			slab_reclaim_unlock();
+			return 0;
+		}
+	} else if (!slab_reclaim_trylock()) {
+		return 0;
+	}
+
+	list_initialize(&mags);
+	uint64_t seq = 0;
+	if (all) {
+		seq = __atomic_add_fetch(&slab_reclaim_all_started, 1, __ATOMIC_ACQ_REL);
+		slab_flush_all_cpus(NULL, &mags);
+	} else {
+		slab_flush_local_cpu(NULL, &mags);
+	}
+	slab_drain_depots(NULL, &mags);
+
+	size_t frames = slab_mag_list_destroy(&mags);
+	/* Last: the magazine cache's slabs emptied by the destruction above. */
+	frames += free_all_empty_slabs();
+
+	if (all)
+		__atomic_store_n(&slab_reclaim_all_done, seq, __ATOMIC_RELEASE);
+	slab_reclaim_unlock();
+	return frames;
+}

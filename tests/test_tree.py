@@ -1,0 +1,112 @@
+"""Checks of the source tree (issue 17), no build and no QEMU.
+
+* Every path a source comment names exists (a comment may still name another
+  project's file when it says whose: "Linux's kernel/rcu/rcutorture.c").
+* Console commands are registered only in kernel/generic/src/console/.
+* ``CHECK`` is defined only in the kernel tests' library
+  (kernel/test/testlib.h) and the userspace tests' (uspace/tests/tutil.h).
+* docs/LOCKING.md names every lock the kernel initializes.
+"""
+
+import os
+import re
+import subprocess
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: A relative path ending in a source or document suffix.
+PATH_RE = re.compile(
+    r"(?<![\w<\"$/.-])((?:\.\./)*(?:[\w.+-]+/)+[\w.+-]+\."
+    r"(?:c|h|S|md|py|sh|ld|cfg|json|csv|in|map))\b")
+#: Directories a comment's path may be relative to.
+ROOTS = ["", "kernel/", "kernel/generic/", "kernel/generic/src/",
+         "kernel/generic/include/", "kernel/genarch/", "kernel/genarch/src/",
+         "kernel/genarch/include/", "kernel/arch/amd64/",
+         "kernel/arch/amd64/src/", "kernel/arch/amd64/include/",
+         "kernel/test/", "uspace/", "uspace/lib/", "bench/", "tools/",
+         "tests/"]
+
+
+def tracked(pattern):
+    out = subprocess.run(["git", "-C", REPO, "ls-files"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    return [f for f in out if re.search(pattern, f)]
+
+
+def comments_of(path, text):
+    if path.endswith((".c", ".h", ".S", ".ld")):
+        return re.findall(r"/\*.*?\*/|//[^\n]*", text, flags=re.S)
+    return re.findall(r'#[^\n]*|"""[^"]*(?:"(?!"")[^"]*)*"""', text)
+
+
+def unresolved_paths(files, read=None):
+    """(file, path) for every path named in a comment that does not exist."""
+    bad = set()
+    for f in files:
+        text = read(f) if read else open(os.path.join(REPO, f),
+                                          errors="replace").read()
+        for comment in comments_of(f, text):
+            for m in PATH_RE.finditer(comment):
+                p = m.group(1)
+                if p.startswith("build/") or re.search(
+                        r"Linux's[\s*#]*$", comment[:m.start()]):
+                    continue
+                dirs = [os.path.dirname(f)]
+                d = os.path.dirname(f)
+                while d:
+                    d = os.path.dirname(d)
+                    dirs.append(d)
+                cands = [os.path.join(REPO, d, p) for d in dirs + ROOTS]
+                if not any(os.path.exists(os.path.normpath(c))
+                           for c in cands):
+                    bad.add((f, p))
+    return sorted(bad)
+
+
+def test_comment_paths_exist():
+    files = tracked(r"\.(c|h|S|py|sh|ld)$|Makefile$")
+    bad = unresolved_paths(files)
+    assert not bad, "comments name paths that do not exist:\n" + "\n".join(
+        "%s: %s" % b for b in bad)
+
+
+def test_checker_finds_a_missing_path():
+    text = "/* see docs/NOWHERE.md and kernel/generic/src/adt/cht.c */\n"
+    bad = unresolved_paths(["kernel/x.c"], read=lambda f: text)
+    assert bad == [("kernel/x.c", "docs/NOWHERE.md")]
+
+
+def test_commands_registered_only_in_console():
+    offenders = []
+    for f in tracked(r"^kernel/.*\.[ch]$"):
+        if f.startswith("kernel/generic/src/console/") or \
+                f == "kernel/generic/include/console/kconsole.h":
+            continue
+        text = open(os.path.join(REPO, f)).read()
+        if re.search(r"\bcmd_register\s*\(", text):
+            offenders.append(f)
+    assert not offenders, "cmd_register outside the console: %s" % offenders
+
+
+def test_check_macro_only_in_test_libraries():
+    allowed = {"kernel/test/testlib.h", "uspace/tests/tutil.h"}
+    offenders = [f for f in tracked(r"\.[ch]$")
+                 if f not in allowed and re.search(
+                     r"#\s*define\s+CHECK\b",
+                     open(os.path.join(REPO, f)).read())]
+    assert not offenders, "CHECK defined outside the test libraries: %s" % \
+        offenders
+
+
+def test_locking_md_names_every_lock():
+    with open(os.path.join(REPO, "docs", "LOCKING.md")) as f:
+        doc = f.read()
+    names = set()
+    for f in tracked(r"^kernel/(generic|genarch|arch)/.*\.c$"):
+        text = open(os.path.join(REPO, f)).read()
+        names.update(re.findall(
+            r'(?:IRQ_)?SPINLOCK_INITIALIZER\("([^"]+)"\)', text))
+        names.update(re.findall(
+            r'(?:irq_)?spinlock_initialize\([^,]+,\s*"([^"]+)"\)', text))
+    missing = sorted(n for n in names if '"%s"' % n not in doc)
+    assert not missing, "docs/LOCKING.md does not name: %s" % missing
