@@ -224,7 +224,7 @@ static const cht_ops_t ops = {
 void page_ht_init(void)
 {
 	caches_init();
-	if (cht_create_named(&table, "page_ht", 64, 64, 4, &ops) != CHT_OK)
+	if (cht_create_named(&table, "page_ht", 64, 64, 1, &ops) != CHT_OK)
 		panic("page_ht: cannot create the page hash table");
 }
 
