@@ -1,0 +1,390 @@
+/** @file pagefault1_threads.c
+ * The kernel test `pagefault1` (see pagefault1.c): the test threads, phase
+ * by phase (concurrent faults and unmaps, the paired protocol, the hot pages
+ * that every thread faults and unmaps).
+ */
+#include "pagefault1.h"
+
+/* Phase 3 */
+
+uintptr_t pf1_hot_page(unsigned j)
+{
+	return PF_HOT_BASE + (uintptr_t) j * PAGE_SIZE;
+}
+
+/** The value thread @a t writes into its word of hot page @a j in round @a r. */
+static uint64_t hot_val(unsigned t, unsigned r, unsigned j)
+{
+	return ((uint64_t) (r + 1) << 32) | ((uint64_t) j << 16) | (t << 4) | 1;
+}
+
+/** Could thread @a q have written @a x into hot page @a j? */
+static bool hot_valid(uint64_t x, unsigned q, unsigned j)
+{
+	return (x & 0xffff) == ((q << 4) | 1) && ((x >> 16) & 0xffff) == j &&
+	    (x >> 32) >= 1 && (x >> 32) <= PF_HOT_MAX_ROUNDS;
+}
+
+/** Is hot page @a j unmapped singly in round @a r, and by which thread? */
+static bool hot_unmapper(unsigned j, unsigned r, unsigned *t)
+{
+	*t = (j / PF_HOT_UNMAP_EVERY + r) % pf1_nthreads;
+	return j % PF_HOT_UNMAP_EVERY == PF_HOT_UNMAP_EVERY / 2;
+}
+
+/**
+ * The hot address space's fault accounting (all threads at a barrier or
+ * joined): every fault found the record (minor: another CPU's fault had
+ * inserted it and not yet installed the entry, since unmaps remove both),
+ * inserted it (pages_mapped + 1; every unmap takes 1 off) or lost the insert
+ * to another CPU's fault of the same page (EEXIST): the last is computed
+ * (lost) and must equal the address space's faults_raced.
+ */
+void pf1_hot_counts(hot_counts_t *c)
+{
+	c->unmaps = pf1_hot_bulk_unmapped;
+	c->overlaps = 0;
+	for (unsigned t = 0; t < pf1_nthreads; t++) {
+		c->unmaps += pf1_args[t].hot_unmaps + pf1_args[t].hot_extra_unmaps;
+		c->overlaps += pf1_args[t].hot_overlaps;
+	}
+	c->faults = __atomic_load_n(&pf1_hot_as->faults, __ATOMIC_RELAXED);
+	c->minor = __atomic_load_n(&pf1_hot_as->faults_minor, __ATOMIC_RELAXED);
+	c->raced = __atomic_load_n(&pf1_hot_as->faults_raced, __ATOMIC_RELAXED);
+	c->unmapped = __atomic_load_n(&pf1_hot_as->faults_unmapped, __ATOMIC_RELAXED);
+	c->inserted = __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED) +
+	    c->unmaps;
+	c->lost = c->faults - c->minor - c->inserted;
+}
+
+/** Were the races of phase 3 seen often enough (or are they not required)? */
+static bool hot_races_enough(void)
+{
+	hot_counts_t c;
+	if (pf1_hot_online < 2)
+		return true;
+	pf1_hot_counts(&c);
+	return c.raced >= PF_HOT_MIN_RACED && c.unmapped >= PF_HOT_MIN_UNMAPPED;
+}
+
+/**
+ * Barrier function before each round of phase 3 (the last thread to arrive):
+ * decides whether another round runs (at least PF_HOT_ROUNDS; more, up to
+ * PF_HOT_MAX_ROUNDS, until the races were seen often enough) and, if so,
+ * unmaps every hot page but the first at once (the area shrunk to one page
+ * and grown back: one TLB flush), so that all threads fault them again.
+ */
+static void hot_round_fn(mmtest_barrier_t *b)
+{
+	unsigned done = pf1_hot_rounds;
+	pf1_hot_more = done < PF_HOT_ROUNDS ||
+	    (done < PF_HOT_MAX_ROUNDS && !hot_races_enough());
+	if (!pf1_hot_more)
+		return;
+	pf1_hot_rounds = done + 1;
+	for (unsigned j = 0; j < PF_HOT; j++)
+		__atomic_store_n(&pf1_hot_arrived[j], 0, __ATOMIC_RELAXED);
+	uint64_t before = __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED);
+	if (as_area_resize(pf1_hot_as, PF_HOT_BASE, PAGE_SIZE) != EOK ||
+	    as_area_resize(pf1_hot_as, PF_HOT_BASE, PF_HOT * PAGE_SIZE) != EOK)
+		mmtest_fail(&pf1_failure, "phase 3: as_area_resize failed");
+	pf1_hot_bulk_unmapped += before -
+	    __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED);
+}
+
+/**
+ * Thread @a a accesses hot page @a j in round @a r: reads its word (0 after an
+ * unmap, else what it wrote last), writes a new value, checks the other
+ * threads' words (0 or a value of theirs for this page). Some pages are then
+ * unmapped singly by the round's unmapper while the others still fault them.
+ */
+static void hot_step(pf_arg_t *a, unsigned j, unsigned r)
+{
+	unsigned t = a->index, u;
+	uint64_t *w = (uint64_t *) pf1_hot_page(j);
+
+	/*
+	 * Meet the other threads at the page (a bounded wait, only when every
+	 * thread has a CPU of its own), so that they fault it at the same time.
+	 */
+	if (__atomic_add_fetch(&pf1_hot_arrived[j], 1, __ATOMIC_SEQ_CST) < pf1_nthreads &&
+	    !pf1_bar.b.yield) {
+		uint64_t t0 = uptime_us();
+		while (__atomic_load_n(&pf1_hot_arrived[j], __ATOMIC_SEQ_CST) < pf1_nthreads &&
+		    uptime_us() - t0 < PF_HOT_MEET_US)
+			cpu_relax();
+	}
+
+	/*
+	 * On a page that is unmapped singly in this round, first a fight for
+	 * PF_HOT_FIGHT_US (only when every thread has a CPU of its own): the
+	 * round's unmapper keeps unmapping the page while the others keep
+	 * reading their words of it (0, or what they wrote last), faulting it
+	 * in again after each unmap, so that unmaps land between another CPU's
+	 * fault's lookup or insert and its install (faults_unmapped). Unmaps
+	 * return EOK or ENOENT; the others stop when the unmapper says so (at
+	 * the latest after twice that time).
+	 */
+	if (hot_unmapper(j, r, &u) && !pf1_bar.b.yield) {
+		uint64_t t0 = uptime_us();
+		if (u == t) {
+			while (uptime_us() - t0 < PF_HOT_FIGHT_US) {
+				int rc = as_unmap_page(pf1_hot_as, pf1_hot_page(j));
+				if (rc == EOK)
+					a->hot_extra_unmaps++;
+				else if (rc != ENOENT)
+					mmtest_fail(&pf1_failure, "thread %u: unmap of hot page %#lx "
+					    "returned %d", t, pf1_hot_page(j), rc);
+			}
+			__atomic_store_n(&pf1_hot_fought[j], r + 1, __ATOMIC_SEQ_CST);
+		} else {
+			while (__atomic_load_n(&pf1_hot_fought[j], __ATOMIC_SEQ_CST) <= r &&
+			    uptime_us() - t0 < 2 * PF_HOT_FIGHT_US) {
+				uint64_t got = __atomic_load_n(&w[t], __ATOMIC_RELAXED);
+				if (got != 0 && got != a->hot_last[j])
+					mmtest_fail(&pf1_failure, "thread %u: hot page %#lx: its word reads "
+					    "%#lx during the unmaps, it wrote %#lx last (or 0 after an "
+					    "unmap)", t, pf1_hot_page(j), got, a->hot_last[j]);
+				cpu_relax();
+			}
+		}
+	}
+
+	__atomic_fetch_add(&pf1_hot_busy[j], 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&pf1_hot_seq[j], 1, __ATOMIC_SEQ_CST);
+	uint64_t got = __atomic_load_n(&w[t], __ATOMIC_RELAXED);
+	if (got != 0 && got != a->hot_last[j])
+		mmtest_fail(&pf1_failure, "thread %u: hot page %#lx: its word reads %#lx, it wrote "
+		    "%#lx last (or 0 after an unmap)", t, pf1_hot_page(j), got,
+		    a->hot_last[j]);
+	uint64_t v = hot_val(t, r, j);
+	__atomic_store_n(&w[t], v, __ATOMIC_RELAXED);
+	a->hot_last[j] = v;
+	for (unsigned q = 0; q < pf1_nthreads; q++) {
+		uint64_t x = __atomic_load_n(&w[q], __ATOMIC_RELAXED);
+		if (q != t && x != 0 && !hot_valid(x, q, j))
+			mmtest_fail(&pf1_failure, "thread %u: hot page %#lx: word of thread %u reads "
+			    "%#lx", t, pf1_hot_page(j), q, x);
+	}
+	__atomic_fetch_sub(&pf1_hot_busy[j], 1, __ATOMIC_SEQ_CST);
+
+	if (!hot_unmapper(j, r, &u) || u != t)
+		return;
+	/* Only this thread unmaps page j in this round, just after writing it. */
+	/* Another access was in progress or started while it unmapped. */
+	unsigned seq = __atomic_load_n(&pf1_hot_seq[j], __ATOMIC_SEQ_CST);
+	unsigned others = __atomic_load_n(&pf1_hot_busy[j], __ATOMIC_SEQ_CST);
+	int rc = as_unmap_page(pf1_hot_as, pf1_hot_page(j));
+	others += __atomic_load_n(&pf1_hot_busy[j], __ATOMIC_SEQ_CST);
+	others += __atomic_load_n(&pf1_hot_seq[j], __ATOMIC_SEQ_CST) != seq;
+	if (rc != EOK)
+		mmtest_fail(&pf1_failure, "thread %u: unmap of hot page %#lx it had just written "
+		    "returned %d", t, pf1_hot_page(j), rc);
+	a->hot_unmaps++;
+	if (others)
+		a->hot_overlaps++;
+}
+
+/* Phase 1 */
+
+/** One random step on page @a va of address space @a as; see the file comment. */
+static void step(pf_arg_t *a, as_t *as, uintptr_t va, pf_page_t *pg,
+    uint64_t salt)
+{
+	uint64_t r = mmtest_rand(&a->seed);
+	unsigned act = r % 16;
+	bool ok;
+	uint64_t got;
+
+	a->steps++;
+	if (act >= 13) {
+		int rc = as_unmap_page(as, va);
+		int want = pg->state == PG_ABSENT ? ENOENT : EOK;
+		if (rc != want)
+			mmtest_fail(&pf1_failure, "thread %u: unmap of %s page %#lx returned %d, expected %d",
+			    a->index, salt ? "private" : "shared", va, rc, want);
+		pg->state = PG_ABSENT;
+		a->unmaps++;
+		return;
+	}
+	if (act >= 6 && pg->state == PG_ABSENT) {
+		/* Write fault on an unmapped page. */
+		pf1_page_write(va, ++pg->gen, salt);
+		pg->state = PG_PAT;
+		return;
+	}
+	got = pf1_page_cmp(va, pg->gen, salt, pg->state != PG_PAT, &ok);
+	if (!ok)
+		mmtest_fail(&pf1_failure, "thread %u: %s page %#lx (%s, generation %u) read %#lx",
+		    a->index, salt ? "private" : "shared", va,
+		    pg->state == PG_PAT ? "written" : "unmapped or zero", pg->gen, got);
+	if (pg->state == PG_ABSENT)
+		pg->state = PG_ZERO;
+	if (act >= 6) {
+		pf1_page_write(va, ++pg->gen, salt);
+		pg->state = PG_PAT;
+	}
+}
+
+static uint64_t priv_salt(unsigned t)
+{
+	return ((uint64_t) t + 1) << 56;
+}
+
+/* Phase 2 */
+
+static void pair_before_reads(mmtest_barrier_t *mb)
+{
+	pf_bar_t *b = pf_bar(mb);
+	b->faults_before = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
+}
+
+static void pair_after_reads(mmtest_barrier_t *mb)
+{
+	pf_bar_t *b = pf_bar(mb);
+	uint64_t f = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
+	if (f - b->faults_before != b->want)
+		mmtest_fail(&pf1_failure, "stale translation? address space %lu: %lu faults after "
+		    "the unmaps of %lu pages, expected one per page", b->as->id,
+		    f - b->faults_before, b->want);
+	b->checks++;
+}
+
+/**
+ * The pair protocol (file comment) for thread @a a in @a as: it writes and
+ * unmaps its @a k pages at @a mine and reads and writes those of thread
+ * @a partner at @a theirs. All threads of barrier @a b run it together.
+ */
+static void pair_protocol(pf_arg_t *a, as_t *as, pf_bar_t *b, uintptr_t mine,
+    uintptr_t theirs, unsigned k, unsigned partner, uint64_t gen)
+{
+	uint64_t g1 = 2 * gen + 1, g2 = 2 * gen + 2;
+	bool ok;
+	uint64_t got;
+
+	for (unsigned j = 0; j < k; j++)
+		pf1_page_write(mine + j * PAGE_SIZE, g1, 0);
+	pf_bar_wait(b, NULL);
+	/* B reads them: its CPU caches the translations. */
+	for (unsigned j = 0; j < k; j++) {
+		got = pf1_page_cmp(theirs + j * PAGE_SIZE, g1, 0, false, &ok);
+		if (!ok)
+			mmtest_fail(&pf1_failure, "thread %u: page %#lx of thread %u read %#lx before the "
+			    "unmap", a->index, theirs + j * PAGE_SIZE, partner, got);
+	}
+	pf_bar_wait(b, NULL);
+	/* A unmaps its pages. */
+	for (unsigned j = 0; j < k; j++) {
+		if (as_unmap_page(as, mine + j * PAGE_SIZE) != EOK)
+			mmtest_fail(&pf1_failure, "thread %u: unmap of its page %#lx failed", a->index,
+			    mine + j * PAGE_SIZE);
+	}
+	pf_bar_wait(b, pair_before_reads);
+	/* B must fault and see fresh pages; then it writes. */
+	for (unsigned j = 0; j < k; j++) {
+		uintptr_t va = theirs + j * PAGE_SIZE;
+		if (j % 2 == 0) {
+			got = pf1_page_cmp(va, 0, 0, true, &ok);
+			if (!ok)
+				mmtest_fail(&pf1_failure, "stale translation: thread %u on CPU %u read %#lx "
+				    "from page %#lx after thread %u unmapped it", a->index,
+				    CPU->id, got, va, partner);
+		}
+		pf1_page_write(va, g2, 0);
+	}
+	pf_bar_wait(b, pair_after_reads);
+	/* A reads what B wrote. */
+	for (unsigned j = 0; j < k; j++) {
+		got = pf1_page_cmp(mine + j * PAGE_SIZE, g2, 0, false, &ok);
+		if (!ok)
+			mmtest_fail(&pf1_failure, "thread %u: page %#lx reads %#lx, not what thread %u "
+			    "wrote after the unmap (a write through a stale entry?)",
+			    a->index, mine + j * PAGE_SIZE, got, partner);
+	}
+	pf_bar_wait(b, NULL);
+	a->pair_rounds++;
+}
+
+/** Tournament slots: T rounded up to even (one thread sits out if T is odd). */
+static unsigned slots(void)
+{
+	return pf1_nthreads + (pf1_nthreads & 1);
+}
+
+/** Partner of thread @a i in round @a r (circle method); >= T: none. */
+static unsigned partner_of(unsigned i, unsigned r)
+{
+	unsigned m = slots() - 1;
+	if (i == m)
+		return r;
+	if (i == r)
+		return m;
+	return (2 * r + m - i) % m;
+}
+
+void pf1_pf_thread(void *p)
+{
+	pf_arg_t *a = p;
+	unsigned t = a->index;
+	uint64_t salt = priv_salt(t);
+
+	pf_bar_wait(&pf1_bar, NULL);
+	for (unsigned round = 0; round < PF_ROUNDS; round++) {
+		as_enter(pf1_shared_as);
+		for (unsigned j = 0; j < pf1_shared_per; j++)
+			step(a, pf1_shared_as, pf1_shared_page(t, j), &a->shared[j], 0);
+		as_leave();
+		as_enter(a->priv);
+		for (unsigned j = 0; j < PF_PRIV; j++)
+			step(a, a->priv, PF_BASE + (uintptr_t) j * PAGE_SIZE, &a->own[j],
+			    salt);
+		as_leave();
+		if (t == 0)
+			pf1_sample_table();
+	}
+	pf_bar_wait(&pf1_bar, pf1_phase1_end);
+
+	/* 2a: everybody in the shared address space. */
+	as_enter(pf1_shared_as);
+	for (unsigned d = 1; d <= PF_SPAIR_DISTS && d < pf1_nthreads; d++) {
+		unsigned owner = (t + pf1_nthreads - d) % pf1_nthreads;
+		pair_protocol(a, pf1_shared_as, &pf1_bar,
+		    PF_SPAIR_BASE + (uintptr_t) t * PF_SPAIR_K * PAGE_SIZE,
+		    PF_SPAIR_BASE + (uintptr_t) owner * PF_SPAIR_K * PAGE_SIZE,
+		    PF_SPAIR_K, owner, d);
+	}
+	as_leave();
+	pf_bar_wait(&pf1_bar, pf1_phase2a_end);
+
+	/* 3: everybody faults and unmaps the same pages, in the same order. */
+	as_enter(pf1_hot_as);
+	pf_bar_wait(&pf1_bar, hot_round_fn);
+	for (unsigned r = 0; pf1_hot_more; r++) {
+		for (unsigned j = 0; j < PF_HOT; j++)
+			hot_step(a, j, r);
+		pf_bar_wait(&pf1_bar, hot_round_fn);
+	}
+	as_leave();
+	pf_bar_wait(&pf1_bar, pf1_phase3_end);
+
+	/* 2b: a tournament of pairs, each pair in its own address space. */
+	for (unsigned rep = 0; rep < PF_PAIR_REPS; rep++) {
+		for (unsigned r = 0; r + 1 < slots(); r++) {
+			unsigned q = partner_of(t, r);
+			if (q >= pf1_nthreads)
+				continue;
+			unsigned lo = t < q ? t : q, hi = t < q ? q : t;
+			pf_pair_t *pp = &pf1_pairs[lo * pf1_nthreads + hi];
+			uintptr_t first = PF_PAIR_BASE;
+			uintptr_t second = PF_PAIR_BASE + PF_PAIR_K * PAGE_SIZE;
+			as_enter(pp->as);
+			pair_protocol(a, pp->as, &pp->bar, t == lo ? first : second,
+			    t == lo ? second : first, PF_PAIR_K, q, 0x100 + rep);
+			/* Odd threads exit inside the last one (the exit leaves it). */
+			if (rep + 1 < PF_PAIR_REPS || r + 2 < slots() || t % 2 == 0)
+				as_leave();
+		}
+	}
+	if (CPU->id != a->cpu)
+		mmtest_fail(&pf1_failure, "wired thread runs on another CPU");
+}

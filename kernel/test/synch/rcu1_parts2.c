@@ -1,0 +1,456 @@
+/** @file rcu1_parts2.c
+ * The kernel test `rcu1` (see rcu1.c), parts a thread exiting in a reader,
+ * many empty readers, many empty callbacks, the sequence check and the
+ * stress.
+ */
+#include "rcu1.h"
+
+/* ---- part: a thread exits inside a reader section ----------------------- */
+
+typedef struct {
+	rcu_item_t item;
+	hog_t *hog;
+	bool preempt;
+	bool explicit_exit;
+	atomic_t exiting;
+	atomic_t early;
+	atomic_t cb_runs;
+	atomic_t no_preempt;
+} ex_t;
+
+static void ex_cb(rcu_item_t *it)
+{
+	ex_t *e = container_of(it, ex_t, item);
+	if (atomic_get(&e->exiting) == 0)
+		atomic_set(&e->early, 1);
+	atomic_inc(&e->cb_runs);
+}
+
+static void ex_reader(void *arg)
+{
+	ex_t *e = arg;
+	rcu_read_lock();
+	rcu_read_lock();
+	rcu_read_lock();
+	rcu_read_unlock();
+	rcu_call(&e->item, ex_cb);
+	rcu_read_lock();
+	rcu_read_lock();
+	if (e->preempt && !rcu1_preempt_me(e->hog))
+		atomic_set(&e->no_preempt, 1);
+	udelay(HOLD_US / 4);
+	if (atomic_get(&e->cb_runs) != 0)
+		atomic_set(&e->early, 1);
+	atomic_set(&e->exiting, 1);
+	/* Exit with four levels open: thread_exit() must close the section. */
+	if (e->explicit_exit)
+		thread_exit();
+}
+
+static atomic_t fresh_locked;
+
+static void fresh_thread(void *arg)
+{
+	if (rcu_read_locked())
+		atomic_inc(&fresh_locked);
+	rcu_read_lock();
+	if (!rcu_read_locked())
+		atomic_inc(&fresh_locked);
+	rcu_read_unlock();
+	if (rcu_read_locked())
+		atomic_inc(&fresh_locked);
+}
+
+const char *rcu1_part_exit(void)
+{
+	for (unsigned variant = 0; variant < 2; variant++) {
+		cpu_t *cpu = rcu1_nth_cpu(variant);
+		static hog_t hog;
+		if (!rcu1_hog_start(&hog, cpu))
+			return "cannot create a thread";
+		ex_t *e = malloc(sizeof(*e));
+		if (!e) {
+			return rcu1_hog_stop(&hog) ? "out of memory" :
+			    rcu1_in_flight("a thread did not finish");
+		}
+		e->hog = &hog;
+		e->preempt = variant == 1;
+		e->explicit_exit = variant == 1;
+		atomic_set(&e->exiting, 0);
+		atomic_set(&e->early, 0);
+		atomic_set(&e->cb_runs, 0);
+		atomic_set(&e->no_preempt, 0);
+		thread_t *t = testlib_spawn(ex_reader, e, "rcu1-exit", cpu);
+		bool ok = t && testlib_join(t, WAIT_LIMIT_US);
+		bool hog_ok = rcu1_hog_stop(&hog);
+		if (!t && hog_ok)
+			return "cannot create a thread";  /* e leaks, unreferenced */
+		if (!ok || !hog_ok)
+			return rcu1_in_flight("a thread did not finish");
+		if (!rcu1_wait_atleast(&e->cb_runs, 1))
+			return rcu1_in_flight(e->preempt ? "RCU locked up after a thread "
+			    "exited inside a preempted reader section" : "RCU locked up "
+			    "after a thread exited inside a reader section");
+		rcu_barrier();
+		bool early = atomic_get(&e->early), no_pre = atomic_get(&e->no_preempt);
+		size_t runs = atomic_get(&e->cb_runs);
+		free(e);
+		if (early)
+			return "a callback posted inside the section of an exiting thread "
+			    "ran before the thread exited";
+		if (runs != 1)
+			return "a callback ran more than once";
+		if (no_pre)
+			return "could not force a context switch inside the section";
+		for (int i = 0; i < 3; i++) {
+			if (!rcu1_gp_elapses())
+				return rcu1_in_flight("grace periods stopped after a thread "
+				    "exited inside a reader section");
+		}
+		TPRINTF("rcu1:   thread exits inside a reader%s: ok\n",
+		    variant ? " after being preempted in it" : "");
+	}
+	/* New threads (possibly reusing the memory) start outside any section. */
+	atomic_set(&fresh_locked, 0);
+	for (unsigned k = 0; k < 2 * rcu1_online_n; k++) {
+		thread_t *t = testlib_spawn(fresh_thread, NULL, "rcu1-fresh", rcu1_nth_cpu(k));
+		if (!t)
+			return "cannot create a thread";
+		if (!testlib_join(t, WAIT_LIMIT_US))
+			return rcu1_in_flight("a thread did not finish");
+	}
+	if (atomic_get(&fresh_locked))
+		return "rcu_read_locked() wrong in a new thread (inherited a section?)";
+	return NULL;
+}
+
+/* ---- part: many empty readers ------------------------------------------- */
+
+static atomic_t nop_bad;
+
+static void nop_reader(void *arg)
+{
+	size_t iters = (size_t) arg;
+	size_t bad = 0;
+	for (size_t i = 0; i < iters; i++) {
+		rcu_read_lock();
+		if ((i & 63) == 0 && !rcu_read_locked())
+			bad++;
+		if (i % 7 == 0) {
+			rcu_read_lock();
+			rcu_read_unlock();
+		}
+		rcu_read_unlock();
+		if ((i & 63) == 1 && rcu_read_locked())
+			bad++;
+	}
+	if (rcu_read_locked())
+		bad++;
+	atomic_add(&nop_bad, bad);
+}
+
+const char *rcu1_part_nop_readers(void)
+{
+	thread_t *t[MAX_THREADS];
+	unsigned n = rcu1_thread_cnt(), made = 0;
+	size_t total = 0;
+	atomic_set(&nop_bad, 0);
+	for (unsigned k = 0; k < n; k++) {
+		size_t iters = NOP_READER_MIN + (size_t) (NOP_READER_MAX -
+		    NOP_READER_MIN) * k / (n > 1 ? n - 1 : 1);
+		t[k] = testlib_spawn(nop_reader, (void *) iters, "rcu1-nopr", rcu1_nth_cpu(k));
+		if (!t[k])
+			break;
+		total += iters;
+		made++;
+	}
+	const char *err = rcu1_join_all(t, made, n);
+	if (err)
+		return err;
+	if (atomic_get(&nop_bad))
+		return "rcu_read_locked() was wrong inside or outside a section";
+	if (!rcu1_gp_elapses())
+		return rcu1_in_flight("no grace period after the empty readers");
+	TPRINTF("rcu1:   %u threads, %zu empty sections\n", n, total);
+	return NULL;
+}
+
+/* ---- part: many empty callbacks ----------------------------------------- */
+
+static atomic_t nop_runs, nop_live, nop_oom;
+
+static void nop_cb(rcu_item_t *it)
+{
+	atomic_inc(&nop_runs);
+	atomic_dec(&nop_live);
+	free(it);
+}
+
+static void nop_updater(void *arg)
+{
+	for (unsigned i = 0; i < NOP_CBS; i++) {
+		rcu_item_t *it = malloc(sizeof(*it));
+		if (!it) {
+			atomic_inc(&nop_oom);
+			return;
+		}
+		atomic_inc(&nop_live);
+		rcu_call(it, nop_cb);
+	}
+}
+
+const char *rcu1_part_nop_cbs(void)
+{
+	thread_t *t[MAX_THREADS];
+	unsigned n = rcu1_thread_cnt(), made = 0;
+	atomic_set(&nop_runs, 0);
+	atomic_set(&nop_live, 0);
+	atomic_set(&nop_oom, 0);
+	for (unsigned k = 0; k < n; k++) {
+		t[k] = testlib_spawn(nop_updater, NULL, "rcu1-nopcb", rcu1_nth_cpu(k));
+		if (!t[k])
+			break;
+		made++;
+	}
+	const char *err = rcu1_join_all(t, made, n);
+	if (err)
+		return err;
+	rcu_barrier();
+	if (atomic_get(&nop_oom))
+		return "out of memory";
+	size_t expected = (size_t) n * NOP_CBS, runs = atomic_get(&nop_runs);
+	if (runs != expected || atomic_get(&nop_live) != 0) {
+		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "%zu of %zu empty callbacks "
+		    "ran after rcu_barrier (%zu items not freed)", runs, expected,
+		    atomic_get(&nop_live));
+		return rcu1_reason_buf;
+	}
+	TPRINTF("rcu1:   %u threads, %zu callbacks, all run once\n", n, expected);
+	return NULL;
+}
+
+/* ---- part: sequence check ------------------------------------------------ */
+
+typedef struct {
+	rcu_item_t item;
+	size_t stamp;
+} seq_item_t;
+
+typedef struct {
+	size_t reads;
+	size_t updates;
+} seq_work_t;
+
+static atomic_t seq_clock;
+/** Largest stamp of a completed callback. Atomics. */
+static size_t seq_max_done;
+static atomic_t seq_races, seq_oom, seq_live, seq_posted;
+
+static void seq_cb(rcu_item_t *it)
+{
+	seq_item_t *s = container_of(it, seq_item_t, item);
+	size_t st = s->stamp;
+	size_t m = __atomic_load_n(&seq_max_done, __ATOMIC_SEQ_CST);
+	while (st > m && !__atomic_compare_exchange_n(&seq_max_done, &m, st, false,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+	atomic_dec(&seq_live);
+	free(s);
+}
+
+static void seq_func(void *arg)
+{
+	seq_work_t *w = arg;
+	for (unsigned k = 0; k < SEQ_ITERS; k++) {
+		for (size_t i = 0; i < w->reads; i++) {
+			rcu_read_lock();
+			size_t start = atomic_postinc(&seq_clock);
+			for (size_t d = 0; d < 10 * i; d++)
+				compiler_barrier();
+			if (start < __atomic_load_n(&seq_max_done, __ATOMIC_SEQ_CST))
+				atomic_inc(&seq_races);
+			rcu_read_unlock();
+		}
+		for (size_t i = 0; i < w->updates; i++) {
+			seq_item_t *a = malloc(sizeof(*a));
+			if (!a) {
+				atomic_inc(&seq_oom);
+				return;
+			}
+			atomic_inc(&seq_live);
+			atomic_inc(&seq_posted);
+			a->stamp = atomic_postinc(&seq_clock);
+			rcu_call(&a->item, seq_cb);
+		}
+	}
+}
+
+const char *rcu1_part_seq(void)
+{
+	static seq_work_t work[MAX_THREADS];
+	thread_t *t[MAX_THREADS];
+	unsigned n = rcu1_thread_cnt(), made = 0;
+	atomic_set(&seq_clock, 1);
+	__atomic_store_n(&seq_max_done, 0, __ATOMIC_SEQ_CST);
+	atomic_set(&seq_races, 0);
+	atomic_set(&seq_oom, 0);
+	atomic_set(&seq_live, 0);
+	atomic_set(&seq_posted, 0);
+	for (unsigned k = 0; k < n; k++) {
+		work[k].reads = (size_t) SEQ_TOTAL * k / (n > 1 ? n - 1 : 1);
+		work[k].updates = SEQ_TOTAL - work[k].reads;
+		if (work[k].updates == 0)
+			work[k].updates = 1;
+		t[k] = testlib_spawn(seq_func, &work[k], "rcu1-seq", rcu1_nth_cpu(k));
+		if (!t[k])
+			break;
+		made++;
+	}
+	const char *err = rcu1_join_all(t, made, n);
+	if (err)
+		return err;
+	rcu_barrier();
+	if (atomic_get(&seq_oom))
+		return "out of memory";
+	if (atomic_get(&seq_races)) {
+		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "%zu readers saw a callback "
+		    "posted after their start complete while they were inside",
+		    atomic_get(&seq_races));
+		return rcu1_reason_buf;
+	}
+	if (atomic_get(&seq_live) != 0)
+		return "sequence-check callbacks not all run after rcu_barrier";
+	TPRINTF("rcu1:   %u threads, %zu callbacks, clock %zu, no race\n", n,
+	    atomic_get(&seq_posted), atomic_get(&seq_clock));
+	return NULL;
+}
+
+/* ---- part: stress (one reader and one updater per CPU) ------------------- */
+
+typedef struct {
+	atomic_t posted;
+	atomic_t run;
+	bool stalled;
+	bool oom;
+} stress_upd_t;
+
+typedef struct {
+	rcu_item_t item;
+	stress_upd_t *owner;
+} stress_item_t;
+
+static stress_upd_t stress_upd[CONFIG_MAX_CPUS];
+/** Callbacks per updater. */
+static unsigned stress_cbs;
+static bool stress_done;   /**< Atomics. */
+static atomic_t stress_reads;
+
+static void stress_reader(void *arg)
+{
+	size_t n = 0;
+	while (!__atomic_load_n(&stress_done, __ATOMIC_ACQUIRE)) {
+		rcu_read_lock();
+		rcu_read_unlock();
+		n++;
+		/* Work outside the section so preemption mostly hits outside. */
+		udelay(5);
+	}
+	atomic_add(&stress_reads, n);
+}
+
+static void stress_cb(rcu_item_t *it)
+{
+	stress_item_t *s = container_of(it, stress_item_t, item);
+	stress_upd_t *u = s->owner;
+	udelay(1);
+	free(s);
+	atomic_inc(&u->run);
+}
+
+static void stress_updater(void *arg)
+{
+	stress_upd_t *u = arg;
+	for (unsigned i = 0; i < stress_cbs; i++) {
+		if (atomic_get(&u->posted) - atomic_get(&u->run) >=
+		    STRESS_OUTSTANDING) {
+			uint64_t start = uptime_us();
+			size_t last = atomic_get(&u->run);
+			while (atomic_get(&u->posted) - atomic_get(&u->run) >=
+			    STRESS_OUTSTANDING) {
+				thread_usleep(1000);
+				if (atomic_get(&u->run) != last) {
+					last = atomic_get(&u->run);
+					start = uptime_us();
+				} else if (uptime_us() - start > WAIT_LIMIT_US) {
+					u->stalled = true;
+					return;
+				}
+			}
+		}
+		stress_item_t *s = malloc(sizeof(*s));
+		if (!s) {
+			u->oom = true;
+			return;
+		}
+		s->owner = u;
+		atomic_inc(&u->posted);
+		rcu_call(&s->item, stress_cb);
+	}
+}
+
+const char *rcu1_part_stress(void)
+{
+	thread_t *rd[CONFIG_MAX_CPUS], *up[CONFIG_MAX_CPUS];
+	unsigned nr = 0, nu = 0;
+	const char *what = NULL;
+	__atomic_store_n(&stress_done, false, __ATOMIC_RELEASE);
+	atomic_set(&stress_reads, 0);
+	stress_cbs = MAX(STRESS_MIN, STRESS_TOTAL / rcu1_online_n);
+	for (unsigned k = 0; k < rcu1_online_n; k++) {
+		stress_upd[k] = (stress_upd_t) { .stalled = false, .oom = false };
+		atomic_set(&stress_upd[k].posted, 0);
+		atomic_set(&stress_upd[k].run, 0);
+	}
+	for (unsigned k = 0; k < rcu1_online_n; k++) {
+		rd[nr] = testlib_spawn(stress_reader, NULL, "rcu1-stress-r", rcu1_nth_cpu(k));
+		if (!rd[nr])
+			break;
+		nr++;
+		up[nu] = testlib_spawn(stress_updater, &stress_upd[k], "rcu1-stress-u",
+		    rcu1_nth_cpu(k));
+		if (!up[nu])
+			break;
+		nu++;
+	}
+	for (unsigned k = 0; k < nu; k++) {
+		if (!testlib_join(up[k], WAIT_LIMIT_US) && !what)
+			what = "an updater did not finish";
+	}
+	__atomic_store_n(&stress_done, true, __ATOMIC_RELEASE);
+	for (unsigned k = 0; k < nr; k++) {
+		if (!testlib_join(rd[k], WAIT_LIMIT_US) && !what)
+			what = "a reader did not finish";
+	}
+	if (what)
+		return rcu1_in_flight(what);
+	if (nr != rcu1_online_n || nu != rcu1_online_n)
+		return "cannot create a thread";
+	rcu_barrier();
+	size_t posted = 0, run = 0;
+	for (unsigned k = 0; k < rcu1_online_n; k++) {
+		if (stress_upd[k].stalled)
+			return "callbacks stopped completing during the stress";
+		if (stress_upd[k].oom)
+			return "out of memory";
+		posted += atomic_get(&stress_upd[k].posted);
+		run += atomic_get(&stress_upd[k].run);
+	}
+	if (posted != (size_t) rcu1_online_n * stress_cbs || run != posted) {
+		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "stress: %zu callbacks "
+		    "posted, %zu run after rcu_barrier", posted, run);
+		return rcu1_reason_buf;
+	}
+	TPRINTF("rcu1:   %u readers (%zu sections), %u updaters, %zu callbacks\n",
+	    nr, atomic_get(&stress_reads), nu, posted);
+	return NULL;
+}
