@@ -22,6 +22,10 @@
  *   5. as_unmap_page() on every 7th page of A: EOK, then ENOENT; the next read
  *      of such a page faults exactly once and reads zero; the others keep their
  *      pattern. Unmap outside an area: ENOENT.
+ *   5b. AS1_RANGE_PAGES pages of A unmapped one by one, then again as one
+ *      range (as_unmap_range): at least one shootdown cross-call per page the
+ *      first time, at most one per CPU the second (both counts printed);
+ *      each page then reads zero with one fault. Bad ranges: EINVAL.
  *   6. A is shrunk to half (the upper half's mappings are gone from the table)
  *      and grown back (the upper half reads zero); B is destroyed and created
  *      again (zero again).
@@ -71,6 +75,9 @@
 #define AS1_D_PAGES  64            /**< area of the second address space */
 #define AS1_TOTAL    (AS1_A_PAGES + AS1_B_PAGES + AS1_C_PAGES)
 #define AS1_UNMAP_EVERY 7
+/** Pages of A unmapped as one range (step 5b), from page AS1_RANGE_FIRST. */
+#define AS1_RANGE_FIRST 64
+#define AS1_RANGE_PAGES 100
 #define MAX_THREADS  CONFIG_MAX_CPUS
 /** Words of each page that carry the pattern. */
 static const unsigned pat_words[] = { 0, 1, 255, 256, 511 };
@@ -130,6 +137,12 @@ static uintptr_t ab_page(unsigned i)
 {
 	return i < AS1_A_PAGES ? AS1_A_BASE + (uintptr_t) i * PAGE_SIZE :
 	    AS1_B_BASE + (uintptr_t) (i - AS1_A_PAGES) * PAGE_SIZE;
+}
+
+/** Page @a i of the range of step 5b. */
+static uintptr_t range_page(unsigned i)
+{
+	return AS1_A_BASE + (uintptr_t) (AS1_RANGE_FIRST + i) * PAGE_SIZE;
 }
 
 /* Workers */
@@ -196,6 +209,11 @@ static const char *check_counts(as_t *as, size_t entries0, size_t mapped,
 static uint64_t faults_of(as_t *as)
 {
 	return __atomic_load_n(&as->faults, __ATOMIC_RELAXED);
+}
+
+static uint64_t shootdowns_of(as_t *as)
+{
+	return __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED);
 }
 
 static const char *area_api_checks(as_t *as)
@@ -420,6 +438,72 @@ static const char *as1_run(unsigned run)
 		mmtest_fail(&failure, "writing pages just read faulted again");
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL,
 	    "after the re-faults")))
+		mmtest_fail(&failure, "%s", r);
+
+	/*
+	 * 5b. The same AS1_RANGE_PAGES pages of A unmapped one by one, then as
+	 * one range: a page at a time costs at least one shootdown cross-call
+	 * per page (this CPU runs the address space), the range at most one per
+	 * CPU. Each time every page reads zero after (one fault each) and gets
+	 * its pattern back.
+	 */
+	uint64_t sd_pages = 0, sd_range = 0;
+	for (unsigned pass = 0; pass < 2; pass++) {
+		uint64_t s0 = shootdowns_of(as);
+		if (pass == 0) {
+			for (unsigned i = 0; i < AS1_RANGE_PAGES; i++) {
+				if (as_unmap_page(as, range_page(i)) != EOK)
+					mmtest_fail(&failure, "as_unmap_page(%#lx) failed",
+					    range_page(i));
+			}
+		} else {
+			size_t removed = 0;
+			int rc = as_unmap_range(as, range_page(0), AS1_RANGE_PAGES,
+			    &removed);
+			if (rc != EOK || removed != AS1_RANGE_PAGES)
+				mmtest_fail(&failure, "as_unmap_range of %u mapped pages: rc %d, "
+				    "%zu removed", AS1_RANGE_PAGES, rc, removed);
+		}
+		uint64_t sd = shootdowns_of(as) - s0;
+		if (pass == 0)
+			sd_pages = sd;
+		else
+			sd_range = sd;
+		if ((r = check_counts(as, entries0 + AS1_D_PAGES,
+		    AS1_TOTAL - AS1_RANGE_PAGES, "after unmapping the range")))
+			mmtest_fail(&failure, "%s", r);
+		f0 = faults_of(as);
+		for (unsigned i = 0; i < AS1_RANGE_PAGES; i++) {
+			if (!page_all_zero(range_page(i)))
+				mmtest_fail(&failure, "page %#lx not zero after the range unmap",
+				    range_page(i));
+			page_write(range_page(i), 0);
+		}
+		if (faults_of(as) - f0 != AS1_RANGE_PAGES)
+			mmtest_fail(&failure, "%lu faults reading %u unmapped pages, expected "
+			    "one each", faults_of(as) - f0, AS1_RANGE_PAGES);
+	}
+	printf("as1: shootdown cross-calls to unmap %u pages: %lu one page at a "
+	    "time, %lu as one range\n", AS1_RANGE_PAGES, sd_pages, sd_range);
+	if (sd_pages < AS1_RANGE_PAGES)
+		mmtest_fail(&failure, "%lu shootdowns for %u single-page unmaps of an "
+		    "address space this CPU runs, expected at least one each", sd_pages,
+		    AS1_RANGE_PAGES);
+	if (sd_range == 0 || sd_range > cpu_count)
+		mmtest_fail(&failure, "%lu shootdown cross-calls for one range unmap, "
+		    "expected 1 to %u (one per CPU running the address space)",
+		    sd_range, cpu_count);
+	/* Bad ranges change nothing; an empty or unmapped range removes nothing. */
+	size_t none = 1;
+	if (as_unmap_range(as, range_page(0) + 1, 1, &none) != EINVAL || none ||
+	    as_unmap_range(as, USER_SPACE_END - PAGE_SIZE, 2, NULL) != EINVAL ||
+	    as_unmap_range(as, USER_SPACE_END, 1, NULL) != EINVAL)
+		mmtest_fail(&failure, "as_unmap_range accepted a bad range");
+	if (as_unmap_range(as, range_page(0), 0, &none) != EOK || none ||
+	    as_unmap_range(as, 0x50000000UL, 16, &none) != EOK || none)
+		mmtest_fail(&failure, "as_unmap_range of nothing mapped removed pages");
+	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL,
+	    "after the range unmaps")))
 		mmtest_fail(&failure, "%s", r);
 
 	/* 6. Resize A to half and back; destroy and recreate B. */

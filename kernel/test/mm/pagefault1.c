@@ -25,7 +25,8 @@
  * B of A's pages, steps separated by barriers (atomics only, no timing):
  *   1. A writes a pattern;  2. B reads it (its CPU caches the translations);
  *   3. A unmaps the pages (as_unmap_page shoots down the CPUs running the
- *      address space);
+ *      address space; in odd generations one as_unmap_range for all of them,
+ *      one shootdown for the range);
  *   4. B reads again -- half of the pages; the other half it writes at once --
  *      and must read zero (a fresh page); the faults of the address space during
  *      this step must be exactly one per page (fewer means that a stale

@@ -273,11 +273,22 @@ static void pair_protocol(pf_arg_t *a, as_t *as, pf_bar_t *b, uintptr_t mine,
 			    "unmap", a->index, theirs + j * PAGE_SIZE, partner, got);
 	}
 	pf_bar_wait(b, NULL);
-	/* A unmaps its pages. */
-	for (unsigned j = 0; j < k; j++) {
-		if (as_unmap_page(as, mine + j * PAGE_SIZE) != EOK)
-			mmtest_fail(&pf1_failure, "thread %u: unmap of its page %#lx failed", a->index,
-			    mine + j * PAGE_SIZE);
+	/*
+	 * A unmaps its pages: one by one (a shootdown each) in even generations,
+	 * as one range (one shootdown for all) in odd ones.
+	 */
+	if (gen % 2) {
+		size_t removed;
+		int rc = as_unmap_range(as, mine, k, &removed);
+		if (rc != EOK || removed != k)
+			mmtest_fail(&pf1_failure, "thread %u: unmap of its %u pages at %#lx: rc %d, "
+			    "%zu removed", a->index, k, mine, rc, removed);
+	} else {
+		for (unsigned j = 0; j < k; j++) {
+			if (as_unmap_page(as, mine + j * PAGE_SIZE) != EOK)
+				mmtest_fail(&pf1_failure, "thread %u: unmap of its page %#lx failed",
+				    a->index, mine + j * PAGE_SIZE);
+		}
 	}
 	pf_bar_wait(b, pair_before_reads);
 	/* B must fault and see fresh pages; then it writes. */

@@ -59,12 +59,10 @@ static void uw_cb(rcu_item_t *item)
 static void uw_reader(void *arg)
 {
 	uw_t *w = arg;
-	thread_t *t = THREAD;
 	rcu_read_lock();
 	atomic_set(&w->entered, 1);
 	uint64_t start = uptime_us();
-	while (!(__atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) &
-	    RCU_WAS_PREEMPTED)) {
+	while (!(arcu_nesting() & RCU_WAS_PREEMPTED)) {
 		if (uptime_us() - start > MARK_LIMIT_US) {
 			atomic_set(&w->not_marked, 1);
 			break;
@@ -72,13 +70,13 @@ static void uw_reader(void *arg)
 		udelay(100);
 	}
 	/* The first step of rcu_read_unlock() only ... */
-	arcu_read_unlock_sub(t);
+	arcu_read_unlock_sub();
 	atomic_set(&w->in_window, 1);
 	/* ... then switched out (the counter holds no section: may block). */
 	semaphore_down(&w->release);
-	w->nesting_after = __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED);
+	w->nesting_after = arcu_nesting();
 	/* The second step. */
-	arcu_read_unlock_check(t);
+	arcu_read_unlock_check();
 }
 
 /** Waits (sleeping) until @a flag is set or @a limit_us passed. */

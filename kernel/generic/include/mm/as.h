@@ -118,6 +118,19 @@ bool as_area_find(as_t *as, uintptr_t addr, as_area_t *out);
 int as_unmap_page(as_t *as, uintptr_t page);
 
 /**
+ * Unmaps the mapped pages of [@a base, @a base + @a pages * PAGE_SIZE) as
+ * as_unmap_page() does each, but with one TLB shootdown for the whole range:
+ * one cross-call per CPU running the address space (invlpg of each page of
+ * the span, or a full flush above 32 pages), not one per page. Pages that are
+ * not mapped are skipped.
+ * @param removed if not NULL, receives the number of pages unmapped.
+ * @return EOK; EINVAL if @a base is not page aligned or the range leaves the
+ *         user half (nothing is unmapped then).
+ * Thread context, interrupts enabled.
+ */
+int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed);
+
+/**
  * Makes the current (kernel) thread run in @a as (takes a reference) until
  * as_leave(). Thread context.
  */

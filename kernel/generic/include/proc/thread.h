@@ -92,11 +92,11 @@ typedef struct thread {
 	link_t threads_link;
 
 	/**
-	 * RCU reader nesting (RCU_CNT_INC per level, bit RCU_WAS_PREEMPTED).
-	 * A-RCU: changed only by the thread itself with single add/sub
-	 * instructions (atomic w.r.t. this CPU's interrupts); the preempted bit
-	 * is set by the scheduler hook while the thread is switched out.
-	 * Podzimek: the CPU's counter saved here while switched out.
+	 * RCU reader nesting saved here while the thread is switched out; while
+	 * it runs the count lives in its CPU (cpu_t.rcu.nesting). Written by
+	 * the switch-out hook of the CPU that ran it (A-RCU: RCU_CNT_INC per
+	 * level, the bit RCU_WAS_PREEMPTED set there), read by the switch-in
+	 * hook (ordered by on_cpu). Atomics (relaxed).
 	 */
 	size_t rcu_nesting;
 	/** Podzimek: the thread was preempted inside its reader section. */

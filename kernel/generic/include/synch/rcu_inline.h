@@ -11,19 +11,45 @@
 
 #if defined(CONFIG_RCU_A_RCU)
 
+/*
+ * The reader nesting count of the running thread lives in its CPU
+ * (cpu_t.rcu.nesting, RCU_CNT_INC per level, bit RCU_WAS_PREEMPTED), addressed
+ * through the per-CPU segment as %gs:ARCU_NESTING_OFF, as Linux keeps
+ * preempt_count. The switch-out hook saves it to thread_t.rcu_nesting (and
+ * marks a reader preempted there), the switch-in hook loads it back. Each
+ * access below is one instruction with the %gs base applied when it executes,
+ * so an interrupt, a preemption or a migration falls between two accesses,
+ * never inside one; a thread that migrates between two of them finds its count
+ * in the new CPU. The reader section is four instructions: addq (lock), subq,
+ * cmpq, je (unlock).
+ */
+#define ARCU_NESTING_OFF offsetof(cpu_t, rcu.nesting)
+_Static_assert(sizeof(((cpu_t *) 0)->rcu.nesting) == 8,
+    "the A-RCU reader section uses 64-bit add/sub/cmp on the nesting count");
+
 /** Slow path of rcu_read_unlock: the section was preempted. */
 void rcu_read_unlock_preempted(void);
 
+/**
+ * The running thread's nesting count (one %gs-relative load: consistent even
+ * if the thread migrates around it). Thread context, any.
+ */
+static inline size_t arcu_nesting(void)
+{
+	size_t n;
+	asm volatile ("movq %%gs:%c1, %0" : "=r" (n) : "i" (ARCU_NESTING_OFF));
+	return n;
+}
+
 static inline void rcu_read_lock(void)
 {
-	thread_t *t = THREAD;
 	/*
 	 * One add instruction on memory: an interrupt (and so the scheduler, which
 	 * may set the preempted bit) cannot split it. No fence: the detector makes
 	 * the target CPU run an smp_call (a barrier there) before it trusts it.
 	 */
-	asm volatile ("addq %1, %0" : "+m" (t->rcu_nesting) : "i" (RCU_CNT_INC)
-	    : "memory");
+	asm volatile ("addq %0, %%gs:%c1" : : "i" (RCU_CNT_INC),
+	    "i" (ARCU_NESTING_OFF) : "memory");
 }
 
 /**
@@ -31,42 +57,50 @@ static inline void rcu_read_lock(void)
  * Exposed so that a test can stop a thread between the two steps; everything
  * else calls rcu_read_unlock(). Thread context, inside a reader section.
  */
-static inline void arcu_read_unlock_sub(thread_t *t)
+static inline void arcu_read_unlock_sub(void)
 {
-	asm volatile ("subq %1, %0" : "+m" (t->rcu_nesting) : "i" (RCU_CNT_INC)
-	    : "memory");
+	asm volatile ("subq %0, %%gs:%c1" : : "i" (RCU_CNT_INC),
+	    "i" (ARCU_NESTING_OFF) : "memory");
 }
 
 /**
  * Second step of rcu_read_unlock(): a count of zero with the preempted bit set
  * means the section was preempted and the thread is still on a preempted-readers
- * list: leave it. A thread switched out between the two steps has already been
- * taken off the list by the scheduler hook (its counter is then 0).
+ * list: leave it (one compare with memory, then the branch). A thread switched
+ * out between the two steps has already been taken off the list by the
+ * scheduler hook (its count is then 0 when it runs again).
  */
-static inline void arcu_read_unlock_check(thread_t *t)
+static inline void arcu_read_unlock_check(void)
 {
-	if (unlikely(__atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) ==
-	    RCU_WAS_PREEMPTED))
+	bool preempted;
+	asm volatile ("cmpq %1, %%gs:%c2" : "=@ccz" (preempted)
+	    : "i" (RCU_WAS_PREEMPTED), "i" (ARCU_NESTING_OFF) : "memory");
+	if (unlikely(preempted))
 		rcu_read_unlock_preempted();
 }
 
 static inline void rcu_read_unlock(void)
 {
-	thread_t *t = THREAD;
-	arcu_read_unlock_sub(t);
-	arcu_read_unlock_check(t);
+	arcu_read_unlock_sub();
+	arcu_read_unlock_check();
 }
 
 static inline bool rcu_read_locked(void)
 {
-	thread_t *t = THREAD;
-	return t && t->rcu_nesting >= RCU_CNT_INC;
+	return arcu_nesting() >= RCU_CNT_INC;
 }
 
-/** rcu_read_locked() for @a t, which is running here or is switched out. */
+/**
+ * rcu_read_locked() for @a t, which is running here or is switched out
+ * (interrupts or preemption disabled when @a t is running here).
+ */
 static inline bool rcu_thread_in_reader(thread_t *t)
 {
-	return t && __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) >=
+	if (!t)
+		return false;
+	if (t == CPU->thread)
+		return arcu_nesting() >= RCU_CNT_INC;
+	return __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED) >=
 	    RCU_CNT_INC;
 }
 

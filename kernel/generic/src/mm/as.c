@@ -10,9 +10,11 @@
  *   3. under the address space's page table lock, look the page up again and
  *      install the hardware entry only if the record still maps that frame.
  * Unmap: remove the record, clear the hardware entry under the page table lock,
- * shoot down the TLBs of the CPUs in cpus_running with smp_call; the frame and
- * record are freed by RCU after a grace period. All of it runs inside an RCU
- * reader section, so that grace period cannot end before the shootdown is done.
+ * shoot down the TLBs of the CPUs in cpus_running with smp_call (a range:
+ * every page's record and entry first, then one shootdown for the range, one
+ * cross-call per CPU); the frame and record are freed by RCU after a grace
+ * period. All of it runs inside an RCU reader section, so that grace period
+ * cannot end before the shootdown is done.
  * Step 3 closes the race with an unmap: either the unmapper clears the entry
  * after the fault installed it (its removal came first, its clear comes after
  * the fault's locked re-check... which then failed) or the re-check misses the
@@ -122,24 +124,42 @@ void as_leave(void)
 
 /* TLB shootdown */
 
-static void invlpg_func(void *arg)
-{
-	invlpg(*(uintptr_t *) arg);
-}
+/**
+ * Above this many pages a shootdown reloads CR3 (flushes the whole TLB but for
+ * global entries) instead of one invlpg per page, as Linux's
+ * tlb_single_page_flush_ceiling.
+ */
+#define TLB_INVLPG_MAX 32
 
-static void flush_func(void *arg)
+/** What a shootdown invalidates: pages [base, base + pages * PAGE_SIZE). */
+typedef struct {
+	uintptr_t base;
+	size_t pages;
+} tlb_range_t;
+
+/** smp_call target: invalidates the range of @a arg on this CPU. */
+static void tlb_range_func(void *arg)
 {
-	write_cr3(read_cr3());
+	const tlb_range_t *r = arg;
+	if (r->pages > TLB_INVLPG_MAX) {
+		write_cr3(read_cr3());
+		return;
+	}
+	for (size_t i = 0; i < r->pages; i++)
+		invlpg(r->base + i * PAGE_SIZE);
 }
 
 /**
- * Invalidates @a page (or everything, page == 0) on the CPUs running @a as.
- * Call after clearing the hardware entries to invalidate, inside the reader
- * section that also covers their page hash table removal (see the file
- * comment). Thread context, interrupts enabled (smp_call). Kept out of line
- * so that tests/test_static.py can check its fence in the binary.
+ * Invalidates the TLB entries of [@a base, @a base + @a pages * PAGE_SIZE)
+ * (@a pages >= 1) on the CPUs running @a as: one cross-call per such CPU,
+ * whatever the number of pages. Call after clearing the hardware entries to
+ * invalidate, inside the reader section that also covers their page hash table
+ * removal (see the file comment). Thread context, interrupts enabled
+ * (smp_call). Kept out of line so that tests/test_static.py can check its
+ * fence in the binary.
  */
-static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t page)
+static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
+    size_t pages)
 {
 #ifdef CONFIG_BROKEN_SHOOTDOWN
 	return;  /* negative control (make BROKEN=shootdown): pagefault1 must fail */
@@ -159,11 +179,12 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t page)
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	uint64_t mask = __atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST);
+	tlb_range_t r = { .base = base, .pages = pages };
 	for (unsigned i = 0; i < cpu_count && mask; i++) {
 		if (!(mask & (1UL << i)))
 			continue;
 		mask &= ~(1UL << i);
-		(void) smp_call(i, page ? invlpg_func : flush_func, &page);
+		(void) smp_call(i, tlb_range_func, &r);
 		__atomic_fetch_add(&as->shootdowns, 1, __ATOMIC_RELAXED);
 	}
 }
@@ -201,17 +222,23 @@ void as_hold(as_t *as)
 
 /**
  * Removes the mappings of [base, base + pages * PAGE_SIZE): records out of the
- * page hash table, hardware entries cleared, one TLB flush on the CPUs running
- * the address space. Inside one reader section (see the file comment).
+ * page hash table, hardware entries cleared, then one TLB shootdown for the
+ * span from the first to the last page removed (one cross-call per CPU running
+ * the address space, not one per page). Inside one reader section (see the
+ * file comment). @return the number of pages it unmapped.
  */
-static void unmap_range(as_t *as, uintptr_t base, size_t pages)
+static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 {
 	size_t removed = 0;
+	uintptr_t first = 0, last = 0;
 	rcu_read_lock();
 	for (size_t i = 0; i < pages; i++) {
 		uintptr_t page = base + i * PAGE_SIZE;
 		if (page_mapping_remove(as->id, page) != EOK)
 			continue;
+		if (!removed)
+			first = page;
+		last = page;
 		removed++;
 		irq_spinlock_lock(&as->pt_lock, true);
 		uint64_t *e = paging_walk(as->pml4_phys, page, false);
@@ -221,9 +248,10 @@ static void unmap_range(as_t *as, uintptr_t base, size_t pages)
 	}
 	if (removed) {
 		__atomic_fetch_sub(&as->pages_mapped, removed, __ATOMIC_RELAXED);
-		tlb_shootdown(as, 0);
+		tlb_shootdown(as, first, (last - first) / PAGE_SIZE + 1);
 	}
 	rcu_read_unlock();
+	return removed;
 }
 
 void as_release(as_t *as)
@@ -383,8 +411,21 @@ int as_unmap_page(as_t *as, uintptr_t page)
 		__atomic_store_n(e, 0, __ATOMIC_RELEASE);
 	irq_spinlock_unlock(&as->pt_lock, true);
 	__atomic_fetch_sub(&as->pages_mapped, 1, __ATOMIC_RELAXED);
-	tlb_shootdown(as, page);
+	tlb_shootdown(as, page, 1);
 	rcu_read_unlock();
+	return EOK;
+}
+
+int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed)
+{
+	if (removed)
+		*removed = 0;
+	if (!as || !IS_ALIGNED(base, PAGE_SIZE) || base >= USER_SPACE_END ||
+	    pages > (USER_SPACE_END - base) / PAGE_SIZE)
+		return EINVAL;
+	size_t n = pages ? unmap_range(as, base, pages) : 0;
+	if (removed)
+		*removed = n;
 	return EOK;
 }
 

@@ -24,9 +24,10 @@
  * the GP, drop idle and already-acknowledged CPUs, sleep DETECT_SLEEP_US (yield
  * when expedited) to let context switches acknowledge, then smp_call each
  * remaining CPU: the call runs with interrupts off on the target, so the running
- * thread's nesting counter is stable there, and the IPI is the memory barrier the
- * reader never paid for. A CPU found inside a reader is polled again later. Last,
- * wait for cur_preempted to drain.
+ * thread's nesting count (kept in the CPU while the thread runs, saved to the
+ * thread at switch-out: rcu_inline.h) is stable there, and the IPI is the
+ * memory barrier the reader never paid for. A CPU found inside a reader is
+ * polled again later. Last, wait for cur_preempted to drain.
  *
  * Podzimek detection (Podzimek 2010, preemptible variant): a detector thread
  * serves GP requests. After the first sleep it smp_calls the CPUs that did not
@@ -413,12 +414,13 @@ static void record_cs_qs(void)
 
 void rcu_read_unlock_preempted(void)
 {
-	thread_t *t = THREAD;
 	ipl_t ipl = interrupts_disable();
+	/* Interrupts off: no migration, the count is this CPU's. */
+	cpu_t *c = CPU;
 	irq_spinlock_lock(&preempt_lock, false);
-	if (t->rcu_nesting == RCU_WAS_PREEMPTED) {
-		list_remove(&t->rcu_preempt_link);
-		__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+	if (c->rcu.nesting == RCU_WAS_PREEMPTED) {
+		list_remove(&c->thread->rcu_preempt_link);
+		c->rcu.nesting = 0;
 		preempted_reader_left_locked();
 	}
 	irq_spinlock_unlock(&preempt_lock, false);
@@ -426,55 +428,68 @@ void rcu_read_unlock_preempted(void)
 }
 
 /**
- * Switch-out hook (interrupts disabled; t is not running, its counter is stable).
+ * Switch-out hook (interrupts disabled; t is not running). First saves the
+ * CPU's nesting count to t (t's count is stable there until it runs again,
+ * which is after on_cpu is released), then works on the saved count:
  * - Inside a reader and not yet on a list: mark it and put it on one.
- * - Counter "zero, preempted": t was switched out between the subtraction of
+ * - Count "zero, preempted": t was switched out between the subtraction of
  *   rcu_read_unlock() and its check (or inside the slow path, before it took
  *   preempt_lock). Its section is over; left on the list it would hold up every
  *   grace period until it runs again, which may be long if it blocks next.
  *   Do what the slow path would do. When t runs again its check reads 0 (or
  *   rcu_read_unlock_preempted() re-checks under preempt_lock) and does nothing.
+ * The CPU's count is 0 until the switch-in hook loads the next thread's.
  */
 static void arcu_after_thread_ran(thread_t *t)
 {
-	if (t->rcu_nesting == RCU_WAS_PREEMPTED) {
+	cpu_t *c = CPU;
+	size_t n = c->rcu.nesting;
+	c->rcu.nesting = 0;
+	if (n == RCU_WAS_PREEMPTED) {
 		irq_spinlock_lock(&preempt_lock, false);
 		list_remove(&t->rcu_preempt_link);
-		__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+		n = 0;
 		preempted_reader_left_locked();
 		irq_spinlock_unlock(&preempt_lock, false);
-	} else if (t->rcu_nesting >= RCU_CNT_INC &&
-	    !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
+	} else if (n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
 		irq_spinlock_lock(&preempt_lock, false);
-		t->rcu_nesting |= RCU_WAS_PREEMPTED;
+		n |= RCU_WAS_PREEMPTED;
 		add_preempted_locked(t);
 		irq_spinlock_unlock(&preempt_lock, false);
 	}
+	__atomic_store_n(&t->rcu_nesting, n, __ATOMIC_RELAXED);
 	record_cs_qs();
+}
+
+/** Switch-in hook (interrupts disabled): t's count becomes the CPU's. */
+static void arcu_before_thread_runs(thread_t *t)
+{
+	CPU->rcu.nesting = __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED);
 }
 
 /** smp_call target: acknowledge the GP if the CPU is outside any reader. */
 static UNUSED void arcu_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
-	thread_t *t = CPU->thread;
-	if (t && t->rcu_nesting >= RCU_CNT_INC &&
-	    !(t->rcu_nesting & RCU_WAS_PREEMPTED)) {
+	cpu_t *c = CPU;
+	thread_t *t = c->thread;
+	size_t n = c->rcu.nesting;
+	if (t && n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
 		/*
 		 * Inside a reader: treat it as preempted (Hraska's A-RCU). Its
 		 * outermost unlock takes the slow path and leaves the list, so the
 		 * GP waits about one reader section instead of polling a CPU whose
 		 * only thread never context switches. The thread is interrupted
-		 * between two instructions, so its single add/sub on the counter
+		 * between two instructions, so its single add/sub on the count
 		 * cannot lose this bit.
 		 */
 		irq_spinlock_lock(&preempt_lock, false);
-		t->rcu_nesting |= RCU_WAS_PREEMPTED;
+		c->rcu.nesting = n | RCU_WAS_PREEMPTED;
 		list_append(&t->rcu_preempt_link, &cur_preempted);
 		irq_spinlock_unlock(&preempt_lock, false);
 	}
 	/* Either outside any reader or its reader is now on cur_preempted. */
-	__atomic_store_n(&CPU->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
 }
 
 /** A-RCU grace period detection, run by a reclaimer holding gp_mutex. */
@@ -541,22 +556,26 @@ static void wait_for_gp(uint64_t gp)
 void rcu_thread_exiting(void)
 {
 	thread_t *t = THREAD;
-	if (t->rcu_nesting == 0)
+	size_t n = arcu_nesting();
+	if (n == 0)
 		return;
 	printf("rcu: thread %lu '%s' exited inside a reader section (nesting %zu); "
-	    "closing it\n", t->tid, t->name, t->rcu_nesting / RCU_CNT_INC);
+	    "closing it\n", t->tid, t->name, n / RCU_CNT_INC);
 	ipl_t ipl = interrupts_disable();
+	/* Interrupts off: no migration, the count is this CPU's. */
+	cpu_t *c = CPU;
 	irq_spinlock_lock(&preempt_lock, false);
-	if (t->rcu_nesting & RCU_WAS_PREEMPTED) {
+	if (c->rcu.nesting & RCU_WAS_PREEMPTED) {
 		list_remove(&t->rcu_preempt_link);
 		preempted_reader_left_locked();
 	}
-	__atomic_store_n(&t->rcu_nesting, 0, __ATOMIC_RELAXED);
+	c->rcu.nesting = 0;
 	irq_spinlock_unlock(&preempt_lock, false);
 	interrupts_restore(ipl);
 }
 
 static const sched_hooks_t rcu_hooks = {
+	.before_thread_runs = arcu_before_thread_runs,
 	.after_thread_ran = arcu_after_thread_ran,
 	.thread_sleeps = RCU_SLEEP_HOOK,
 	.thread_exits = rcu_thread_exits_hook,

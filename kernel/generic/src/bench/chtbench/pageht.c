@@ -44,8 +44,7 @@ void b_ph_fault(bench_thread_t *t)
 		 * Unmap only what this round faulted in: after the stop flag the
 		 * tail is short and bounded (it is outside the timed window).
 		 */
-		for (size_t i = 0; i < faulted; i++)
-			(void) as_unmap_page(ph_as, base + i * PAGE_SIZE);
+		(void) as_unmap_range(ph_as, base, faulted, NULL);
 	}
 	as_leave();
 	t->ops = ops;
