@@ -109,6 +109,13 @@ typedef struct cht {
 	size_t resize_reqs;
 	/** The table is being destroyed: no new resize requests. Atomics. */
 	bool destroying;
+	/** cht_env_now_ms() of the last grow; resizer only. */
+	uint64_t last_grow_ms;
+	/**
+	 * An explicit resize (cht_set_max_load(), cht_resize()) is pending: the
+	 * shrink hold-off does not apply. Atomics.
+	 */
+	bool resize_forced;
 	cht_env_work_t resize_work;
 	/** Statistics (atomics, relaxed). */
 	uint64_t stat_grows;

@@ -78,6 +78,8 @@ static inline bool cht_env_work_enqueue(cht_env_work_t *w,
 #define cht_env_cpu_relax()    asm volatile ("pause" ::: "memory")
 /** Sleeps a little (waiting for a resize to finish). Thread context. */
 void cht_env_sleep_ms(unsigned ms);
+/** Milliseconds since boot (the resizer's shrink hold-off). Any context. */
+uint64_t cht_env_now_ms(void);
 
 /** Registry of live tables, for statistics. */
 void cht_env_registry_add(cht_env_link_t *link);

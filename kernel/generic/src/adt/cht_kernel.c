@@ -3,6 +3,7 @@
  * sleep used while waiting for a resize (the `chtstat` command is in
  * console/cmd_cht.c).
  */
+#include <time/delay.h>
 #include <adt/cht.h>
 #include <adt/cht_env.h>
 #include <proc/thread.h>
@@ -20,6 +21,11 @@ void (*cht_env_linked_hook)(void *table, void *item);
 void cht_env_sleep_ms(unsigned ms)
 {
 	thread_usleep((uint64_t) ms * 1000);
+}
+
+uint64_t cht_env_now_ms(void)
+{
+	return uptime_us() / 1000;
 }
 
 void cht_env_registry_add(cht_env_link_t *link)

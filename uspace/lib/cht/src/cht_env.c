@@ -20,6 +20,13 @@ void cht_env_fail(const char *what, const char *file, int line)
 	abort();
 }
 
+uint64_t cht_env_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
 void cht_env_sleep_ms(unsigned ms)
 {
 	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };

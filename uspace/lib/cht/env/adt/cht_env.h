@@ -98,6 +98,8 @@ bool cht_env_work_enqueue(cht_env_work_t *w,
 
 /** Sleeps (waiting for a resize to finish). */
 void cht_env_sleep_ms(unsigned ms);
+/** Milliseconds of a monotonic clock (the resizer's shrink hold-off). */
+uint64_t cht_env_now_ms(void);
 
 /** Registry of live tables, for statistics (cht_print_tables()). */
 void cht_env_registry_add(cht_env_link_t *link);
