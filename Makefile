@@ -124,7 +124,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel iso run run-iso test soak flavours controls clean deps help \
-	bench bench-quick bench-cost bench-deps
+	bench bench-quick bench-cost bench-deps memcached
 
 all: kernel iso
 
@@ -135,6 +135,7 @@ help:
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
+	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf
@@ -257,6 +258,13 @@ bench-quick: deps bench-deps
 bench-cost: deps
 	@$(PYTHON) bench/chtbench.py --suite cost && \
 		$(PYTHON) bench/plot.py --cost-only
+
+# memcached with libcht as its hash table (contrib/memcached): Debian's
+# memcached source (apt-get source), patched under build/memcached with
+# contrib/memcached/patches and linked with libcht.a; the same source unpatched
+# in build/memcached-stock for comparison. Installs what it needs as root.
+memcached:
+	@bash contrib/memcached/build.sh cht stock
 
 clean:
 	rm -rf $(BUILD)
