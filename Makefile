@@ -138,6 +138,7 @@ help:
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
 	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
+	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf
@@ -275,6 +276,13 @@ memcached:
 memcached-test:
 	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan
 	@$(PYTHON) contrib/memcached/test.py
+
+# memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),
+# instructions per request (callgrind) and the resize case: writes
+# bench/results/memcached/ and the memcached section of bench/RESULTS.md.
+memcached-bench: bench-deps
+	@bash contrib/memcached/build.sh cht stock
+	@$(PYTHON) contrib/memcached/bench.py
 
 clean:
 	rm -rf $(BUILD)

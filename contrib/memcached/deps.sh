@@ -12,7 +12,9 @@
 # Packages: gcc make pkg-config (build), libevent-dev (memcached), dpkg-dev
 # xz-utils (apt-get source unpacks with dpkg-source), perl (memcached's
 # t/*.t through prove), libmemcached-tools (memccapable, memcaslap),
-# linux-perf (perf stat in the benchmark), python3 (our concurrency check).
+# linux-perf (perf stat in the benchmark), valgrind (callgrind: instructions
+# per request where perf has no hardware counters), python3 (our concurrency
+# check and the drivers).
 #
 # The source comes from the same Debian archive as the packages: a deb-src
 # entry for this system's suite (VERSION_CODENAME of /etc/os-release, e.g.
@@ -39,6 +41,7 @@ need_pkgs() {
     command -v memcaslap >/dev/null 2>&1 || missing+=(libmemcached-tools)
     command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
     command -v python3 >/dev/null 2>&1 || missing+=(python3)
+    command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
     printf '%s\n' "${missing[@]+"${missing[@]}"}" | awk 'NF && !s[$0]++' | tr '\n' ' '
 }
 
