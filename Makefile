@@ -274,7 +274,7 @@ memcached:
 # the table grown to 1 M items and shrunk back: build/memcached-test/summary.txt.
 # About 20 minutes on 2 cores; not part of `make test`.
 memcached-test:
-	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan
+	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan
 	@$(PYTHON) contrib/memcached/test.py
 
 # memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),

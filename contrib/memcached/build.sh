@@ -7,6 +7,8 @@
 #   cht-asan   build/memcached-asan/memcached    ours + libcht, AddressSanitizer
 #                                                (+UBSan in libcht's objects)
 #   cht-tsan   build/memcached-tsan/memcached    ours + libcht, ThreadSanitizer
+#   stock-tsan build/memcached-stock-tsan/memcached  stock, ThreadSanitizer (the
+#                                                baseline of memcached's own races)
 #
 # Each tree is a fresh copy of build/memcached-src/memcached-$MC_VERSION
 # (deps.sh source), patched, configured (./configure with its defaults: no
@@ -43,6 +45,8 @@ build_one() {
     local variant=$1 dest cflags libs patch=1 libfiles=() cppflags=""
     case "$variant" in
         stock) dest=$B/memcached-stock; patch=0; cflags="-g -O2"; libs="" ;;
+        stock-tsan) dest=$B/memcached-stock-tsan; patch=0
+             cflags="-g -O1 -fsanitize=thread"; libs="-fsanitize=thread" ;;
         cht) dest=$B/memcached; cflags="-g -O2"
              libfiles=("$PREFIX/lib/libcht.a") ;;
         cht-asan|cht-tsan)
@@ -104,7 +108,7 @@ build_one() {
         > "$dest/make.out" 2>&1 || { tail -50 "$dest/make.out"; exit 1; }
 }
 
-[ $# -ge 1 ] || { echo "usage: $0 stock|cht|cht-asan|cht-tsan..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 stock|cht|cht-asan|cht-tsan|stock-tsan..." >&2; exit 2; }
 for v in "$@"; do
     build_one "$v"
 done
