@@ -440,7 +440,7 @@ def plots(doc):
                    [ir[build][n]["instr_per_req"] for n in names], width=0.4, label=build)
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names)
-        ax.set_title("server instructions per request (callgrind, -t 1)")
+        ax.set_title("worker-thread instructions per request (callgrind, -t 1)")
         ax.legend()
         fig.tight_layout()
         fig.savefig(os.path.join(RES, "instructions.png"), dpi=90)
