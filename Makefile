@@ -124,7 +124,8 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel iso run run-iso test soak flavours controls clean deps help \
-	bench bench-quick bench-cost bench-deps
+	bench bench-quick bench-cost bench-deps memcached memcached-test \
+	memcached-bench
 
 all: kernel iso
 
@@ -135,6 +136,9 @@ help:
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
+	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
+	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
+	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
 	@echo "make clean         remove build/"
 
 kernel: $(BUILD)/kernel.elf
@@ -260,6 +264,28 @@ bench-quick: deps bench-deps
 bench-cost: deps
 	@$(PYTHON) bench/chtbench.py --suite cost && \
 		$(PYTHON) bench/plot.py --cost-only
+
+# memcached with libcht as its hash table (contrib/memcached): Debian's
+# memcached source (apt-get source), patched under build/memcached with
+# contrib/memcached/patches and linked with libcht.a; the same source unpatched
+# in build/memcached-stock for comparison. Installs what it needs as root.
+memcached:
+	@bash contrib/memcached/build.sh cht stock
+
+# memcached's own suite (sizes, testapp, prove t/*.t) and memccapable on stock
+# and on ours, and our concurrency check (ours plain, ASan, TSan; stock) with
+# the table grown to 1 M items and shrunk back: build/memcached-test/summary.txt.
+# About 20 minutes on 2 cores; not part of `make test`.
+memcached-test:
+	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan
+	@$(PYTHON) contrib/memcached/test.py
+
+# memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),
+# instructions per request (callgrind) and the resize case: writes
+# bench/results/memcached/ and the memcached section of bench/RESULTS.md.
+memcached-bench: bench-deps
+	@bash contrib/memcached/build.sh cht stock
+	@$(PYTHON) contrib/memcached/bench.py
 
 clean:
 	rm -rf $(BUILD)
