@@ -16,6 +16,11 @@
 #                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
 #                 pkg-config, matplotlib (linux-perf is optional and not
 #                 checked)
+#   memcached     make memcached / memcached-test / memcached-bench: gcc, make,
+#                 pkg-config, libevent-dev, dpkg-dev (apt-get source), xz-utils,
+#                 perl (prove), libmemcached-tools (memccapable, memcaslap),
+#                 linux-perf, valgrind, python3 (fetching memcached's source
+#                 package itself is contrib/memcached/deps.sh source)
 #
 # $PYTHON (default python3) is the interpreter that runs the tests and plots.
 # Python modules come from Debian (python3-*) when $PYTHON is Debian's own
@@ -56,6 +61,18 @@ uspace-bench cmd g++ g++
 uspace-bench cmd valgrind valgrind
 uspace-bench cmd pkg-config pkg-config
 uspace-bench py matplotlib python3-matplotlib
+memcached cmd gcc gcc
+memcached cmd make make
+memcached cmd pkg-config pkg-config
+memcached dir /usr/include/event2 libevent-dev
+memcached cmd dpkg-source dpkg-dev
+memcached cmd xz xz-utils
+memcached cmd prove perl
+memcached cmd memccapable libmemcached-tools
+memcached cmd memcaslap libmemcached-tools
+memcached cmd perf linux-perf
+memcached cmd python3 python3
+memcached cmd valgrind valgrind
 '
 
 check_only=0
@@ -63,8 +80,8 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        test|plot|uspace-bench) groups+=("$arg") ;;
-        *) echo "usage: $0 [--check] [test|plot|uspace-bench]..." >&2; exit 2 ;;
+        test|plot|uspace-bench|memcached) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|plot|uspace-bench|memcached]..." >&2; exit 2 ;;
     esac
 done
 [ ${#groups[@]} -ne 0 ] || groups=(test)

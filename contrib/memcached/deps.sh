@@ -6,15 +6,10 @@
 #   deps.sh source DIR make sure DIR holds memcached's Debian source package
 #                      (apt-get source memcached, Debian patches applied)
 #
-# Kept apart from tools/ensure-deps.sh on purpose (easy to merge into it):
-# nothing here is needed by `make test`.
-#
-# Packages: gcc make pkg-config (build), libevent-dev (memcached), dpkg-dev
-# xz-utils (apt-get source unpacks with dpkg-source), perl (memcached's
-# t/*.t through prove), libmemcached-tools (memccapable, memcaslap),
-# linux-perf (perf stat in the benchmark), valgrind (callgrind: instructions
-# per request where perf has no hardware counters), python3 (our concurrency
-# check and the drivers).
+# The package list is the project's one list: tools/ensure-deps.sh, group
+# memcached (gcc make pkg-config libevent-dev dpkg-dev xz-utils perl
+# libmemcached-tools linux-perf valgrind python3); `deps.sh packages` runs it.
+# Nothing here is needed by `make test`.
 #
 # The source comes from the same Debian archive as the packages: a deb-src
 # entry for this system's suite (VERSION_CODENAME of /etc/os-release, e.g.
@@ -28,41 +23,10 @@ MC_VERSION=1.6.18
 
 is_root() { [ "$(id -u)" = 0 ]; }
 
-need_pkgs() {
-    local missing=()
-    command -v gcc >/dev/null 2>&1 || missing+=(gcc)
-    command -v make >/dev/null 2>&1 || missing+=(make)
-    command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-    [ -f /usr/include/event2/event.h ] || missing+=(libevent-dev)
-    command -v dpkg-source >/dev/null 2>&1 || missing+=(dpkg-dev)
-    command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
-    command -v prove >/dev/null 2>&1 || missing+=(perl)
-    command -v memccapable >/dev/null 2>&1 || missing+=(libmemcached-tools)
-    command -v memcaslap >/dev/null 2>&1 || missing+=(libmemcached-tools)
-    command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
-    command -v python3 >/dev/null 2>&1 || missing+=(python3)
-    command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
-    printf '%s\n' "${missing[@]+"${missing[@]}"}" | awk 'NF && !s[$0]++' | tr '\n' ' '
-}
-
+# The packages are in the project's one list (tools/ensure-deps.sh, group
+# memcached); this script only fetches memcached's source package.
 do_packages() {
-    local pkgs
-    pkgs=$(need_pkgs)
-    [ -z "$pkgs" ] && return 0
-    if ! is_root; then
-        echo "memcached deps: missing packages. Run: sudo apt-get install -y $pkgs"
-        exit 1
-    fi
-    echo "memcached deps: installing $pkgs"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null
-    # shellcheck disable=SC2086
-    apt-get install -y -q --no-install-recommends $pkgs >/dev/null
-    pkgs=$(need_pkgs)
-    if [ -n "$pkgs" ]; then
-        echo "memcached deps: still missing: $pkgs" >&2
-        exit 1
-    fi
+    PYTHON=${PYTHON:-python3} bash "$(dirname "$0")/../../tools/ensure-deps.sh" memcached
 }
 
 SRC_LIST=/etc/apt/sources.list.d/cht-memcached-src.sources
