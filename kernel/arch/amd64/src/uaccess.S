@@ -30,6 +30,18 @@ uaccess_load64:
 	xorl %eax, %eax
 	ret
 
+/*
+ * int uaccess_copy_bytes(void *dst, const void *src, size_t n): rep movsb;
+ * either side may be the user one (the C wrappers check the range).
+ */
+	.global uaccess_copy_bytes
+uaccess_copy_bytes:
+	movq %rdx, %rcx
+.Lcopy_insn:
+	rep movsb
+	xorl %eax, %eax
+	ret
+
 .Luaccess_efault:
 	movl $EFAULT, %eax
 	ret
@@ -41,6 +53,7 @@ uaccess_load64:
 uaccess_fixup_table:
 	.quad .Lstore64_insn, .Luaccess_efault
 	.quad .Lload64_insn, .Luaccess_efault
+	.quad .Lcopy_insn, .Luaccess_efault
 	.global uaccess_fixup_count
 uaccess_fixup_count:
-	.quad 2
+	.quad 3

@@ -34,6 +34,7 @@
 #include <arch/uaccess.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
+#include <proc/task.h>
 #include <smp/smp_call.h>
 #include <synch/rcu.h>
 #include <console/kconsole.h>
@@ -54,6 +55,7 @@ static uint64_t next_as_id = 1;
 /* Page fault error code bits. */
 #define PF_PRESENT (1 << 0)
 #define PF_WRITE   (1 << 1)
+#define PF_USER    (1 << 2)
 #define PF_RSVD    (1 << 3)
 #define PF_FETCH   (1 << 4)
 
@@ -374,6 +376,46 @@ int as_unmap_page(as_t *as, uintptr_t page)
 	return EOK;
 }
 
+int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
+    size_t len)
+{
+	if (!IS_ALIGNED(page, PAGE_SIZE) || off > PAGE_SIZE ||
+	    len > PAGE_SIZE - off)
+		return EINVAL;
+	pte_t pte;
+	if (page_mapping_find(as, page, &pte)) {
+		memcpy((uint8_t *) PA2KA(pte.frame) + off, src, len);
+		return EOK;
+	}
+	uintptr_t frame = frame_alloc(1, FRAME_ZERO);
+	if (!frame)
+		return ENOMEM;
+	memcpy((uint8_t *) PA2KA(frame) + off, src, len);
+	irq_spinlock_lock(&as->area_lock, true);
+	as_area_t *a = area_find_locked(as, page);
+	if (!a) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		frame_free(frame, 1);
+		return ENOENT;
+	}
+	pte.frame = frame;
+	pte.flags = PTE_REC_PRESENT | PTE_REC_USER | PTE_REC_CACHEABLE |
+	    PTE_REC_FREE_FRAME;
+	if (a->flags & AS_AREA_WRITE)
+		pte.flags |= PTE_REC_WRITABLE;
+	if (a->flags & AS_AREA_EXEC)
+		pte.flags |= PTE_REC_EXEC;
+	pte_t existing;
+	int rc = page_mapping_insert(as, page, &pte, &existing);
+	irq_spinlock_unlock(&as->area_lock, true);
+	if (rc != EOK) {
+		frame_free(frame, 1);
+		return rc;
+	}
+	__atomic_fetch_add(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+	return EOK;
+}
+
 /* Page faults */
 
 static uint64_t hw_flags(const pte_t *pte)
@@ -400,6 +442,8 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
 		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
 			return EINVAL;
+		if ((err & PF_FETCH) && !(pte.flags & PTE_REC_EXEC))
+			return EINVAL;
 	} else {
 		/*
 		 * Allocated (and zeroed) before the area lock is taken: it may
@@ -419,7 +463,8 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		 */
 		irq_spinlock_lock(&as->area_lock, true);
 		as_area_t *a = area_find_locked(as, addr);
-		if (!a || ((err & PF_WRITE) && !(a->flags & AS_AREA_WRITE))) {
+		if (!a || ((err & PF_WRITE) && !(a->flags & AS_AREA_WRITE)) ||
+		    ((err & PF_FETCH) && !(a->flags & AS_AREA_EXEC))) {
 			irq_spinlock_unlock(&as->area_lock, true);
 			frame_free(frame, 1);
 			return a ? EINVAL : ENOENT;
@@ -470,6 +515,19 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	thread_t *t = THREAD;
 	as_t *as = t ? t->as : NULL;
 	int rc = ENOENT;
+	if (istate->error_code & PF_USER) {
+		/* From user mode: resolve it or kill the task, never panic. */
+		if (as && addr < USER_SPACE_END &&
+		    !(istate->error_code & PF_RSVD)) {
+			rc = as_page_fault(as, addr, istate->error_code);
+			if (rc == EOK)
+				return;
+		}
+		task_user_fault(istate, rc == ENOMEM ? "#PF out of memory" :
+		    (rc == EINVAL ? "#PF access not permitted by the area" :
+		    "#PF no area at that address"), addr);
+		return;
+	}
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
 		rc = as_page_fault(as, addr, istate->error_code);
 		if (rc == EOK)
