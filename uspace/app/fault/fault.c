@@ -26,9 +26,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "ud") == 0) {
 		__asm__ volatile ("ud2");
 	} else if (strcmp(what, "div") == 0) {
-		volatile int zero = 0;
-		volatile int x = 1 / zero;
-		(void) x;
+		__asm__ volatile ("xorl %%ecx, %%ecx; movl $1, %%eax; "
+		    "xorl %%edx, %%edx; divl %%ecx" ::: "eax", "ecx", "edx");
 	} else if (strcmp(what, "kernel") == 0) {
 		(void) *(volatile uint64_t *) 0xffffffff80100000UL;
 	} else if (strcmp(what, "ro") == 0) {

@@ -122,6 +122,12 @@ static int64_t sys_thread_create(uint64_t entry, uint64_t stack, uint64_t arg,
 	    stack <= USER_AREA_START || stack > USER_AREA_END ||
 	    !IS_ALIGNED(stack, 16))
 		return EINVAL;
+	/* The entry must be in an executable area, the stack in a writable one. */
+	as_area_t area;
+	as_t *as = cur_task()->as;
+	if (!as_area_find(as, entry, &area) || !(area.flags & AS_AREA_EXEC) ||
+	    !as_area_find(as, stack - 1, &area) || !(area.flags & AS_AREA_WRITE))
+		return EINVAL;
 	uint64_t tid;
 	int rc = task_thread_create(cur_task(), entry, stack, arg, 0, &tid);
 	return rc == EOK ? (int64_t) tid : rc;
