@@ -62,6 +62,8 @@ static const sched_hooks_t task_hooks = {
 void task_init(void)
 {
 	sched_hooks_register(&task_hooks);
+	printf("User space: syscall/sysretq, SMEP %s\n",
+	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)");
 }
 
 /* Tasks */
