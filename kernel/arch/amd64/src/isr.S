@@ -9,7 +9,8 @@
  * structure), and the exit swaps back. An NMI may also arrive in ring 0 in the
  * few instructions of the syscall entry and exit that run with the user GS
  * base; for vector 2 the GS base MSR decides (kernel bases are in the upper
- * half). %rbx (callee-saved) remembers whether this entry swapped.
+ * half). %rbx (callee-saved) remembers whether this entry swapped. With
+ * SMAP an entry from ring 3 also clears RFLAGS.AC (user code may set it).
  */
 	.text
 	.code64
@@ -57,6 +58,10 @@ isr_common:
 	jnz 2f
 1:	swapgs
 	movl $1, %ebx
+	/* User mode may have set RFLAGS.AC: no user access without stac. */
+	testb $1, uaccess_smap(%rip)
+	jz 2f
+	clac
 2:	movq %rsp, %rdi
 	call interrupt_dispatch
 	testl %ebx, %ebx

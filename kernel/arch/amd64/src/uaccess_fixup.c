@@ -35,6 +35,15 @@ int copy_from_user(void *kdst, const void *usrc, size_t n)
 extern const uintptr_t uaccess_fixup_table[];
 extern const uint64_t uaccess_fixup_count;
 
+bool uaccess_fixup_is_access(const istate_t *istate)
+{
+	for (uint64_t i = 0; i < uaccess_fixup_count; i++) {
+		if (istate->rip == uaccess_fixup_table[2 * i])
+			return true;
+	}
+	return false;
+}
+
 bool uaccess_fixup(istate_t *istate)
 {
 	for (uint64_t i = 0; i < uaccess_fixup_count; i++) {

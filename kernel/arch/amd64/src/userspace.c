@@ -18,6 +18,7 @@ _Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
 #define EFER_SCE   (1UL << 0)
 #define EFER_NXE   (1UL << 11)
 #define CR4_SMEP   (1UL << 20)
+#define CR4_SMAP   (1UL << 21)
 
 #define RFLAGS_TF  (1UL << 8)
 #define RFLAGS_DF  (1UL << 10)
@@ -28,6 +29,12 @@ extern void syscall_entry(void);
 
 /** SMEP was enabled on the CPUs (the same on all). Written at boot. */
 static bool smep_enabled;
+/**
+ * 1 when SMAP is enabled (every CPU, the same CPUID); read by uaccess.S and
+ * isr.S to decide whether to execute stac/clac (invalid opcodes without
+ * SMAP). Written by each CPU at boot before it runs anything else.
+ */
+uint8_t uaccess_smap;
 
 static inline uint64_t read_cr4(void)
 {
@@ -64,12 +71,32 @@ void userspace_arch_init_cpu(void)
 			write_cr4(read_cr4() | CR4_SMEP);
 			__atomic_store_n(&smep_enabled, true, __ATOMIC_RELAXED);
 		}
+		if (b & (1U << 20)) {
+			__atomic_store_n(&uaccess_smap, 1, __ATOMIC_RELAXED);
+			asm volatile ("clac" ::: "memory");
+			write_cr4(read_cr4() | CR4_SMAP);
+		}
 	}
 }
 
 bool userspace_smep_enabled(void)
 {
 	return __atomic_load_n(&smep_enabled, __ATOMIC_RELAXED);
+}
+
+bool userspace_smap_enabled(void)
+{
+	return __atomic_load_n(&uaccess_smap, __ATOMIC_RELAXED) != 0;
+}
+
+void userspace_set_direct_access(bool allow)
+{
+	if (!userspace_smap_enabled())
+		return;
+	if (allow)
+		asm volatile ("stac" ::: "memory", "cc");
+	else
+		asm volatile ("clac" ::: "memory", "cc");
 }
 
 void userspace_set_kstack(uintptr_t top)

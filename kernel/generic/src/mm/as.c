@@ -32,6 +32,7 @@
 #include <arch/mm.h>
 #include <arch/interrupt.h>
 #include <arch/uaccess.h>
+#include <arch/userspace.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <proc/task.h>
@@ -56,6 +57,8 @@ static uint64_t next_as_id = 1;
 #define PF_PRESENT (1 << 0)
 #define PF_WRITE   (1 << 1)
 #define PF_USER    (1 << 2)
+/** Internal result of the fault handler: an SMAP violation (see below). */
+#define EPERM_SMAP (-1000)
 #define PF_RSVD    (1 << 3)
 #define PF_FETCH   (1 << 4)
 
@@ -529,7 +532,24 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 		return;
 	}
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
-		rc = as_page_fault(as, addr, istate->error_code);
+		/*
+		 * SMAP: a present user page touched in kernel mode with
+		 * RFLAGS.AC clear. A kernel thread inside a user address space
+		 * (not a user thread) may do that; it ran before the scheduler
+		 * hook set AC for it (as_enter() came after its switch): allow
+		 * and retry. Anything else is a kernel access to user memory
+		 * outside uaccess: no resolution (it would fault forever).
+		 */
+		bool smap_violation = (istate->error_code & PF_PRESENT) &&
+		    userspace_smap_enabled() &&
+		    !(istate->rflags & RFLAGS_AC_BIT) &&
+		    !uaccess_fixup_is_access(istate);
+		if (smap_violation && !t->subsys[THREAD_SUBSYS_TASK]) {
+			istate->rflags |= RFLAGS_AC_BIT;
+			return;
+		}
+		rc = smap_violation ? EPERM_SMAP :
+		    as_page_fault(as, addr, istate->error_code);
 		if (rc == EOK)
 			return;
 		/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
@@ -540,6 +560,7 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	    "error code %#lx%s%s", vector, pf_names, (void *) istate->rip,
 	    (void *) addr, istate->error_code,
 	    as ? (rc == ENOMEM ? ": out of memory" :
+	    rc == EPERM_SMAP ? ": kernel access to a user page outside uaccess (SMAP)" :
 	    (rc == EINVAL ? ": access not permitted by the area" :
 	    ": no area at that address")) : "",
 	    as ? "" : " (kernel address space)");

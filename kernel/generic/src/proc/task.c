@@ -53,6 +53,12 @@ static void task_before_thread_runs(thread_t *t)
 {
 	if (t->kstack)
 		userspace_set_kstack((uintptr_t) t->kstack + THREAD_STACK_SIZE);
+	/*
+	 * SMAP: RFLAGS.AC is not part of the switched context; give each thread
+	 * its own: set only for kernel threads inside a user address space
+	 * (they touch its pages directly), clear for everything else.
+	 */
+	userspace_set_direct_access(t->as && !t->subsys[THREAD_SUBSYS_TASK]);
 }
 
 static const sched_hooks_t task_hooks = {
@@ -62,8 +68,9 @@ static const sched_hooks_t task_hooks = {
 void task_init(void)
 {
 	sched_hooks_register(&task_hooks);
-	printf("User space: syscall/sysretq, SMEP %s\n",
-	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)");
+	printf("User space: syscall/sysretq, SMEP %s, SMAP %s\n",
+	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)",
+	    userspace_smap_enabled() ? "on" : "off (not supported by the CPU)");
 }
 
 /* Tasks */

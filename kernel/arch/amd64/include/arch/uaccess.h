@@ -47,4 +47,7 @@ int copy_from_user(void *kdst, const void *usrc, size_t n);
  */
 bool uaccess_fixup(istate_t *istate);
 
+/** True when @a istate's rip is one of the user accesses of uaccess.S. */
+bool uaccess_fixup_is_access(const istate_t *istate);
+
 #endif

@@ -52,6 +52,19 @@ static inline bool istate_from_user(const istate_t *istate)
 
 /** True when the CPU supports and the kernel enabled SMEP. */
 bool userspace_smep_enabled(void);
+/** True when the CPU supports and the kernel enabled SMAP. */
+bool userspace_smap_enabled(void);
+
+/**
+ * With SMAP: lets the calling context access user pages directly (sets
+ * RFLAGS.AC) or forbids it (clears it). Without SMAP nothing happens. Kernel
+ * threads that entered a user address space (as_enter(): tests, benchmarks)
+ * touch its pages directly; user threads never do (copy_from_user()).
+ * Interrupts disabled (scheduler hook) or the calling thread's own state.
+ */
+void userspace_set_direct_access(bool allow);
+
+#define RFLAGS_AC_BIT (1UL << 18)
 #endif
 
 #endif
