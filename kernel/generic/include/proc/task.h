@@ -77,7 +77,8 @@ typedef struct task {
 	bool background;
 	/** Woken (wake_all) when a thread exits and when the task is killed. */
 	waitq_t wq;
-	/** References (creator, each live thread). Atomics. */
+	/** References (creator, each live thread, task_find() users). Atomic
+	 * increments; the decrement happens under tasks_lock (task.c). */
 	atomic_t refcount;
 	/** Link in the task list; protected by tasks_lock. */
 	link_t tasks_link;

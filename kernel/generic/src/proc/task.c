@@ -110,9 +110,16 @@ void task_hold(task_t *task)
 
 void task_release(task_t *task)
 {
-	if (atomic_predec(&task->refcount) > 0)
-		return;
+	/*
+	 * The count drops under tasks_lock, which task_find() holds while it
+	 * checks the count and takes a reference: it never revives a task
+	 * whose last reference is gone.
+	 */
 	irq_spinlock_lock(&tasks_lock, true);
+	if (atomic_predec(&task->refcount) > 0) {
+		irq_spinlock_unlock(&tasks_lock, true);
+		return;
+	}
 	list_remove(&task->tasks_link);
 	tasks_n--;
 	irq_spinlock_unlock(&tasks_lock, true);
@@ -136,8 +143,8 @@ task_t *task_find(uint64_t id)
 	irq_spinlock_lock(&tasks_lock, true);
 	for (link_t *l = list_first(&tasks_list); l; l = list_next(l, &tasks_list)) {
 		task_t *t = list_get_instance(l, task_t, tasks_link);
-		/* A task whose count reached 0 is being destroyed: skip it. */
-		if (t->id == id && atomic_get(&t->refcount) > 0) {
+		/* Counts drop under tasks_lock: a listed task has references. */
+		if (t->id == id) {
 			task_hold(t);
 			found = t;
 			break;

@@ -295,6 +295,9 @@ void syscall_dispatch(istate_t *istate)
 		    istate->r10, istate->r8);
 	istate->rax = (uint64_t) rc;
 	interrupts_disable();
+	/* A thread the call woke on this CPU may preempt us (as on an IRQ exit). */
+	if (CPU->need_resched)
+		scheduler_preempt_check();
 	task_user_return();
 	/* Back to user mode with interrupts disabled (sysretq sets RFLAGS). */
 }
