@@ -16,6 +16,8 @@ locked page hash table at -smp 2; SMEP and SMAP are on with ``-cpu max``).  The 
   variable, membarrier) exits with status 0 and an exact counter;
 * ``run -b busy`` is listed by ``tasks`` (4 threads, running) and ``kill``
   ends it: its exit line comes, ``tasks`` is empty again;
+* ``kill`` at several moments of running ``threads``, ``ufault`` and ``busy``
+  tasks ends each with its line;
 * many runs of ``hello`` in a row (100; 20 in the cheap subset) leave the
   heap allocations, the page-table-record slab objects, the page hash
   entries, the frames outside slabs, the tasks and the address spaces at
@@ -38,7 +40,7 @@ BOOT_TIMEOUT = 180
 CMD_TIMEOUT = 120
 SETTLE_TIMEOUT = 30
 
-PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy")
+PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)
@@ -214,6 +216,25 @@ class TestTasks:
         assert "kill: no task 999999" in out, out
         out = k.cmd("run nosuchprogram", CMD_TIMEOUT)
         assert "run: no program 'nosuchprogram'" in out, out
+
+    def test_kill_while_running(self, task_boot):
+        """``kill`` at several moments of busy programs (threads in the mutex
+        loop, ufault faulting and unmapping, busy): each ends with its line,
+        nothing is left (the leak check below compares the rest)."""
+        k = task_boot.k
+        for i in range(6):
+            prog = ("threads 4 100000000", "ufault -t 100", "busy")[i % 3]
+            out = k.cmd("run -b " + prog, CMD_TIMEOUT)
+            m = re.search(r"^task (\d+) \(\w+\) started in the background$",
+                          out, re.MULTILINE)
+            assert m, out
+            tid = int(m.group(1))
+            time.sleep(0.1 * i)
+            out = k.cmd("kill %d" % tid, CMD_TIMEOUT)
+            assert "killed by request" in out, out
+            wait_line(k, out, r"task %d \(\w+\) killed \(kill command\)" % tid)
+        out = k.cmd("tasks", CMD_TIMEOUT)
+        assert re.search(r"^0 tasks$", out, re.MULTILINE), out
 
     def test_no_leak(self, task_boot):
         """Many runs of hello leave everything at the baseline."""
