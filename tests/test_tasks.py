@@ -14,6 +14,8 @@ locked page hash table at -smp 2; SMEP and SMAP are on with ``-cpu max``).  The 
 * ``run sysjunk`` (every system call with junk) exits with status 0;
 * ``run threads N`` (N = CPUs; wired threads, futex mutex and condition
   variable, membarrier) exits with status 0 and an exact counter;
+* ``run ufault -t 1`` (a thread per CPU faulting, shrinking and regrowing
+  its area) exits 0: every remapped page read zero;
 * ``run -b busy`` is listed by ``tasks`` (4 threads, running) and ``kill``
   ends it: its exit line comes, ``tasks`` is empty again;
 * ``kill`` at several moments of running ``threads``, ``ufault`` and ``busy``
@@ -196,6 +198,16 @@ class TestTasks:
         assert status == 0, out
         assert "counter %d of %d, wrong CPU 0, errors 0" % (3000 * n, 3000 * n) \
             in out, out
+
+    def test_ufault(self, task_boot):
+        """Areas shrunk and regrown while threads fault them (one per CPU):
+        every remapped page reads zero; exits 0."""
+        _, status, out = run_exit(task_boot.k, "run ufault -t 1")
+        m = re.search(r"ufault: threads=(\d+) pages=64 faults=(\d+) ns=\d+ "
+                      r"faults_per_s=\d+ errors=(\d+)", out)
+        assert m, out
+        assert int(m.group(1)) == task_boot.smp and int(m.group(2)) > 0 \
+            and int(m.group(3)) == 0 and status == 0, out
 
     def test_background_and_kill(self, task_boot):
         """``run -b busy`` is listed by ``tasks``; ``kill`` ends it."""
