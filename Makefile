@@ -106,6 +106,27 @@ CFLAGS += -DCONFIG_PAGE_HT_LOCKED
 else
 $(error PAGE_HT must be cht or locked)
 endif
+# The OS's user programs (ELF64, ring 3): uspace/app/NAME/*.c linked with
+# uspace/lib/c into $(BUILD)/programs/NAME, booted as multiboot modules
+# (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
+# of libcht (make -C uspace) does not look at these directories.
+USPACE_APPS := hello fault sysjunk threads busy ufault
+ULIBC := uspace/lib/c
+UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
+	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
+	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
+	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
+ULDFLAGS := -nostdlib -static -T $(ULIBC)/user.ld -z max-page-size=0x1000 \
+	-z noexecstack --no-warn-rwx-segments
+# printf_core.c is the kernel's own formatter, compiled again for user space.
+ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
+	$(GENERIC_DIR)/src/print/printf_core.c
+ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
+PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
+UDEPS := $(ULIBC_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
+	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
+
 CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
@@ -123,8 +144,8 @@ DEPS := $(OBJS:.o=.d)
 # (or later RCU, PAGE_HT) rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
-.PHONY: all kernel iso run run-iso test soak flavours controls clean deps help \
-	bench bench-quick bench-cost bench-deps memcached memcached-test \
+.PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
+	help bench bench-quick bench-cost bench-deps memcached memcached-test \
 	memcached-bench
 
 all: kernel iso
@@ -141,7 +162,32 @@ help:
 	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
 	@echo "make clean         remove build/"
 
-kernel: $(BUILD)/kernel.elf
+kernel: $(BUILD)/kernel.elf $(PROGRAMS)
+
+programs: $(PROGRAMS)
+
+$(BUILD)/os/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  UCC     $<"
+	@$(CC) $(UCFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/os/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  UAS     $<"
+	@$(CC) $(UCFLAGS) -D__ASSEMBLY__ -MMD -MP -c $< -o $@
+
+$(BUILD)/os/libc.a: $(ULIBC_OBJS)
+	@rm -f $@
+	@$(CROSS_COMPILE)ar rcs $@ $^
+
+define USPACE_APP_RULE
+$(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/*.c)) \
+		$(BUILD)/os/libc.a $(ULIBC)/user.ld
+	@mkdir -p $$(dir $$@)
+	@echo "  ULD     $$@"
+	@$(LD) $(ULDFLAGS) -o $$@ $$(filter %.o,$$^) $(BUILD)/os/libc.a
+endef
+$(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
 
 iso: $(BUILD)/image.iso
 
@@ -186,12 +232,16 @@ $(BUILD)/kernel.elf: $(OBJS) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_i
 	@$(NM) -n $@ | $(PYTHON) tools/gensyms.py --compare $(BUILD)/ksyms.S
 	@$(PYTHON) tools/check_image.py $@
 
-$(BUILD)/image.iso: $(BUILD)/kernel.elf boot/grub.cfg
+# grub.cfg gets one `module` line per program after the multiboot line.
+$(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 	@echo "  ISO     $@"
 	@command -v grub-mkrescue >/dev/null 2>&1 || PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
-	@rm -rf $(BUILD)/iso && mkdir -p $(BUILD)/iso/boot/grub
+	@rm -rf $(BUILD)/iso && mkdir -p $(BUILD)/iso/boot/grub $(BUILD)/iso/boot/programs
 	@cp $(BUILD)/kernel.elf $(BUILD)/iso/boot/kernel.elf
-	@cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
+	@cp $(PROGRAMS) $(BUILD)/iso/boot/programs/
+	@awk '{ print } /^[ \t]*multiboot / { n = split("$(USPACE_APPS)", a, " "); \
+		for (i = 1; i <= n; i++) printf "\tmodule /boot/programs/%s %s\n", a[i], a[i] }' \
+		boot/grub.cfg > $(BUILD)/iso/boot/grub/grub.cfg
 	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
@@ -203,9 +253,12 @@ QEMU_FLAGS := -accel tcg,thread=multi -smp $(SMP) -m $(MEM) -display none \
 	-serial mon:stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 
+# The programs go in as multiboot modules (-initrd, comma-separated).
+comma_list = $(subst $(space),$(comma),$(strip $(1)))
 run: deps all
 	@echo "Booting with $(SMP) CPUs; type 'help' at kconsole>, 'halt' to quit."
-	@$(QEMU) -kernel $(BUILD)/kernel.elf $(QEMU_FLAGS) || [ $$? -eq 33 ]
+	@$(QEMU) -kernel $(BUILD)/kernel.elf -initrd "$(call comma_list,$(PROGRAMS))" \
+		$(QEMU_FLAGS) || [ $$? -eq 33 ]
 
 run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
@@ -290,4 +343,4 @@ memcached-bench: bench-deps
 clean:
 	rm -rf $(BUILD)
 
--include $(DEPS)
+-include $(DEPS) $(UDEPS)

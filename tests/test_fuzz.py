@@ -463,6 +463,9 @@ ESCAPES = [
     b"\x1b[\x80\x90A", b"\x1b[1\x7f", b"\x1bx", b"\x1b]0;title\x07",
 ]
 
+#: The user programs of the boot image (``run NAME`` is never generated).
+USER_PROGRAMS = {"hello", "fault", "sysjunk", "threads", "busy", "ufault"}
+
 #: Run-time cap of accepted benchmark and torture runs (each is 1 s).
 RUNS_MAX = 30
 
@@ -544,6 +547,9 @@ class FuzzGen:
             if re.match(r"mark\d", cmd):
                 return None
             if cmd == "halt" and not args:
+                return None
+            # A user program may run until killed (busy): never start one.
+            if cmd == "run" and set(args) & USER_PROGRAMS:
                 return None
             if cmd == "test" and len(args) == 1 and (
                     args[0] == "*" or args[0] in self.tests):

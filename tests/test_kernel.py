@@ -15,7 +15,8 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
 * Soak (``make soak``): the locked page hash table at -smp 1 and 8, ``test
   *`` and the same checks after it (``test_soak_locked``).
 * ``TestISO``: image.iso with -cdrom and -smp 2: prompt, ``cpus``,
-  ``version``, no panic, ``halt``.
+  ``version``, ``programs`` lists the GRUB modules, ``run hello`` exits 0,
+  no panic, ``halt``.
 * ``TestBadInput``: -smp 2: unknown commands, wrong arguments, huge numbers,
   long lines, control characters, escape sequences, NUL, invalid UTF-8;
   after each line the prompt must come back, and the console must answer
@@ -307,6 +308,16 @@ class TestISO:
     def test_version(self, iso_boot):
         """``version`` prints something."""
         assert_known(iso_boot.k.cmd("version", CMD_TIMEOUT), "version")
+
+    def test_programs(self, iso_boot):
+        """The GRUB modules are the programs; ``run hello`` exits 0."""
+        out = iso_boot.k.cmd("programs", CMD_TIMEOUT)
+        assert re.search(r"^  hello\s+\d+$", out, re.MULTILINE), out
+        out = iso_boot.k.cmd("run hello", CMD_TIMEOUT)
+        assert re.search(r"^Hello from user space: task \d+, 2 CPUs$", out,
+                         re.MULTILINE), out
+        assert re.search(r"^task \d+ \(hello\) exited with status 0$", out,
+                         re.MULTILINE), out
 
     def test_no_panic(self, iso_boot):
         """Nothing in the log is a panic or exception report."""

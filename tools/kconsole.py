@@ -344,6 +344,20 @@ class KernelExited(KernelError):
 # The driver
 # --------------------------------------------------------------------------
 
+def boot_programs(kernel):
+    """Return the user programs built next to ``kernel`` (sorted paths).
+
+    ``make`` puts them in ``<build dir>/programs/``; a ``-kernel`` boot passes
+    them to QEMU as multiboot modules with ``-initrd`` (the ISO has them as
+    GRUB modules).
+    """
+    d = os.path.join(os.path.dirname(os.path.abspath(kernel)), "programs")
+    if not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, f) for f in os.listdir(d)
+                  if os.path.isfile(os.path.join(d, f)))
+
+
 class Kernel:
     """A kernel booted in QEMU with its console on a pseudo-terminal.
 
@@ -429,6 +443,10 @@ class Kernel:
             argv += ["-cdrom", self.iso]
         else:
             argv += ["-kernel", self.kernel]
+            programs = boot_programs(self.kernel)
+            if programs and "-initrd" not in self.extra_args:
+                argv += ["-initrd", ",".join(
+                    p.replace(",", ",,") for p in programs)]
         return argv + self.extra_args
 
     def start(self):

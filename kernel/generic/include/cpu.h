@@ -52,6 +52,14 @@ typedef enum {
 typedef struct cpu {
 	/** Points to itself; must stay the first member (read as %gs:0). */
 	struct cpu *self;
+	/**
+	 * Kernel stack top of the running thread, loaded by the syscall entry
+	 * (offset CPU_OFF_SYSCALL_KSTACK, checked in arch/amd64/src/userspace.c).
+	 * Written by this CPU's scheduler hook with interrupts disabled (CPU-local).
+	 */
+	uintptr_t syscall_kstack;
+	/** Scratch: the user stack pointer during the syscall entry. CPU-local. */
+	uintptr_t syscall_ustack;
 	/** Logical id. Set once before the CPU starts. */
 	unsigned id;
 	/** Local APIC id. Set once before the CPU starts. */

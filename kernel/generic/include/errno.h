@@ -16,6 +16,7 @@
 #define EINTR     (-9)   /**< Interrupted (e.g. woken up prematurely). */
 #define ELIMIT    (-10)  /**< A configured limit was reached. */
 #define EFAULT    (-11)  /**< Bad address (an access to user memory faulted). */
+#define EAGAIN    (-12)  /**< Try again (e.g. a futex word did not hold the expected value). */
 
 /** Returns a short static string describing the error code @a rc. */
 const char *str_error(int rc);

@@ -5,6 +5,7 @@
 #include <arch/asm.h>
 #include <arch/apic.h>
 #include <arch/interrupt.h>
+#include <arch/userspace.h>
 #include <cpu.h>
 #include <print.h>
 #include <lib/str.h>
@@ -52,6 +53,7 @@ void cpu_arch_init(struct cpu *cpu)
 	ca->gdt[0] = 0;
 	ca->gdt[1] = 0x00af9a000000ffffUL;  /* 0x08 kernel code, 64-bit */
 	ca->gdt[2] = 0x00cf92000000ffffUL;  /* 0x10 kernel data */
+	/* User segments: sysretq derives 0x23 (data) and 0x2b (code) from 0x18. */
 	ca->gdt[3] = 0x00cffa000000ffffUL;  /* 0x18 user code, 32-bit */
 	ca->gdt[4] = 0x00cff2000000ffffUL;  /* 0x20 user data */
 	ca->gdt[5] = 0x00affa000000ffffUL;  /* 0x28 user code, 64-bit */
@@ -86,6 +88,12 @@ void cpu_arch_init(struct cpu *cpu)
 	cpu->self = cpu;
 	write_msr(MSR_GS_BASE, (uint64_t) cpu);
 	idt_load();
+	userspace_arch_init_cpu();
+}
+
+void cpu_arch_set_rsp0(uintptr_t top)
+{
+	cpu_arch[CPU->id].tss.rsp[0] = top;
 }
 
 void cpu_arch_stop_self(void)

@@ -10,6 +10,8 @@
 #include <cpu.h>
 #include <proc/scheduler.h>
 #include <debug/symtab.h>
+#include <arch/userspace.h>
+#include <proc/task.h>
 
 typedef struct {
 	uint16_t offset_lo;
@@ -50,6 +52,13 @@ static const char *exception_names[32] = {
 /** Every exception without a specific handler is fatal: report and panic. */
 static void exception_fatal(unsigned vector, istate_t *istate)
 {
+	/* In user mode it is fatal to the task only. */
+	if (istate_from_user(istate) && vector != 2 && vector != 8 &&
+	    vector != 18) {
+		task_user_fault(istate, exception_names[vector],
+		    vector == 14 ? read_cr2() : istate->rip);
+		return;
+	}
 	if (vector == 14) {
 		panic_istate(istate, "Exception #%u (%s) at %p, fault address %p, "
 		    "error code %#lx", vector, exception_names[vector],
@@ -115,6 +124,9 @@ void interrupt_dispatch(istate_t *istate)
 		 */
 		if (cpu->need_resched && (istate->rflags & RFLAGS_IF))
 			scheduler_preempt_check();
+		/* A thread of a killed task exits instead of returning. */
+		if (istate_from_user(istate))
+			task_user_return();
 	}
 }
 

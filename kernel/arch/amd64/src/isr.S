@@ -4,6 +4,13 @@
  * registers into an istate_t (see arch/interrupt.h) and calls
  * interrupt_dispatch(istate). The stack stays 16-byte aligned at the call:
  * 5 CPU words + 2 stub words + 15 registers = 22 words.
+ *
+ * GS: an entry from ring 3 runs swapgs (the kernel's GS base holds the CPU
+ * structure), and the exit swaps back. An NMI may also arrive in ring 0 in the
+ * few instructions of the syscall entry and exit that run with the user GS
+ * base; for vector 2 the GS base MSR decides (kernel bases are in the upper
+ * half). %rbx (callee-saved) remembers whether this entry swapped. With
+ * SMAP an entry from ring 3 also clears RFLAGS.AC (user code may set it).
  */
 	.text
 	.code64
@@ -40,8 +47,28 @@ isr_common:
 	pushq %r13
 	pushq %r14
 	pushq %r15
-	movq %rsp, %rdi
+	xorl %ebx, %ebx
+	testb $3, 144(%rsp)        /* saved CS: from ring 3? */
+	jnz 1f
+	cmpq $2, 120(%rsp)         /* NMI in ring 0: check the GS base */
+	jne 2f
+	movl $0xc0000101, %ecx     /* MSR_GS_BASE */
+	rdmsr
+	testl $0x80000000, %edx
+	jnz 2f
+1:	swapgs
+	movl $1, %ebx
+	/* User mode may have set RFLAGS.AC: no user access without stac. */
+	testb $1, uaccess_smap(%rip)
+	jz 2f
+	clac
+2:	movq %rsp, %rdi
 	call interrupt_dispatch
+	testl %ebx, %ebx
+	jz 3f
+	cli
+	swapgs
+3:
 	popq %r15
 	popq %r14
 	popq %r13

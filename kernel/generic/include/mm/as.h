@@ -131,6 +131,17 @@ int as_unmap_page(as_t *as, uintptr_t page);
 int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed);
 
 /**
+ * Maps the page @a page of an area (if it is not mapped yet: a zeroed frame
+ * with the area's permissions, like a fault) and copies @a len bytes from
+ * kernel @a src to offset @a off in it, through the direct map: the program
+ * loader fills read-only pages this way. Nobody may run in @a as yet (no
+ * concurrent fault of the page). @return EOK, EINVAL, ENOENT (no area),
+ * ENOMEM. Thread context.
+ */
+int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
+    size_t len);
+
+/**
  * Makes the current (kernel) thread run in @a as (takes a reference) until
  * as_leave(). Thread context.
  */

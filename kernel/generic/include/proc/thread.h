@@ -112,6 +112,8 @@ typedef struct thread {
 	uintptr_t subsys[4];
 /** subsys[] slot of the work queue: its worker_t for worker threads, else 0. */
 #define THREAD_SUBSYS_WORKQ 0
+/** subsys[] slot of tasks: the uthread_t of a user thread, else 0 (proc/task.h). */
+#define THREAD_SUBSYS_TASK 1
 } thread_t;
 
 /** Flags for thread_create(). */

@@ -385,6 +385,7 @@ void kconsole_init(void)
 	cmd_cht_init();
 	cmd_test_init();
 	cmd_bench_init();
+	cmd_task_init();
 }
 
 void kconsole_run(void)

@@ -37,6 +37,8 @@ const char *str_error(int rc)
 		return "limit reached";
 	case EFAULT:
 		return "bad address";
+	case EAGAIN:
+		return "try again";
 	default:
 		return "unknown error";
 	}

@@ -23,6 +23,8 @@
 #include <adt/cht.h>
 #include <mm/as.h>
 #include <tests.h>
+#include <proc/task.h>
+#include <proc/program.h>
 
 #include <smp/smp_call.h>
 #include <proc/thread.h>
@@ -32,6 +34,7 @@
 #define MB_BOOTLOADER_MAGIC 0x2badb002
 #define MB_INFO_MEMORY   (1 << 0)
 #define MB_INFO_CMDLINE  (1 << 2)
+#define MB_INFO_MODS     (1 << 3)
 #define MB_INFO_MMAP     (1 << 6)
 #define MB_INFO_LOADER   (1 << 9)
 
@@ -59,7 +62,22 @@ typedef struct {
 	uint32_t type;
 } PACKED multiboot_mmap_t;
 
+typedef struct {
+	uint32_t start;
+	uint32_t end;
+	uint32_t cmdline;
+	uint32_t reserved;
+} PACKED multiboot_mod_t;
+
 boot_info_t boot_info;
+
+#define MAX_MODULES 32
+/** Boot modules (programs) kept out of the frame allocator; BSP, boot only. */
+static struct {
+	uint64_t start, end;
+} modules[MAX_MODULES];
+static size_t modules_count;
+
 
 extern char kernel_end_phys[];
 extern uint64_t boot_pdpt_low[512];
@@ -76,7 +94,26 @@ static size_t regions_count;
  */
 static uint64_t highmem_pd[(PHYS_MAP_MAX >> 30) - 4][512] ALIGNED(4096);
 
+static void region_add_free(uint64_t base, uint64_t end);
+
+/** Adds usable RAM [base, end) minus the boot modules. */
 static void region_add(uint64_t base, uint64_t end)
+{
+	for (size_t i = 0; i < modules_count; i++) {
+		uint64_t ms = ALIGN_DOWN(modules[i].start, PAGE_SIZE);
+		uint64_t me = ALIGN_UP(modules[i].end, PAGE_SIZE);
+		if (ms < end && base < me) {
+			if (base < ms)
+				region_add(base, ms);
+			if (me < end)
+				region_add(me, end);
+			return;
+		}
+	}
+	region_add_free(base, end);
+}
+
+static void region_add_free(uint64_t base, uint64_t end)
 {
 	uint64_t reserved_end = (uint64_t) (uintptr_t) kernel_end_phys;
 	/* Keep the low 1 MiB (BIOS, trampoline) and the kernel image out. */
@@ -115,6 +152,18 @@ static void multiboot_parse(uint32_t magic, uint32_t info_phys)
 	if (mbi->flags & MB_INFO_LOADER)
 		copy_cstr(boot_info.loader, sizeof(boot_info.loader),
 		    mbi->boot_loader_name);
+
+	if (mbi->flags & MB_INFO_MODS) {
+		const multiboot_mod_t *mods = PA2KA(mbi->mods_addr);
+		for (uint32_t i = 0; i < mbi->mods_count && i < MAX_MODULES; i++) {
+			char cmdline[128];
+			copy_cstr(cmdline, sizeof(cmdline), mods[i].cmdline);
+			modules[modules_count].start = mods[i].start;
+			modules[modules_count].end = mods[i].end;
+			modules_count++;
+			program_register_module(mods[i].start, mods[i].end, cmdline);
+		}
+	}
 
 	if (mbi->flags & MB_INFO_MMAP) {
 		uintptr_t p = mbi->mmap_addr;
@@ -242,6 +291,7 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	rcu_start_threads();
 	workq_global_init();
 	as_init();
+	task_init();
 	thread_t *kcon = thread_create(kconsole_thread, NULL, "kconsole",
 	    THREAD_FLAG_NONE);
 	if (!kcon)

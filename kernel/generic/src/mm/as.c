@@ -34,8 +34,10 @@
 #include <arch/mm.h>
 #include <arch/interrupt.h>
 #include <arch/uaccess.h>
+#include <arch/userspace.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
+#include <proc/task.h>
 #include <smp/smp_call.h>
 #include <synch/rcu.h>
 #include <console/console.h>
@@ -55,6 +57,9 @@ static uint64_t next_as_id = 1;
 /* Page fault error code bits. */
 #define PF_PRESENT (1 << 0)
 #define PF_WRITE   (1 << 1)
+#define PF_USER    (1 << 2)
+/** Internal result of the fault handler: an SMAP violation (see below). */
+#define EPERM_SMAP (-1000)
 #define PF_RSVD    (1 << 3)
 #define PF_FETCH   (1 << 4)
 
@@ -429,6 +434,46 @@ int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed)
 	return EOK;
 }
 
+int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
+    size_t len)
+{
+	if (!IS_ALIGNED(page, PAGE_SIZE) || off > PAGE_SIZE ||
+	    len > PAGE_SIZE - off)
+		return EINVAL;
+	pte_t pte;
+	if (page_mapping_find(as->id, page, &pte)) {
+		memcpy((uint8_t *) PA2KA(pte.frame) + off, src, len);
+		return EOK;
+	}
+	uintptr_t frame = frame_alloc(1, FRAME_ZERO);
+	if (!frame)
+		return ENOMEM;
+	memcpy((uint8_t *) PA2KA(frame) + off, src, len);
+	irq_spinlock_lock(&as->area_lock, true);
+	as_area_t *a = area_find_locked(as, page);
+	if (!a) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		frame_free(frame, 1);
+		return ENOENT;
+	}
+	pte.frame = frame;
+	pte.flags = PTE_REC_PRESENT | PTE_REC_USER | PTE_REC_CACHEABLE |
+	    PTE_REC_FREE_FRAME;
+	if (a->flags & AS_AREA_WRITE)
+		pte.flags |= PTE_REC_WRITABLE;
+	if (a->flags & AS_AREA_EXEC)
+		pte.flags |= PTE_REC_EXEC;
+	pte_t existing;
+	int rc = page_mapping_insert(as->id, page, &pte, &existing);
+	irq_spinlock_unlock(&as->area_lock, true);
+	if (rc != EOK) {
+		frame_free(frame, 1);
+		return rc;
+	}
+	__atomic_fetch_add(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+	return EOK;
+}
+
 /* Page faults */
 
 static uint64_t hw_flags(const pte_t *pte)
@@ -455,6 +500,8 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
 		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
 			return EINVAL;
+		if ((err & PF_FETCH) && !(pte.flags & PTE_REC_EXEC))
+			return EINVAL;
 	} else {
 		/*
 		 * Allocated (and zeroed) before the area lock is taken: it may
@@ -474,7 +521,8 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		 */
 		irq_spinlock_lock(&as->area_lock, true);
 		as_area_t *a = area_find_locked(as, addr);
-		if (!a || ((err & PF_WRITE) && !(a->flags & AS_AREA_WRITE))) {
+		if (!a || ((err & PF_WRITE) && !(a->flags & AS_AREA_WRITE)) ||
+		    ((err & PF_FETCH) && !(a->flags & AS_AREA_EXEC))) {
 			irq_spinlock_unlock(&as->area_lock, true);
 			frame_free(frame, 1);
 			return a ? EINVAL : ENOENT;
@@ -525,8 +573,38 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	thread_t *t = THREAD;
 	as_t *as = t ? t->as : NULL;
 	int rc = ENOENT;
+	if (istate->error_code & PF_USER) {
+		/* From user mode: resolve it or kill the task, never panic. */
+		if (as && addr < USER_SPACE_END &&
+		    !(istate->error_code & PF_RSVD)) {
+			rc = as_page_fault(as, addr, istate->error_code);
+			if (rc == EOK)
+				return;
+		}
+		task_user_fault(istate, rc == ENOMEM ? "#PF out of memory" :
+		    (rc == EINVAL ? "#PF access not permitted by the area" :
+		    "#PF no area at that address"), addr);
+		return;
+	}
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
-		rc = as_page_fault(as, addr, istate->error_code);
+		/*
+		 * SMAP: a present user page touched in kernel mode with
+		 * RFLAGS.AC clear. A kernel thread inside a user address space
+		 * (not a user thread) may do that; it ran before the scheduler
+		 * hook set AC for it (as_enter() came after its switch): allow
+		 * and retry. Anything else is a kernel access to user memory
+		 * outside uaccess: no resolution (it would fault forever).
+		 */
+		bool smap_violation = (istate->error_code & PF_PRESENT) &&
+		    userspace_smap_enabled() &&
+		    !(istate->rflags & RFLAGS_AC_BIT) &&
+		    !uaccess_fixup_is_access(istate);
+		if (smap_violation && !t->subsys[THREAD_SUBSYS_TASK]) {
+			istate->rflags |= RFLAGS_AC_BIT;
+			return;
+		}
+		rc = smap_violation ? EPERM_SMAP :
+		    as_page_fault(as, addr, istate->error_code);
 		if (rc == EOK)
 			return;
 		/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
@@ -537,6 +615,7 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	    "error code %#lx%s%s", vector, pf_names, (void *) istate->rip,
 	    (void *) addr, istate->error_code,
 	    as ? (rc == ENOMEM ? ": out of memory" :
+	    rc == EPERM_SMAP ? ": kernel access to a user page outside uaccess (SMAP)" :
 	    (rc == EINVAL ? ": access not permitted by the area" :
 	    ": no area at that address")) : "",
 	    as ? "" : " (kernel address space)");

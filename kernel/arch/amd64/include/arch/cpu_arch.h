@@ -26,6 +26,12 @@ struct cpu;
  */
 void cpu_arch_init(struct cpu *cpu);
 
+/**
+ * Sets TSS rsp0 (the stack of an interrupt from ring 3) of the calling CPU.
+ * Interrupts disabled.
+ */
+void cpu_arch_set_rsp0(uintptr_t top);
+
 /** Stops the calling CPU for good (interrupts off, hlt loop); marks it halted. */
 NO_RETURN void cpu_arch_stop_self(void);
 

@@ -28,10 +28,26 @@ int uaccess_store64(uint64_t *uaddr, uint64_t val);
 int uaccess_load64(const uint64_t *uaddr, uint64_t *out);
 
 /**
+ * Copies @a n bytes from kernel @a ksrc to user @a udst. The whole range must
+ * lie below USER_SPACE_END (checked). @return EOK or EFAULT (a prefix may have
+ * been written).
+ */
+int copy_to_user(void *udst, const void *ksrc, size_t n);
+
+/**
+ * Copies @a n bytes from user @a usrc to kernel @a kdst (range checked like
+ * copy_to_user()). @return EOK or EFAULT (@a kdst partly written).
+ */
+int copy_from_user(void *kdst, const void *usrc, size_t n);
+
+/**
  * Called by the page fault handler for a fault it could not resolve: if the
  * faulting instruction is a user access of this file, redirects @a istate to
  * its fixup (which returns EFAULT) and returns true. Interrupts disabled.
  */
 bool uaccess_fixup(istate_t *istate);
+
+/** True when @a istate's rip is one of the user accesses of uaccess.S. */
+bool uaccess_fixup_is_access(const istate_t *istate);
 
 #endif

@@ -1,0 +1,70 @@
+/** @file userspace.h
+ * amd64 user mode: segment selectors, the syscall/sysret entry and the first
+ * entry of a thread into ring 3.
+ *
+ * GDT layout (cpu.c): 0x08 kernel code, 0x10 kernel data, 0x18 user code
+ * (32-bit, unused), 0x20 user data, 0x28 user code (64-bit). STAR makes
+ * `syscall` load CS 0x08/SS 0x10 and `sysretq` load CS 0x2b/SS 0x23.
+ */
+#ifndef KERN_ARCH_USERSPACE_H_
+#define KERN_ARCH_USERSPACE_H_
+
+#define GDT_SEL_UDATA   0x23   /**< user data | RPL 3 */
+#define GDT_SEL_UCODE   0x2b   /**< 64-bit user code | RPL 3 */
+
+/** Offsets in cpu_t used by syscall.S (checked by static asserts). */
+#define CPU_OFF_SYSCALL_KSTACK 8
+#define CPU_OFF_SYSCALL_USTACK 16
+
+/** Vector number recorded in the istate of a system call. */
+#define VECTOR_SYSCALL 0x100
+
+#ifndef __ASSEMBLY__
+#include <typedefs.h>
+#include <arch/interrupt.h>
+
+/**
+ * Programs the syscall MSRs (STAR, LSTAR, FMASK, EFER.SCE) and enables SMEP
+ * when CPUID reports it. Each CPU, once, from cpu_arch_init(); interrupts
+ * disabled.
+ */
+void userspace_arch_init_cpu(void);
+
+/**
+ * Sets the kernel stack used on entry from ring 3 (TSS rsp0 and the syscall
+ * stack) of the calling CPU to @a top. Interrupts disabled (scheduler hook).
+ */
+void userspace_set_kstack(uintptr_t top);
+
+/**
+ * Leaves for ring 3 at @a rip with stack @a rsp, rdi = @a arg0, rsi = @a arg1,
+ * every other register zero, interrupts enabled in user mode. Thread context;
+ * the thread's address space must be loaded. Never returns.
+ */
+NO_RETURN void userspace_enter(uintptr_t rip, uintptr_t rsp, uint64_t arg0,
+    uint64_t arg1);
+
+/** True when @a istate was saved on an entry from ring 3. */
+static inline bool istate_from_user(const istate_t *istate)
+{
+	return (istate->cs & 3) != 0;
+}
+
+/** True when the CPU supports and the kernel enabled SMEP. */
+bool userspace_smep_enabled(void);
+/** True when the CPU supports and the kernel enabled SMAP. */
+bool userspace_smap_enabled(void);
+
+/**
+ * With SMAP: lets the calling context access user pages directly (sets
+ * RFLAGS.AC) or forbids it (clears it). Without SMAP nothing happens. Kernel
+ * threads that entered a user address space (as_enter(): tests, benchmarks)
+ * touch its pages directly; user threads never do (copy_from_user()).
+ * Interrupts disabled (scheduler hook) or the calling thread's own state.
+ */
+void userspace_set_direct_access(bool allow);
+
+#define RFLAGS_AC_BIT (1UL << 18)
+#endif
+
+#endif

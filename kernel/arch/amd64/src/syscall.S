@@ -1,0 +1,99 @@
+/*
+ * System call entry (syscall/sysretq) and the first entry into ring 3.
+ *
+ * syscall: RCX = user RIP, R11 = user RFLAGS; FMASK cleared IF, TF, DF and AC.
+ * The entry switches to the kernel GS (swapgs), saves the user stack pointer
+ * in the CPU structure, loads the thread's kernel stack (cpu->syscall_kstack,
+ * set by the scheduler hook with TSS rsp0) and builds an istate_t exactly like
+ * an interrupt from ring 3 would (arch/interrupt.h), so that the fault report
+ * and the kill path see one format. syscall_dispatch(istate) leaves the result
+ * in istate->rax. The return path uses sysretq with the saved RIP, which is
+ * canonical: user areas end one page below USER_SPACE_END (see syscall.h), so
+ * a syscall instruction's successor is never the non-canonical boundary.
+ */
+#include <arch/userspace.h>
+
+	.text
+	.code64
+
+	.global syscall_entry
+syscall_entry:
+	swapgs
+	movq %rsp, %gs:CPU_OFF_SYSCALL_USTACK
+	movq %gs:CPU_OFF_SYSCALL_KSTACK, %rsp
+	pushq $GDT_SEL_UDATA              /* ss */
+	pushq %gs:CPU_OFF_SYSCALL_USTACK  /* rsp */
+	pushq %r11                        /* rflags */
+	pushq $GDT_SEL_UCODE              /* cs */
+	pushq %rcx                        /* rip */
+	pushq $0                          /* error code */
+	pushq $VECTOR_SYSCALL             /* vector */
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	xorl %ebp, %ebp
+	sti
+	movq %rsp, %rdi
+	call syscall_dispatch
+	cli
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rbp
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %rcx
+	popq %rbx
+	popq %rax
+	addq $16, %rsp        /* vector, error code */
+	popq %rcx             /* rip */
+	addq $8, %rsp         /* cs */
+	popq %r11             /* rflags */
+	popq %rsp             /* user rsp (ss is dropped) */
+	swapgs
+	sysretq
+
+/* void userspace_enter(uintptr_t rip, uintptr_t rsp, uint64_t arg0, uint64_t arg1) */
+	.global userspace_enter
+userspace_enter:
+	cli
+	pushq $GDT_SEL_UDATA
+	pushq %rsi
+	pushq $0x202          /* IF */
+	pushq $GDT_SEL_UCODE
+	pushq %rdi
+	movq %rdx, %rdi
+	movq %rcx, %rsi
+	xorl %eax, %eax
+	xorl %ebx, %ebx
+	xorl %ecx, %ecx
+	xorl %edx, %edx
+	xorl %ebp, %ebp
+	xorl %r8d, %r8d
+	xorl %r9d, %r9d
+	xorl %r10d, %r10d
+	xorl %r11d, %r11d
+	xorl %r12d, %r12d
+	xorl %r13d, %r13d
+	xorl %r14d, %r14d
+	xorl %r15d, %r15d
+	swapgs
+	iretq

@@ -1,0 +1,107 @@
+/** @file userspace.c
+ * amd64 user mode set-up: syscall MSRs, SMEP, the kernel stack used on entry
+ * from ring 3 (TSS rsp0 and the syscall entry's stack).
+ */
+#include <arch/userspace.h>
+#include <arch/cpu_arch.h>
+#include <arch/asm.h>
+#include <cpu.h>
+
+_Static_assert(offsetof(cpu_t, syscall_kstack) == CPU_OFF_SYSCALL_KSTACK,
+    "syscall.S: cpu_t.syscall_kstack offset");
+_Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
+    "syscall.S: cpu_t.syscall_ustack offset");
+
+#define MSR_STAR   0xc0000081
+#define MSR_LSTAR  0xc0000082
+#define MSR_FMASK  0xc0000084
+#define EFER_SCE   (1UL << 0)
+#define EFER_NXE   (1UL << 11)
+#define CR4_SMEP   (1UL << 20)
+#define CR4_SMAP   (1UL << 21)
+
+#define RFLAGS_TF  (1UL << 8)
+#define RFLAGS_DF  (1UL << 10)
+#define RFLAGS_AC  (1UL << 18)
+#define RFLAGS_NT  (1UL << 14)
+
+extern void syscall_entry(void);
+
+/** SMEP was enabled on the CPUs (the same on all). Written at boot. */
+static bool smep_enabled;
+/**
+ * 1 when SMAP is enabled (every CPU, the same CPUID); read by uaccess.S and
+ * isr.S to decide whether to execute stac/clac (invalid opcodes without
+ * SMAP). Written by each CPU at boot before it runs anything else.
+ */
+uint8_t uaccess_smap;
+
+static inline uint64_t read_cr4(void)
+{
+	uint64_t v;
+	asm volatile ("mov %%cr4, %0" : "=r" (v));
+	return v;
+}
+
+static inline void write_cr4(uint64_t v)
+{
+	asm volatile ("mov %0, %%cr4" :: "r" (v) : "memory");
+}
+
+void userspace_arch_init_cpu(void)
+{
+	write_msr(MSR_EFER, read_msr(MSR_EFER) | EFER_SCE);
+	/*
+	 * STAR[47:32]: syscall CS = 0x08, SS = 0x10; STAR[63:48] = 0x18 | 3:
+	 * sysretq CS = 0x18 + 16 = 0x28 | 3, SS = 0x18 + 8 = 0x20 | 3.
+	 */
+	write_msr(MSR_STAR, ((uint64_t) (0x18 | 3) << 48) |
+	    ((uint64_t) GDT_SEL_KCODE << 32));
+	write_msr(MSR_LSTAR, (uint64_t) syscall_entry);
+	write_msr(MSR_FMASK, RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC |
+	    RFLAGS_NT);
+	/* The user GS base starts at 0 (swapgs exchanges it with the kernel's). */
+	write_msr(MSR_KERNEL_GS_BASE, 0);
+
+	uint32_t a, b, c, d;
+	cpuid(0, &a, &b, &c, &d);
+	if (a >= 7) {
+		cpuid(7, &a, &b, &c, &d);
+		if (b & (1U << 7)) {
+			write_cr4(read_cr4() | CR4_SMEP);
+			__atomic_store_n(&smep_enabled, true, __ATOMIC_RELAXED);
+		}
+		if (b & (1U << 20)) {
+			__atomic_store_n(&uaccess_smap, 1, __ATOMIC_RELAXED);
+			asm volatile ("clac" ::: "memory");
+			write_cr4(read_cr4() | CR4_SMAP);
+		}
+	}
+}
+
+bool userspace_smep_enabled(void)
+{
+	return __atomic_load_n(&smep_enabled, __ATOMIC_RELAXED);
+}
+
+bool userspace_smap_enabled(void)
+{
+	return __atomic_load_n(&uaccess_smap, __ATOMIC_RELAXED) != 0;
+}
+
+void userspace_set_direct_access(bool allow)
+{
+	if (!userspace_smap_enabled())
+		return;
+	if (allow)
+		asm volatile ("stac" ::: "memory", "cc");
+	else
+		asm volatile ("clac" ::: "memory", "cc");
+}
+
+void userspace_set_kstack(uintptr_t top)
+{
+	cpu_t *c = CPU;
+	c->syscall_kstack = top;
+	cpu_arch_set_rsp0(top);
+}

@@ -1,0 +1,518 @@
+/** @file task.c
+ * User tasks and their threads, the kill path and futexes (proc/task.h).
+ *
+ * Futexes: per task, a list of futex_t keyed by the user address, under the
+ * task's futex mutex. A waiter counts itself in f->waiters under the mutex
+ * after it read the expected value from user memory, then sleeps on f->wq
+ * outside the mutex; a waker takes min(count, waiters) off the counter and
+ * wakes that many with waitq_wake_one(), whose wake-up is remembered if the
+ * waiter has not gone to sleep yet (waitq.h). A waiter that times out
+ * removes itself from the counter if a waker did not already (then it
+ * counts as woken). Kill wakes every counted waiter the same way.
+ */
+#include <proc/task.h>
+#include <proc/scheduler.h>
+#include <mm/as.h>
+#include <mm/malloc.h>
+#include <arch/userspace.h>
+#include <arch/uaccess.h>
+#include <arch/asm.h>
+#include <abi/syscall.h>
+#include <console/console.h>
+#include <lib/str.h>
+#include <print.h>
+#include <panic.h>
+#include <debug.h>
+#include <errno.h>
+#include <cpu.h>
+
+/** All tasks; protected by tasks_lock. */
+static list_t tasks_list = LIST_INITIALIZER(tasks_list);
+static irq_spinlock_t tasks_lock = IRQ_SPINLOCK_INITIALIZER("tasks");
+static size_t tasks_n;
+/** Next task id; atomics. */
+static uint64_t next_task_id = 1;
+
+/** First base tried by SYS_AREA_CREATE with base 0. */
+#define TASK_AREA_FIRST 0x0000100000000000UL
+
+typedef struct futex {
+	uintptr_t uaddr;
+	waitq_t wq;
+	/** Waiters not yet woken (see the file comment); task->futex_mtx. */
+	size_t waiters;
+	/** Threads inside futex_wait() on this futex; task->futex_mtx. */
+	size_t refs;
+	/** Link in task->futexes; task->futex_mtx. */
+	link_t link;
+} futex_t;
+
+/* Scheduler hook: the kernel stack of an entry from ring 3 */
+
+static void task_before_thread_runs(thread_t *t)
+{
+	if (t->kstack)
+		userspace_set_kstack((uintptr_t) t->kstack + THREAD_STACK_SIZE);
+	/*
+	 * SMAP: RFLAGS.AC is not part of the switched context; give each thread
+	 * its own: set only for kernel threads inside a user address space
+	 * (they touch its pages directly), clear for everything else.
+	 */
+	userspace_set_direct_access(t->as && !t->subsys[THREAD_SUBSYS_TASK]);
+}
+
+static const sched_hooks_t task_hooks = {
+	.before_thread_runs = task_before_thread_runs,
+};
+
+void task_init(void)
+{
+	sched_hooks_register(&task_hooks);
+	printf("User space: syscall/sysretq, SMEP %s, SMAP %s\n",
+	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)",
+	    userspace_smap_enabled() ? "on" : "off (not supported by the CPU)");
+}
+
+/* Tasks */
+
+task_t *task_create(const char *name)
+{
+	task_t *task = malloc(sizeof(task_t));
+	if (!task)
+		return NULL;
+	memset(task, 0, sizeof(*task));
+	task->as = as_create();
+	if (!task->as) {
+		free(task);
+		return NULL;
+	}
+	task->id = __atomic_fetch_add(&next_task_id, 1, __ATOMIC_RELAXED);
+	str_cpy(task->name, sizeof(task->name), name ? name : "?");
+	irq_spinlock_initialize(&task->lock, "task");
+	list_initialize(&task->uthreads);
+	task->state = TASK_RUNNING;
+	waitq_initialize(&task->wq);
+	atomic_set(&task->refcount, 1);
+	mutex_initialize(&task->futex_mtx, MUTEX_PASSIVE);
+	list_initialize(&task->futexes);
+	task->next_area = TASK_AREA_FIRST;
+	irq_spinlock_lock(&tasks_lock, true);
+	list_append(&task->tasks_link, &tasks_list);
+	tasks_n++;
+	irq_spinlock_unlock(&tasks_lock, true);
+	return task;
+}
+
+void task_hold(task_t *task)
+{
+	atomic_inc(&task->refcount);
+}
+
+void task_release(task_t *task)
+{
+	/*
+	 * The count drops under tasks_lock, which task_find() holds while it
+	 * checks the count and takes a reference: it never revives a task
+	 * whose last reference is gone.
+	 */
+	irq_spinlock_lock(&tasks_lock, true);
+	if (atomic_predec(&task->refcount) > 0) {
+		irq_spinlock_unlock(&tasks_lock, true);
+		return;
+	}
+	list_remove(&task->tasks_link);
+	tasks_n--;
+	irq_spinlock_unlock(&tasks_lock, true);
+	/* No thread is left: nothing else can reach these lists. */
+	link_t *l;
+	while ((l = list_first(&task->uthreads))) {
+		list_remove(l);
+		free(list_get_instance(l, uthread_t, link));
+	}
+	while ((l = list_first(&task->futexes))) {
+		list_remove(l);
+		free(list_get_instance(l, futex_t, link));
+	}
+	as_release(task->as);
+	free(task);
+}
+
+task_t *task_find(uint64_t id)
+{
+	task_t *found = NULL;
+	irq_spinlock_lock(&tasks_lock, true);
+	for (link_t *l = list_first(&tasks_list); l; l = list_next(l, &tasks_list)) {
+		task_t *t = list_get_instance(l, task_t, tasks_link);
+		/* Counts drop under tasks_lock: a listed task has references. */
+		if (t->id == id) {
+			task_hold(t);
+			found = t;
+			break;
+		}
+	}
+	irq_spinlock_unlock(&tasks_lock, true);
+	return found;
+}
+
+size_t task_count(void)
+{
+	irq_spinlock_lock(&tasks_lock, true);
+	size_t n = tasks_n;
+	irq_spinlock_unlock(&tasks_lock, true);
+	return n;
+}
+
+static bool task_killed(task_t *task)
+{
+	return __atomic_load_n(&task->killed, __ATOMIC_SEQ_CST);
+}
+
+void task_mark_killed(task_t *task, int status, const char *reason)
+{
+	irq_spinlock_lock(&task->lock, true);
+	if (!task->status_set) {
+		task->exit_status = status;
+		task->status_set = true;
+		__atomic_store_n(&task->kill_reason, reason, __ATOMIC_RELAXED);
+	}
+	irq_spinlock_unlock(&task->lock, true);
+	__atomic_store_n(&task->killed, true, __ATOMIC_SEQ_CST);
+}
+
+void task_kill_wake(task_t *task)
+{
+	mutex_lock(&task->futex_mtx);
+	for (link_t *l = list_first(&task->futexes); l;
+	    l = list_next(l, &task->futexes)) {
+		futex_t *f = list_get_instance(l, futex_t, link);
+		for (; f->waiters; f->waiters--)
+			waitq_wake_one(&f->wq);
+	}
+	mutex_unlock(&task->futex_mtx);
+	waitq_wake_all(&task->wq);
+}
+
+int task_wait(task_t *task)
+{
+	for (;;) {
+		ipl_t ipl = waitq_sleep_prepare(&task->wq);
+		if (__atomic_load_n(&task->state, __ATOMIC_SEQ_CST) == TASK_EXITED) {
+			waitq_sleep_cancel(&task->wq, ipl);
+			break;
+		}
+		(void) waitq_sleep_finish(&task->wq, ipl, SYNCH_NO_TIMEOUT,
+		    SYNCH_FLAGS_NONE);
+	}
+	irq_spinlock_lock(&task->lock, true);
+	int status = task->exit_status;
+	irq_spinlock_unlock(&task->lock, true);
+	return status;
+}
+
+/* Threads */
+
+/** First code of a user thread (a kernel thread until it enters ring 3). */
+static void uthread_main(void *arg)
+{
+	uthread_t *ut = arg;
+	as_enter(ut->task->as);
+	if (task_killed(ut->task))
+		task_thread_exit(0);
+	userspace_enter(ut->entry, ut->stack, ut->arg0, ut->arg1);
+}
+
+int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
+    uint64_t arg0, uint64_t arg1, uint64_t *tid)
+{
+	uthread_t *ut = malloc(sizeof(uthread_t));
+	if (!ut)
+		return ENOMEM;
+	memset(ut, 0, sizeof(*ut));
+	ut->task = task;
+	ut->entry = entry;
+	ut->stack = stack;
+	ut->arg0 = arg0;
+	ut->arg1 = arg1;
+	irq_spinlock_lock(&task->lock, true);
+	int rc = EOK;
+	if (task_killed(task) || task->state == TASK_EXITED)
+		rc = EINTR;
+	else if (task->nthreads >= TASK_THREADS_MAX)
+		rc = ELIMIT;
+	if (rc == EOK) {
+		/* Counted before it exists: the task cannot end meanwhile. */
+		task->nthreads++;
+		task_hold(task);
+	}
+	irq_spinlock_unlock(&task->lock, true);
+	if (rc != EOK) {
+		free(ut);
+		return rc;
+	}
+
+	char name[THREAD_NAME_MAX];
+	snprintf(name, sizeof(name), "u%lu:%s", task->id, task->name);
+	thread_t *t = thread_create(uthread_main, ut, name, THREAD_FLAG_NONE);
+	if (!t) {
+		irq_spinlock_lock(&task->lock, true);
+		task->nthreads--;
+		irq_spinlock_unlock(&task->lock, true);
+		free(ut);
+		/* nthreads cannot reach 0 here: the caller is a live thread
+		 * of the task, or the creator that starts the first thread. */
+		task_release(task);
+		return ENOMEM;
+	}
+	ut->thread = t;
+	ut->tid = t->tid;
+	t->subsys[THREAD_SUBSYS_TASK] = (uintptr_t) ut;
+	irq_spinlock_lock(&task->lock, true);
+	list_append(&ut->link, &task->uthreads);
+	irq_spinlock_unlock(&task->lock, true);
+	*tid = ut->tid;
+	thread_start(t);
+	thread_detach(t);
+	return EOK;
+}
+
+void task_thread_exit(int status)
+{
+	uthread_t *ut = uthread_current();
+	assert(ut);
+	task_t *task = ut->task;
+	thread_t *t = THREAD;
+
+	as_leave();
+	t->subsys[THREAD_SUBSYS_TASK] = 0;
+
+	irq_spinlock_lock(&task->lock, true);
+	ut->status = status;
+	__atomic_store_n(&ut->exited, true, __ATOMIC_SEQ_CST);
+	/* ut may be freed by a joiner from here on. */
+	bool last = --task->nthreads == 0;
+	if (last) {
+		if (!task->status_set) {
+			task->exit_status = status;
+			task->status_set = true;
+		}
+		__atomic_store_n(&task->state, TASK_EXITED, __ATOMIC_SEQ_CST);
+	}
+	int final_status = task->exit_status;
+	irq_spinlock_unlock(&task->lock, true);
+
+	if (last && task->background) {
+		const char *reason = __atomic_load_n(&task->kill_reason,
+		    __ATOMIC_RELAXED);
+		if (reason)
+			printf("task %lu (%s) killed (%s)\n", task->id, task->name,
+			    reason);
+		else
+			printf("task %lu (%s) exited with status %d\n", task->id,
+			    task->name, final_status);
+	}
+	waitq_wake_all(&task->wq);
+	task_release(task);
+	thread_exit();
+}
+
+int task_thread_join(uint64_t tid, int *status)
+{
+	uthread_t *self = uthread_current();
+	task_t *task = self->task;
+	uthread_t *ut = NULL;
+
+	irq_spinlock_lock(&task->lock, true);
+	for (link_t *l = list_first(&task->uthreads); l;
+	    l = list_next(l, &task->uthreads)) {
+		uthread_t *u = list_get_instance(l, uthread_t, link);
+		if (u->tid == tid) {
+			ut = u;
+			break;
+		}
+	}
+	int rc = EOK;
+	if (!ut || ut == self)
+		rc = ENOENT;
+	else if (ut->joining)
+		rc = EBUSY;
+	else
+		ut->joining = true;
+	irq_spinlock_unlock(&task->lock, true);
+	if (rc != EOK)
+		return rc;
+
+	for (;;) {
+		ipl_t ipl = waitq_sleep_prepare(&task->wq);
+		if (__atomic_load_n(&ut->exited, __ATOMIC_SEQ_CST)) {
+			waitq_sleep_cancel(&task->wq, ipl);
+			break;
+		}
+		if (task_killed(task)) {
+			waitq_sleep_cancel(&task->wq, ipl);
+			irq_spinlock_lock(&task->lock, true);
+			ut->joining = false;
+			irq_spinlock_unlock(&task->lock, true);
+			return EINTR;
+		}
+		(void) waitq_sleep_finish(&task->wq, ipl, SYNCH_NO_TIMEOUT,
+		    SYNCH_FLAGS_NONE);
+	}
+	irq_spinlock_lock(&task->lock, true);
+	list_remove(&ut->link);
+	*status = ut->status;
+	irq_spinlock_unlock(&task->lock, true);
+	free(ut);
+	return EOK;
+}
+
+/* Faults and the way back to user mode */
+
+void task_user_fault(istate_t *istate, const char *what, uintptr_t addr)
+{
+	uthread_t *ut = uthread_current();
+	if (!ut)
+		panic_istate(istate, "user-mode exception without a task: %s", what);
+	task_t *task = ut->task;
+	printf("task %lu (%s) thread %lu killed: %s, address %#lx, rip %#lx\n",
+	    task->id, task->name, ut->tid, what, addr, istate->rip);
+	task_mark_killed(task, -1, what);
+}
+
+void task_user_return(void)
+{
+	uthread_t *ut = uthread_current();
+	if (!ut || !task_killed(ut->task))
+		return;
+	interrupts_enable();
+	task_kill_wake(ut->task);
+	task_thread_exit(-1);
+}
+
+/* Futexes */
+
+static futex_t *futex_find_locked(task_t *task, uintptr_t uaddr)
+{
+	for (link_t *l = list_first(&task->futexes); l;
+	    l = list_next(l, &task->futexes)) {
+		futex_t *f = list_get_instance(l, futex_t, link);
+		if (f->uaddr == uaddr)
+			return f;
+	}
+	return NULL;
+}
+
+static void futex_put_locked(task_t *task, futex_t *f)
+{
+	if (--f->refs == 0) {
+		assert(f->waiters == 0);
+		list_remove(&f->link);
+		free(f);
+	}
+}
+
+static bool futex_addr_ok(uintptr_t uaddr)
+{
+	return IS_ALIGNED(uaddr, 4) && uaddr >= USER_AREA_START &&
+	    uaddr < USER_AREA_END;
+}
+
+int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
+{
+	task_t *task = uthread_current()->task;
+	if (!futex_addr_ok(uaddr))
+		return EINVAL;
+	mutex_lock(&task->futex_mtx);
+	if (task_killed(task)) {
+		mutex_unlock(&task->futex_mtx);
+		return EINTR;
+	}
+	futex_t *f = futex_find_locked(task, uaddr);
+	if (!f) {
+		f = malloc(sizeof(futex_t));
+		if (!f) {
+			mutex_unlock(&task->futex_mtx);
+			return ENOMEM;
+		}
+		f->uaddr = uaddr;
+		waitq_initialize(&f->wq);
+		f->waiters = 0;
+		f->refs = 0;
+		list_append(&f->link, &task->futexes);
+	}
+	f->refs++;
+	uint32_t val;
+	int rc = copy_from_user(&val, (const void *) uaddr, sizeof(val));
+	if (rc == EOK && val != expected)
+		rc = EAGAIN;
+	if (rc != EOK) {
+		futex_put_locked(task, f);
+		mutex_unlock(&task->futex_mtx);
+		return rc;
+	}
+	f->waiters++;
+	mutex_unlock(&task->futex_mtx);
+
+	uint64_t usec = SYNCH_NO_TIMEOUT;
+	if (timeout_ns) {
+		usec = timeout_ns / 1000 + 1;
+		/* Bounded so that deadlines cannot overflow: at most a day. */
+		if (usec > 86400ULL * 1000000)
+			usec = 86400ULL * 1000000;
+	}
+	rc = waitq_sleep_timeout(&f->wq, usec, SYNCH_FLAGS_NONE);
+
+	mutex_lock(&task->futex_mtx);
+	if (rc == ETIMEOUT) {
+		if (f->waiters > 0)
+			f->waiters--;
+		else
+			rc = EOK;  /* a waker counted us as woken */
+	}
+	futex_put_locked(task, f);
+	mutex_unlock(&task->futex_mtx);
+	if (task_killed(task))
+		return EINTR;
+	return rc;
+}
+
+int futex_wake(uintptr_t uaddr, uint64_t count)
+{
+	task_t *task = uthread_current()->task;
+	if (!futex_addr_ok(uaddr) || count == 0)
+		return EINVAL;
+	int woken = 0;
+	mutex_lock(&task->futex_mtx);
+	futex_t *f = futex_find_locked(task, uaddr);
+	while (f && f->waiters && count) {
+		f->waiters--;
+		count--;
+		woken++;
+		waitq_wake_one(&f->wq);
+	}
+	mutex_unlock(&task->futex_mtx);
+	return woken;
+}
+
+/* The task list */
+
+void tasks_print(void)
+{
+	console_lock();
+	irq_spinlock_lock(&tasks_lock, true);
+	printf("  id  name                threads  state      pages    faults\n");
+	for (link_t *l = list_first(&tasks_list); l; l = list_next(l, &tasks_list)) {
+		task_t *t = list_get_instance(l, task_t, tasks_link);
+		irq_spinlock_lock(&t->lock, false);
+		size_t n = t->nthreads;
+		const char *state = t->state == TASK_EXITED ? "exited" :
+		    (__atomic_load_n(&t->killed, __ATOMIC_RELAXED) ? "killed" :
+		    "running");
+		irq_spinlock_unlock(&t->lock, false);
+		printf("%4lu  %-18s  %7zu  %-9s  %5lu  %8lu\n", t->id, t->name, n,
+		    state, __atomic_load_n(&t->as->pages_mapped, __ATOMIC_RELAXED),
+		    __atomic_load_n(&t->as->faults, __ATOMIC_RELAXED));
+	}
+	printf("%zu tasks\n", tasks_n);
+	irq_spinlock_unlock(&tasks_lock, true);
+	console_unlock();
+}

@@ -1,0 +1,303 @@
+/** @file syscall.c
+ * The system call table (abi/syscall.h): argument validation and dispatch.
+ *
+ * Every handler validates each argument and returns an error code for junk;
+ * user memory is only touched through copy_from_user()/copy_to_user(),
+ * which return EFAULT for an address that cannot be accessed.
+ */
+#include <abi/syscall.h>
+#include <proc/task.h>
+#include <proc/thread.h>
+#include <proc/scheduler.h>
+#include <mm/as.h>
+#include <arch/userspace.h>
+#include <arch/uaccess.h>
+#include <arch/asm.h>
+#include <arch/mm.h>
+#include <smp/smp_call.h>
+#include <time/delay.h>
+#include <print.h>
+#include <errno.h>
+#include <cpu.h>
+
+_Static_assert(AREA_READ == AS_AREA_READ && AREA_WRITE == AS_AREA_WRITE &&
+    AREA_EXEC == AS_AREA_EXEC, "abi/syscall.h area flags");
+_Static_assert(USER_AREA_END < USER_SPACE_END, "user areas end below the top");
+
+typedef int64_t (*syscall_fn_t)(uint64_t a1, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5);
+
+static task_t *cur_task(void)
+{
+	return uthread_current()->task;
+}
+
+/** True when [base, base + size) is a page aligned range of user areas. */
+static bool area_range_ok(uint64_t base, uint64_t size)
+{
+	return size > 0 && size <= AREA_SIZE_MAX && IS_ALIGNED(size, PAGE_SIZE) &&
+	    IS_ALIGNED(base, PAGE_SIZE) && base >= USER_AREA_START &&
+	    base < USER_AREA_END && size <= USER_AREA_END - base;
+}
+
+static int64_t sys_exit(uint64_t status, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	task_t *task = cur_task();
+	task_mark_killed(task, (int) status, NULL);
+	task_kill_wake(task);
+	task_thread_exit((int) status);
+}
+
+static int64_t sys_console_write(uint64_t buf, uint64_t len, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	if (len > CONSOLE_WRITE_MAX)
+		return EINVAL;
+	if (buf >= USER_AREA_END || len > USER_AREA_END - buf)
+		return EFAULT;
+	char chunk[128];
+	uint64_t done = 0;
+	while (done < len) {
+		size_t n = MIN(sizeof(chunk), len - done);
+		int rc = copy_from_user(chunk, (const void *) (buf + done), n);
+		if (rc != EOK)
+			return done ? (int64_t) done : rc;
+		printf("%.*s", (int) n, chunk);
+		done += n;
+	}
+	return (int64_t) done;
+}
+
+static int64_t sys_area_create(uint64_t base, uint64_t size, uint64_t flags,
+    uint64_t a4, uint64_t a5)
+{
+	if ((flags & ~(uint64_t) (AREA_READ | AREA_WRITE | AREA_EXEC)) ||
+	    !(flags & AREA_READ))
+		return EINVAL;
+	task_t *task = cur_task();
+	if (base != 0) {
+		if (!area_range_ok(base, size))
+			return EINVAL;
+		int rc = as_area_create(task->as, base, size, (unsigned) flags);
+		return rc == EOK ? (int64_t) base : rc;
+	}
+	if (!area_range_ok(USER_AREA_START, size))
+		return EINVAL;
+	/* Anywhere: bump allocation of address space with a guard page. */
+	for (int tries = 0; tries < 64; tries++) {
+		uint64_t b = __atomic_fetch_add(&task->next_area, size + PAGE_SIZE,
+		    __ATOMIC_RELAXED);
+		if (!area_range_ok(b, size))
+			return ENOMEM;
+		int rc = as_area_create(task->as, b, size, (unsigned) flags);
+		if (rc == EOK)
+			return (int64_t) b;
+		if (rc != EEXIST)
+			return rc;
+	}
+	return ENOMEM;
+}
+
+static int64_t sys_area_destroy(uint64_t base, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	if (!area_range_ok(base, PAGE_SIZE))
+		return EINVAL;
+	return as_area_destroy(cur_task()->as, base);
+}
+
+static int64_t sys_area_resize(uint64_t base, uint64_t size, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	if (!area_range_ok(base, size))
+		return EINVAL;
+	return as_area_resize(cur_task()->as, base, size);
+}
+
+static int64_t sys_thread_create(uint64_t entry, uint64_t stack, uint64_t arg,
+    uint64_t a4, uint64_t a5)
+{
+	if (entry < USER_AREA_START || entry >= USER_AREA_END ||
+	    stack <= USER_AREA_START || stack > USER_AREA_END ||
+	    !IS_ALIGNED(stack, 16))
+		return EINVAL;
+	/* The entry must be in an executable area, the stack in a writable one. */
+	as_area_t area;
+	as_t *as = cur_task()->as;
+	if (!as_area_find(as, entry, &area) || !(area.flags & AS_AREA_EXEC) ||
+	    !as_area_find(as, stack - 1, &area) || !(area.flags & AS_AREA_WRITE))
+		return EINVAL;
+	uint64_t tid;
+	int rc = task_thread_create(cur_task(), entry, stack, arg, 0, &tid);
+	return rc == EOK ? (int64_t) tid : rc;
+}
+
+static int64_t sys_thread_exit(uint64_t status, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	task_thread_exit((int) status);
+}
+
+static int64_t sys_thread_join(uint64_t tid, uint64_t status_ptr, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	if (status_ptr && (status_ptr >= USER_AREA_END ||
+	    USER_AREA_END - status_ptr < sizeof(int)))
+		return EFAULT;
+	int status;
+	int rc = task_thread_join(tid, &status);
+	if (rc != EOK)
+		return rc;
+	if (status_ptr)
+		return copy_to_user((void *) status_ptr, &status, sizeof(status));
+	return EOK;
+}
+
+static int64_t sys_futex_wait(uint64_t addr, uint64_t expected,
+    uint64_t timeout_ns, uint64_t a4, uint64_t a5)
+{
+	if (expected > UINT32_MAX)
+		return EINVAL;
+	return futex_wait(addr, (uint32_t) expected, timeout_ns);
+}
+
+static int64_t sys_futex_wake(uint64_t addr, uint64_t count, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	return futex_wake(addr, count);
+}
+
+static int64_t sys_yield(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+    uint64_t a5)
+{
+	thread_yield();
+	return EOK;
+}
+
+static int64_t sys_cpu_count(uint64_t a1, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	return (int64_t) atomic_get(&cpu_active_count);
+}
+
+static int64_t sys_cpu_current(uint64_t a1, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	ipl_t ipl = interrupts_disable();
+	int64_t id = CPU->id;
+	interrupts_restore(ipl);
+	return id;
+}
+
+static int64_t sys_thread_wire(uint64_t cpu_id, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	if (cpu_id >= cpu_count || !cpu_is_online((unsigned) cpu_id))
+		return EINVAL;
+	thread_t *t = THREAD;
+	cpu_t *target = &cpus[cpu_id];
+	/*
+	 * Point the thread at the target and sleep one tick: the wake-up puts
+	 * it into that CPU's run queue. A preemption before the sleep runs it
+	 * here again (the scheduler resets t->cpu), so repeat until there.
+	 */
+	for (int tries = 0; tries < 100; tries++) {
+		irq_spinlock_lock(&t->lock, true);
+		t->wired = true;
+		t->cpu = target;
+		irq_spinlock_unlock(&t->lock, true);
+		ipl_t ipl = interrupts_disable();
+		bool there = CPU == target;
+		interrupts_restore(ipl);
+		if (there)
+			return EOK;
+		thread_usleep(1);
+	}
+	return EBUSY;
+}
+
+static int64_t sys_clock_ns(uint64_t a1, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	return (int64_t) (uptime_us() * 1000);
+}
+
+static void membarrier_func(void *arg)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static int64_t sys_membarrier(uint64_t flags, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	if (flags != 0)
+		return EINVAL;
+	as_t *as = cur_task()->as;
+	/*
+	 * The caller's earlier stores are ordered before the mask read; a CPU
+	 * that loads the address space later sets its bit with a seq_cst RMW
+	 * (a full barrier) before it runs the task's code.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint64_t mask = __atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST);
+	ipl_t ipl = interrupts_disable();
+	unsigned self = CPU->id;
+	interrupts_restore(ipl);
+	for (unsigned i = 0; i < cpu_count && mask; i++) {
+		if (!(mask & (1UL << i)))
+			continue;
+		mask &= ~(1UL << i);
+		if (i != self)
+			(void) smp_call(i, membarrier_func, NULL);
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return EOK;
+}
+
+static int64_t sys_task_id(uint64_t a1, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	return (int64_t) cur_task()->id;
+}
+
+static const syscall_fn_t syscall_table[SYS_COUNT] = {
+	[SYS_EXIT] = sys_exit,
+	[SYS_CONSOLE_WRITE] = sys_console_write,
+	[SYS_AREA_CREATE] = sys_area_create,
+	[SYS_AREA_DESTROY] = sys_area_destroy,
+	[SYS_AREA_RESIZE] = sys_area_resize,
+	[SYS_THREAD_CREATE] = sys_thread_create,
+	[SYS_THREAD_EXIT] = sys_thread_exit,
+	[SYS_THREAD_JOIN] = sys_thread_join,
+	[SYS_FUTEX_WAIT] = sys_futex_wait,
+	[SYS_FUTEX_WAKE] = sys_futex_wake,
+	[SYS_YIELD] = sys_yield,
+	[SYS_CPU_COUNT] = sys_cpu_count,
+	[SYS_CPU_CURRENT] = sys_cpu_current,
+	[SYS_THREAD_WIRE] = sys_thread_wire,
+	[SYS_CLOCK_NS] = sys_clock_ns,
+	[SYS_MEMBARRIER] = sys_membarrier,
+	[SYS_TASK_ID] = sys_task_id,
+};
+
+/**
+ * Called by syscall_entry (syscall.S) with interrupts enabled on the
+ * thread's kernel stack; the result goes to istate->rax.
+ */
+void syscall_dispatch(istate_t *istate);
+void syscall_dispatch(istate_t *istate)
+{
+	uint64_t nr = istate->rax;
+	int64_t rc = ENOTSUP;
+	if (uthread_current() && nr < SYS_COUNT && syscall_table[nr])
+		rc = syscall_table[nr](istate->rdi, istate->rsi, istate->rdx,
+		    istate->r10, istate->r8);
+	istate->rax = (uint64_t) rc;
+	interrupts_disable();
+	/* A thread the call woke on this CPU may preempt us (as on an IRQ exit). */
+	if (CPU->need_resched)
+		scheduler_preempt_check();
+	task_user_return();
+	/* Back to user mode with interrupts disabled (sysretq sets RFLAGS). */
+}
