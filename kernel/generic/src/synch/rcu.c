@@ -9,8 +9,8 @@
  * - Each CPU acknowledges GP g by storing last_seen_gp = g at a quiescent state
  *   (QS): a context switch, an smp_call that finds it outside a reader, and in
  *   Podzimek RCU the outermost lock/unlock. Idle CPUs count as quiescent.
- * - Readers preempted inside a section are kept on two lists under preempt_lock:
- *   cur_preempted (may predate the current GP: the GP waits for them) and
+ * - Readers preempted inside a section are kept on two lists under rcu_preempt_lock:
+ *   rcu_cur_preempted (may predate the current GP: the GP waits for them) and
  *   next_preempted (began after this CPU acknowledged the current GP). Starting
  *   a GP moves next into cur under the same lock.
  * - Callbacks: rcu_call appends to the CPU's arriving list (interrupts off, CPU
@@ -27,7 +27,7 @@
  * thread's nesting count (kept in the CPU while the thread runs, saved to the
  * thread at switch-out: rcu_inline.h) is stable there, and the IPI is the
  * memory barrier the reader never paid for. A CPU found inside a reader is
- * polled again later. Last, wait for cur_preempted to drain.
+ * polled again later. Last, wait for rcu_cur_preempted to drain.
  *
  * Podzimek detection (Podzimek 2010, preemptible variant): a detector thread
  * serves GP requests. After the first sleep it smp_calls the CPUs that did not
@@ -49,8 +49,8 @@
  * readers, sleeps at most until the stall limit is reached. At the limit it
  * prints one warning for the GP, naming the CPUs still in a reader section
  * (Podzimek: the thread running there is read by an smp_call on that CPU, where
- * it is stable) and the threads on cur_preempted (alive while listed: a thread
- * leaves the list under preempt_lock before it can exit; A-RCU lists there also
+ * it is stable) and the threads on rcu_cur_preempted (alive while listed: a thread
+ * leaves the list under rcu_preempt_lock before it can exit; A-RCU lists there also
  * the readers its cross-call found running, so a spinning reader is named with
  * its CPU). Once warned, the GP is not checked again. The limit is read on
  * every check (a test lowers it).
@@ -74,6 +74,7 @@
 #include <cpu.h>
 #include <lib/str.h>
 #include <time/delay.h>
+#include "rcu_impl.h"
 
 const char *const rcu_flavour_name = CONFIG_RCU_NAME;
 
@@ -85,17 +86,17 @@ const char *const rcu_flavour_name = CONFIG_RCU_NAME;
 #define RECLAIMER_IDLE_US      1000000 /**< reclaimer's sleep with no callbacks */
 
 /** Started GP; written under gp_mutex (A-RCU) / by the detector, with
- * preempt_lock held; read anywhere with atomics. */
+ * rcu_preempt_lock held; read anywhere with atomics. */
 uint64_t rcu_cur_gp;
 /** Completed GP; atomics (seq_cst store after the detection). */
 static uint64_t completed_gp;
 
-/** Preempted readers; protected by preempt_lock. */
-static irq_spinlock_t preempt_lock = IRQ_SPINLOCK_INITIALIZER("rcu.preempt");
-static list_t cur_preempted = LIST_INITIALIZER(cur_preempted);
+/** Preempted readers; protected by rcu_preempt_lock. */
+irq_spinlock_t rcu_preempt_lock = IRQ_SPINLOCK_INITIALIZER("rcu.preempt");
+list_t rcu_cur_preempted = LIST_INITIALIZER(rcu_cur_preempted);
 static list_t next_preempted = LIST_INITIALIZER(next_preempted);
-/** The detector sleeps on readers_done_wq until cur_preempted is empty;
- * detector_waits_readers is protected by preempt_lock. */
+/** The detector sleeps on readers_done_wq until rcu_cur_preempted is empty;
+ * detector_waits_readers is protected by rcu_preempt_lock. */
 static bool detector_waits_readers;
 static waitq_t readers_done_wq;
 
@@ -109,28 +110,6 @@ static uint64_t stat_blocked_preempted;
 static uint64_t stat_cross_calls;
 
 static bool rcu_ready;
-
-/** Stall limit in ms; atomics (relaxed: an independent tunable). */
-static uint64_t stall_limit_ms = RCU_STALL_DEFAULT_MS;
-/** Stall warnings printed; atomics (incremented with release after stall_last
- * is written, read with acquire). */
-static uint64_t stat_stalls;
-/** What the last warning named; protected by stall_lock. */
-static irq_spinlock_t stall_lock = IRQ_SPINLOCK_INITIALIZER("rcu.stall");
-static rcu_stall_info_t stall_last;
-
-/** Stall watch of the GP being detected; owned by the detection (one at a time:
- * A-RCU holds gp_mutex, Podzimek runs it in the detector thread). */
-typedef struct {
-	uint64_t gp;
-	uint64_t start_us;   /**< uptime when the GP started */
-	bool warned;         /**< the warning for this GP was printed */
-} gp_watch_t;
-
-/** stall_due_us(): the warning was printed, no more checks for this GP. */
-#define STALL_NEVER UINT64_MAX
-static uint64_t stall_due_us(const gp_watch_t *w);
-static void stall_report(gp_watch_t *w);
 
 #if defined(CONFIG_RCU_A_RCU)
 /** The detector role (A-RCU): held by the reclaimer running the detection. */
@@ -170,15 +149,15 @@ static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
 /** Starts GP cur_gp + 1: preempted readers so far may predate it. */
 static uint64_t gp_start(void)
 {
-	irq_spinlock_lock(&preempt_lock, true);
+	irq_spinlock_lock(&rcu_preempt_lock, true);
 	uint64_t gp = rcu_cur_gp + 1;
 	__atomic_store_n(&rcu_cur_gp, gp, __ATOMIC_SEQ_CST);
 	while (!list_empty(&next_preempted)) {
 		link_t *l = list_first(&next_preempted);
 		list_remove(l);
-		list_append(l, &cur_preempted);
+		list_append(l, &rcu_cur_preempted);
 	}
-	irq_spinlock_unlock(&preempt_lock, true);
+	irq_spinlock_unlock(&rcu_preempt_lock, true);
 	memory_barrier();
 	return gp;
 }
@@ -189,30 +168,30 @@ static uint64_t gp_start(void)
  */
 static UNUSED void wait_for_preempted_readers(gp_watch_t *w)
 {
-	irq_spinlock_lock(&preempt_lock, true);
-	if (!list_empty(&cur_preempted))
+	irq_spinlock_lock(&rcu_preempt_lock, true);
+	if (!list_empty(&rcu_cur_preempted))
 		__atomic_fetch_add(&stat_blocked_preempted, 1, __ATOMIC_RELAXED);
-	while (!list_empty(&cur_preempted)) {
+	while (!list_empty(&rcu_cur_preempted)) {
 		detector_waits_readers = true;
-		irq_spinlock_unlock(&preempt_lock, true);
-		uint64_t due = stall_due_us(w);
+		irq_spinlock_unlock(&rcu_preempt_lock, true);
+		uint64_t due = rcu_stall_due_us(w);
 		if (due == 0)
-			stall_report(w);
+			rcu_stall_report(w);
 		else if (due == STALL_NEVER)
 			waitq_sleep(&readers_done_wq);
 		else
 			(void) waitq_sleep_timeout(&readers_done_wq, due,
 			    SYNCH_FLAGS_NONE);
-		irq_spinlock_lock(&preempt_lock, true);
+		irq_spinlock_lock(&rcu_preempt_lock, true);
 	}
 	detector_waits_readers = false;
-	irq_spinlock_unlock(&preempt_lock, true);
+	irq_spinlock_unlock(&rcu_preempt_lock, true);
 }
 
-/** Called with preempt_lock held after a reader left cur_preempted. */
+/** Called with rcu_preempt_lock held after a reader left rcu_cur_preempted. */
 static void preempted_reader_left_locked(void)
 {
-	if (detector_waits_readers && list_empty(&cur_preempted)) {
+	if (detector_waits_readers && list_empty(&rcu_cur_preempted)) {
 		detector_waits_readers = false;
 		waitq_wake_one(&readers_done_wq);
 	}
@@ -223,159 +202,9 @@ static void add_preempted_locked(thread_t *t)
 {
 	cpu_t *c = CPU;
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) != rcu_cur_gp)
-		list_append(&t->rcu_preempt_link, &cur_preempted);
+		list_append(&t->rcu_preempt_link, &rcu_cur_preempted);
 	else
 		list_append(&t->rcu_preempt_link, &next_preempted);
-}
-
-uint64_t rcu_stall_limit_set(uint64_t ms)
-{
-	if (ms < RCU_STALL_MIN_MS)
-		ms = RCU_STALL_MIN_MS;
-	if (ms > RCU_STALL_MAX_MS)
-		ms = RCU_STALL_MAX_MS;
-	return __atomic_exchange_n(&stall_limit_ms, ms, __ATOMIC_RELAXED);
-}
-
-uint64_t rcu_stall_limit_get(void)
-{
-	return __atomic_load_n(&stall_limit_ms, __ATOMIC_RELAXED);
-}
-
-uint64_t rcu_stall_warnings(void)
-{
-	return __atomic_load_n(&stat_stalls, __ATOMIC_ACQUIRE);
-}
-
-void rcu_stall_last(rcu_stall_info_t *out)
-{
-	irq_spinlock_lock(&stall_lock, true);
-	*out = stall_last;
-	irq_spinlock_unlock(&stall_lock, true);
-}
-
-static UNUSED void gp_watch_start(gp_watch_t *w, uint64_t gp)
-{
-	w->gp = gp;
-	w->start_us = uptime_us();
-	w->warned = false;
-}
-
-/**
- * Microseconds until the stall warning of @a w is due: 0 if it is due now,
- * STALL_NEVER once it was printed.
- */
-static UNUSED uint64_t stall_due_us(const gp_watch_t *w)
-{
-	if (w->warned)
-		return STALL_NEVER;
-	uint64_t limit_us = rcu_stall_limit_get() * 1000;
-	uint64_t held = uptime_us() - w->start_us;
-	return held >= limit_us ? 0 : limit_us - held;
-}
-
-/** Adds a holder to @a info (or counts it when the array is full). */
-static void stall_add(rcu_stall_info_t *info, thread_t *t, int cpu, bool running)
-{
-	if (info->n == RCU_STALL_MAX_HOLDERS) {
-		info->more++;
-		return;
-	}
-	info->holder[info->n].tid = t ? t->tid : 0;
-	str_cpy(info->holder[info->n].name, RCU_STALL_NAME_MAX,
-	    t ? t->name : "?");
-	info->holder[info->n].cpu = cpu;
-	info->holder[info->n].running = running;
-	info->n++;
-}
-
-#if defined(CONFIG_RCU_PODZIMEK)
-typedef struct {
-	rcu_stall_info_t *info;
-	bool in_reader;
-} stall_sample_t;
-
-/**
- * smp_call target: names the thread inside a reader on this CPU (interrupts
- * off: CPU->thread is stable). Writes s->info; smp_call makes that visible to
- * the detector, which waits for it and touches info meanwhile no more.
- */
-static void stall_sample_cpu(void *arg)
-{
-	stall_sample_t *s = arg;
-	cpu_t *c = CPU;
-	s->in_reader = c->rcu.nesting > 0;
-	if (s->in_reader)
-		stall_add(s->info, c->thread, (int) c->id, true);
-}
-#endif
-
-/**
- * Prints the stall warning of @a w (once: marks it warned). Detector thread,
- * interrupts enabled, no locks held.
- */
-static UNUSED void stall_report(gp_watch_t *w)
-{
-	w->warned = true;
-	static rcu_stall_info_t info;  /* one detection at a time */
-	memset(&info, 0, sizeof(info));
-	info.gp = w->gp;
-	info.held_ms = (uptime_us() - w->start_us) / 1000;
-#if defined(CONFIG_RCU_PODZIMEK)
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (!cpu_is_online(i) ||
-		    !__atomic_load_n(&cpus[i].rcu.is_delaying_gp, __ATOMIC_SEQ_CST))
-			continue;
-		stall_sample_t smp = { .info = &info, .in_reader = false };
-		(void) smp_call(i, stall_sample_cpu, &smp);
-	}
-#endif
-	irq_spinlock_lock(&preempt_lock, true);
-	for (link_t *l = list_first(&cur_preempted); l;
-	    l = list_next(l, &cur_preempted)) {
-		thread_t *t = list_get_instance(l, thread_t, rcu_preempt_link);
-		/* Display only: racy reads of a thread that stays alive (listed). */
-		cpu_t *c = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
-		bool running = __atomic_load_n(&t->state, __ATOMIC_RELAXED) ==
-		    THREAD_RUNNING;
-		stall_add(&info, t, c ? (int) c->id : -1, running);
-	}
-	irq_spinlock_unlock(&preempt_lock, true);
-
-	uint64_t limit = rcu_stall_limit_get();
-	console_lock();
-	printf("rcu: INFO: stall: grace period %lu held up for %lu ms (limit %lu "
-	    "ms) by %u reader(s):\n", info.gp, info.held_ms, limit,
-	    info.n + info.more);
-	for (unsigned i = 0; i < info.n; i++) {
-		if (info.holder[i].running)
-			printf("rcu: INFO: stall: CPU %d in a reader section: thread "
-			    "'%s' (tid %lu) holds grace period %lu for %lu ms\n",
-			    info.holder[i].cpu, info.holder[i].name,
-			    info.holder[i].tid, info.gp, info.held_ms);
-		else
-			printf("rcu: INFO: stall: preempted reader thread '%s' (tid "
-			    "%lu, last on CPU %d) holds grace period %lu for %lu ms\n",
-			    info.holder[i].name, info.holder[i].tid,
-			    info.holder[i].cpu, info.gp, info.held_ms);
-	}
-	if (info.more)
-		printf("rcu: INFO: stall: ... and %u more\n", info.more);
-	if (info.n + info.more == 0)
-		printf("rcu: INFO: stall: no reader found any more (it just left)\n");
-	console_unlock();
-
-	irq_spinlock_lock(&stall_lock, true);
-	stall_last = info;
-	irq_spinlock_unlock(&stall_lock, true);
-	__atomic_fetch_add(&stat_stalls, 1, __ATOMIC_RELEASE);
-}
-
-/** Prints the stall warning of @a w if it is due. Detector thread. */
-static UNUSED void stall_check(gp_watch_t *w)
-{
-	if (stall_due_us(w) == 0)
-		stall_report(w);
 }
 
 #ifdef CONFIG_DEBUG
@@ -417,13 +246,13 @@ void rcu_read_unlock_preempted(void)
 	ipl_t ipl = interrupts_disable();
 	/* Interrupts off: no migration, the count is this CPU's. */
 	cpu_t *c = CPU;
-	irq_spinlock_lock(&preempt_lock, false);
+	irq_spinlock_lock(&rcu_preempt_lock, false);
 	if (c->rcu.nesting == RCU_WAS_PREEMPTED) {
 		list_remove(&c->thread->rcu_preempt_link);
 		c->rcu.nesting = 0;
 		preempted_reader_left_locked();
 	}
-	irq_spinlock_unlock(&preempt_lock, false);
+	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
 }
 
@@ -434,10 +263,10 @@ void rcu_read_unlock_preempted(void)
  * - Inside a reader and not yet on a list: mark it and put it on one.
  * - Count "zero, preempted": t was switched out between the subtraction of
  *   rcu_read_unlock() and its check (or inside the slow path, before it took
- *   preempt_lock). Its section is over; left on the list it would hold up every
+ *   rcu_preempt_lock). Its section is over; left on the list it would hold up every
  *   grace period until it runs again, which may be long if it blocks next.
  *   Do what the slow path would do. When t runs again its check reads 0 (or
- *   rcu_read_unlock_preempted() re-checks under preempt_lock) and does nothing.
+ *   rcu_read_unlock_preempted() re-checks under rcu_preempt_lock) and does nothing.
  * The CPU's count is 0 until the switch-in hook loads the next thread's.
  */
 static void arcu_after_thread_ran(thread_t *t)
@@ -446,16 +275,16 @@ static void arcu_after_thread_ran(thread_t *t)
 	size_t n = c->rcu.nesting;
 	c->rcu.nesting = 0;
 	if (n == RCU_WAS_PREEMPTED) {
-		irq_spinlock_lock(&preempt_lock, false);
+		irq_spinlock_lock(&rcu_preempt_lock, false);
 		list_remove(&t->rcu_preempt_link);
 		n = 0;
 		preempted_reader_left_locked();
-		irq_spinlock_unlock(&preempt_lock, false);
+		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	} else if (n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
-		irq_spinlock_lock(&preempt_lock, false);
+		irq_spinlock_lock(&rcu_preempt_lock, false);
 		n |= RCU_WAS_PREEMPTED;
 		add_preempted_locked(t);
-		irq_spinlock_unlock(&preempt_lock, false);
+		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
 	__atomic_store_n(&t->rcu_nesting, n, __ATOMIC_RELAXED);
 	record_cs_qs();
@@ -483,12 +312,12 @@ static UNUSED void arcu_sample_cpu(void *arg)
 		 * between two instructions, so its single add/sub on the count
 		 * cannot lose this bit.
 		 */
-		irq_spinlock_lock(&preempt_lock, false);
+		irq_spinlock_lock(&rcu_preempt_lock, false);
 		c->rcu.nesting = n | RCU_WAS_PREEMPTED;
-		list_append(&t->rcu_preempt_link, &cur_preempted);
-		irq_spinlock_unlock(&preempt_lock, false);
+		list_append(&t->rcu_preempt_link, &rcu_cur_preempted);
+		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
-	/* Either outside any reader or its reader is now on cur_preempted. */
+	/* Either outside any reader or its reader is now on rcu_cur_preempted. */
 	__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
 }
 
@@ -501,7 +330,7 @@ static void run_gp(void)
 	uint64_t gp = gp_start();
 #ifndef CONFIG_RCU_BROKEN
 	gp_watch_t w;
-	gp_watch_start(&w, gp);
+	rcu_gp_watch_start(&w, gp);
 	bool pending[CONFIG_MAX_CPUS];
 	unsigned npending = 0;
 	for (unsigned i = 0; i < cpu_count; i++) {
@@ -564,13 +393,13 @@ void rcu_thread_exiting(void)
 	ipl_t ipl = interrupts_disable();
 	/* Interrupts off: no migration, the count is this CPU's. */
 	cpu_t *c = CPU;
-	irq_spinlock_lock(&preempt_lock, false);
+	irq_spinlock_lock(&rcu_preempt_lock, false);
 	if (c->rcu.nesting & RCU_WAS_PREEMPTED) {
 		list_remove(&t->rcu_preempt_link);
 		preempted_reader_left_locked();
 	}
 	c->rcu.nesting = 0;
-	irq_spinlock_unlock(&preempt_lock, false);
+	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
 }
 
@@ -598,13 +427,13 @@ void rcu_record_qs(void)
 static void remove_preempted(thread_t *t)
 {
 	ipl_t ipl = interrupts_disable();
-	irq_spinlock_lock(&preempt_lock, false);
+	irq_spinlock_lock(&rcu_preempt_lock, false);
 	if (t->rcu_preempted) {
 		list_remove(&t->rcu_preempt_link);
 		t->rcu_preempted = false;
 		preempted_reader_left_locked();
 	}
-	irq_spinlock_unlock(&preempt_lock, false);
+	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
 }
 
@@ -618,10 +447,10 @@ static void podzimek_after_thread_ran(thread_t *t)
 	cpu_t *c = CPU;
 	t->rcu_nesting = c->rcu.nesting;
 	if (t->rcu_nesting > 0 && !t->rcu_preempted) {
-		irq_spinlock_lock(&preempt_lock, false);
+		irq_spinlock_lock(&rcu_preempt_lock, false);
 		t->rcu_preempted = true;
 		add_preempted_locked(t);
-		irq_spinlock_unlock(&preempt_lock, false);
+		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
 	c->rcu.nesting = 0;
 	/* The switch is a QS for the CPU; this also announces it if asked. */
@@ -656,7 +485,7 @@ static void run_gp(void)
 	uint64_t gp = gp_start();
 #ifndef CONFIG_RCU_BROKEN
 	gp_watch_t w;
-	gp_watch_start(&w, gp);
+	rcu_gp_watch_start(&w, gp);
 	bool any = false;
 	for (unsigned i = 0; i < cpu_count; i++)
 		any |= cpu_is_online(i) && !cpu_quiescent(i, gp);
@@ -677,7 +506,7 @@ static void run_gp(void)
 	if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) != 0) {
 		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
 		while (__atomic_load_n(&delaying_cpus, __ATOMIC_SEQ_CST) != 0) {
-			stall_check(&w);
+			rcu_stall_check(&w);
 			(void) waitq_sleep_timeout(&delaying_done_wq, DETECT_SLEEP_US,
 			    SYNCH_FLAGS_NONE);
 		}
