@@ -434,6 +434,22 @@ int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed)
 	return EOK;
 }
 
+/**
+ * The record of a fresh page of area @a a in @a frame: present, user, cacheable,
+ * owning its frame, with the area's write and execute permissions. Area lock
+ * held (a->flags is read under it).
+ */
+static inline pte_t area_page_pte(const as_area_t *a, uintptr_t frame)
+{
+	pte_t pte = { .frame = frame, .flags = PTE_REC_PRESENT | PTE_REC_USER |
+	    PTE_REC_CACHEABLE | PTE_REC_FREE_FRAME };
+	if (a->flags & AS_AREA_WRITE)
+		pte.flags |= PTE_REC_WRITABLE;
+	if (a->flags & AS_AREA_EXEC)
+		pte.flags |= PTE_REC_EXEC;
+	return pte;
+}
+
 int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
     size_t len)
 {
@@ -456,13 +472,7 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 		frame_free(frame, 1);
 		return ENOENT;
 	}
-	pte.frame = frame;
-	pte.flags = PTE_REC_PRESENT | PTE_REC_USER | PTE_REC_CACHEABLE |
-	    PTE_REC_FREE_FRAME;
-	if (a->flags & AS_AREA_WRITE)
-		pte.flags |= PTE_REC_WRITABLE;
-	if (a->flags & AS_AREA_EXEC)
-		pte.flags |= PTE_REC_EXEC;
+	pte = area_page_pte(a, frame);
 	pte_t existing;
 	int rc = page_mapping_insert(as->id, page, &pte, &existing);
 	irq_spinlock_unlock(&as->area_lock, true);
@@ -527,13 +537,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 			frame_free(frame, 1);
 			return a ? EINVAL : ENOENT;
 		}
-		pte.frame = frame;
-		pte.flags = PTE_REC_PRESENT | PTE_REC_USER | PTE_REC_CACHEABLE |
-		    PTE_REC_FREE_FRAME;
-		if (a->flags & AS_AREA_WRITE)
-			pte.flags |= PTE_REC_WRITABLE;
-		if (a->flags & AS_AREA_EXEC)
-			pte.flags |= PTE_REC_EXEC;
+		pte = area_page_pte(a, frame);
 		pte_t existing;
 		int rc = page_mapping_insert(as->id, page, &pte, &existing);
 		irq_spinlock_unlock(&as->area_lock, true);
