@@ -29,13 +29,13 @@ static int cmd_programs(const cmd_call_t *call)
  */
 static const cmd_arg_t run_args[] = {
 	{ .type = ARG_TYPE_STRING, .name = "[-b] NAME" },
-	{ .type = ARG_TYPE_STRING, .name = "ARGS...", .optional = true },
-	{ .type = ARG_TYPE_STRING, .name = "", .optional = true },
-	{ .type = ARG_TYPE_STRING, .name = "", .optional = true },
-	{ .type = ARG_TYPE_STRING, .name = "", .optional = true },
-	{ .type = ARG_TYPE_STRING, .name = "", .optional = true },
-	{ .type = ARG_TYPE_STRING, .name = "", .optional = true },
-	{ .type = ARG_TYPE_STRING, .name = "", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG1", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG2", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG3", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG4", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG5", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG6", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "ARG7", .optional = true },
 };
 
 static cmd_info_t run_cmd;
