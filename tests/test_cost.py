@@ -12,6 +12,10 @@ suite that hold (``make bench-cost`` prints the whole table):
   table (11), i.e. the CHT is at least 1.3 times cheaper;
 * a page-hash lookup (21) in the CHT build costs at most 1/1.2 of one in the
   locked build;
+* with 20 % updates (insert + remove pairs), the CHT (15) costs no more than
+  the bucket-locked table (14), and a page fault with its unmap (22) costs no
+  more in the CHT build than in the locked build (the update fast paths
+  cht_insert_fast() / cht_remove_key_fast() and the inline rcu_call());
 * deferring a free through RCU costs little: replacing a list element and
   freeing the old one with rcu_call() (chtbench 7, 100 % updates) costs at most
   1.4 x doing it under a spinlock with an immediate free (8); it was 2.6 x
@@ -97,6 +101,26 @@ def test_pageht_lookup_cheaper_than_locked(release, release_locked):
     assert cht * 1.2 <= locked, (
         "a page-hash lookup costs %.1f instructions in the CHT build, %.1f in "
         "the locked one: ratio %.2f < 1.2" % (cht, locked, locked / cht))
+
+
+def test_cht_updates_no_dearer_than_bucket_locks(release):
+    bkt = cost(release.k, 14, 20)
+    cht = cost(release.k, 15, 20)
+    print("ht-upd at 20 %%: cht %.1f, bktlock %.1f instructions (ratio %.3f)"
+          % (cht, bkt, bkt / cht))
+    assert cht <= bkt, (
+        "with 20 %% updates a CHT operation costs %.1f instructions, a "
+        "bucket-locked one %.1f: ratio %.3f < 1.0" % (cht, bkt, bkt / cht))
+
+
+def test_page_fault_no_dearer_than_locked(release, release_locked):
+    cht = cost(release.k, 22)
+    locked = cost(release_locked.k, 22)
+    print("pageht-fault: CHT build %.1f, locked build %.1f instructions "
+          "(ratio %.3f)" % (cht, locked, locked / cht))
+    assert cht <= locked, (
+        "a page fault costs %.1f instructions in the CHT build, %.1f in the "
+        "locked one: ratio %.3f < 1.0" % (cht, locked, locked / cht))
 
 
 def test_rcu_deferred_free_is_cheap(release):

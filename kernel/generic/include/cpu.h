@@ -130,6 +130,18 @@ static inline cpu_t *cpu_current(void)
 
 #define CPU (cpu_current())
 
+/** Id of the current CPU: one %gs-relative load. Any context; the thread
+ * may be on another CPU by the time it uses the value unless preemption is
+ * disabled. */
+static inline size_t cpu_current_id(void)
+{
+	/* movl zero-extends into the 64-bit register: no extra instruction. */
+	size_t id;
+	asm volatile ("movl %%gs:%c1, %k0" : "=r" (id) :
+	    "i" (__builtin_offsetof(cpu_t, id)));
+	return id;
+}
+
 /** True when @a id names a CPU that is online. */
 bool cpu_is_online(unsigned id);
 

@@ -30,6 +30,18 @@
  * requester only took back its own request, the count stayed at 1: the table
  * never resized again and cht_destroy() waited forever (then this test leaks
  * the table instead of calling it).
+ *
+ * Part 3, the split count (issue 16, item 3). One thread per online CPU,
+ * wired there, inserts CHT3_PER_THREAD keys of its own into a table that
+ * starts at 16 buckets with max_load 1, then removes them all. The count
+ * starts in item_cnt alone (too small a table for per-CPU slots) and moves to
+ * the slots as the table grows; the resize checks ride on the folds.
+ * Required: the table grew to fit every item (a fold that skipped its check,
+ * or deltas never folded, leave it small), the split count was in use at the
+ * full size (cnt_batch > 0), cht_count() is exact once the threads are done
+ * (a fold that lost or doubled a delta is off), the table shrinks back to its
+ * minimum when emptied with the count at 0 and the slots drained into
+ * item_cnt, every remove callback runs once, and cht_destroy() succeeds.
  */
 
 #include <test.h>
@@ -128,6 +140,18 @@ static const cht_ops_t cht2_ops = {
 	.remove_callback = cht2_remove_callback,
 };
 
+/** A fresh item of @a key, or NULL without memory. */
+static cht2_item_t *cht2_item_new(uint64_t key)
+{
+	cht2_item_t *it = malloc(sizeof(*it));
+	if (it) {
+		it->key = key;
+		it->magic = CHT2_MAGIC;
+		it->callbacks = 0;
+	}
+	return it;
+}
+
 static size_t read_count(void)
 {
 	cht_stats_t st;
@@ -163,14 +187,11 @@ static void inserter(void *arg)
 	cht2_pair_t *p = arg;
 	for (uint64_t r = 0; r < CHT2_ROUNDS && !p->fail; r++) {
 		p->round = r;
-		cht2_item_t *it = malloc(sizeof(*it));
+		cht2_item_t *it = cht2_item_new(p->key);
 		if (!it) {
 			p->fail = "out of memory";
 			break;
 		}
-		it->key = p->key;
-		it->magic = CHT2_MAGIC;
-		it->callbacks = 0;
 		rcu_read_lock();
 		cht_insert(table, &it->link);
 		rcu_read_unlock();
@@ -370,12 +391,9 @@ static const char *part_lost_request(void)
 	/* Past the grow threshold (4 items per bucket, 2 buckets): must grow. */
 	enum { N = 64 };
 	for (uint64_t k = 0; k < N; k++) {
-		cht2_item_t *it = malloc(sizeof(*it));
+		cht2_item_t *it = cht2_item_new(k);
 		if (!it)
 			return "out of memory";
-		it->key = k;
-		it->magic = CHT2_MAGIC;
-		it->callbacks = 0;
 		rcu_read_lock();
 		cht_insert(table, &it->link);
 		rcu_read_unlock();
@@ -414,6 +432,162 @@ static const char *part_lost_request(void)
 	return NULL;
 }
 
+#define CHT3_PER_THREAD 3000
+#define CHT3_MIN_BUCKETS 16
+
+typedef struct {
+	uint64_t first, end;
+	bool remove;
+	const char *fail;
+} cht3_worker_t;
+
+static void cht3_worker(void *arg)
+{
+	cht3_worker_t *w = arg;
+	for (uint64_t k = w->first; k < w->end; k++) {
+		if (w->remove) {
+			rcu_read_lock();
+			size_t n = cht_remove_key(table, &k);
+			rcu_read_unlock();
+			if (n != 1) {
+				w->fail = "a key was not removed exactly once";
+				return;
+			}
+			continue;
+		}
+		cht2_item_t *it = cht2_item_new(k);
+		if (!it) {
+			w->fail = "out of memory";
+			return;
+		}
+		rcu_read_lock();
+		cht_insert(table, &it->link);
+		rcu_read_unlock();
+	}
+}
+
+/**
+ * Runs one worker per online CPU, inserting or removing keys [lo, hi) of its
+ * range; NULL or why not.
+ */
+static const char *cht3_round(bool remove, uint64_t lo, uint64_t hi)
+{
+	static cht3_worker_t w[CONFIG_MAX_CPUS];
+	thread_t *t[CONFIG_MAX_CPUS];
+	unsigned ids[CONFIG_MAX_CPUS];
+	unsigned n = test_online_cpus(ids);
+	for (unsigned i = 0; i < n; i++) {
+		w[i].first = 0x100000 + (uint64_t) i * CHT3_PER_THREAD + lo;
+		w[i].end = 0x100000 + (uint64_t) i * CHT3_PER_THREAD + hi;
+		w[i].remove = remove;
+		w[i].fail = NULL;
+		t[i] = testlib_spawn(cht3_worker, &w[i], "chtcount3",
+		    &cpus[ids[i]]);
+		if (!t[i])
+			return "cannot create a worker";
+	}
+	const char *r = NULL;
+	for (unsigned i = 0; i < n; i++) {
+		if (!testlib_join(t[i], WAIT_LIMIT_US))
+			return "a worker did not finish (leaked)";
+		if (w[i].fail && !r)
+			r = w[i].fail;
+	}
+	return r;
+}
+
+/** Waits (bounded) until no resize is requested and the size is stable. */
+static void cht3_settle(cht_stats_t *st)
+{
+	size_t last = 0;
+	for (unsigned i = 0; i < 3000; i++) {
+		cht_get_stats(table, st);
+		if (!st->resizing && st->buckets == last)
+			return;
+		last = st->buckets;
+		thread_usleep(20000);
+	}
+}
+
+static const char *part_split_count(void)
+{
+	static char reason[240];
+	unsigned ids[CONFIG_MAX_CPUS];
+	size_t expect = (size_t) test_online_cpus(ids) * CHT3_PER_THREAD;
+	if (cht_create_named(table, "chtcount-split", CHT3_MIN_BUCKETS,
+	    CHT3_MIN_BUCKETS, 1, &cht2_ops) != CHT_OK)
+		return "cht_create failed";
+	size_t batch0 = __atomic_load_n(&table->cnt_batch, __ATOMIC_RELAXED);
+	atomic_set(&callbacks, 0);
+	atomic_set(&bad_callbacks, 0);
+	/*
+	 * Half the keys, then let the table settle at its size (the split count
+	 * is in use from there), then the other half: its grows can only come
+	 * from the checks that ride on the folds.
+	 */
+	const char *r = cht3_round(false, 0, CHT3_PER_THREAD / 2);
+	if (r)
+		return r;
+	cht_stats_t half, full, empty;
+	cht3_settle(&half);
+	size_t batch_half = __atomic_load_n(&table->cnt_batch, __ATOMIC_RELAXED);
+	r = cht3_round(false, CHT3_PER_THREAD / 2, CHT3_PER_THREAD);
+	if (r)
+		return r;
+	cht3_settle(&full);
+	size_t counted = cht_count(table);
+	size_t batch = __atomic_load_n(&table->cnt_batch, __ATOMIC_RELAXED);
+	int64_t global = __atomic_load_n(&table->item_cnt, __ATOMIC_RELAXED);
+	r = cht3_round(true, 0, CHT3_PER_THREAD);
+	if (r)
+		return r;
+	cht3_settle(&empty);
+	rcu_barrier();
+	size_t batch_end = __atomic_load_n(&table->cnt_batch, __ATOMIC_RELAXED);
+	int64_t global_end = __atomic_load_n(&table->item_cnt, __ATOMIC_RELAXED);
+	TPRINTF("chtcount: split count: %zu items from %zu CPUs: counted %zu "
+	    "(item_cnt %ld + slots), %zu buckets (%zu at half), fold batch %zu "
+	    "-> %zu -> %zu -> %zu; emptied: counted %zu (item_cnt %ld), %zu "
+	    "buckets, callbacks %ld\n",
+	    expect, expect / CHT3_PER_THREAD, counted, (long) global,
+	    full.buckets, half.buckets, batch0, batch_half, batch, batch_end,
+	    empty.items,
+	    (long) global_end, empty.buckets, (long) atomic_get(&callbacks));
+	if (counted != expect)
+		snprintf(reason, sizeof(reason), "split count: cht_count() %zu "
+		    "after %zu inserts (item_cnt %ld)", counted, expect,
+		    (long) global);
+	else if (full.buckets < expect)
+		snprintf(reason, sizeof(reason), "split count: %zu items in only "
+		    "%zu buckets with max_load 1 (a grow was not requested)",
+		    expect, full.buckets);
+	else if (batch == 0 || batch_half == 0)
+		snprintf(reason, sizeof(reason), "split count: not in use at "
+		    "%zu / %zu buckets (fold batch %zu / %zu)", half.buckets,
+		    full.buckets, batch_half, batch);
+	else if (empty.items != 0 || global_end != 0)
+		snprintf(reason, sizeof(reason), "split count: %zu items counted "
+		    "(item_cnt %ld) after every item was removed", empty.items,
+		    (long) global_end);
+	else if (empty.buckets != CHT3_MIN_BUCKETS || batch_end != 0)
+		snprintf(reason, sizeof(reason), "split count: emptied table at "
+		    "%zu buckets (minimum %d), fold batch %zu", empty.buckets,
+		    CHT3_MIN_BUCKETS, batch_end);
+	else if ((size_t) atomic_get(&callbacks) != expect ||
+	    atomic_get(&bad_callbacks) != 0)
+		snprintf(reason, sizeof(reason), "split count: %ld remove "
+		    "callbacks for %zu items, %ld bad",
+		    (long) atomic_get(&callbacks), expect,
+		    (long) atomic_get(&bad_callbacks));
+	else
+		reason[0] = 0;
+	if (reason[0])
+		return reason;  /* the table is leaked */
+	if (cht_destroy(table) != CHT_OK)
+		return "split count: cht_destroy failed on the emptied table";
+	return NULL;
+}
+
 const char *test_chtcount(void)
 {
 	heap_stats_t hb;
@@ -425,6 +599,8 @@ const char *test_chtcount(void)
 	const char *r = part_count();
 	if (!r)
 		r = part_lost_request();
+	if (!r)
+		r = part_split_count();
 	if (r)
 		return r;  /* the table may still be in use: leaked */
 	free(table);

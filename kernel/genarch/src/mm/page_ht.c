@@ -236,7 +236,7 @@ int page_mapping_insert(uint64_t as_id, uintptr_t page, const pte_t *pte,
 		return ENOMEM;
 	cht_link_t *dup = NULL;
 	rcu_read_lock();
-	bool ok = cht_insert_unique(&table, &r->link, &dup);
+	bool ok = cht_insert_unique_fast(&table, &r->link, &dup, &ops);
 	if (!ok && existing)
 		*existing = rec_pte((pte_rec_t *) dup);
 	rcu_read_unlock();
@@ -252,7 +252,7 @@ int page_mapping_remove(uint64_t as_id, uintptr_t page)
 {
 	pt_key_t key = { .as_id = as_id, .page = page };
 	rcu_read_lock();
-	size_t n = cht_remove_key(&table, &key);
+	size_t n = cht_remove_key_fast(&table, &key, &ops);
 	rcu_read_unlock();
 	if (!n)
 		return ENOENT;

@@ -18,6 +18,7 @@
 #include <print.h>
 #include <debug.h>
 #include <lib/str.h>
+#include <cpu.h>
 
 typedef rcu_item_t cht_env_rcu_item_t;
 typedef work_t cht_env_work_t;
@@ -69,6 +70,16 @@ static inline bool cht_env_work_enqueue(cht_env_work_t *w,
 	return block ? workq_global_enqueue(w, func) :
 	    workq_global_enqueue_noblock(w, func);
 }
+
+/**
+ * The split item count has one slot per CPU (cht_t.cnt_slots): created
+ * tables size it from cpu_count, which is final before the first table is
+ * made (as_init() runs after the APs are up).
+ */
+#define CHT_ENV_CNT_SLOTS 1
+#define cht_env_cnt_nslots()   ((size_t) cpu_count)
+/** The slot of the current CPU (< @a n). */
+#define cht_env_cnt_slot(n)    ((void) (n), (size_t) cpu_current_id())
 
 #define cht_env_malloc(size)   malloc(size)
 #define cht_env_free(ptr)      free(ptr)

@@ -8,6 +8,7 @@
 #include <synch/spinlock.h>
 #include <cpu.h>
 #include <atomic.h>
+#include <arch/asm.h>
 
 #if defined(CONFIG_RCU_A_RCU)
 
@@ -169,5 +170,51 @@ static inline bool rcu_thread_in_reader(thread_t *t)
 #else
 #error "Define CONFIG_RCU_A_RCU or CONFIG_RCU_PODZIMEK (make RCU=...)"
 #endif
+
+/* Callbacks (both flavours) */
+
+/** Arriving callbacks on one CPU past which a grace period is expedited. */
+#define RCU_EXPEDITE_THRESHOLD 1000
+/** ...past which the reclaimer is also woken at once (once per batch). */
+#define RCU_CRITICAL_THRESHOLD 10000
+
+/**
+ * Set by rcu_synchronize_expedite() and by callback floods (rcu_call());
+ * taken by the grace-period detection. Atomics.
+ */
+extern bool rcu_expedite_req;
+
+/**
+ * Out-of-line part of rcu_call(): wakes CPU @a c's reclaimer. Called with
+ * interrupts disabled on CPU @a c.
+ */
+void rcu_call_wake(cpu_t *c);
+
+static inline void rcu_call(rcu_item_t *item, rcu_func_t func)
+{
+	item->func = func;
+	item->next = NULL;
+	/* The arriving list is CPU-local, and interrupt handlers post too. */
+	ipl_t ipl = interrupts_disable();
+	cpu_t *c = CPU;
+	*c->rcu.arriving_tail = item;
+	c->rcu.arriving_tail = &item->next;
+	size_t n = ++c->rcu.arriving_cnt;
+	c->rcu.stat_posted++;
+	if (unlikely(n > RCU_EXPEDITE_THRESHOLD))
+		__atomic_store_n(&rcu_expedite_req, true, __ATOMIC_RELAXED);
+	/*
+	 * An idle reclaimer is woken by the first callback. A busy one is woken
+	 * once more per batch, when the critical threshold is crossed (it is then
+	 * awake already or about to run, and every further wake-up would only be
+	 * recorded as a missed one on its wait queue, each making a later idle
+	 * sleep return at once: with 24000 callbacks per grace period, chtbench 7
+	 * at 100 % updates spent 200 instructions per callback on those wake-ups
+	 * and the reclaimer's empty rounds).
+	 */
+	if (unlikely(c->rcu.reclaimer_idle || n == RCU_CRITICAL_THRESHOLD + 1))
+		rcu_call_wake(c);
+	interrupts_restore(ipl);
+}
 
 #endif

@@ -48,11 +48,6 @@
  */
 #include <adt/cht.h>
 
-/* Environments without test hooks. */
-#ifndef cht_env_test_linked
-#define cht_env_test_linked(table, item) ((void) 0)
-#endif
-
 #define CHT_DELETED   CHT_LINK_DELETED
 #define CHT_MARKS     CHT_LINK_MARKS
 /* Grow limit (items per bucket) for max_load 0; an environment may choose. */
@@ -82,10 +77,10 @@
 #define CHT_SHRINK_HOLDOFF_MS 100
 #define CHT_HOLDOFF_POLL_MS 10
 
-static inline cht_link_t *ptr_of(uintptr_t v)
-{
-	return (cht_link_t *) (v & ~CHT_MARKS);
-}
+#define ptr_of cht__ptr
+#define search cht__search
+#define mark_deleted cht__mark_deleted
+#define unlinked cht__unlinked
 
 static inline bool is_deleted(uintptr_t v)
 {
@@ -105,16 +100,6 @@ static inline uintptr_t load_next(cht_link_t *n)
 static inline uint64_t bucket_start(size_t idx, size_t order)
 {
 	return (uint64_t) idx << (64 - order);
-}
-
-static inline uint64_t item_hash(cht_t *h, const cht_link_t *item)
-{
-	return cht_item_hash(h->op->hash(item));
-}
-
-static inline uint64_t key_hash(cht_t *h, void *key)
-{
-	return cht_item_hash(h->op->key_hash(key));
 }
 
 /** An array of 2^@a order buckets (MIN_ORDER <= order), entries still empty. */
@@ -138,80 +123,16 @@ static cht_buckets_t *buckets_alloc(size_t order)
  * thread (the node is no longer reachable for new traversals; old ones only
  * read next and hash).
  */
-static void node_reclaim(cht_env_rcu_item_t *rcu)
+void cht__node_reclaim(cht_env_rcu_item_t *rcu)
 {
 	cht_link_t *n = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
-	const cht_ops_t *op = n->op;
 	if (is_dummy(n))
 		cht_env_free(n);
-	else if (op && op->remove_callback)
-		op->remove_callback(n);
-}
-
-/** Called by the thread whose CAS unlinked @a n (exactly one per node). */
-static void unlinked(cht_t *h, cht_link_t *n)
-{
-	n->op = h->op;
-	cht_env_rcu_call(cht_env_rcu_item_of(&n->rcu), node_reclaim);
+	else if (n->op->remove_callback)  /* n->op: set by cht__unlinked() */
+		n->op->remove_callback(n);
 }
 
 /* The list */
-
-/**
- * Finds the position for @a hash after @a start: the first node with hash
- * >= @a hash (strict: > @a hash) and the link that points to it. Unlinks every
- * deleted node on the way (and reclaims it). Lock-free: restarts from @a start
- * when a CAS fails.
- */
-/*
- * Inlined into each caller (always_inline): with `strict` and the out
- * parameters known at the call site the walk is specialized, which saved 100
- * instructions per page fault and 21 per operation of chtbench 15 at 20 %
- * updates (icount, release A-RCU) over one shared out-of-line copy.
- */
-static inline __attribute__((always_inline)) void search(cht_t *h, cht_link_t *start, uint64_t hash, bool strict,
-    uintptr_t **pprev, cht_link_t **pcur)
-{
-retry:;
-	uintptr_t *prev = &start->next;
-	cht_link_t *cur = ptr_of(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
-	while (cur) {
-		uintptr_t nx = load_next(cur);
-		if (is_deleted(nx)) {
-			uintptr_t expected = (uintptr_t) cur;
-			/*
-			 * Fails if *prev changed or prev's own node was deleted
-			 * (its next is marked then): start over.
-			 */
-			if (!__atomic_compare_exchange_n(prev, &expected,
-			    (uintptr_t) ptr_of(nx), false, __ATOMIC_ACQ_REL,
-			    __ATOMIC_ACQUIRE))
-				goto retry;
-			unlinked(h, cur);
-			cur = ptr_of(nx);
-			continue;
-		}
-		if (strict ? cur->hash > hash : cur->hash >= hash)
-			break;
-		prev = &cur->next;
-		cur = ptr_of(nx);
-	}
-	*pprev = prev;
-	*pcur = cur;
-}
-
-/** Marks @a n deleted. @return true if this call did it. */
-static bool mark_deleted(cht_link_t *n)
-{
-	uintptr_t nx = load_next(n);
-	for (;;) {
-		if (is_deleted(nx))
-			return false;
-		if (__atomic_compare_exchange_n(&n->next, &nx, nx | CHT_DELETED, false,
-		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			return true;
-	}
-}
 
 /** The dummy of @a hash's bucket in @a b (every published entry is set). */
 static inline cht_link_t *lookup_start(cht_buckets_t *b, uint64_t hash)
@@ -322,16 +243,63 @@ static inline size_t grow_limit(cht_t *h, size_t order)
 	return __atomic_load_n(&h->max_load, __ATOMIC_ACQUIRE) << order;
 }
 
-static void check_grow(cht_t *h, cht_buckets_t *b, size_t items)
+void cht__check_grow(cht_t *h, cht_buckets_t *b, int64_t items)
 {
-	if (items > grow_limit(h, b->order) && b->order < MAX_ORDER)
+	if (items > (int64_t) grow_limit(h, b->order) && b->order < MAX_ORDER)
 		request_resize(h);
 }
 
-static void check_shrink(cht_t *h, cht_buckets_t *b, size_t items)
+void cht__check_shrink(cht_t *h, cht_buckets_t *b, int64_t items)
 {
-	if (b->order > h->min_order && items < grow_limit(h, b->order) / 4)
+	if (b->order > h->min_order && items < (int64_t) (grow_limit(h, b->order) / 4))
 		request_resize(h);
+}
+
+/* The split item count */
+
+/** Largest and smallest fold threshold of a count slot. */
+#define CNT_BATCH_MAX 64
+#define CNT_BATCH_MIN 8
+
+/**
+ * The item count: item_cnt plus every slot's delta, clamped at 0 (a sum read
+ * while updates run can be off by their in-flight deltas either way; it is
+ * exact when no update runs). Any context.
+ */
+static int64_t count_sum(cht_t *h)
+{
+	int64_t sum = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
+	for (size_t i = 0; h->cnt_slots && i < h->cnt_nslots; i++)
+		sum += __atomic_load_n(&h->cnt_slots[i].delta, __ATOMIC_RELAXED);
+	return sum < 0 ? 0 : sum;
+}
+
+/**
+ * Chooses the fold threshold for a table of 2^@a order buckets: the sum of
+ * the deltas that are not yet in item_cnt stays below 1/8 of the grow limit
+ * (so a resize is requested at most that late), at most CNT_BATCH_MAX per
+ * slot; below CNT_BATCH_MIN the table counts in item_cnt directly. When the
+ * count goes back to item_cnt alone, the slots are drained into it (an
+ * update that still saw the old threshold may leave a small delta behind;
+ * the next fold or drain takes it). Resizer and cht_create() only.
+ */
+static void count_rebatch(cht_t *h, size_t order)
+{
+	if (!h->cnt_slots)
+		return;
+	size_t batch = grow_limit(h, order) / (8 * h->cnt_nslots);
+	if (batch > CNT_BATCH_MAX)
+		batch = CNT_BATCH_MAX;
+	if (batch < CNT_BATCH_MIN)
+		batch = 0;
+	__atomic_store_n(&h->cnt_batch, batch, __ATOMIC_RELAXED);
+	if (batch == 0) {
+		for (size_t i = 0; i < h->cnt_nslots; i++) {
+			int64_t v = __atomic_exchange_n(&h->cnt_slots[i].delta, 0,
+			    __ATOMIC_RELAXED);
+			__atomic_fetch_add(&h->item_cnt, v, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 /**
@@ -399,13 +367,13 @@ static void shrink(cht_t *h)
 static void resize_once(cht_t *h)
 {
 	for (int steps = 0; steps < 2 * MAX_ORDER;) {
-		size_t items = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
+		int64_t items = count_sum(h);
 		cht_buckets_t *b = h->b;
-		if (items > grow_limit(h, b->order) && b->order < MAX_ORDER) {
+		if (items > (int64_t) grow_limit(h, b->order) && b->order < MAX_ORDER) {
 			grow(h);
 			h->last_grow_ms = cht_env_now_ms();
 		} else if (b->order > h->min_order &&
-		    items < grow_limit(h, b->order) / 4) {
+		    items < (int64_t) (grow_limit(h, b->order) / 4)) {
 			if (!__atomic_load_n(&h->resize_forced, __ATOMIC_ACQUIRE) &&
 			    cht_env_now_ms() - h->last_grow_ms <
 			    CHT_SHRINK_HOLDOFF_MS) {
@@ -420,11 +388,14 @@ static void resize_once(cht_t *h)
 			break;
 		}
 		steps++;
+		/* The fold threshold follows the size at once. */
+		count_rebatch(h, h->b->order);
 		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
 			break;
 	}
 	/* The size fits: a later automatic shrink waits out the hold-off. */
 	__atomic_store_n(&h->resize_forced, false, __ATOMIC_RELEASE);
+	count_rebatch(h, h->b->order);
 }
 
 static void resize_work(cht_env_work_t *work)
@@ -475,6 +446,16 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 		}
 	}
 	h->b = b;
+#ifdef CHT_ENV_CNT_SLOTS
+	/* Without memory for the slots the table counts in item_cnt alone. */
+	h->cnt_nslots = cht_env_cnt_nslots();
+	h->cnt_slots = cht_env_malloc(h->cnt_nslots * sizeof(cht_cnt_slot_t));
+	if (h->cnt_slots) {
+		cht_env_memset(h->cnt_slots, 0, h->cnt_nslots *
+		    sizeof(cht_cnt_slot_t));
+		count_rebatch(h, order);
+	}
+#endif
 	cht_env_registry_add(&h->reg_link);
 	return CHT_OK;
 }
@@ -489,7 +470,8 @@ int cht_destroy(cht_t *h)
 {
 	if (!h || !__atomic_load_n(&h->b, __ATOMIC_ACQUIRE))
 		return CHT_EINVAL;
-	if (__atomic_load_n(&h->item_cnt, __ATOMIC_ACQUIRE) != 0)
+	/* No update runs any more (the caller's promise): the sum is exact. */
+	if (count_sum(h) != 0)
 		return CHT_EBUSY;
 	__atomic_store_n(&h->destroying, true, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0)
@@ -516,70 +498,19 @@ int cht_destroy(cht_t *h)
 	h->head.next = 0;
 	cht_env_free(h->b);
 	h->b = NULL;
+	cht_env_free(h->cnt_slots);
+	h->cnt_slots = NULL;
 	return CHT_OK;
-}
-
-static inline __attribute__((always_inline)) bool insert_impl(cht_t *h, cht_link_t *item, bool unique,
-    cht_link_t **dup)
-{
-	cht_env_assert(cht_env_rcu_read_locked());
-	uint64_t hash = item_hash(h, item);
-	item->hash = hash;
-	item->op = NULL;
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	cht_link_t *start = lookup_start(b, hash);
-	/*
-	 * Count the item before it is linked. A remover can only find it after
-	 * the release CAS below (its loads of `next` acquire), so this increment
-	 * happens before the remover's decrement and the count never goes below
-	 * the number of linked items (it used to wrap to 2^64-1 when a remover
-	 * decremented first). A refused unique insert takes its count back.
-	 */
-	size_t items = __atomic_add_fetch(&h->item_cnt, 1, __ATOMIC_RELAXED);
-	for (;;) {
-		uintptr_t *prev;
-		cht_link_t *cur;
-		/*
-		 * Plain inserts go after the run of equal hashes: an update that
-		 * inserts a duplicate and then removes the old item must not let a
-		 * lookup standing on the old (now deleted) item skip the new one.
-		 * Unique inserts go before the run, so two racing unique inserts of
-		 * equal items conflict on the same CAS (and see each other on retry).
-		 */
-		search(h, start, hash, !unique, &prev, &cur);
-		if (unique) {
-			/* The run of equal hashes starts at cur. */
-			for (cht_link_t *n = cur; n && n->hash == hash;) {
-				uintptr_t nx = load_next(n);
-				if (!is_deleted(nx) && h->op->equal(n, item)) {
-					if (dup)
-						*dup = n;
-					__atomic_fetch_sub(&h->item_cnt, 1,
-					    __ATOMIC_RELAXED);
-					return false;
-				}
-				n = ptr_of(nx);
-			}
-		}
-		__atomic_store_n(&item->next, (uintptr_t) cur, __ATOMIC_RELAXED);
-		uintptr_t expected = (uintptr_t) cur;
-		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) item,
-		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			break;
-	}
-	cht_env_test_linked(h, item);
-	check_grow(h, b, items);
-	return true;
 }
 
 void cht_insert(cht_t *h, cht_link_t *item)
 {
-	(void) insert_impl(h, item, false, NULL);
+	(void) cht__insert(h, item, false, NULL, h->op);
 }
 
 bool cht_insert_unique(cht_t *h, cht_link_t *item, cht_link_t **dup_item)
 {
-	return insert_impl(h, item, true, dup_item);
+	return cht__insert(h, item, true, dup_item, h->op);
 }
 
 cht_link_t *cht_find(cht_t *h, void *key)
@@ -620,8 +551,7 @@ cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item)
 	return NULL;
 }
 
-/** Unlinks the deleted nodes with @a hash (and any before them). */
-static void cleanup(cht_t *h, uint64_t hash)
+void cht__cleanup(cht_t *h, uint64_t hash)
 {
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	uintptr_t *prev;
@@ -631,42 +561,7 @@ static void cleanup(cht_t *h, uint64_t hash)
 
 size_t cht_remove_key(cht_t *h, void *key)
 {
-	cht_env_assert(cht_env_rcu_read_locked());
-	uint64_t hash = key_hash(h, key);
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	uintptr_t *prev;
-	cht_link_t *cur;
-	search(h, lookup_start(b, hash), hash, false, &prev, &cur);
-	size_t removed = 0;
-	bool only_first = true;
-	for (cht_link_t *n = cur; n && n->hash == hash;) {
-		uintptr_t nx = load_next(n);
-		if (!is_deleted(nx) && h->op->key_equal(key, n) && mark_deleted(n)) {
-			removed++;
-			only_first = only_first && n == cur;
-		}
-		n = ptr_of(load_next(n));
-	}
-	if (removed) {
-		size_t items = __atomic_sub_fetch(&h->item_cnt, removed,
-		    __ATOMIC_RELAXED);
-		/*
-		 * The usual case, one item right after the link search() found:
-		 * unlink it with one CAS on that link (Michael 2002). The CAS fails
-		 * if the link changed or its node was deleted meanwhile (its next
-		 * is marked then); then, and for removed duplicates further down
-		 * the run, a search from the bucket unlinks them.
-		 */
-		uintptr_t expected = (uintptr_t) cur;
-		if (only_first && __atomic_compare_exchange_n(prev, &expected,
-		    (uintptr_t) ptr_of(load_next(cur)), false, __ATOMIC_ACQ_REL,
-		    __ATOMIC_RELAXED))
-			unlinked(h, cur);
-		else
-			cleanup(h, hash);
-		check_shrink(h, b, items);
-	}
-	return removed;
+	return cht__remove_key(h, key, h->op);
 }
 
 bool cht_remove_item(cht_t *h, cht_link_t *item)
@@ -675,9 +570,11 @@ bool cht_remove_item(cht_t *h, cht_link_t *item)
 	if (!mark_deleted(item))
 		return false;
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	size_t items = __atomic_sub_fetch(&h->item_cnt, 1, __ATOMIC_RELAXED);
-	cleanup(h, item->hash);
-	check_shrink(h, b, items);
+	int64_t items = 0;
+	bool check = cht__count(h, -1, &items);
+	cht__cleanup(h, item->hash);
+	if (check)
+		cht__check_shrink(h, b, items);
 	return true;
 }
 
@@ -716,12 +613,17 @@ int cht_resize(cht_t *h, size_t max_load)
 	}
 }
 
+size_t cht_count(cht_t *h)
+{
+	return (size_t) count_sum(h);
+}
+
 void cht_get_stats(cht_t *h, cht_stats_t *st)
 {
 	/* The bucket array may be freed by a concurrent resize. */
 	cht_env_rcu_read_lock();
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	st->items = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
+	st->items = (size_t) count_sum(h);
 	st->buckets = b ? (size_t) 1 << b->order : 0;
 	st->dummies = __atomic_load_n(&h->stat_dummies, __ATOMIC_RELAXED);
 	st->grows = __atomic_load_n(&h->stat_grows, __ATOMIC_RELAXED);

@@ -81,8 +81,7 @@ const char *const rcu_flavour_name = CONFIG_RCU_NAME;
 /** Tunables. */
 #define DETECT_SLEEP_US        10000  /**< first wait of a normal GP detection */
 #define POLL_SLEEP_US          1000   /**< A-RCU: re-poll of CPUs still in readers */
-#define EXPEDITE_THRESHOLD     1000   /**< arriving callbacks that expedite a GP */
-#define CRITICAL_THRESHOLD     10000  /**< ...that also wake the reclaimer at once */
+#define EXPEDITE_THRESHOLD     RCU_EXPEDITE_THRESHOLD
 #define RECLAIMER_IDLE_US      1000000 /**< reclaimer's sleep with no callbacks */
 
 /** Started GP; written under gp_mutex (A-RCU) / by the detector, with
@@ -101,7 +100,8 @@ static bool detector_waits_readers;
 static waitq_t readers_done_wq;
 
 /** Set by rcu_synchronize_expedite and callback floods; atomics. */
-static bool expedite_req;
+bool rcu_expedite_req;
+#define expedite_req rcu_expedite_req
 
 /** Statistics: atomics (relaxed). */
 static uint64_t stat_expedited;
@@ -583,35 +583,12 @@ static const sched_hooks_t rcu_hooks = {
 
 /* Callbacks */
 
-void rcu_call(rcu_item_t *item, rcu_func_t func)
+void rcu_call_wake(cpu_t *c)
 {
-	item->func = func;
-	item->next = NULL;
-	ipl_t ipl = interrupts_disable();
-	cpu_t *c = CPU;
-	*c->rcu.arriving_tail = item;
-	c->rcu.arriving_tail = &item->next;
-	size_t n = ++c->rcu.arriving_cnt;
-	c->rcu.stat_posted++;
-	bool wake = c->rcu.reclaimer_idle;
-	if (n > EXPEDITE_THRESHOLD)
-		__atomic_store_n(&expedite_req, true, __ATOMIC_RELAXED);
-	/*
-	 * Once per batch, when the threshold is crossed: the reclaimer is then
-	 * awake already (it is only woken when idle) or about to run, and every
-	 * further wake-up would only be recorded as a missed one on its wait
-	 * queue, each making a later idle sleep return at once (with 24000
-	 * callbacks per grace period, chtbench 7 at 100 % updates spent 200
-	 * instructions per callback on those wake-ups and the reclaimer's
-	 * empty rounds).
-	 */
-	if (n == CRITICAL_THRESHOLD + 1)
-		wake = true;
-	if (wake && rcu_ready) {
+	if (rcu_ready) {
 		c->rcu.reclaimer_idle = false;
 		waitq_wake_one(&c->rcu.reclaimer_wq);
 	}
-	interrupts_restore(ipl);
 }
 
 static void exec_batch(rcu_item_t *head, cpu_t *c)
@@ -777,7 +754,7 @@ void rcu_get_stats(rcu_stats_t *st)
 	st->detect_sleep_us = DETECT_SLEEP_US;
 	st->poll_sleep_us = POLL_SLEEP_US;
 	st->expedite_threshold = EXPEDITE_THRESHOLD;
-	st->critical_threshold = CRITICAL_THRESHOLD;
+	st->critical_threshold = RCU_CRITICAL_THRESHOLD;
 	st->gps_completed = rcu_completed_gps();
 	st->gps_started = cur_gp();
 	st->gps_expedited = __atomic_load_n(&stat_expedited, __ATOMIC_RELAXED);

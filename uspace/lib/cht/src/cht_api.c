@@ -265,7 +265,7 @@ size_t cht_kv_size(cht_kv_t *kv)
 {
 	if (!kv || !table_ok(&kv->table))
 		return 0;
-	return __atomic_load_n(&kv->table.item_cnt, __ATOMIC_RELAXED);
+	return cht_count(&kv->table);
 }
 
 cht_t *cht_kv_table(cht_kv_t *kv)

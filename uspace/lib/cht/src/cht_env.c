@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Provided by the RCU (rcu.c): starts a detached helper thread, no signals. */
 int cht_rcu_start_helper(void *(*fn)(void *), void *arg);
@@ -25,6 +26,15 @@ uint64_t cht_env_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+size_t cht_env_cnt_nslots(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = 1;
+	while ((long) n < cpus && n < 1024)
+		n <<= 1;
+	return n;
 }
 
 void cht_env_sleep_ms(unsigned ms)

@@ -95,6 +95,12 @@ struct cht_rcu_reader {
 	 * accesses, ordered against ctr by signal fences).
 	 */
 	unsigned long nest;
+	/**
+	 * Stripe of the thread, handed out round robin at registration: the
+	 * table's split item count (cht_t.cnt_slots) uses it to spread
+	 * threads over its slots. Owner only.
+	 */
+	unsigned stripe;
 	/** Registered (in the reader registry). Owner only. */
 	int registered;
 	/** Registry list, under the registry lock. */

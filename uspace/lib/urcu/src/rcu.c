@@ -158,6 +158,9 @@ static void registry_delete(struct cht_rcu_reader *r)
 
 static int reclaimer_ensure(void);
 
+/** Next stripe to hand out (cht_rcu_reader.stripe); atomics. */
+static unsigned stripe_next;
+
 int cht_rcu_register_thread(void)
 {
 	struct cht_rcu_reader *r = &cht_rcu_self;
@@ -170,6 +173,7 @@ int cht_rcu_register_thread(void)
 		return CHT_ENOMEM;
 	__atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
 	r->nest = 0;
+	r->stripe = __atomic_fetch_add(&stripe_next, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&registry_lock);
 	registry_insert(r);
 	pthread_mutex_unlock(&registry_lock);

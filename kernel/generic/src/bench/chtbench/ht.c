@@ -252,8 +252,8 @@ void b_htu_cht(bench_thread_t *t)
 			uint64_t key = upd_key(t);
 			fitem_t *it = fitem_new(key);
 			if (it) {
-				cht_insert(&bench_cht, &it->clink);
-				(void) cht_remove_key(&bench_cht, &key);
+				cht_insert_fast(&bench_cht, &it->clink, &fi_ops);
+				(void) cht_remove_key_fast(&bench_cht, &key, &fi_ops);
 			}
 		} else {
 			uint64_t key = ht_key(t);

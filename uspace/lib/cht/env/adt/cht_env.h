@@ -79,6 +79,18 @@ bool cht_env_work_enqueue(cht_env_work_t *w,
  */
 #define CHT_ENV_DEFAULT_MAX_LOAD 1
 
+/**
+ * The split item count (cht_t.cnt_slots) has one slot per stripe of threads:
+ * the number of online CPUs rounded up to a power of two, and a registered
+ * thread's stripe (handed out round robin) picks its slot, so the threads
+ * that run at the same time mostly update different lines.
+ */
+#define CHT_ENV_CNT_SLOTS 1
+/** Number of count slots for a new table: a power of two >= 1. */
+size_t cht_env_cnt_nslots(void);
+/** The calling (registered) thread's slot among @a n (a power of two). */
+#define cht_env_cnt_slot(n)    ((size_t) cht_rcu_self.stripe & ((n) - 1))
+
 #define cht_env_malloc(size)   malloc(size)
 #define cht_env_free(ptr)      free(ptr)
 #ifdef CHT_NDEBUG
