@@ -107,6 +107,8 @@ B_PH_LOOKUP, B_PH_FAULT = 21, 22
 #: The seed's update percentages (list: up to 100 %, hash table: up to 40 %).
 LIST_UPD_PCTS = [0, 5, 10, 20, 30, 40, 60, 100]
 HT_UPD_PCTS = [0, 5, 10, 20, 30, 40]
+#: Update percentage of the ht-upd scaling points (issue 16's timed goal).
+HT_UPD_SCALING_PCT = 20
 
 #: The seed's -smp (the wiki boots "with eg 4 CPUs").
 SEED_SMP = 4
@@ -208,6 +210,13 @@ def plan_seed(smps):
             p_rows = rows_update([B_UPD_RCU, B_UPD_SPIN], smp, LIST_UPD_PCTS)
             p_rows[0].insert(0, (B_UPD_IDEAL, 1, 0))
             p_groups.append(p_rows)
+        # ht-upd scaling 1 -> 2 CPUs at 20 % updates (issue 16); the point
+        # at cpus == smp of the update sweep is not measured twice.
+        sc = [c for c in (1, 2) if c <= smp and
+              not (smp == upd_smp and c == smp)]
+        if smp >= 2 and sc:
+            a_groups.append(rows_cpus([B_HTU_CHT, B_HTU_BKT], sc,
+                                      update=HT_UPD_SCALING_PCT))
         boots.append(Boot("seed", "a-rcu", smp, a_groups))
         boots.append(Boot("seed", "podzimek-rcu", smp, p_groups))
     return boots

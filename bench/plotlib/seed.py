@@ -35,16 +35,23 @@ def fig_list_read(data, plt, path):
 
 
 def upd_smp(data, bench):
+    """The -smp of the update sweep of ``bench``: the one with the most
+    update percentages at cpus == smp (the ht-upd scaling points of other
+    boots run one percentage)."""
+    best, n = None, 1
     for smp in data.smps:
-        if any(k[0] == "a-rcu" and k[1] == smp and k[2] == bench
-               for k in data.points):
-            return smp
-    return None
+        m = len(upd_pcts(data, "a-rcu", smp, bench))
+        if m > n:
+            best, n = smp, m
+    return best
 
 
 def upd_pcts(data, config, smp, bench):
+    """Update percentages of the sweep of ``bench`` (its points at
+    cpus == smp)."""
     return sorted(k[4] for k in data.points
-                  if k[0] == config and k[1] == smp and k[2] == bench)
+                  if k[0] == config and k[1] == smp and k[2] == bench and
+                  k[3] == smp)
 
 
 def crossover(data, config, smp, n):
@@ -510,4 +517,13 @@ def readings_ht_upd(ctx):
             "read-modify-writes through helper calls); we have not profiled "
             "which of them dominates.")
         read["ht-upd"] = "\n".join(txt)
+    pct = cb.HT_UPD_SCALING_PCT
+    for s in smps:
+        for b, name, goal in ((cb.B_HTU_CHT, "cht", ">= 1.5 (issue 16)"),
+                              (cb.B_HTU_BKT, "bktlock", "")):
+            k1 = key("a-rcu", s, b, 1, pct)
+            k2 = key("a-rcu", s, b, 2, pct)
+            if k1 in d.points and k2 in d.points:
+                R.add("ht update scaling 1 -> 2 CPUs at %d %%, %s"
+                      % (pct, name), s, R.r(k2, k1), goal)
 

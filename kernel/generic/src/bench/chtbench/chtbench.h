@@ -52,13 +52,23 @@ extern bool stop_flag;
 /** Threads that reached the start line (atomic). */
 extern atomic_t threads_ready;
 
+/**
+ * One benchmark thread's state. Written by its own thread while it runs (the
+ * random state on every operation), read by the controller after the join.
+ * Each on its own cache line: the threads' entries are neighbours in one
+ * array, and 40-byte entries let two CPUs write one line on every operation
+ * wherever the loop calls out of line and so stores `rnd` back each time
+ * (page-hash lookups through page_mapping_find(): false sharing that held
+ * their scaling at -smp 2 to 1.5 while the inlined ht-lookup/cht loop, which
+ * keeps `rnd` in a register, scaled 2.0).
+ */
 typedef struct {
 	unsigned index;
 	uint64_t ops;
 	uint64_t rnd;
 	uint64_t errors;
 	unsigned cpu_seen;
-} bench_thread_t;
+} __attribute__((aligned(64))) bench_thread_t;
 
 static inline uint64_t rnd_next(bench_thread_t *t)
 {
