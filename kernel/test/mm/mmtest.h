@@ -84,7 +84,7 @@ typedef struct {
 	size_t heap_allocs;     /**< live heap allocations net of threads */
 	size_t threads;         /**< threads that exist */
 	size_t entries;         /**< page hash table entries */
-	size_t dummies;         /**< CHT bucket dummies (0 for the locked table) */
+	size_t dummies;         /**< heap allocations of the CHT per bucket dummy: 0 (they live in the bucket array) */
 	size_t ases;            /**< live address spaces */
 	page_ht_stats_t ps;     /**< the page hash table's statistics */
 } mmtest_snap_t;

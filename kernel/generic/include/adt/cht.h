@@ -39,12 +39,25 @@
 #include <adt/cht_env.h>
 #include <adt/cht_mix.h>
 
+/**
+ * The part of a node that the list walk reads. Every item's link and every
+ * bucket dummy begins with it; a node with an odd hash is an item's link, one
+ * with an even hash a dummy (in a bucket array, or the table's list head).
+ */
+typedef struct cht_node {
+	/** Next node | mark bits (CHT_LINK_DELETED). Atomics. */
+	uintptr_t next;
+	/**
+	 * Mixed hash | 1 for an item, the first hash of its bucket's range for
+	 * a dummy. Written before the node is linked, then read-only.
+	 */
+	uint64_t hash;
+} cht_node_t;
+
 /** Link embedded in every item. Fields are private to the table. */
 typedef struct cht_link {
-	/** Next node | mark bits (CHT_DELETED). Atomics. */
-	uintptr_t next;
-	/** Mixed hash | 1 (items are odd; bucket dummies are even). Set once. */
-	uint64_t hash;
+	/** In the list (first member: a node of odd hash is a cht_link_t). */
+	cht_node_t n;
 	/** Deferred reclamation after removal. */
 	cht_env_rcu_item_t rcu;
 	/** Set by the thread that unlinked the node: whose remove_callback to call. */
@@ -86,12 +99,16 @@ typedef struct cht_buckets {
 	/** log2 of the number of buckets, 1 .. CHT_MAX_ORDER. */
 	size_t order;
 	/**
-	 * Dummy node of each bucket, all present: a grow puts the new buckets'
-	 * dummies into the list before it publishes the array (Shalev and Shavit,
-	 * JACM 2006, initialize buckets eagerly instead of lazily), so a lookup's
-	 * start is one load and never falls back to a parent bucket.
+	 * The dummy node of each bucket, laid out in the array itself (as
+	 * liburcu's rculfhash lays out its bucket nodes), and all of them in the
+	 * list before the array is published: a resize builds a complete new
+	 * array of dummies and links them in first (Shalev and Shavit, JACM
+	 * 2006, initialize buckets eagerly instead of lazily), so a lookup's
+	 * first node is the one load d[bucket].next away and never comes from a
+	 * parent bucket. Once replaced, the array's dummies are unlinked and the
+	 * array freed after a grace period.
 	 */
-	cht_link_t *head[];
+	cht_node_t d[];
 } cht_buckets_t;
 
 /**
@@ -105,42 +122,69 @@ typedef struct cht_cnt_slot {
 
 /** A table. Create with cht_create(); fields are private. */
 typedef struct cht {
-	const cht_ops_t *op;
-	/** Current bucket array; RCU-protected, replaced by the resizer. */
-	cht_buckets_t *b;
-	/** Dummy of bucket 0 (hash 0): the head of the list. */
-	cht_link_t head;
-	size_t min_order;
-	size_t max_load;
+	/*
+	 * Read by every lookup and update, written rarely (resizes). The union
+	 * pads them to 128 bytes, so that the fields after it, which updates
+	 * write (the count, the resize requests, the list head's link), start at
+	 * least 64 bytes after the last of them and never share its cache line,
+	 * wherever the table lies: updates on one CPU do not take the lookups'
+	 * line from another.
+	 */
+	union {
+		struct {
+			const cht_ops_t *op;
+			/**
+			 * Current bucket array; RCU-protected, replaced by the
+			 * resizer.
+			 */
+			cht_buckets_t *b;
+			size_t min_order;
+			size_t max_load;
+			/**
+			 * The split item count (Linux's percpu_counter): one
+			 * delta per CPU in the kernel, per stripe of threads in
+			 * userspace, folded into item_cnt when it reaches
+			 * +-cnt_batch, so an update of a large table writes a
+			 * line of its own CPU's and not one shared by every
+			 * updater. NULL when the environment has no slots
+			 * (CHT_ENV_CNT_SLOTS undefined) or their allocation
+			 * failed. Set by cht_create(), freed by cht_destroy();
+			 * the deltas are atomics.
+			 */
+			struct cht_cnt_slot *cnt_slots;
+			/** Entries of cnt_slots. Set once by cht_create(). */
+			size_t cnt_nslots;
+			/**
+			 * Fold threshold of a slot's delta; 0 counts every
+			 * update in item_cnt directly (small tables, where an
+			 * error of nslots * batch items would delay a resize).
+			 * Chosen by cht_create() and the resizer so that the
+			 * error stays below 1/8 of the grow limit. Atomics
+			 * (relaxed: any value that a reader sees keeps the sum
+			 * correct).
+			 */
+			size_t cnt_batch;
+			/**
+			 * The table is being destroyed: no new resize requests.
+			 * Atomics.
+			 */
+			bool destroying;
+		};
+		char read_mostly_line_[128];
+	};
+	/**
+	 * The head of the list (hash 0): a sentinel before every bucket's dummy,
+	 * never removed.
+	 */
+	cht_node_t head;
 	/**
 	 * Live items, apart from the deltas still in cnt_slots (approximate while
 	 * updates are in flight; may be read below zero for a moment when the
 	 * deltas of inserts and removes sit in different slots). Atomics.
 	 */
 	int64_t item_cnt;
-	/**
-	 * The split item count (Linux's percpu_counter): one delta per CPU in the
-	 * kernel, per stripe of threads in userspace, folded into item_cnt when it
-	 * reaches +-cnt_batch, so an update of a large table writes a line of its
-	 * own CPU's and not one shared by every updater. NULL when the environment
-	 * has no slots (CHT_ENV_CNT_SLOTS undefined) or their allocation failed.
-	 * Set by cht_create(), freed by cht_destroy(); the deltas are atomics.
-	 */
-	struct cht_cnt_slot *cnt_slots;
-	/** Entries of cnt_slots. Set once by cht_create(). */
-	size_t cnt_nslots;
-	/**
-	 * Fold threshold of a slot's delta; 0 counts every update in item_cnt
-	 * directly (small tables, where an error of nslots * batch items would
-	 * delay a resize). Chosen by cht_create() and the resizer so that the
-	 * error stays below 1/8 of the grow limit. Atomics (relaxed: any value
-	 * that a reader sees keeps the sum correct).
-	 */
-	size_t cnt_batch;
 	/** Pending resize requests; the resize work runs while > 0. Atomics. */
 	size_t resize_reqs;
-	/** The table is being destroyed: no new resize requests. Atomics. */
-	bool destroying;
 	/** cht_env_now_ms() of the last grow; resizer only. */
 	uint64_t last_grow_ms;
 	/**
@@ -152,11 +196,13 @@ typedef struct cht {
 	/** Statistics (atomics, relaxed). */
 	uint64_t stat_grows;
 	uint64_t stat_shrinks;
-	uint64_t stat_dummies;
 	/** Registry link for chtstat; protected by the registry lock. */
 	cht_env_link_t reg_link;
 	const char *name;
 } cht_t;
+_Static_assert(offsetof(cht_t, destroying) < 64 &&
+    offsetof(cht_t, head) == 128, "cht_t: the read-mostly fields end 64 bytes "
+    "before the written ones");
 
 /** Status codes of the userspace-visible API (kernel uses them too). */
 #define CHT_OK        0
@@ -247,11 +293,10 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 	cht_env_assert(ops == h->op);
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	cht_link_t *d = __atomic_load_n(&b->head[hash >> b->shift],
+	uintptr_t nx = __atomic_load_n(&b->d[hash >> b->shift].next,
 	    __ATOMIC_ACQUIRE);
-	uintptr_t nx = __atomic_load_n(&d->next, __ATOMIC_ACQUIRE);
 	for (;;) {
-		cht_link_t *n = (cht_link_t *) (nx & ~CHT_LINK_MARKS);
+		cht_node_t *n = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
 		if (!n)
 			return NULL;
 		nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
@@ -259,8 +304,10 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 		if (nh >= hash) {
 			if (nh != hash)
 				return NULL;
-			if (!(nx & CHT_LINK_DELETED) && ops->key_equal(key, n))
-				return n;
+			/* Equal hashes: an item (dummies are even). */
+			if (!(nx & CHT_LINK_DELETED) &&
+			    ops->key_equal(key, (cht_link_t *) n))
+				return (cht_link_t *) n;
 		}
 	}
 }
@@ -278,7 +325,7 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 #define cht_env_test_linked(table, item) ((void) 0)
 #endif
 
-/** RCU callback of an unlinked node (cht.c). */
+/** RCU callback of an unlinked item (cht.c). */
 void cht__node_reclaim(cht_env_rcu_item_t *rcu);
 /** Out of line: asks for a resize if the count passed a threshold (cht.c). */
 void cht__check_grow(cht_t *h, cht_buckets_t *b, int64_t items);
@@ -286,16 +333,30 @@ void cht__check_shrink(cht_t *h, cht_buckets_t *b, int64_t items);
 /** Unlinks the deleted nodes with @a hash and any before them (cht.c). */
 void cht__cleanup(cht_t *h, uint64_t hash);
 
-static inline cht_link_t *cht__ptr(uintptr_t v)
+static inline cht_node_t *cht__ptr(uintptr_t v)
 {
-	return (cht_link_t *) (v & ~CHT_LINK_MARKS);
+	return (cht_node_t *) (v & ~CHT_LINK_MARKS);
 }
 
-/** Called by the thread whose CAS unlinked @a n (exactly one per node). */
-static inline void cht__unlinked(cht_t *h, cht_link_t *n)
+/**
+ * Called by the thread whose CAS unlinked item @a l (exactly one per item):
+ * its remove callback runs after a grace period.
+ */
+static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
 {
-	n->op = h->op;
-	cht_env_rcu_call(cht_env_rcu_item_of(&n->rcu), cht__node_reclaim);
+	l->op = h->op;
+	cht_env_rcu_call(cht_env_rcu_item_of(&l->rcu), cht__node_reclaim);
+}
+
+/**
+ * Called by the thread whose CAS unlinked node @a n. A dummy needs nothing:
+ * it lives in a retired bucket array, which the resizer frees a grace period
+ * after it has seen all of the array's dummies unlinked.
+ */
+static inline void cht__unlinked(cht_t *h, cht_node_t *n)
+{
+	if (n->hash & 1)
+		cht__unlinked_item(h, (cht_link_t *) n);
 }
 
 /**
@@ -310,12 +371,12 @@ static inline void cht__unlinked(cht_t *h, cht_link_t *n)
  * updates (icount, release A-RCU) over one shared out-of-line copy.
  */
 static inline __attribute__((always_inline)) void cht__search(cht_t *h,
-    cht_link_t *start, uint64_t hash, bool strict, uintptr_t **pprev,
-    cht_link_t **pcur)
+    cht_node_t *start, uint64_t hash, bool strict, uintptr_t **pprev,
+    cht_node_t **pcur)
 {
 retry:;
 	uintptr_t *prev = &start->next;
-	cht_link_t *cur = cht__ptr(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
+	cht_node_t *cur = cht__ptr(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
 	while (cur) {
 		uintptr_t nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
 		if (__builtin_expect(nx & CHT_LINK_DELETED, 0)) {
@@ -336,14 +397,14 @@ retry:;
 			break;
 		prev = &cur->next;
 		/* Not deleted: nx has no mark bit set, it is the pointer. */
-		cur = (cht_link_t *) nx;
+		cur = (cht_node_t *) nx;
 	}
 	*pprev = prev;
 	*pcur = cur;
 }
 
 /** Marks @a n deleted. @return true if this call did it. */
-static inline bool cht__mark_deleted(cht_link_t *n)
+static inline bool cht__mark_deleted(cht_node_t *n)
 {
 	uintptr_t nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -397,11 +458,10 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	cht_env_assert(cht_env_rcu_read_locked());
 	cht_env_assert(ops == h->op);
 	uint64_t hash = cht_item_hash(ops->hash(item));
-	item->hash = hash;
+	item->n.hash = hash;
 	/* item->op is written by the thread that unlinks it, before rcu_call. */
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
-	cht_link_t *start = __atomic_load_n(&b->head[hash >> b->shift],
-	    __ATOMIC_ACQUIRE);
+	cht_node_t *start = &b->d[hash >> b->shift];
 	/*
 	 * Count the item before it is linked. A remover can only find it after
 	 * the release CAS below (its loads of `next` acquire), so this increment
@@ -414,7 +474,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	bool check = cht__count(h, 1, &items);
 	for (;;) {
 		uintptr_t *prev;
-		cht_link_t *cur;
+		cht_node_t *cur;
 		/*
 		 * Plain inserts go after the run of equal hashes: an update that
 		 * inserts a duplicate and then removes the old item must not let a
@@ -425,12 +485,13 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 		cht__search(h, start, hash, !unique, &prev, &cur);
 		if (unique) {
 			/* The run of equal hashes starts at cur. */
-			for (cht_link_t *n = cur; n && n->hash == hash;) {
+			for (cht_node_t *n = cur; n && n->hash == hash;) {
 				uintptr_t nx = __atomic_load_n(&n->next,
 				    __ATOMIC_ACQUIRE);
-				if (!(nx & CHT_LINK_DELETED) && ops->equal(n, item)) {
+				if (!(nx & CHT_LINK_DELETED) &&
+				    ops->equal((cht_link_t *) n, item)) {
 					if (dup)
-						*dup = n;
+						*dup = (cht_link_t *) n;
 					int64_t ignored;
 					(void) cht__count(h, -1, &ignored);
 					return false;
@@ -438,9 +499,9 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 				n = cht__ptr(nx);
 			}
 		}
-		__atomic_store_n(&item->next, (uintptr_t) cur, __ATOMIC_RELAXED);
+		__atomic_store_n(&item->n.next, (uintptr_t) cur, __ATOMIC_RELAXED);
 		uintptr_t expected = (uintptr_t) cur;
-		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) item,
+		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) &item->n,
 		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			break;
 	}
@@ -460,14 +521,15 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	uintptr_t *prev;
-	cht_link_t *cur;
-	cht__search(h, __atomic_load_n(&b->head[hash >> b->shift],
-	    __ATOMIC_ACQUIRE), hash, false, &prev, &cur);
+	cht_node_t *cur;
+	cht__search(h, &b->d[hash >> b->shift], hash, false, &prev, &cur);
 	size_t removed = 0;
 	bool only_first = true;
-	for (cht_link_t *n = cur; n && n->hash == hash;) {
+	for (cht_node_t *n = cur; n && n->hash == hash;) {
 		uintptr_t nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-		if (!(nx & CHT_LINK_DELETED) && ops->key_equal(key, n)) {
+		/* Equal hashes: items (dummies are even). */
+		if (!(nx & CHT_LINK_DELETED) &&
+		    ops->key_equal(key, (cht_link_t *) n)) {
 			/* Mark it deleted (Michael 2002); another remover may win. */
 			if (__atomic_compare_exchange_n(&n->next, &nx,
 			    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
@@ -495,7 +557,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 		if (only_first && __atomic_compare_exchange_n(prev, &expected,
 		    (uintptr_t) cht__ptr(__atomic_load_n(&cur->next,
 		    __ATOMIC_ACQUIRE)), false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			cht__unlinked(h, cur);
+			cht__unlinked_item(h, (cht_link_t *) cur);
 		else
 			cht__cleanup(h, hash);
 		if (check)
@@ -589,6 +651,8 @@ int cht_resize(cht_t *h, size_t max_load);
 typedef struct {
 	size_t items;
 	size_t buckets;
+	/** Bucket dummies: one per bucket, inside the bucket array (no heap
+	 * allocation of their own). */
 	size_t dummies;
 	uint64_t grows;
 	uint64_t shrinks;

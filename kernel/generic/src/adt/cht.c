@@ -10,23 +10,31 @@
  * | 1), dummy hashes are even: the dummy of bucket i at order k has hash
  * i << (64 - k), the first value of the bucket's range, so a dummy and an item
  * never compare equal and the dummy of a range precedes all its items. A dummy
- * serves every order at which its hash starts a bucket (bucket i at order k and
- * bucket 2i at order k + 1 share it). h->head is the dummy of hash 0.
+ * node is a cht_node_t (next, hash); an item's cht_link_t begins with one.
+ * h->head (hash 0) is a sentinel before everything.
  *
- * The bucket array (h->b) maps bucket index -> dummy, and every entry of a
- * published array is filled: grow() inserts the new buckets' dummies into the
- * list while lookups and updates still use the smaller array, and publishes
- * the larger one only then (cht_create() fills the first array the same way).
- * So a lookup or an update finds its bucket's dummy with one load and never
- * falls back to a parent bucket or inserts a dummy itself (in Shalev and
- * Shavit's lazy initialization, which this table used before, a lookup right
- * after a grow walked from the parent bucket: twice the chain).
+ * The bucket array (h->b) holds the dummies themselves (b->d[i], as liburcu's
+ * rculfhash lays out its bucket nodes), so a lookup reaches its bucket's first
+ * node with one load (b->d[i].next) and no pointer to follow. Every dummy of a
+ * published array is in the list: a resize (grow or shrink alike) allocates the
+ * new array, links all of its dummies into the list while lookups and updates
+ * still use the old array (each after the old dummy whose range contains it;
+ * a new dummy may equal an old one in hash, which is harmless: both are even,
+ * and lookups and inserts only ever compare them as "smaller than an item"),
+ * publishes it, waits a grace period (no traversal starts at an old dummy any
+ * more), marks and unlinks all of the old array's dummies, waits another grace
+ * period (no traversal stands on one any more) and frees the old array. So a
+ * lookup never falls back to a parent bucket and an update never inserts a
+ * dummy (in Shalev and Shavit's lazy initialization, which this table used
+ * before, a lookup right after a grow walked from the parent bucket: twice the
+ * chain).
  *
  * Marks: bit 0 of a node's `next` (CHT_DELETED) is the logical deletion of that
  * node (Michael 2002; Harris 2001). A marked `next` is never changed again, so
  * nothing is inserted right after a deleted node. A deleted node is unlinked by
  * whoever first succeeds in the CAS on its predecessor's `next`; that thread
- * hands it to RCU (user items to ops->remove_callback, dummies to free).
+ * hands an item to RCU (then to ops->remove_callback); an unlinked dummy needs
+ * nothing (its array is freed by the resizer, see above).
  *
  * Memory ordering
  * ---------------
@@ -35,16 +43,12 @@
  *   acquire, so the hash and the user's fields of a node are visible once the
  *   pointer to it is. (x86-64 needs no fence for either; the orders document
  *   the requirement and keep the compiler honest.)
- * - The bucket array is published with rcu_assign (release) and read with
- *   rcu_access (acquire); its entries are written by CAS (release) and read with
- *   acquire for the same reason as `next`.
- * - Reclamation: an unlinked node is passed to the environment's rcu_call, so
- *   it stays valid for every reader section that may still hold it; the old
- *   bucket array is freed after rcu_synchronize.
- * - Resize: grow publishes the new array and needs one grace period before the
- *   old one is freed. Shrink publishes the smaller array, waits a grace period
- *   (after it no updater can take a dummy of a dropped bucket as its start any
- *   more), then deletes those dummies like ordinary nodes.
+ * - The bucket array is published with a release store and read with acquire
+ *   loads: its dummies' hashes and links (written, and linked by release CAS,
+ *   before publication) are visible to whoever finds the array.
+ * - Reclamation: an unlinked item is passed to the environment's rcu_call, so
+ *   it stays valid for every reader section that may still hold it; a replaced
+ *   bucket array is freed after its dummies are unlinked and a grace period.
  */
 #include <adt/cht.h>
 
@@ -87,12 +91,12 @@ static inline bool is_deleted(uintptr_t v)
 	return (v & CHT_DELETED) != 0;
 }
 
-static inline bool is_dummy(const cht_link_t *n)
+static inline bool is_dummy(const cht_node_t *n)
 {
 	return (n->hash & 1) == 0;
 }
 
-static inline uintptr_t load_next(cht_link_t *n)
+static inline uintptr_t load_next(const cht_node_t *n)
 {
 	return __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 }
@@ -102,110 +106,131 @@ static inline uint64_t bucket_start(size_t idx, size_t order)
 	return (uint64_t) idx << (64 - order);
 }
 
-/** An array of 2^@a order buckets (MIN_ORDER <= order), entries still empty. */
+/**
+ * An array of 2^@a order buckets (MIN_ORDER <= order) whose dummies carry
+ * their hashes and are not linked yet.
+ */
 static cht_buckets_t *buckets_alloc(size_t order)
 {
 	size_t n = (size_t) 1 << order;
 	cht_buckets_t *b = cht_env_malloc(sizeof(cht_buckets_t) +
-	    n * sizeof(cht_link_t *));
+	    n * sizeof(cht_node_t));
 	if (!b)
 		return NULL;
 	b->order = order;
 	b->shift = (unsigned) (64 - order);
-	cht_env_memset(b->head, 0, n * sizeof(cht_link_t *));
+	for (size_t i = 0; i < n; i++) {
+		b->d[i].next = 0;
+		b->d[i].hash = bucket_start(i, order);
+	}
 	return b;
 }
 
 /* Reclamation */
 
 /**
- * RCU callback of an unlinked node: `reclaim_op` was stored by the unlinking
- * thread (the node is no longer reachable for new traversals; old ones only
- * read next and hash).
+ * RCU callback of an unlinked item: `op` was stored by the unlinking thread
+ * (the item is no longer reachable for new traversals; old ones only read next
+ * and hash).
  */
 void cht__node_reclaim(cht_env_rcu_item_t *rcu)
 {
-	cht_link_t *n = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
-	if (is_dummy(n))
-		cht_env_free(n);
-	else if (n->op->remove_callback)  /* n->op: set by cht__unlinked() */
-		n->op->remove_callback(n);
+	cht_link_t *l = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
+	if (l->op->remove_callback)  /* l->op: set by cht__unlinked_item() */
+		l->op->remove_callback(l);
 }
 
 /* The list */
 
-/** The dummy of @a hash's bucket in @a b (every published entry is set). */
-static inline cht_link_t *lookup_start(cht_buckets_t *b, uint64_t hash)
+/** The dummy of @a hash's bucket in @a b. */
+static inline cht_node_t *lookup_start(cht_buckets_t *b, uint64_t hash)
 {
-	return __atomic_load_n(&b->head[hash >> b->shift], __ATOMIC_ACQUIRE);
+	return &b->d[hash >> b->shift];
 }
 
 /**
- * Puts a dummy with hash @a key into the list after @a parent (a dummy with a
- * smaller hash) unless it is there already. Called by the resizer (and by
- * cht_create()) for a bucket array that is not yet published, inside a reader
- * section (search() may unlink and reclaim deleted nodes on the way).
- * @return the dummy, or NULL without memory.
+ * Links dummy @a d into the list after @a start (a node with a smaller or
+ * equal hash, in the list): before the first node with a hash >= d's. Inside
+ * a reader section (search() may unlink deleted nodes on the way).
  */
-static cht_link_t *dummy_insert(cht_t *h, cht_link_t *parent, uint64_t key)
+static void dummy_link(cht_t *h, cht_node_t *start, cht_node_t *d)
 {
-	cht_link_t *fresh = NULL;
 	for (;;) {
 		uintptr_t *prev;
-		cht_link_t *cur;
-		search(h, parent, key, false, &prev, &cur);
-		if (cur && cur->hash == key) {
-			/* Left in the list by an earlier grow that ran out of memory. */
-			if (fresh)
-				cht_env_free(fresh);
-			return cur;
-		}
-		if (!fresh) {
-			fresh = cht_env_malloc(sizeof(cht_link_t));
-			if (!fresh)
-				return NULL;
-			fresh->hash = key;
-			fresh->op = NULL;
-		}
-		__atomic_store_n(&fresh->next, (uintptr_t) cur, __ATOMIC_RELAXED);
+		cht_node_t *cur;
+		search(h, start, d->hash, false, &prev, &cur);
+		__atomic_store_n(&d->next, (uintptr_t) cur, __ATOMIC_RELAXED);
 		uintptr_t expected = (uintptr_t) cur;
-		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) fresh,
-		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-			__atomic_fetch_add(&h->stat_dummies, 1, __ATOMIC_RELAXED);
-			return fresh;
-		}
+		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) d,
+		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
 	}
 }
 
 /**
- * Fills the odd entries of @a nb (order k + 1) whose even entries are set:
- * inserts each new bucket's dummy after its parent's (bucket i - 1),
- * RESIZE_BATCH per reader section so that a large grow never holds up a grace
- * period. @return false without memory or when the table is being destroyed
- * (the dummies inserted so far stay in the list: they are correct, and the
- * next grow finds them).
+ * Links every dummy of the unpublished array @a nb into the list, each after
+ * the dummy of @a from (the published array; NULL when the table is being
+ * created) whose range holds its hash, or after its predecessor in @a nb
+ * (creation). RESIZE_BATCH per reader section, so that a large resize never
+ * holds up a grace period. Resizer or cht_create() only.
  */
-static bool buckets_fill(cht_t *h, cht_buckets_t *nb)
+static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 {
 	size_t n = (size_t) 1 << nb->order;
-	for (size_t i = 1; i < n;) {
-		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
-			return false;
-		bool ok = true;
+	for (size_t i = 0; i < n;) {
 		cht_env_rcu_read_lock();
-		for (size_t end = i + 2 * RESIZE_BATCH; i < end && i < n; i += 2) {
-			cht_link_t *d = dummy_insert(h, nb->head[i - 1],
-			    bucket_start(i, nb->order));
-			if (!d) {
-				ok = false;
-				break;
-			}
-			nb->head[i] = d;
+		for (size_t end = i + RESIZE_BATCH; i < end && i < n; i++) {
+			cht_node_t *start = from ? lookup_start(from, nb->d[i].hash) :
+			    (i ? &nb->d[i - 1] : &h->head);
+			dummy_link(h, start, &nb->d[i]);
 		}
 		cht_env_rcu_read_unlock();
-		if (!ok)
-			return false;
 	}
+}
+
+/**
+ * Retires the replaced array @a old once @a nb is published and a grace period
+ * has passed (no traversal starts at an old dummy any more): marks each old
+ * dummy deleted and unlinks it with a search from the newest dummy before it
+ * (a dummy of @a nb with a smaller hash, or the list head), RESIZE_BATCH per
+ * reader section; then waits another grace period (no traversal stands on an
+ * old dummy any more) and frees @a old. Resizer only.
+ */
+static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
+{
+	size_t n = (size_t) 1 << old->order;
+	for (size_t j = 0; j < n;) {
+		cht_env_rcu_read_lock();
+		for (size_t end = j + RESIZE_BATCH; j < end && j < n; j++) {
+			cht_node_t *d = &old->d[j];
+			(void) mark_deleted(d);
+			cht_node_t *start = d->hash ?
+			    lookup_start(nb, d->hash - 1) : &h->head;
+			uintptr_t *prev;
+			cht_node_t *cur;
+			/* Passes d (hash <= d->hash) and unlinks it on its way. */
+			search(h, start, d->hash, true, &prev, &cur);
+		}
+		cht_env_rcu_read_unlock();
+	}
+	cht_env_rcu_synchronize();
+	cht_env_free(old);
+}
+
+/**
+ * Replaces the bucket array by one of 2^@a order buckets (see the file
+ * comment). @return false without memory (the size stays). Resizer only.
+ */
+static bool buckets_replace(cht_t *h, size_t order)
+{
+	cht_buckets_t *old = h->b;
+	cht_buckets_t *nb = buckets_alloc(order);
+	if (!nb)
+		return false;
+	dummies_link(h, nb, old);
+	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
+	cht_env_rcu_synchronize();
+	dummies_retire(h, old, nb);
 	return true;
 }
 
@@ -302,65 +327,19 @@ static void count_rebatch(cht_t *h, size_t order)
 	}
 }
 
-/**
- * Doubles the bucket array: the new array is filled completely (every new
- * bucket's dummy inserted into the list) before it is published, so lookups
- * never see an empty bucket; then one grace period before the old array is
- * freed. Resizer only (the resize work).
- */
+/** Doubles the bucket array. Resizer only (the resize work). */
 static void grow(cht_t *h)
 {
-	cht_buckets_t *old = h->b;
-	cht_buckets_t *nb = buckets_alloc(old->order + 1);
-	if (!nb)
-		return;  /* no memory: keep the current size, try at the next request */
-	size_t n = (size_t) 1 << old->order;
-	for (size_t i = 0; i < n; i++)
-		nb->head[2 * i] = old->head[i];
-	if (!buckets_fill(h, nb)) {
-		cht_env_free(nb);
-		return;
-	}
-	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
-	cht_env_rcu_synchronize();
-	cht_env_free(old);
-	__atomic_fetch_add(&h->stat_grows, 1, __ATOMIC_RELAXED);
+	/* Without memory the size stays; the next request tries again. */
+	if (buckets_replace(h, h->b->order + 1))
+		__atomic_fetch_add(&h->stat_grows, 1, __ATOMIC_RELAXED);
 }
 
-/**
- * Halves the bucket array: publishes the smaller array (the even entries), waits
- * one grace period (after it no lookup or update starts from a dummy of an odd
- * old bucket any more), then deletes those dummies like ordinary nodes,
- * RESIZE_BATCH per reader section. Resizer only.
- */
+/** Halves the bucket array. Resizer only. */
 static void shrink(cht_t *h)
 {
-	cht_buckets_t *old = h->b;
-	cht_buckets_t *nb = buckets_alloc(old->order - 1);
-	if (!nb)
-		return;
-	size_t n = (size_t) 1 << nb->order;
-	for (size_t i = 0; i < n; i++)
-		nb->head[i] = old->head[2 * i];
-	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
-	cht_env_rcu_synchronize();
-	for (size_t i = 1; i < 2 * n;) {
-		cht_env_rcu_read_lock();
-		for (size_t end = i + 2 * RESIZE_BATCH; i < end && i < 2 * n; i += 2) {
-			cht_link_t *d = old->head[i];
-			if (!mark_deleted(d))
-				continue;
-			uintptr_t *prev;
-			cht_link_t *cur;
-			/* Unlink it (search removes deleted nodes on its way). */
-			search(h, lookup_start(nb, d->hash), d->hash, true, &prev,
-			    &cur);
-			__atomic_fetch_sub(&h->stat_dummies, 1, __ATOMIC_RELAXED);
-		}
-		cht_env_rcu_read_unlock();
-	}
-	cht_env_free(old);
-	__atomic_fetch_add(&h->stat_shrinks, 1, __ATOMIC_RELAXED);
+	if (buckets_replace(h, h->b->order - 1))
+		__atomic_fetch_add(&h->stat_shrinks, 1, __ATOMIC_RELAXED);
 }
 
 /** Resizes until the item count fits the thresholds (one resize at a time). */
@@ -430,21 +409,8 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	cht_buckets_t *b = buckets_alloc(order);
 	if (!b)
 		return CHT_ENOMEM;
-	b->head[0] = &h->head;
-	/* Every bucket's dummy, each after its parent's (a smaller index). */
-	for (size_t i = 1; i < ((size_t) 1 << order); i++) {
-		b->head[i] = dummy_insert(h, b->head[i & (i - 1)],
-		    bucket_start(i, order));
-		if (!b->head[i]) {
-			for (cht_link_t *d = ptr_of(h->head.next); d;) {
-				cht_link_t *next = ptr_of(d->next);
-				cht_env_free(d);
-				d = next;
-			}
-			cht_env_free(b);
-			return CHT_ENOMEM;
-		}
-	}
+	/* Nobody else sees the table yet; the reader sections are for search. */
+	dummies_link(h, b, NULL);
 	h->b = b;
 #ifdef CHT_ENV_CNT_SLOTS
 	/* Without memory for the slots the table counts in item_cnt alone. */
@@ -478,23 +444,23 @@ int cht_destroy(cht_t *h)
 		cht_env_sleep_ms(1);
 	cht_env_registry_remove(&h->reg_link);
 
-	/* Unlink (and hand to RCU) every deleted node still in the list. */
+	/* Unlink (and hand to RCU) every deleted item still in the list. */
 	cht_env_rcu_read_lock();
 	uintptr_t *prev;
-	cht_link_t *cur;
+	cht_node_t *cur;
 	search(h, &h->head, UINT64_MAX, true, &prev, &cur);
 	cht_env_rcu_read_unlock();
-	/* Every remove callback and node reclaim has run after this. */
+	/* Every remove callback has run after this. */
 	cht_env_rcu_barrier();
 
-	/* Only live dummies remain (the table is empty). */
-	cht_link_t *n = ptr_of(h->head.next);
-	while (n) {
-		cht_link_t *next = ptr_of(n->next);
+	/* Only the dummies of h->b remain (the table is empty). */
+	size_t left = 0;
+	for (cht_node_t *n = ptr_of(h->head.next); n; n = ptr_of(n->next)) {
 		cht_env_assert(is_dummy(n));
-		cht_env_free(n);
-		n = next;
+		left++;
 	}
+	cht_env_assert(left == (size_t) 1 << h->b->order);
+	(void) left;
 	h->head.next = 0;
 	cht_env_free(h->b);
 	h->b = NULL;
@@ -528,11 +494,11 @@ cht_link_t *cht_find_lazy(cht_t *h, void *key)
 cht_link_t *cht_find_next(cht_t *h, void *key, const cht_link_t *item)
 {
 	cht_env_assert(cht_env_rcu_read_locked());
-	cht_link_t *n = ptr_of(load_next((cht_link_t *) item));
-	while (n && n->hash == item->hash) {
+	cht_node_t *n = ptr_of(load_next(&item->n));
+	while (n && n->hash == item->n.hash) {
 		uintptr_t nx = load_next(n);
-		if (!is_deleted(nx) && h->op->key_equal(key, n))
-			return n;
+		if (!is_deleted(nx) && h->op->key_equal(key, (cht_link_t *) n))
+			return (cht_link_t *) n;
 		n = ptr_of(nx);
 	}
 	return NULL;
@@ -541,11 +507,11 @@ cht_link_t *cht_find_next(cht_t *h, void *key, const cht_link_t *item)
 cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item)
 {
 	cht_env_assert(cht_env_rcu_read_locked());
-	cht_link_t *n = ptr_of(load_next((cht_link_t *) item));
-	while (n && n->hash == item->hash) {
+	cht_node_t *n = ptr_of(load_next(&item->n));
+	while (n && n->hash == item->n.hash) {
 		uintptr_t nx = load_next(n);
-		if (!is_deleted(nx) && h->op->equal(n, item))
-			return n;
+		if (!is_deleted(nx) && h->op->equal((cht_link_t *) n, item))
+			return (cht_link_t *) n;
 		n = ptr_of(nx);
 	}
 	return NULL;
@@ -555,7 +521,7 @@ void cht__cleanup(cht_t *h, uint64_t hash)
 {
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	uintptr_t *prev;
-	cht_link_t *cur;
+	cht_node_t *cur;
 	search(h, lookup_start(b, hash), hash, true, &prev, &cur);
 }
 
@@ -567,12 +533,12 @@ size_t cht_remove_key(cht_t *h, void *key)
 bool cht_remove_item(cht_t *h, cht_link_t *item)
 {
 	cht_env_assert(cht_env_rcu_read_locked());
-	if (!mark_deleted(item))
+	if (!mark_deleted(&item->n))
 		return false;
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	int64_t items = 0;
 	bool check = cht__count(h, -1, &items);
-	cht__cleanup(h, item->hash);
+	cht__cleanup(h, item->n.hash);
 	if (check)
 		cht__check_shrink(h, b, items);
 	return true;
@@ -625,7 +591,7 @@ void cht_get_stats(cht_t *h, cht_stats_t *st)
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	st->items = (size_t) count_sum(h);
 	st->buckets = b ? (size_t) 1 << b->order : 0;
-	st->dummies = __atomic_load_n(&h->stat_dummies, __ATOMIC_RELAXED);
+	st->dummies = st->buckets;  /* one per bucket, in the bucket array */
 	st->grows = __atomic_load_n(&h->stat_grows, __ATOMIC_RELAXED);
 	st->shrinks = __atomic_load_n(&h->stat_shrinks, __ATOMIC_RELAXED);
 	st->resizing = __atomic_load_n(&h->resize_reqs, __ATOMIC_RELAXED) != 0;
