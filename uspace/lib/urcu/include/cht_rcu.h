@@ -97,6 +97,8 @@ struct cht_rcu_reader {
 	unsigned long nest;
 	/** Registered (in the reader registry). Owner only. */
 	int registered;
+	/** This is the reclaimer thread (cht_rcu_barrier() refuses). Owner only. */
+	int reclaimer;
 	/** Registry list, under the registry lock. */
 	struct cht_rcu_reader *reg_next, *reg_prev;
 };
@@ -109,8 +111,26 @@ struct cht_rcu_gp_state {
 	int reader_fence;
 } __attribute__((aligned(64)));
 
+#ifndef CHT_OS_BUILD
 extern __thread struct cht_rcu_reader cht_rcu_self
     __attribute__((tls_model("initial-exec")));
+#else
+/*
+ * The OS build (uspace/lib/c, no TLS register): the record lives in the
+ * calling thread's control block, found from the stack pointer (lib/c
+ * thread.h, "Thread pointer"); it is zero when the thread starts, as a TLS
+ * variable is. The name stays the one the code below uses.
+ */
+#include <thread.h>
+#define cht_rcu_self (*(struct cht_rcu_reader *) (void *) thread_tcb()->rcu)
+
+/**
+ * Fault injection for the negative control of chtuser (-B): while true,
+ * cht_rcu_synchronize() does not wait for readers, so callbacks free what
+ * readers still use. Tests only; relaxed atomics.
+ */
+extern bool cht_rcu_test_broken;
+#endif
 extern struct cht_rcu_gp_state cht_rcu_gp;
 
 /** Slow paths of the inline functions (out of line). */
