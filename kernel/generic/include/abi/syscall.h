@@ -25,7 +25,7 @@
  * | 11 | SYS_CPU_COUNT      | -                                 | CPUs online |
  * | 12 | SYS_CPU_CURRENT    | -                                 | id of the CPU running the caller |
  * | 13 | SYS_THREAD_WIRE    | unsigned cpu                      | 0: the caller now runs on that CPU only |
- * | 14 | SYS_CLOCK_NS       | -                                 | monotonic time since boot in ns (microsecond resolution) |
+ * | 14 | SYS_CLOCK_NS       | -                                 | monotonic time since boot in ns (the calibrated TSC: ns resolution) |
  * | 15 | SYS_MEMBARRIER     | unsigned flags (must be 0)        | 0: every CPU running the task executed a full barrier |
  * | 16 | SYS_TASK_ID        | -                                 | the task id |
  */
