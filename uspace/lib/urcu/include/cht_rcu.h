@@ -168,11 +168,16 @@ static inline void cht_rcu_full_fence(void)
 /** Per-thread ordering the flavour needs after the reader's counter store. */
 static inline void cht_rcu_reader_barrier(void)
 {
+#ifdef CHT_OS_BUILD
+	/* The OS always has SYS_MEMBARRIER: no flag to test (rcu.c). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
 	if (__builtin_expect(__atomic_load_n(&cht_rcu_gp.reader_fence,
 	    __ATOMIC_RELAXED), 0))
 		cht_rcu_full_fence();
 	else
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
 }
 
 /*
