@@ -35,6 +35,14 @@
  *
  * Not fork-safe: after fork() the child may only exec (as with most threaded
  * libraries).
+ *
+ * The OS build (CHT_OS_BUILD; the OS's uspace/lib/c, libcht for programs such
+ * as uspace/app/chtuser) is the same design and code: the writers' barrier is
+ * SYS_MEMBARRIER, which the OS always has (readers never fence), blocking is
+ * on lib/c futexes (cht_rcu_plat.h), and the per-thread record lives in the
+ * thread control block (no TLS register; see cht_rcu_self below). No signals
+ * there, no environment variables, no constructors: start-up happens at the
+ * first registration.
  */
 #ifndef CHT_RCU_H_
 #define CHT_RCU_H_
