@@ -197,14 +197,22 @@ static void worker_step(worker_t *w)
 	w->ops++;
 }
 
-static int worker_main(void *arg)
+/** Wires the calling thread to its CPU and registers it with the RCU. */
+static bool thread_setup(worker_t *w)
 {
-	worker_t *w = arg;
 	if (sys_thread_wire(w->cpu) != 0 ||
 	    cht_rcu_register_thread() != CHT_OK) {
 		w->errors++;
-		return 1;
+		return false;
 	}
+	return true;
+}
+
+static int worker_main(void *arg)
+{
+	worker_t *w = arg;
+	if (!thread_setup(w))
+		return 1;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		worker_step(w);
 	return 0;
@@ -215,11 +223,8 @@ static int worker_main(void *arg)
 static int bench_main(void *arg)
 {
 	worker_t *w = arg;
-	if (sys_thread_wire(w->cpu) != 0 ||
-	    cht_rcu_register_thread() != CHT_OK) {
-		w->errors++;
+	if (!thread_setup(w))
 		return 1;
-	}
 	uint64_t ops_n = 0, hits = 0;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		uint64_t key = rnd_next(w) % (2 * BENCH_ITEMS);
