@@ -64,18 +64,25 @@ typedef struct {
 	uint64_t magic;
 } item_t;
 
+/**
+ * One thread's state: set up by main before the thread starts, then the
+ * thread's own until main has joined it (thread_join orders its writes
+ * before main's reads).
+ */
 typedef struct {
 	unsigned index;
 	unsigned cpu;
 	uint64_t rnd;
-	/** Own keys present (owner only until joined). */
+	/** Own keys present. */
 	bool *present;
 	uint64_t ops, lookups, inserts, removes, errors;
 } worker_t;
 
+/** The table (its own synchronization: RCU readers, CAS updates). */
 static cht_t table;
 /** Workers stop when set. Relaxed atomics. */
 static bool stop;
+/** Written by main before any thread starts; read-only afterwards. */
 static unsigned nthreads;
 static uint64_t keys_per_thread = 1024;
 /** Remove callbacks run; items poisoned twice. Atomics. */
@@ -313,7 +320,7 @@ int main(int argc, char **argv)
 	long cpus = sys_cpu_count();
 	if (cpus < 1)
 		cpus = 1;
-	cht_rcu_test_broken = broken;
+	__atomic_store_n(&cht_rcu_test_broken, broken, __ATOMIC_RELAXED);
 
 	if (cht_rcu_register_thread() != CHT_OK) {
 		printf("chtuser: cannot register with the RCU\n");
