@@ -110,7 +110,7 @@ endif
 # uspace/lib/c into $(BUILD)/programs/NAME, booted as multiboot modules
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
-USPACE_APPS := hello fault sysjunk threads busy ufault
+USPACE_APPS := hello fault sysjunk threads busy ufault chtuser
 ULIBC := uspace/lib/c
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
@@ -123,8 +123,22 @@ ULDFLAGS := -nostdlib -static -T $(ULIBC)/user.ld -z max-page-size=0x1000 \
 ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 	$(GENERIC_DIR)/src/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
+# The OS's libcht: the kernel's cht.c again, over the third environment
+# (uspace/lib/cht/osenv ahead of the kernel's include directory) and libcht's
+# user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/urcu). Programs
+# listed in USPACE_CHT_APPS are compiled with the same include path and
+# linked with $(BUILD)/os/libcht.a.
+USPACE_CHT_APPS := chtuser
+UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/urcu/include \
+	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
+ULIBCHT_SRC := $(GENERIC_DIR)/src/adt/cht.c uspace/lib/cht/src/cht_env.c \
+	uspace/lib/urcu/src/rcu.c
+ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
+UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
+	$(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(a)/*.c)))
+$(ULIBCHT_OBJS) $(UCHT_APP_OBJS): UCFLAGS_PRE := $(UCHT_FLAGS)
 PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
-UDEPS := $(ULIBC_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
+UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
 CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)
@@ -169,7 +183,7 @@ programs: $(PROGRAMS)
 $(BUILD)/os/%.c.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  UCC     $<"
-	@$(CC) $(UCFLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(UCFLAGS_PRE) $(UCFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/os/%.S.o: %.S
 	@mkdir -p $(dir $@)
@@ -180,12 +194,18 @@ $(BUILD)/os/libc.a: $(ULIBC_OBJS)
 	@rm -f $@
 	@$(CROSS_COMPILE)ar rcs $@ $^
 
+$(BUILD)/os/libcht.a: $(ULIBCHT_OBJS)
+	@rm -f $@
+	@$(CROSS_COMPILE)ar rcs $@ $^
+
 define USPACE_APP_RULE
 $(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/*.c)) \
+		$(if $(filter $(1),$(USPACE_CHT_APPS)),$(BUILD)/os/libcht.a) \
 		$(BUILD)/os/libc.a $(ULIBC)/user.ld
 	@mkdir -p $$(dir $$@)
 	@echo "  ULD     $$@"
-	@$(LD) $(ULDFLAGS) -o $$@ $$(filter %.o,$$^) $(BUILD)/os/libc.a
+	@$(LD) $(ULDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %/libcht.a,$$^) \
+		$(BUILD)/os/libc.a
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
 

@@ -464,7 +464,8 @@ ESCAPES = [
 ]
 
 #: The user programs of the boot image (``run NAME`` is never generated).
-USER_PROGRAMS = {"hello", "fault", "sysjunk", "threads", "busy", "ufault"}
+USER_PROGRAMS = {"hello", "fault", "sysjunk", "threads", "busy", "ufault",
+                 "chtuser"}
 
 #: Run-time cap of accepted benchmark and torture runs (each is 1 s).
 RUNS_MAX = 30

@@ -16,6 +16,12 @@ locked page hash table at -smp 2; SMEP and SMAP are on with ``-cpu max``).  The 
   variable, membarrier) exits with status 0 and an exact counter;
 * ``run ufault -t 1`` (a thread per CPU faulting, shrinking and regrowing
   its area) exits 0: every remapped page read zero;
+* ``run chtuser -t 3`` (libcht built for the OS: a thread wired to every
+  CPU inserting, removing and looking up keys in one table, exact
+  accounting, use-after-free poison checks) reports ``errors=0``, exits 0
+  and leaves the kernel's counters at their baseline; at -smp 2 (A-RCU) the
+  negative control ``run chtuser -t 2 -k 16 -B`` (the user RCU's
+  synchronize does not wait for readers) must report errors;
 * ``run -b busy`` is listed by ``tasks`` (4 threads, running) and ``kill``
   ends it: its exit line comes, ``tasks`` is empty again;
 * ``kill`` at several moments of running ``threads``, ``ufault`` and ``busy``
@@ -42,7 +48,8 @@ BOOT_TIMEOUT = 180
 CMD_TIMEOUT = 120
 SETTLE_TIMEOUT = 30
 
-PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault")
+PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault",
+            "chtuser")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)
@@ -77,6 +84,7 @@ def task_boot(request, boot_factory):
     boot.cpumax = cpumax
     boot.runs = runs
     boot.faults = FAULTS if all_faults else ("null", "ud")
+    boot.flavour = flavour
     return boot
 
 
@@ -208,6 +216,39 @@ class TestTasks:
         assert m, out
         assert int(m.group(1)) == task_boot.smp and int(m.group(2)) > 0 \
             and int(m.group(3)) == 0 and status == 0, out
+
+    def test_chtuser(self, task_boot):
+        """libcht in a user task: a thread per CPU, exact accounting, no
+        use-after-free, every byte freed (by the program's malloc count and
+        by the kernel's counters afterwards)."""
+        k = task_boot.k
+        run_exit(k, "run hello")
+        baseline = settle(k)
+        _, status, out = run_exit(k, "run chtuser -t 3")
+        m = re.search(r"^chtuser: threads=(\d+) ops=(\d+) errors=(\d+)$", out,
+                      re.MULTILINE)
+        assert m, out
+        assert int(m.group(1)) == task_boot.smp and int(m.group(2)) > 0 \
+            and int(m.group(3)) == 0 and status == 0, out
+        now = settle(k, baseline)
+        assert now == baseline, "after chtuser: %s, baseline %s" % (
+            now, baseline)
+
+    def test_chtuser_broken_rcu(self, task_boot):
+        """Negative control: with grace periods that do not wait (-B), the
+        poison check of chtuser's slow readers must report errors (at -smp
+        2 on A-RCU only: it needs two CPUs, and its outcome does not depend
+        on the kernel's RCU)."""
+        if task_boot.smp != 2 or task_boot.flavour != "a-rcu":
+            pytest.skip("negative control runs at -smp 2, A-RCU only")
+        out = task_boot.k.cmd("run chtuser -t 2 -k 16 -B", CMD_TIMEOUT)
+        m = re.search(r"^chtuser: threads=2 ops=\d+ errors=(\d+)$", out,
+                      re.MULTILINE)
+        ex = EXIT_RE.search(out)
+        killed = KILLED_RE.search(out)
+        # Freed items may also corrupt the heap and get the task killed.
+        assert killed or (m and ex and int(m.group(1)) > 0 and
+                          int(ex.group(3)) == 1), out
 
     def test_background_and_kill(self, task_boot):
         """``run -b busy`` is listed by ``tasks``; ``kill`` ends it."""

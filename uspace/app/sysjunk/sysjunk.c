@@ -133,6 +133,22 @@ int main(int argc, char **argv)
 		printf("sysjunk: a valid call failed\n");
 		return 100;
 	}
+	/* The clock never goes back and counts nanoseconds, not microseconds. */
+	long prev = sys_clock_ns();
+	int sub_us = 0;
+	for (int i = 0; i < 64; i++) {
+		long now = sys_clock_ns();
+		if (now < prev) {
+			printf("sysjunk: SYS_CLOCK_NS went back\n");
+			return 101;
+		}
+		sub_us += now % 1000 != 0;
+		prev = now;
+	}
+	if (sub_us == 0) {
+		printf("sysjunk: SYS_CLOCK_NS has microsecond resolution\n");
+		return 102;
+	}
 	printf("sysjunk: %d calls with junk, %d did not return an error\n",
 	    calls, wrong);
 	return wrong;

@@ -25,7 +25,7 @@
  * | 11 | SYS_CPU_COUNT      | -                                 | CPUs online |
  * | 12 | SYS_CPU_CURRENT    | -                                 | id of the CPU running the caller |
  * | 13 | SYS_THREAD_WIRE    | unsigned cpu                      | 0: the caller now runs on that CPU only |
- * | 14 | SYS_CLOCK_NS       | -                                 | monotonic time since boot in ns (microsecond resolution) |
+ * | 14 | SYS_CLOCK_NS       | -                                 | monotonic time since boot in ns (the calibrated TSC: ns resolution) |
  * | 15 | SYS_MEMBARRIER     | unsigned flags (must be 0)        | 0: every CPU running the task executed a full barrier |
  * | 16 | SYS_TASK_ID        | -                                 | the task id |
  */
@@ -65,5 +65,15 @@
 /** User areas lie in [USER_AREA_START, USER_AREA_END). */
 #define USER_AREA_START 0x0000000000010000UL
 #define USER_AREA_END   0x00007ffffffff000UL
+/**
+ * Every user thread's stack is an area of USER_STACK_SIZE bytes aligned to
+ * USER_STACK_SIZE: the main thread's is made by the loader just below
+ * USER_STACK_TOP, the others by uspace/lib/c. So rsp rounded down to
+ * USER_STACK_SIZE is the base of the running thread's stack, where lib/c
+ * keeps the thread's control block (its thread pointer: user threads have
+ * no TLS register).
+ */
+#define USER_STACK_SIZE (256UL * 1024)
+#define USER_STACK_TOP  0x00007fff00000000UL
 
 #endif

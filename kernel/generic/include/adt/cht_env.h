@@ -3,8 +3,9 @@
  *
  * cht.c reaches RCU, deferred work, allocation, atomics, assertions and
  * printing only through the names defined here, so the same source compiles in
- * userspace over uspace/lib/cht/env/adt/cht_env.h (docs/ARCHITECTURE.md,
- * "One CHT, two environments").
+ * userspace over uspace/lib/cht/env/adt/cht_env.h (Linux) and
+ * uspace/lib/cht/osenv/adt/cht_env.h (the OS's user programs)
+ * (docs/ARCHITECTURE.md, "One CHT, three environments").
  */
 #ifndef KERN_CHT_ENV_H_
 #define KERN_CHT_ENV_H_

@@ -5,6 +5,7 @@
 #define KERN_PROGRAM_H_
 
 #include <typedefs.h>
+#include <abi/syscall.h>
 
 struct task;
 
@@ -15,8 +16,10 @@ struct task;
 #define PROGRAM_ARG_BYTES 2048
 
 /** Main thread stack: the area [USTACK_TOP - USTACK_SIZE, USTACK_TOP). */
-#define USTACK_TOP  0x00007fff00000000UL
-#define USTACK_SIZE (256UL * 1024)
+#define USTACK_TOP  USER_STACK_TOP
+#define USTACK_SIZE USER_STACK_SIZE
+_Static_assert((USTACK_TOP & (USTACK_SIZE - 1)) == 0,
+    "lib/c finds the thread control block by aligning rsp down");
 
 typedef struct {
 	char name[PROGRAM_NAME_MAX];

@@ -14,5 +14,10 @@ uint64_t tsc_hz(void);
 void udelay(uint64_t us);
 /** Microseconds since the TSC calibration at boot. Any context, any CPU. */
 uint64_t uptime_us(void);
+/**
+ * Nanoseconds since the TSC calibration at boot, at the TSC's resolution
+ * (SYS_CLOCK_NS). Any context, any CPU (invariant TSC, see delay.c).
+ */
+uint64_t uptime_ns(void);
 
 #endif

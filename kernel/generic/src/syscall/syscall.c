@@ -220,7 +220,7 @@ static int64_t sys_thread_wire(uint64_t cpu_id, uint64_t a2, uint64_t a3,
 static int64_t sys_clock_ns(uint64_t a1, uint64_t a2, uint64_t a3,
     uint64_t a4, uint64_t a5)
 {
-	return (int64_t) (uptime_us() * 1000);
+	return (int64_t) uptime_ns();
 }
 
 static void membarrier_func(void *arg)

@@ -39,3 +39,13 @@ uint64_t uptime_us(void)
 	/* Split to avoid overflow of d * 1000000. */
 	return (d / tsc_freq) * 1000000 + (d % tsc_freq) * 1000000 / tsc_freq;
 }
+
+uint64_t uptime_ns(void)
+{
+	if (!tsc_freq)
+		return 0;
+	uint64_t d = rdtsc() - tsc_boot;
+	/* (d % f) * 10^9 < 2^64 while f < 18 GHz. */
+	return (d / tsc_freq) * 1000000000UL +
+	    (d % tsc_freq) * 1000000000UL / tsc_freq;
+}

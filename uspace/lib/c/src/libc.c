@@ -181,6 +181,13 @@ typedef struct free_block {
 static mutex_t heap_lock = MUTEX_INITIALIZER;
 static free_block_t *free_lists[CLASSES];
 static char *chunk_next, *chunk_end;
+/** Bytes of live blocks (malloc_in_use()). Atomics, relaxed. */
+static size_t heap_in_use;
+
+size_t malloc_in_use(void)
+{
+	return __atomic_load_n(&heap_in_use, __ATOMIC_RELAXED);
+}
 
 static void *big_alloc(size_t size)
 {
@@ -192,6 +199,7 @@ static void *big_alloc(size_t size)
 		return NULL;
 	uint64_t *h = (uint64_t *) base;
 	h[0] = total;  /* > the largest class size: a big block */
+	__atomic_fetch_add(&heap_in_use, total, __ATOMIC_RELAXED);
 	return (char *) base + HDR;
 }
 
@@ -224,6 +232,7 @@ void *malloc(size_t size)
 		chunk_next += bsize;
 	}
 	mutex_unlock(&heap_lock);
+	__atomic_fetch_add(&heap_in_use, bsize, __ATOMIC_RELAXED);
 	*(uint64_t *) b = cls;
 	return b + HDR;
 }
@@ -245,9 +254,12 @@ void free(void *p)
 	char *b = (char *) p - HDR;
 	uint64_t v = *(uint64_t *) b;
 	if (v >= CLASSES) {
+		__atomic_fetch_sub(&heap_in_use, v, __ATOMIC_RELAXED);
 		(void) sys_area_destroy((uintptr_t) b);
 		return;
 	}
+	__atomic_fetch_sub(&heap_in_use, (size_t) 1 << (v + CLASS_MIN_SHIFT),
+	    __ATOMIC_RELAXED);
 	mutex_lock(&heap_lock);
 	((free_block_t *) b)->next = free_lists[v];
 	free_lists[v] = (free_block_t *) b;

@@ -35,6 +35,14 @@
  *
  * Not fork-safe: after fork() the child may only exec (as with most threaded
  * libraries).
+ *
+ * The OS build (CHT_OS_BUILD; the OS's uspace/lib/c, libcht for programs such
+ * as uspace/app/chtuser) is the same design and code: the writers' barrier is
+ * SYS_MEMBARRIER, which the OS always has (readers never fence), blocking is
+ * on lib/c futexes (cht_rcu_plat.h), and the per-thread record lives in the
+ * thread control block (no TLS register; see cht_rcu_self below). No signals
+ * there, no environment variables, no constructors: start-up happens at the
+ * first registration.
  */
 #ifndef CHT_RCU_H_
 #define CHT_RCU_H_
@@ -103,6 +111,8 @@ struct cht_rcu_reader {
 	unsigned stripe;
 	/** Registered (in the reader registry). Owner only. */
 	int registered;
+	/** This is the reclaimer thread (cht_rcu_barrier() refuses). Owner only. */
+	int reclaimer;
 	/** Registry list, under the registry lock. */
 	struct cht_rcu_reader *reg_next, *reg_prev;
 };
@@ -115,8 +125,29 @@ struct cht_rcu_gp_state {
 	int reader_fence;
 } __attribute__((aligned(64)));
 
+#ifndef CHT_OS_BUILD
 extern __thread struct cht_rcu_reader cht_rcu_self
     __attribute__((tls_model("initial-exec")));
+#else
+/*
+ * The OS build (uspace/lib/c, no TLS register): the record lives in the
+ * calling thread's control block, found from the stack pointer (lib/c
+ * thread.h, "Thread pointer"); it is zero when the thread starts, as a TLS
+ * variable is. The name stays the one the code below uses.
+ */
+#include <thread.h>
+#define cht_rcu_self (*(struct cht_rcu_reader *) (void *) thread_tcb()->rcu)
+_Static_assert(sizeof(struct cht_rcu_reader) <=
+    sizeof(((struct thread_tcb *) 0)->rcu),
+    "the RCU reader record must fit its slot in the thread control block");
+
+/**
+ * Fault injection for the negative control of chtuser (-B): while true,
+ * cht_rcu_synchronize() does not wait for readers, so callbacks free what
+ * readers still use. Tests only; relaxed atomics.
+ */
+extern bool cht_rcu_test_broken;
+#endif
 extern struct cht_rcu_gp_state cht_rcu_gp;
 
 /** Slow paths of the inline functions (out of line). */
@@ -154,11 +185,16 @@ static inline void cht_rcu_full_fence(void)
 /** Per-thread ordering the flavour needs after the reader's counter store. */
 static inline void cht_rcu_reader_barrier(void)
 {
+#ifdef CHT_OS_BUILD
+	/* The OS always has SYS_MEMBARRIER: no flag to test (rcu.c). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
 	if (__builtin_expect(__atomic_load_n(&cht_rcu_gp.reader_fence,
 	    __ATOMIC_RELAXED), 0))
 		cht_rcu_full_fence();
 	else
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
 }
 
 /*

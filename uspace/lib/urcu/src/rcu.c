@@ -2,22 +2,26 @@
  * The userspace RCU of libcht: membarrier-based readers, one reclaimer thread.
  * See cht_rcu.h for the design; the ordering arguments are next to the code.
  *
+ * Two platforms (cht_rcu_plat.h): Linux, and the OS's uspace/lib/c
+ * (CHT_OS_BUILD). The design and this code are the same on both; they differ
+ * in the writer's barrier (membarrier(2) vs SYS_MEMBARRIER, which the OS
+ * always has, so its readers never fence), in where a thread's reader record
+ * lives (TLS vs the thread control block, cht_rcu.h) and in start-up
+ * (a constructor vs the first registration: lib/c runs no constructors).
+ *
  * Build option CHT_RCU_BROKEN (negative control for the torture test only):
- * cht_rcu_synchronize() does not wait for readers.
+ * cht_rcu_synchronize() does not wait for readers. The OS build has the
+ * same fault as a run-time switch instead, cht_rcu_test_broken (chtuser -B).
  */
 #define _GNU_SOURCE
 #include <cht_rcu.h>
+#include <cht_rcu_plat.h>
 
-#include <errno.h>
-#include <linux/membarrier.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#ifndef CHT_OS_BUILD
+#include <linux/membarrier.h>
+#include <signal.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 __thread struct cht_rcu_reader cht_rcu_self
@@ -28,17 +32,28 @@ struct cht_rcu_gp_state cht_rcu_gp = { .seq = 1, .reader_fence = 1 };
 
 /** Writer side: 1 when membarrier(PRIVATE_EXPEDITED) is registered. */
 static int use_membarrier;
+#else
+_Static_assert(sizeof(struct cht_rcu_reader) <=
+    sizeof(((thread_tcb_t *) 0)->rcu), "the reader record fits the TCB");
+
+/* SYS_MEMBARRIER is always there: readers never fence. */
+struct cht_rcu_gp_state cht_rcu_gp = { .seq = 1, .reader_fence = 0 };
+static const int use_membarrier = 1;
+
+bool cht_rcu_test_broken;
+#endif
 
 /* Registry of reader threads. */
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static cht_plat_mutex_t registry_lock = CHT_PLAT_MUTEX_INIT;
 static struct cht_rcu_reader *registry;
 /** Registered threads; written under registry_lock, read atomically. */
 static size_t registry_count;
-static pthread_key_t exit_key;
+static cht_plat_key_t exit_key;
+/** The key exists. Linux: set by the constructor; OS: atomics, see init. */
 static int exit_key_ok;
 
 /* Grace periods: serialized by gp_lock. */
-static pthread_mutex_t gp_lock = PTHREAD_MUTEX_INITIALIZER;
+static cht_plat_mutex_t gp_lock = CHT_PLAT_MUTEX_INIT;
 /** Target of the last completed GP. Atomics. */
 static uint64_t gp_completed;
 static uint64_t stat_gps, stat_gps_shared, stat_cbs_run, stat_batches;
@@ -47,18 +62,17 @@ static uint64_t stat_gps, stat_gps_shared, stat_cbs_run, stat_batches;
 static cht_rcu_head_t *cb_list;
 static int reclaimer_sleeping;
 static int barrier_waiters;
-static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
+static cht_plat_mutex_t cb_lock = CHT_PLAT_MUTEX_INIT;
+static cht_plat_cond_t cb_cond = CHT_PLAT_COND_INIT;
 /*
  * The reclaimer is started by the first registration or callback; if it
  * cannot be started, the next registration or callback tries again.
  */
-static pthread_mutex_t reclaimer_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static cht_plat_mutex_t reclaimer_start_lock = CHT_PLAT_MUTEX_INIT;
 /** 1 once the reclaimer runs. Written under reclaimer_start_lock; atomics. */
 static int reclaimer_ok;
 /** A failed start was reported. Under reclaimer_start_lock. */
 static int reclaimer_warned;
-static __thread int in_reclaimer;
 
 const char *cht_strerror(int err)
 {
@@ -80,6 +94,7 @@ const char *cht_strerror(int err)
 
 static void thread_exit_hook(void *arg);
 
+#ifndef CHT_OS_BUILD
 static void membarrier_setup(void)
 {
 	const char *f = getenv("CHT_RCU_FLAVOUR");
@@ -101,10 +116,30 @@ static void membarrier_setup(void)
 
 __attribute__((constructor)) static void cht_rcu_init(void)
 {
-	if (pthread_key_create(&exit_key, thread_exit_hook) == 0)
+	if (cht_plat_key_create(&exit_key, thread_exit_hook) == 0)
 		exit_key_ok = 1;
 	membarrier_setup();
 }
+
+/** The constructor did it all. */
+static inline void cht_rcu_init_once(void)
+{
+}
+#else
+/** Protects the key's creation (lib/c runs no constructors). */
+static cht_plat_mutex_t init_lock = CHT_PLAT_MUTEX_INIT;
+
+/** Creates the exit key at the first registration. */
+static void cht_rcu_init_once(void)
+{
+	if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE))
+		return;
+	cht_plat_lock(&init_lock);
+	if (!exit_key_ok && cht_plat_key_create(&exit_key, thread_exit_hook) == 0)
+		__atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);
+	cht_plat_unlock(&init_lock);
+}
+#endif
 
 const char *cht_rcu_flavour(void)
 {
@@ -120,16 +155,25 @@ const char *cht_rcu_flavour(void)
  */
 static void writer_barrier(void)
 {
+#ifndef CHT_OS_BUILD
 	if (__atomic_load_n(&use_membarrier, __ATOMIC_RELAXED)) {
 		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
 		    0) == 0)
 			return;
 		/* Cannot happen after a successful registration. */
-		fprintf(stderr, "cht_rcu: membarrier failed: %s\n",
+		cht_plat_error("cht_rcu: membarrier failed: %s\n",
 		    strerror(errno));
-		abort();
+		cht_plat_abort();
 	}
 	cht_rcu_full_fence();
+#else
+	/* Every CPU running a thread of this task executes a full barrier. */
+	long rc = sys_membarrier(0);
+	if (rc != 0) {
+		cht_plat_error("cht_rcu: SYS_MEMBARRIER failed: %ld\n", rc);
+		cht_plat_abort();
+	}
+#endif
 }
 
 /* Registration */
@@ -166,17 +210,18 @@ int cht_rcu_register_thread(void)
 	struct cht_rcu_reader *r = &cht_rcu_self;
 	if (r->registered)
 		return CHT_OK;
-	if (!reclaimer_ensure() || !exit_key_ok)
+	cht_rcu_init_once();
+	if (!reclaimer_ensure() || !__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE))
 		return CHT_ENOMEM;
 	/* Unregister automatically at thread exit. */
-	if (pthread_setspecific(exit_key, r) != 0)
+	if (cht_plat_setspecific(exit_key, r) != 0)
 		return CHT_ENOMEM;
 	__atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
 	r->nest = 0;
 	r->stripe = __atomic_fetch_add(&stripe_next, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&registry_lock);
+	cht_plat_lock(&registry_lock);
 	registry_insert(r);
-	pthread_mutex_unlock(&registry_lock);
+	cht_plat_unlock(&registry_lock);
 	r->registered = 1;
 	return CHT_OK;
 }
@@ -189,9 +234,9 @@ static void unregister(struct cht_rcu_reader *r)
 	 */
 	__atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
 	r->nest = 0;
-	pthread_mutex_lock(&registry_lock);
+	cht_plat_lock(&registry_lock);
 	registry_delete(r);
-	pthread_mutex_unlock(&registry_lock);
+	cht_plat_unlock(&registry_lock);
 	r->registered = 0;
 }
 
@@ -203,7 +248,7 @@ int cht_rcu_unregister_thread(void)
 	if (r->nest != 0)
 		return CHT_EDEADLK;
 	unregister(r);
-	(void) pthread_setspecific(exit_key, NULL);
+	(void) cht_plat_setspecific(exit_key, NULL);
 	return CHT_OK;
 }
 
@@ -214,7 +259,7 @@ static void thread_exit_hook(void *arg)
 	if (r != &cht_rcu_self || !r->registered)
 		return;
 	if (r->nest != 0)
-		fprintf(stderr, "cht_rcu: thread exited inside a reader section "
+		cht_plat_error("cht_rcu: thread exited inside a reader section "
 		    "(section abandoned)\n");
 	unregister(r);
 }
@@ -228,7 +273,7 @@ void cht_rcu_read_unlock_unbalanced(void)
 {
 	static int warned;
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-		fprintf(stderr, "cht_rcu: cht_rcu_read_unlock() outside a reader "
+		cht_plat_error("cht_rcu: cht_rcu_read_unlock() outside a reader "
 		    "section (ignored)\n");
 }
 
@@ -245,9 +290,7 @@ static void relax(void)
 
 static void sleep_us(long us)
 {
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	cht_plat_sleep_us(us);
 }
 
 /** Waits until @a r is outside a section or in one that began at @a target. */
@@ -268,7 +311,7 @@ static void wait_for_reader(struct cht_rcu_reader *r, uint64_t target)
 		if (attempts < 200) {
 			relax();
 		} else if (attempts < 220) {
-			sched_yield();
+			cht_plat_yield();
 		} else {
 			sleep_us(sleep);
 			if (sleep < 1000)
@@ -289,11 +332,11 @@ int cht_rcu_synchronize(void)
 	 */
 	cht_rcu_full_fence();
 	uint64_t snap = __atomic_load_n(&cht_rcu_gp.seq, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&gp_lock);
+	cht_plat_lock(&gp_lock);
 	if (__atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE) > snap) {
 		/* A whole GP ran after our snapshot: it covers us. */
 		__atomic_fetch_add(&stat_gps_shared, 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&gp_lock);
+		cht_plat_unlock(&gp_lock);
 		return CHT_OK;
 	}
 	/*
@@ -314,25 +357,33 @@ int cht_rcu_synchronize(void)
 	writer_barrier();
 #ifndef CHT_RCU_BROKEN
 	/* 3. Wait for readers whose sections began before the advance. */
-	pthread_mutex_lock(&registry_lock);
+#ifdef CHT_OS_BUILD
+	if (__atomic_load_n(&cht_rcu_test_broken, __ATOMIC_RELAXED))
+		goto skip_wait;
+#endif
+	cht_plat_lock(&registry_lock);
 	for (struct cht_rcu_reader *r = registry; r; r = r->reg_next) {
 		if (r != &cht_rcu_self)
 			wait_for_reader(r, target);
 	}
-	pthread_mutex_unlock(&registry_lock);
+	cht_plat_unlock(&registry_lock);
+#ifdef CHT_OS_BUILD
+skip_wait:
+#endif
 #else
 	(void) wait_for_reader;
 #endif
 	__atomic_store_n(&gp_completed, target, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&stat_gps, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&gp_lock);
+	cht_plat_unlock(&gp_lock);
 	return CHT_OK;
 }
 
 /* Callbacks */
 
-static void *reclaimer_main(void *arg);
+static cht_plat_helper_ret_t reclaimer_main(void *arg);
 
+#ifndef CHT_OS_BUILD
 static int start_helper(void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
@@ -349,10 +400,16 @@ static int start_helper(void *(*fn)(void *), void *arg)
 	pthread_attr_destroy(&attr);
 	return rc == 0 ? 0 : -1;
 }
+#else
+static int start_helper(int (*fn)(void *), void *arg)
+{
+	/* Never joined: the thread ends with the task. */
+	return thread_create(fn, arg) ? 0 : -1;
+}
+#endif
 
 /* Exported for the environment of the table (its worker thread). */
-int cht_rcu_start_helper(void *(*fn)(void *), void *arg);
-int cht_rcu_start_helper(void *(*fn)(void *), void *arg)
+int cht_rcu_start_helper(cht_plat_helper_ret_t (*fn)(void *), void *arg)
 {
 	return start_helper(fn, arg);
 }
@@ -365,18 +422,18 @@ static int reclaimer_ensure(void)
 {
 	if (__atomic_load_n(&reclaimer_ok, __ATOMIC_ACQUIRE))
 		return 1;
-	pthread_mutex_lock(&reclaimer_start_lock);
+	cht_plat_lock(&reclaimer_start_lock);
 	if (!__atomic_load_n(&reclaimer_ok, __ATOMIC_RELAXED)) {
 		if (start_helper(reclaimer_main, NULL) == 0) {
 			__atomic_store_n(&reclaimer_ok, 1, __ATOMIC_RELEASE);
 		} else if (!reclaimer_warned) {
 			reclaimer_warned = 1;
-			fprintf(stderr, "cht_rcu: cannot start the reclaimer thread "
+			cht_plat_error("cht_rcu: cannot start the reclaimer thread "
 			    "(retried at the next registration or callback)\n");
 		}
 	}
 	int ok = __atomic_load_n(&reclaimer_ok, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&reclaimer_start_lock);
+	cht_plat_unlock(&reclaimer_start_lock);
 	return ok;
 }
 
@@ -401,16 +458,16 @@ void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
 	 * by someone who looked.
 	 */
 	if (!old && __atomic_load_n(&reclaimer_sleeping, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&cb_lock);
-		pthread_cond_signal(&cb_cond);
-		pthread_mutex_unlock(&cb_lock);
+		cht_plat_lock(&cb_lock);
+		cht_plat_cond_signal(&cb_cond);
+		cht_plat_unlock(&cb_lock);
 	}
 }
 
-static void *reclaimer_main(void *arg)
+static cht_plat_helper_ret_t reclaimer_main(void *arg)
 {
 	(void) arg;
-	in_reclaimer = 1;
+	cht_rcu_self.reclaimer = 1;
 	(void) cht_rcu_register_thread();
 	for (;;) {
 		cht_rcu_head_t *list = __atomic_exchange_n(&cb_list, NULL,
@@ -418,10 +475,10 @@ static void *reclaimer_main(void *arg)
 		if (!list) {
 			__atomic_store_n(&reclaimer_sleeping, 1, __ATOMIC_SEQ_CST);
 			if (!__atomic_load_n(&cb_list, __ATOMIC_SEQ_CST)) {
-				pthread_mutex_lock(&cb_lock);
+				cht_plat_lock(&cb_lock);
 				while (!__atomic_load_n(&cb_list, __ATOMIC_ACQUIRE))
-					pthread_cond_wait(&cb_cond, &cb_lock);
-				pthread_mutex_unlock(&cb_lock);
+					cht_plat_cond_wait(&cb_cond, &cb_lock);
+				cht_plat_unlock(&cb_lock);
 			}
 			__atomic_store_n(&reclaimer_sleeping, 0, __ATOMIC_RELAXED);
 			continue;
@@ -453,32 +510,32 @@ static void *reclaimer_main(void *arg)
 		    __ATOMIC_RELAXED))
 			sleep_us(1000);
 	}
-	return NULL;
+	return CHT_PLAT_HELPER_RETURN;
 }
 
 typedef struct {
 	cht_rcu_head_t head;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	cht_plat_mutex_t lock;
+	cht_plat_cond_t cond;
 	int done;
 } barrier_t;
 
 static void barrier_cb(cht_rcu_head_t *head)
 {
 	barrier_t *b = (barrier_t *) head;
-	pthread_mutex_lock(&b->lock);
+	cht_plat_lock(&b->lock);
 	b->done = 1;
-	pthread_cond_signal(&b->cond);
-	pthread_mutex_unlock(&b->lock);
+	cht_plat_cond_signal(&b->cond);
+	cht_plat_unlock(&b->lock);
 }
 
 int cht_rcu_barrier(void)
 {
-	if (cht_rcu_self.nest != 0 || in_reclaimer)
+	if (cht_rcu_self.nest != 0 || cht_rcu_self.reclaimer)
 		return CHT_EDEADLK;
 	barrier_t b;
-	pthread_mutex_init(&b.lock, NULL);
-	pthread_cond_init(&b.cond, NULL);
+	cht_plat_mutex_init(&b.lock);
+	cht_plat_cond_init(&b.cond);
 	b.done = 0;
 	__atomic_fetch_add(&barrier_waiters, 1, __ATOMIC_RELAXED);
 	/*
@@ -487,13 +544,13 @@ int cht_rcu_barrier(void)
 	 * earlier batch.
 	 */
 	cht_rcu_call(&b.head, barrier_cb);
-	pthread_mutex_lock(&b.lock);
+	cht_plat_lock(&b.lock);
 	while (!b.done)
-		pthread_cond_wait(&b.cond, &b.lock);
-	pthread_mutex_unlock(&b.lock);
+		cht_plat_cond_wait(&b.cond, &b.lock);
+	cht_plat_unlock(&b.lock);
 	__atomic_fetch_sub(&barrier_waiters, 1, __ATOMIC_RELAXED);
-	pthread_cond_destroy(&b.cond);
-	pthread_mutex_destroy(&b.lock);
+	cht_plat_cond_destroy(&b.cond);
+	cht_plat_mutex_destroy(&b.lock);
 	return CHT_OK;
 }
 

@@ -3,7 +3,7 @@
  *
  * The table's source is the kernel's kernel/generic/src/adt/cht.c, compiled
  * unchanged; it reaches RCU, deferred work, allocation and assertions only
- * through the names defined here (docs/ARCHITECTURE.md, "One CHT, two
+ * through the names defined here (docs/ARCHITECTURE.md, "One CHT, three
  * environments"). This directory comes before kernel/generic/include on the
  * include path, so <adt/cht_env.h> resolves here and <adt/cht.h> to the
  * kernel's header.

@@ -1,0 +1,36 @@
+/** @file cht_env.h
+ * The third environment of the concurrent hash table: the OS's own user
+ * space (uspace/lib/c), for programs such as uspace/app/chtuser.
+ *
+ * The table's source is the kernel's kernel/generic/src/adt/cht.c, compiled
+ * unchanged (docs/ARCHITECTURE.md, "One CHT, three environments"). This
+ * directory comes before kernel/generic/include on the include path of the
+ * OS's libcht (top-level Makefile, $(BUILD)/os/libcht.a), so <adt/cht_env.h>
+ * resolves here and <adt/cht.h> to the kernel's header.
+ *
+ * The names cht.c uses are declared as for Linux (the header included
+ * below: libcht's user RCU, a worker thread for resizes, malloc/free,
+ * assertions unless CHT_NDEBUG). What differs is underneath them, selected
+ * by CHT_OS_BUILD (which the Makefile defines with this directory):
+ *
+ *   RCU            libcht's user RCU (uspace/lib/urcu/src/rcu.c) over lib/c:
+ *                  readers as on Linux (no fence, no RMW), the writers'
+ *                  barrier SYS_MEMBARRIER, blocking on futex mutexes and
+ *                  condition variables, the reader record in the thread
+ *                  control block (lib/c thread_tcb(): no TLS register)
+ *   deferred work  uspace/lib/cht/src/cht_env.c's worker, a lib/c thread
+ *   clock, sleep   SYS_CLOCK_NS, a futex wait with a timeout
+ *   failures       printed on the console; the task ends with status 134
+ *
+ * (uspace/lib/urcu/include/cht_rcu_plat.h has the whole platform layer.)
+ */
+#ifndef USPACE_OS_CHT_ENV_H_
+#define USPACE_OS_CHT_ENV_H_
+
+#ifndef CHT_OS_BUILD
+#error "the OS environment of the CHT needs CHT_OS_BUILD (see the Makefile)"
+#endif
+
+#include "../../env/adt/cht_env.h"
+
+#endif
