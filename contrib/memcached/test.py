@@ -160,25 +160,35 @@ def run_capable(variant):
     return res, alive
 
 
-def run_concurrency(variant, fill, clients):
+def concurrency_run(variant, fill, clients, extra, timeout):
+    """Starts @variant's server, runs concurrency.py against it (extra
+    arguments @extra) and stops it; the check's output goes to
+    concurrency-VARIANT.log. Returns (output, exit status, server alive at
+    the end, sanitizer lines, server log path, seconds); a timeout is exit
+    status None."""
+    t0 = time.time()
     srv = Server(variant, ["-t", "4", "-m", "1024", "-o", "hashpower=14"],
                  "concurrency-%s" % variant)
     cmd = [sys.executable, os.path.join(ROOT, "contrib", "memcached", "concurrency.py"),
-           "--port", str(srv.port), "--fill", str(fill), "--clients", str(clients),
-           "--min-power", str(max(15, (fill // 2).bit_length()))]
-    if variant.startswith("stock"):
-        cmd.append("--no-shrink-check")     # stock never shrinks its table
-    t0 = time.time()
+           "--port", str(srv.port), "--fill", str(fill), "--clients", str(clients)] + extra
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=3600)
+                           timeout=timeout)
         out, rc = r.stdout, r.returncode
     except subprocess.TimeoutExpired as e:
-        out, rc = (e.stdout or b"").decode(errors="replace") + "\nTIMEOUT", 1
+        out, rc = (e.stdout or b"").decode(errors="replace") + "\nTIMEOUT", None
     alive, san = srv.stop()
     with open(os.path.join(OUT, "concurrency-%s.log" % variant), "w") as f:
         f.write(out)
-    races = classify_tsan(srv.errpath) if variant.endswith("tsan") else {}
+    return out, rc, alive, san, srv.errpath, time.time() - t0
+
+
+def run_concurrency(variant, fill, clients):
+    extra = ["--min-power", str(max(15, (fill // 2).bit_length()))]
+    if variant.startswith("stock"):
+        extra.append("--no-shrink-check")     # stock never shrinks its table
+    out, rc, alive, san, errpath, secs = concurrency_run(variant, fill, clients, extra, 3600)
+    races = classify_tsan(errpath) if variant.endswith("tsan") else {}
     if variant.endswith("tsan"):
         # Data races are judged by who makes the accesses (see
         # classify_tsan); any other sanitizer line still fails.
@@ -187,7 +197,7 @@ def run_concurrency(variant, fill, clients):
             and races.get("ours", 0) == 0
     else:
         ok = rc == 0 and alive and not san
-    return ok, out.strip().splitlines()[-3:], alive, san, time.time() - t0, races
+    return ok, out.strip().splitlines()[-3:], alive, san, secs, races
 
 
 def access_tops(rep):
@@ -230,26 +240,14 @@ def classify_tsan(path):
 
 def run_negative_control(variant, fill, clients):
     """The concurrency check against a deliberately broken build: returns
-    (caught, first oracle failure line or why not, seconds)."""
-    t0 = time.time()
-    srv = Server(variant, ["-t", "4", "-m", "1024", "-o", "hashpower=14"],
-                 "concurrency-%s" % variant)
-    cmd = [sys.executable, os.path.join(ROOT, "contrib", "memcached", "concurrency.py"),
-           "--port", str(srv.port), "--fill", str(fill), "--clients", str(clients),
-           "--min-power", "0"]
-    try:
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=1800)
-        out, rc = r.stdout, r.returncode
-    except subprocess.TimeoutExpired as e:
-        out, rc = (e.stdout or b"").decode(errors="replace") + "\nTIMEOUT", 0
-    srv.stop()
-    with open(os.path.join(OUT, "concurrency-%s.log" % variant), "w") as f:
-        f.write(out)
+    (caught, first oracle failure line or why not, number of such lines,
+    seconds)."""
+    out, rc, _, _, _, secs = concurrency_run(variant, fill, clients, ["--min-power", "0"],
+                                             1800)
     hits = [l for l in out.splitlines() if l.startswith("FAIL") and ORACLE_FAIL.search(l)]
-    caught = rc != 0 and bool(hits)
-    why = hits[0] if hits else "no wrong GET value reported (exit %d)" % rc
-    return caught, why, len(hits), time.time() - t0
+    caught = rc not in (0, None) and bool(hits)
+    why = hits[0] if hits else "no wrong GET value reported (exit %s)" % rc
+    return caught, why, len(hits), secs
 
 
 def main():
@@ -262,7 +260,7 @@ def main():
     ap.add_argument("--variants", default="cht,cht-asan,cht-tsan,stock,stock-tsan",
                     help="concurrency check variants")
     ap.add_argument("--skip-negative", action="store_true")
-    ap.add_argument("--negative-fill", type=int, default=50000,
+    ap.add_argument("--negative-fill", type=int, default=200000,
                     help="items the filler sets in the negative-control runs")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
