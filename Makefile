@@ -347,10 +347,13 @@ memcached:
 
 # memcached's own suite (sizes, testapp, prove t/*.t) and memccapable on stock
 # and on ours, and our concurrency check (ours plain, ASan, TSan; stock) with
-# the table grown to 1 M items and shrunk back: build/memcached-test/summary.txt.
-# About 20 minutes on 2 cores; not part of `make test`.
+# the table grown to 1 M items and shrunk back, and the check's negative
+# controls (two deliberately broken builds it must catch):
+# build/memcached-test/summary.txt. About 25 minutes on 2 cores; not part of
+# `make test`.
 memcached-test:
-	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan
+	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan \
+		cht-broken1 cht-broken2
 	@$(PYTHON) contrib/memcached/test.py
 
 # memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),

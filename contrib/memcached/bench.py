@@ -3,17 +3,20 @@
 
 Three parts, all over loopback on this host (client and server share its CPUs):
 
-  1. Throughput (memcaslap, libmemcached-tools): for each build and server
-     -t 1 / -t 2, a warm-up fill of 1 M keys (memcaslap, 100 % SET), then
-     GET:SET 9:1 and 99:1 runs. While each run is in its steady state, the
-     server is measured for a fixed window: requests from the server's own
-     counters (cmd_get + cmd_set), CPU time of the server process from
-     `perf stat -e task-clock -p PID`. Reported: requests/s and server CPU
-     seconds per million requests.
+  1. Throughput (memcaslap, libmemcached-tools): for server -t 1 / -t 2, both
+     builds up at once, each with a warm-up fill of 1 M keys (memcaslap,
+     100 % SET), then GET:SET 9:1 and 99:1 runs on the two builds
+     alternately, --repeats times (stock, libcht, libcht, stock, ...). While
+     each run is in its steady state, the server is measured for a fixed
+     window: requests from the server's own counters (cmd_get + cmd_set), CPU
+     time of the server process from `perf stat -e task-clock -p PID`.
+     Reported: requests/s and server CPU seconds per million requests,
+     medians and every run, and the ratios of runs taken back to back.
   2. Instructions per request: `perf stat -e instructions` needs hardware
      counters, which this host's VM does not expose (perf prints
      "<not supported>"; the script checks and uses them when they work).
-     Otherwise each build runs under valgrind's callgrind (-t 1): the 1 M-key
+     Otherwise each build runs under valgrind's callgrind (-t 1, and -t 2
+     with one client connection per worker thread): the 1 M-key
      fill uninstrumented, then a fixed, seeded stream of requests with
      instrumentation on; instructions per request = Ir / requests. Exact and
      independent of the host's load.
@@ -155,52 +158,96 @@ def fill(port):
     return out
 
 
+def measure_window(srv, c, secs, use_hw):
+    """Requests, hits and server CPU over one window of an ongoing run."""
+    s0 = c.stats()
+    ev = "task-clock" + (",instructions" if use_hw else "")
+    pv = perf_window(srv.pid, secs, ev)
+    s1 = c.stats()
+    gets = int(s1["cmd_get"]) - int(s0["cmd_get"])
+    sets = int(s1["cmd_set"]) - int(s0["cmd_set"])
+    hits = int(s1["get_hits"]) - int(s0["get_hits"])
+    return gets, sets, hits, pv, int(s1["curr_items"])
+
+
 def throughput(args, use_hw):
+    """For each -t: both servers up and filled, then the mixes run on them
+    alternately (stock, libcht, libcht, stock, ...) --repeats times, so the
+    two builds see the same host load as closely as one host allows."""
     rows = []
     for threads in (1, 2):
-        for build in BUILDS:
-            port = free_port()
-            srv = subprocess.Popen(server_cmd(build, port, threads),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
-                wait_port(port, srv)
+        srvs, clients = {}, {}
+        try:
+            for build in BUILDS:
+                port = free_port()
+                srvs[build] = (subprocess.Popen(server_cmd(build, port, threads),
+                                                stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.DEVNULL), port)
+                wait_port(port, srvs[build][0])
+            for build in BUILDS:
+                srv, port = srvs[build]
                 t0 = time.time()
                 fill(port)
-                c = Client(port)
-                items = int(c.stats()["curr_items"])
-                log("  %s -t %d: warm-up fill %d items in %.0f s" % (build, threads, items,
-                                                                     time.time() - t0))
+                clients[build] = Client(port)
+                log("  %s -t %d: warm-up fill %d items in %.0f s" % (
+                    build, threads, int(clients[build].stats()["curr_items"]),
+                    time.time() - t0))
+            for rep in range(args.repeats):
                 for mix, (sp, gp) in MIXES.items():
-                    cfg = memcaslap_cfg(sp, gp)
-                    run = memcaslap(port, cfg, secs=args.window + 6)
-                    time.sleep(3)
-                    s0 = c.stats()
-                    ev = "task-clock" + (",instructions" if use_hw else "")
-                    pv = perf_window(srv.pid, args.window, ev)
-                    s1 = c.stats()
-                    run.communicate()
-                    os.unlink(cfg)
-                    gets = int(s1["cmd_get"]) - int(s0["cmd_get"])
-                    sets = int(s1["cmd_set"]) - int(s0["cmd_set"])
-                    hits = int(s1["get_hits"]) - int(s0["get_hits"])
-                    req = gets + sets
-                    cpu_s = pv.get("task-clock", 0) / 1e3     # msec -> s
-                    row = {"build": build, "threads": threads, "mix": mix,
-                           "window_s": args.window, "requests": req, "gets": gets,
-                           "get_hits": hits, "req_per_s": req / args.window,
-                           "server_cpu_s": cpu_s,
-                           "cpu_s_per_mreq": cpu_s / req * 1e6 if req else None,
-                           "items": int(s1["curr_items"])}
-                    if use_hw and "instructions" in pv:
-                        row["instr_per_req_perf"] = pv["instructions"] / req
-                    rows.append(row)
-                    log("  %s -t %d %s: %.0f req/s, %.2f server CPU s per M requests, "
-                        "%d items" % (build, threads, mix, row["req_per_s"],
-                                      row["cpu_s_per_mreq"] or 0, row["items"]))
-            finally:
+                    order = list(BUILDS) if rep % 2 == 0 else list(BUILDS)[::-1]
+                    for build in order:
+                        srv, port = srvs[build]
+                        c = clients[build]
+                        cfg = memcaslap_cfg(sp, gp)
+                        run = memcaslap(port, cfg, secs=args.window + 6)
+                        time.sleep(3)
+                        gets, sets, hits, pv, items = measure_window(srv, c, args.window,
+                                                                     use_hw)
+                        run.communicate()
+                        os.unlink(cfg)
+                        req = gets + sets
+                        cpu_s = pv.get("task-clock", 0) / 1e3     # msec -> s
+                        row = {"build": build, "threads": threads, "mix": mix, "rep": rep,
+                               "window_s": args.window, "requests": req, "gets": gets,
+                               "get_hits": hits, "req_per_s": req / args.window,
+                               "server_cpu_s": cpu_s,
+                               "cpu_s_per_mreq": cpu_s / req * 1e6 if req else None,
+                               "items": items, "load1": os.getloadavg()[0]}
+                        if use_hw and "instructions" in pv:
+                            row["instr_per_req_perf"] = pv["instructions"] / req
+                        rows.append(row)
+                        log("  %s -t %d %s run %d: %.0f req/s, %.2f server CPU s per M "
+                            "requests, %d items, load %.1f" % (
+                                build, threads, mix, rep + 1, row["req_per_s"],
+                                row["cpu_s_per_mreq"] or 0, items, row["load1"]))
+        finally:
+            for srv, _ in srvs.values():
                 srv.send_signal(signal.SIGTERM)
                 srv.wait()
     return rows
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return (v[n // 2] + v[(n - 1) // 2]) / 2 if n else 0
+
+
+def tp_summary(tp, threads, mix):
+    """Per build: the runs of a point; medians; the paired ratios (libcht run
+    i / stock run i, run i of both taken back to back)."""
+    r = {b: [x for x in tp if x["threads"] == threads and x["mix"] == mix and x["build"] == b]
+         for b in BUILDS}
+    if not all(r.values()):
+        return None
+    out = {}
+    for b in BUILDS:
+        out[b] = {"req_per_s": [x["req_per_s"] for x in r[b]],
+                  "cpu": [x["cpu_s_per_mreq"] for x in r[b]]}
+    pairs = list(zip(r["stock"], r["libcht"]))
+    out["ratio_rps"] = [b["req_per_s"] / a["req_per_s"] for a, b in pairs]
+    out["ratio_cpu"] = [a["cpu_s_per_mreq"] / b["cpu_s_per_mreq"] for a, b in pairs]
+    return out
 
 
 def request_stream(seed, n, keys, set_frac):
@@ -223,12 +270,15 @@ def request_stream(seed, n, keys, set_frac):
 
 
 def send_stream(c, batches):
-    for batch in batches:
-        gets = sum(1 for r in batch if r.startswith(b"get "))
-        c.s.sendall(b"".join(batch) + b"version\r\n")
-        c.until(b"VERSION")
-        c.until(b"\r\n")
-        del gets
+    """Sends the batches; c is a Client or a list of them (one per server
+    worker thread: memcached gives connections to its threads in turn), which
+    take the batches in turn."""
+    conns = c if isinstance(c, list) else [c]
+    for i, batch in enumerate(batches):
+        cc = conns[i % len(conns)]
+        cc.s.sendall(b"".join(batch) + b"version\r\n")
+        cc.until(b"VERSION")
+        cc.until(b"\r\n")
 
 
 def fill_direct(c, keys):
@@ -246,16 +296,20 @@ def valgrind_conns():
     return resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 12
 
 
-def callgrind_ir(build, keys, streams, outdir):
+def callgrind_ir(build, keys, streams, outdir, threads=1):
     port = free_port()
-    out = os.path.join(outdir, "callgrind.%s.out" % build)
+    tag = "%s-t%d" % (build, threads)
+    out = os.path.join(outdir, "callgrind.%s.out" % tag)
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
-           "--callgrind-out-file=" + out] + server_cmd(build, port, 1, conns=valgrind_conns())
+           "--callgrind-out-file=" + out] + server_cmd(build, port, threads,
+                                                       conns=valgrind_conns())
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     res = {}
     try:
         wait_port(port, srv, 300)
         c = Client(port)
+        # one connection per worker thread (the first is c)
+        conns = [c] + [Client(port) for _ in range(threads - 1)]
         fill_direct(c, keys)
         # warm: every key read twice (ACTIVE in the segmented LRU)
         for _ in range(2):
@@ -271,7 +325,7 @@ def callgrind_ir(build, keys, streams, outdir):
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             subprocess.run(["callgrind_control", "-i", "on", str(srv.pid)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            send_stream(c, batches)
+            send_stream(conns, batches)
             subprocess.run(["callgrind_control", "-i", "off", str(srv.pid)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             r = subprocess.run(["callgrind_control", "-d", name, str(srv.pid)],
@@ -280,7 +334,7 @@ def callgrind_ir(build, keys, streams, outdir):
             ir = 0          # all threads
             wir = 0         # the worker thread (the one that parses commands)
             for fn in os.listdir(outdir):
-                if fn.startswith("callgrind.%s.out" % build) and fn != os.path.basename(out):
+                if fn.startswith("callgrind.%s.out" % tag) and fn != os.path.basename(out):
                     path = os.path.join(outdir, fn)
                     txt = open(path).read()
                     m = re.search(r"^totals:\s+(\d+)", txt, re.M)
@@ -297,8 +351,9 @@ def callgrind_ir(build, keys, streams, outdir):
             res[name] = {"requests": nreq, "Ir": ir, "worker_Ir": wir, "runs": runs,
                          "all_runs": aruns, "instr_per_req": min(runs),
                          "all_threads_per_req": min(aruns)}
-            log("  %s %s: %.0f instructions per request in the worker thread, %.0f in "
-                "all threads (%d requests)" % (build, name, wir / nreq, ir / nreq, nreq))
+            log("  %s -t %d %s: %.0f instructions per request in the worker threads, %.0f "
+                "in all threads (%d requests)" % (build, threads, name, wir / nreq, ir / nreq,
+                                                  nreq))
             del r
     finally:
         srv.send_signal(signal.SIGTERM)
@@ -307,7 +362,7 @@ def callgrind_ir(build, keys, streams, outdir):
         except subprocess.TimeoutExpired:
             srv.kill()
         for fn in os.listdir(outdir):
-            if fn.startswith("callgrind.%s.out" % build):
+            if fn.startswith("callgrind.%s.out" % tag):
                 os.unlink(os.path.join(outdir, fn))
     return res
 
@@ -323,8 +378,10 @@ def instructions(args):
     outdir = tempfile.mkdtemp()
     res = {}
     try:
-        for build in BUILDS:
-            res[build] = callgrind_ir(build, keys, streams, outdir)
+        for threads in (1, 2):
+            res[threads] = {}
+            for build in BUILDS:
+                res[threads][build] = callgrind_ir(build, keys, streams, outdir, threads)
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
     return res
@@ -412,15 +469,16 @@ def plots(doc):
     if tp:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
         labels = ["-t %d %s" % (t, m) for t in (1, 2) for m in MIXES]
-        for ax, key, title in ((axes[0], "req_per_s", "requests/s (loaded host)"),
-                               (axes[1], "cpu_s_per_mreq", "server CPU s per M requests")):
+        for ax, key, title in ((axes[0], "req_per_s", "requests/s, median (shared host)"),
+                               (axes[1], "cpu_s_per_mreq",
+                                "server CPU s per M requests, median")):
             for off, build in ((-0.2, "stock"), (0.2, "libcht")):
                 vals = []
                 for t in (1, 2):
                     for m in MIXES:
                         r = [x for x in tp if x["build"] == build and x["threads"] == t
                              and x["mix"] == m]
-                        vals.append(r[0][key] if r else 0)
+                        vals.append(median([x[key] for x in r]) if r else 0)
                 ax.bar([i + off for i in range(len(labels))], vals, width=0.4, label=build)
             ax.set_xticks(range(len(labels)))
             ax.set_xticklabels(labels)
@@ -431,16 +489,19 @@ def plots(doc):
         fig.savefig(path, dpi=90)
         plt.close(fig)
         figs.append("throughput.png")
-    ir = doc["instructions"]
-    if ir:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        names = list(next(iter(ir.values())).keys())
+    irs = [(t, d) for t, d in ((1, doc.get("instructions")), (2, doc.get("instructions_t2")))
+           if d]
+    if irs:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        names = list(next(iter(irs[0][1].values())).keys())
+        labels = ["-t %d %s" % (t, n) for t, _ in irs for n in names]
         for off, build in ((-0.2, "stock"), (0.2, "libcht")):
-            ax.bar([i + off for i in range(len(names))],
-                   [ir[build][n]["instr_per_req"] for n in names], width=0.4, label=build)
-        ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names)
-        ax.set_title("worker-thread instructions per request (callgrind, -t 1)")
+            ax.bar([i + off for i in range(len(labels))],
+                   [d[build][n]["instr_per_req"] for _, d in irs for n in names],
+                   width=0.4, label=build)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=20, fontsize=8)
+        ax.set_title("worker-thread instructions per request (callgrind)")
         ax.legend()
         fig.tight_layout()
         fig.savefig(os.path.join(RES, "instructions.png"), dpi=90)
@@ -492,19 +553,35 @@ def section(doc, figs):
              "`perf stat -e task-clock -p PID`. memcaslap GETs only keys it has set in the "
              "same run, so nearly every GET hits." % (NKEYS, doc["window_s"]))
     L.append("")
-    L.append("| server | mix | stock req/s | libcht req/s | ratio | stock CPU s/M req | "
-             "libcht CPU s/M req | ratio (stock/libcht) |")
-    L.append("|---|---|---|---|---|---|---|---|")
+    L.append("Each point ran %d times per build, the two builds alternately (both servers "
+             "up and filled, then stock, libcht, libcht, stock, ... one memcaslap run at a "
+             "time), so that both see the host's load as alike as one shared host allows. "
+             "Medians, then every run; ratios are libcht / stock for requests/s and stock / "
+             "libcht for CPU (above 1: libcht better), of the medians and of each pair of "
+             "runs taken back to back." % doc.get("repeats", 1))
+    L.append("")
+    L.append("| server | mix | stock req/s | libcht req/s | ratio | paired ratios | "
+             "stock CPU s/M req | libcht CPU s/M req | ratio (stock/libcht) | paired ratios |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
     tp = doc["throughput"]
     for t in (1, 2):
         for m in MIXES:
-            r = {x["build"]: x for x in tp if x["threads"] == t and x["mix"] == m}
-            if "stock" in r and "libcht" in r:
-                a, b = r["stock"], r["libcht"]
-                L.append("| -t %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f |" % (
-                    t, m, a["req_per_s"], b["req_per_s"], b["req_per_s"] / a["req_per_s"],
-                    a["cpu_s_per_mreq"], b["cpu_s_per_mreq"],
-                    a["cpu_s_per_mreq"] / b["cpu_s_per_mreq"]))
+            sm = tp_summary(tp, t, m)
+            if sm is None:
+                continue
+            a, b = sm["stock"], sm["libcht"]
+
+            def runs(v, fmt):
+                return " (" + " / ".join(fmt % x for x in v) + ")" if len(v) > 1 else ""
+            L.append("| -t %d | %s | %.0f%s | %.0f%s | %.2f | %s | %.2f%s | %.2f%s | %.2f | %s |" % (
+                t, m, median(a["req_per_s"]), runs(a["req_per_s"], "%.0f"),
+                median(b["req_per_s"]), runs(b["req_per_s"], "%.0f"),
+                median(b["req_per_s"]) / median(a["req_per_s"]),
+                " / ".join("%.2f" % x for x in sm["ratio_rps"]),
+                median(a["cpu"]), runs(a["cpu"], "%.2f"),
+                median(b["cpu"]), runs(b["cpu"], "%.2f"),
+                median(a["cpu"]) / median(b["cpu"]),
+                " / ".join("%.2f" % x for x in sm["ratio_cpu"])))
     L.append("")
     ir = doc["instructions"]
     L.append("### Instructions per request")
@@ -515,7 +592,9 @@ def section(doc, figs):
     else:
         L.append("`perf stat -e instructions` prints `<not supported>` on this host (a VM "
                  "without hardware counters), so instructions come from valgrind's "
-                 "callgrind instead: the server (-t 1) under callgrind, %d keys filled "
+                 "callgrind instead: the server (-t 1, then -t 2 with one client "
+                 "connection per worker thread taking the batches in turn) under "
+                 "callgrind, %d keys filled "
                  "with instrumentation off, every key read twice, then for each stream "
                  "instrumentation on for %d pipelined requests (100 per batch, seeded "
                  "key choice) and the Ir total of all server threads divided by the "
@@ -526,7 +605,7 @@ def section(doc, figs):
                  "kernel)." % (doc["ir_keys"], doc["ir_requests"]))
     L.append("")
     if ir:
-        L.append("Worker thread = the thread that parsed the requests (the request path: "
+        L.append("Worker = the threads that parsed the requests (the request path: "
                  "read, parse, look up, respond, write); all threads adds the LRU "
                  "maintainer, the crawler, stock's bucket migration and libcht's "
                  "RCU reclaimer and resize worker. Under valgrind the threads run one at "
@@ -534,16 +613,20 @@ def section(doc, figs):
                  "period wait spins before it sleeps) is counted for as long as "
                  "valgrind lets it run: the all-threads column overstates spinning.")
         L.append("")
-        L.append("| stream | worker: stock | worker: libcht | libcht / stock | all threads: stock "
-                 "| all threads: libcht | runs (worker) stock | runs (worker) libcht |")
-        L.append("|---|---|---|---|---|---|---|---|")
-        for n in ir["stock"]:
-            a, b = ir["stock"][n]["instr_per_req"], ir["libcht"][n]["instr_per_req"]
-            ra = " / ".join("%.0f" % x for x in ir["stock"][n].get("runs", [a]))
-            rb = " / ".join("%.0f" % x for x in ir["libcht"][n].get("runs", [b]))
-            L.append("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %s | %s |" % (
-                n, a, b, b / a, ir["stock"][n].get("all_threads_per_req", a),
-                ir["libcht"][n].get("all_threads_per_req", b), ra, rb))
+        L.append("| server | stream | worker: stock | worker: libcht | libcht / stock | "
+                 "all threads: stock | all threads: libcht | runs (worker) stock | "
+                 "runs (worker) libcht |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
+        for t, d in ((1, ir), (2, doc.get("instructions_t2"))):
+            if not d:
+                continue
+            for n in d["stock"]:
+                a, b = d["stock"][n]["instr_per_req"], d["libcht"][n]["instr_per_req"]
+                ra = " / ".join("%.0f" % x for x in d["stock"][n].get("runs", [a]))
+                rb = " / ".join("%.0f" % x for x in d["libcht"][n].get("runs", [b]))
+                L.append("| -t %d | %s | %.0f | %.0f | %.3f | %.0f | %.0f | %s | %s |" % (
+                    t, n, a, b, b / a, d["stock"][n].get("all_threads_per_req", a),
+                    d["libcht"][n].get("all_threads_per_req", b), ra, rb))
         L.append("")
     rz = doc["resize"]
     L.append("### Resize case (the paper's)")
@@ -584,6 +667,8 @@ def write_results_md(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--window", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="throughput: runs of each point per build, interleaved")
     ap.add_argument("--ir-keys", type=int, default=NKEYS)
     ap.add_argument("--ir-requests", type=int, default=100000)
     ap.add_argument("--skip", default="", help="comma list: throughput,instructions,resize")
@@ -609,7 +694,8 @@ def main():
            "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
            "host": "%d CPUs (os.cpu_count), load average %s at the start" % (
                ncpu, " ".join("%.1f" % x for x in os.getloadavg())),
-           "window_s": args.window, "ir_keys": args.ir_keys, "ir_requests": args.ir_requests,
+           "window_s": args.window, "repeats": args.repeats,
+           "ir_keys": args.ir_keys, "ir_requests": args.ir_requests,
            "perf_instructions": use_hw, "throughput": [], "instructions": {}, "resize": []}
     if "throughput" not in skip:
         log("== throughput (memcaslap)")
@@ -617,7 +703,8 @@ def main():
         json.dump(doc, open(jpath, "w"), indent=1)
     if "instructions" not in skip:
         log("== instructions per request (callgrind)")
-        doc["instructions"] = instructions(args)
+        ir = instructions(args)
+        doc["instructions"], doc["instructions_t2"] = ir[1], ir[2]
         json.dump(doc, open(jpath, "w"), indent=1)
     if "resize" not in skip:
         log("== resize case")

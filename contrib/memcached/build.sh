@@ -9,6 +9,13 @@
 #   cht-tsan   build/memcached-tsan/memcached    ours + libcht, ThreadSanitizer
 #   stock-tsan build/memcached-stock-tsan/memcached  stock, ThreadSanitizer (the
 #                                                baseline of memcached's own races)
+#   cht-broken1, cht-broken2  build/memcached-broken1, -broken2: ours with the GET
+#                                                fast path broken on purpose
+#                                                (-DMC_CHT_BROKEN_FASTPATH=1: copy
+#                                                after leaving the reader section;
+#                                                =2: another key's item), the
+#                                                negative controls of the
+#                                                concurrency check (test.py)
 #
 # Each tree is a fresh copy of build/memcached-src/memcached-$MC_VERSION
 # (deps.sh source), patched, configured (./configure with its defaults: no
@@ -42,12 +49,16 @@ libcht() {
 }
 
 build_one() {
-    local variant=$1 dest cflags libs patch=1 libfiles=() cppflags=""
+    local variant=$1 dest cflags libs patch=1 libfiles=() cppflags="" defs=""
     case "$variant" in
         stock) dest=$B/memcached-stock; patch=0; cflags="-g -O2"; libs="" ;;
         stock-tsan) dest=$B/memcached-stock-tsan; patch=0
              cflags="-g -O1 -fsanitize=thread"; libs="-fsanitize=thread" ;;
         cht) dest=$B/memcached; cflags="-g -O2"
+             libfiles=("$PREFIX/lib/libcht.a") ;;
+        cht-broken[12])
+             dest=$B/memcached-${variant#cht-}; cflags="-g -O2"
+             defs="-DMC_CHT_BROKEN_FASTPATH=${variant#cht-broken}"
              libfiles=("$PREFIX/lib/libcht.a") ;;
         cht-asan|cht-tsan)
              local v=${variant#cht-}
@@ -70,7 +81,7 @@ build_one() {
     if [ "$patch" = 1 ]; then
         libcht
         libs="${libfiles[*]} -pthread ${libs:-}"
-        cppflags="-I$PREFIX/include/cht"
+        cppflags="-I$PREFIX/include/cht${defs:+ $defs}"
     fi
 
     # What the tree depends on: the patches, libcht's headers, the flags.
@@ -108,7 +119,7 @@ build_one() {
         > "$dest/make.out" 2>&1 || { tail -50 "$dest/make.out"; exit 1; }
 }
 
-[ $# -ge 1 ] || { echo "usage: $0 stock|cht|cht-asan|cht-tsan|stock-tsan..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 stock|cht|cht-asan|cht-tsan|stock-tsan|cht-broken1|cht-broken2..." >&2; exit 2; }
 for v in "$@"; do
     build_one "$v"
 done

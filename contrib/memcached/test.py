@@ -11,8 +11,17 @@ with libcht, plus our concurrency check.
   3. contrib/memcached/concurrency.py (N clients on overlapping keys while the
      table grows to --fill items and shrinks back) against ours plain, under
      AddressSanitizer and under ThreadSanitizer; a sanitizer report in the
-     server's output is a failure. Also against stock (the oracle must
-     hold there too; stock never shrinks its table).
+     server's output is a failure, and so is a ThreadSanitizer data race in
+     which either access is made by libcht or by a lock-free reader of our
+     patch (races between memcached's own accesses are counted; the
+     unpatched stock-tsan build shows the same kinds). Also against stock
+     (the oracle must hold there too; stock never shrinks its table).
+  4. Negative controls: the same check against two builds whose GET fast
+     path is broken on purpose (build.sh cht-broken1: the item is copied
+     after leaving the reader section and waiting for the pending frees;
+     cht-broken2: the item of another key is returned). The check must fail
+     on both with a wrong GET value (a value not SET for that key, or bytes
+     that are not a value at all); if it passes on either, the target fails.
 
 Logs and a summary go to build/memcached-test/. Exit 0 if all passed.
 """
@@ -30,10 +39,24 @@ B = os.path.join(ROOT, "build")
 OUT = os.path.join(B, "memcached-test")
 TREES = {"stock": "memcached-stock", "cht": "memcached",
          "cht-asan": "memcached-asan", "cht-tsan": "memcached-tsan",
-         "stock-tsan": "memcached-stock-tsan"}
+         "stock-tsan": "memcached-stock-tsan",
+         "cht-broken1": "memcached-broken1", "cht-broken2": "memcached-broken2"}
 # Functions of our patch that read item headers without the item lock.
-OUR_READERS = ("process_get_fast", "assoc_key_equal", "assoc_find_rcu", "assoc_hash")
-LIBCHT_TOP = re.compile(r"#0 \S+ \S*(?:kernel/generic/src/adt/cht\.c|uspace/lib/)")
+OUR_READERS = ("process_get_fast", "assoc_key_equal", "assoc_equal", "assoc_item_key",
+               "assoc_find_rcu", "assoc_hash")
+LIBCHT_SRC = re.compile(r"(?:kernel/generic/src/adt/cht\.c|uspace/lib/)")
+# The first frame of each access of a race report ("Read of size 2 at ... by
+# thread T1:", "Previous atomic write of size 2 ...") and the frames under it.
+ACCESS_RE = re.compile(r"^  (?:Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) of size \d+ at .*?:\n"
+                       r"((?:    #\d+ .*\n)+)", re.M)
+# Sanitizer interceptors (memcpy, memcmp...) are not the accessing code.
+INTERCEPTOR = re.compile(r"sanitizer_common|tsan_interceptors|/tsan/|^__tsan|^__interceptor")
+# The negative controls must be caught by the oracle: a GET value that was
+# not SET for its key, or bytes that are not a value.
+ORACLE_FAIL = re.compile(r"not a value set for it|returned a value no client SET|"
+                         r"filler: f\d+ returned|bad GET data terminator|bad GET reply line|"
+                         r"counter \S+ holds")
+NEGATIVE_CONTROLS = ("cht-broken1", "cht-broken2")
 SAN_RE = re.compile(r"ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|"
                     r"ERROR: LeakSanitizer")
 
@@ -137,55 +160,94 @@ def run_capable(variant):
     return res, alive
 
 
-def run_concurrency(variant, fill, clients):
+def concurrency_run(variant, fill, clients, extra, timeout):
+    """Starts @variant's server, runs concurrency.py against it (extra
+    arguments @extra) and stops it; the check's output goes to
+    concurrency-VARIANT.log. Returns (output, exit status, server alive at
+    the end, sanitizer lines, server log path, seconds); a timeout is exit
+    status None."""
+    t0 = time.time()
     srv = Server(variant, ["-t", "4", "-m", "1024", "-o", "hashpower=14"],
                  "concurrency-%s" % variant)
     cmd = [sys.executable, os.path.join(ROOT, "contrib", "memcached", "concurrency.py"),
-           "--port", str(srv.port), "--fill", str(fill), "--clients", str(clients),
-           "--min-power", str(max(15, (fill // 2).bit_length()))]
-    if variant.startswith("stock"):
-        cmd.append("--no-shrink-check")     # stock never shrinks its table
-    t0 = time.time()
+           "--port", str(srv.port), "--fill", str(fill), "--clients", str(clients)] + extra
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=3600)
+                           timeout=timeout)
         out, rc = r.stdout, r.returncode
     except subprocess.TimeoutExpired as e:
-        out, rc = (e.stdout or b"").decode(errors="replace") + "\nTIMEOUT", 1
+        out, rc = (e.stdout or b"").decode(errors="replace") + "\nTIMEOUT", None
     alive, san = srv.stop()
     with open(os.path.join(OUT, "concurrency-%s.log" % variant), "w") as f:
         f.write(out)
-    races = classify_tsan(srv.errpath) if variant.endswith("tsan") else {}
+    return out, rc, alive, san, srv.errpath, time.time() - t0
+
+
+def run_concurrency(variant, fill, clients):
+    extra = ["--min-power", str(max(15, (fill // 2).bit_length()))]
+    if variant.startswith("stock"):
+        extra.append("--no-shrink-check")     # stock never shrinks its table
+    out, rc, alive, san, errpath, secs = concurrency_run(variant, fill, clients, extra, 3600)
+    races = classify_tsan(errpath) if variant.endswith("tsan") else {}
     if variant.endswith("tsan"):
-        # Data races are judged by where they are (see classify_tsan);
-        # any other sanitizer line still fails.
+        # Data races are judged by who makes the accesses (see
+        # classify_tsan); any other sanitizer line still fails.
         san = [l for l in san if "ThreadSanitizer: data race" not in l]
-        ok = rc == 0 and alive and not san and races.get("libcht", 0) == 0
+        ok = rc == 0 and alive and not san and races.get("libcht", 0) == 0 \
+            and races.get("ours", 0) == 0
     else:
         ok = rc == 0 and alive and not san
-    return ok, out.strip().splitlines()[-3:], alive, san, time.time() - t0, races
+    return ok, out.strip().splitlines()[-3:], alive, san, secs, races
+
+
+def access_tops(rep):
+    """The accessing function and source of each access of a race report:
+    the first frame that is not a sanitizer interceptor."""
+    tops = []
+    for m in ACCESS_RE.finditer(rep):
+        for fr in m.group(1).splitlines():
+            f = fr.split()
+            if len(f) >= 3 and not INTERCEPTOR.search(f[1]) and not INTERCEPTOR.search(f[2]):
+                tops.append((f[1], f[2]))
+                break
+    return tops
 
 
 def classify_tsan(path):
-    """Counts ThreadSanitizer data race reports by where they are:
-    libcht: an access whose top frame is in libcht (cht.c, uspace/lib): a
-            failure; ours: one access is a lock-free reader of our patch (the
-            GET fast path or a table lookup comparing keys) reading item header
-            fields (it_flags, time, exptime, slabs_clsid) that memcached's
-            locked writers change with plain stores: racy by design, as in the
-            paper, not C11-clean; memcached: neither (memcached's own code;
-            stock-tsan shows the same kinds in the unpatched build)."""
+    """Counts ThreadSanitizer data race reports by who makes the accesses:
+    libcht: either access is made by libcht (cht.c, uspace/lib); ours: either
+            access is made by a lock-free reader of our patch (the GET fast
+            path, the table's hash and key-compare callbacks) - both failures:
+            the fields they read that memcached's locked code changes are
+            atomics on both sides (patch 0002); memcached: both accesses are
+            memcached's own code (e.g. it reads it_flags under an LRU lock
+            while the item lock's holder changes it; stock-tsan shows the same
+            kinds in the unpatched build; the writer may be memcached's LRU
+            bump called by the fast path under the item lock)."""
     text = open(path, errors="replace").read()
     counts = {"libcht": 0, "ours": 0, "memcached": 0}
     for rep in text.split("WARNING: ThreadSanitizer: data race")[1:]:
         rep = rep.split("SUMMARY:")[0]
-        if LIBCHT_TOP.search(rep):
+        tops = access_tops(rep)
+        if any(LIBCHT_SRC.search(src) for _, src in tops):
             counts["libcht"] += 1
-        elif any(f in rep for f in OUR_READERS):
+        elif any(fn in OUR_READERS for fn, _ in tops):
             counts["ours"] += 1
         else:
             counts["memcached"] += 1
     return counts
+
+
+def run_negative_control(variant, fill, clients):
+    """The concurrency check against a deliberately broken build: returns
+    (caught, first oracle failure line or why not, number of such lines,
+    seconds)."""
+    out, rc, _, _, _, secs = concurrency_run(variant, fill, clients, ["--min-power", "0"],
+                                             1800)
+    hits = [l for l in out.splitlines() if l.startswith("FAIL") and ORACLE_FAIL.search(l)]
+    caught = rc not in (0, None) and bool(hits)
+    why = hits[0] if hits else "no wrong GET value reported (exit %s)" % rc
+    return caught, why, len(hits), secs
 
 
 def main():
@@ -197,6 +259,9 @@ def main():
     ap.add_argument("--skip-concurrency", action="store_true")
     ap.add_argument("--variants", default="cht,cht-asan,cht-tsan,stock,stock-tsan",
                     help="concurrency check variants")
+    ap.add_argument("--skip-negative", action="store_true")
+    ap.add_argument("--negative-fill", type=int, default=200000,
+                    help="items the filler sets in the negative-control runs")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     summary = []
@@ -250,15 +315,24 @@ def main():
                 v, "PASS" if good else "FAIL", secs, " | ".join(tail),
                 "" if alive else " | SERVER DIED"))
             if races:
-                say("    ThreadSanitizer data races: %d with a libcht frame on top (must be 0), "
-                    "%d with a lock-free reader of our patch (racy reads of item header "
-                    "fields, by design), %d in memcached's own code" %
+                say("    ThreadSanitizer data races: %d with an access by libcht (must be 0), "
+                    "%d with an access by a lock-free reader of our patch (must be 0), "
+                    "%d between memcached's own accesses" %
                     (races["libcht"], races["ours"], races["memcached"]))
             for line in san[:5]:
                 say("    sanitizer: " + line)
             if san or races:
                 say("    (%d other sanitizer lines; see %s)" % (len(san), os.path.join(OUT, "concurrency-%s.server.log" % v)))
             if not good:
+                ok = False
+
+    if not args.skip_negative:
+        for v in NEGATIVE_CONTROLS:
+            log("== negative control: concurrency check on %s (must fail)" % v)
+            caught, why, n, secs = run_negative_control(v, args.negative_fill, args.clients)
+            say("negative control %s: %s in %.0f s (%d wrong GET values reported; first: %s)"
+                % (v, "caught" if caught else "NOT CAUGHT", secs, n, why))
+            if not caught:
                 ok = False
 
     say("memcached-test: %s" % ("PASS" if ok else "FAIL"))
