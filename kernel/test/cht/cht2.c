@@ -41,7 +41,9 @@
  * full size (cnt_batch > 0), cht_count() is exact once the threads are done
  * (a fold that lost or doubled a delta is off), the table shrinks back to its
  * minimum when emptied with the count at 0 and the slots drained into
- * item_cnt, every remove callback runs once, and cht_destroy() succeeds.
+ * item_cnt, every remove callback runs once, and cht_destroy() succeeds; and
+ * the slots start on a 64-byte boundary (the allocators align to 16 only, and
+ * two CPUs' slots on one cache line undo the point of splitting the count).
  */
 
 #include <test.h>
@@ -518,6 +520,14 @@ static const char *part_split_count(void)
 	    CHT3_MIN_BUCKETS, 1, &cht2_ops) != CHT_OK)
 		return "cht_create failed";
 	size_t batch0 = __atomic_load_n(&table->cnt_batch, __ATOMIC_RELAXED);
+	/* Each CPU's slot on a cache line of its own (false sharing otherwise). */
+	uintptr_t slots = (uintptr_t) table->cnt_slots;
+	if (!slots || (slots & 63) != 0) {
+		snprintf(reason, sizeof(reason), "split count: slots at %p, not on "
+		    "a 64-byte boundary (two CPUs' slots share a cache line)",
+		    (void *) slots);
+		return reason;  /* the table is leaked */
+	}
 	atomic_set(&callbacks, 0);
 	atomic_set(&bad_callbacks, 0);
 	/*

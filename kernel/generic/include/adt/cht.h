@@ -119,6 +119,7 @@ typedef struct cht_cnt_slot {
 	int64_t delta;
 	char pad[64 - sizeof(int64_t)];
 } cht_cnt_slot_t;
+_Static_assert(sizeof(cht_cnt_slot_t) == 64, "one count slot per cache line");
 
 /** A table. Create with cht_create(); fields are private. */
 typedef struct cht {
@@ -196,6 +197,8 @@ typedef struct cht {
 	/** Statistics (atomics, relaxed). */
 	uint64_t stat_grows;
 	uint64_t stat_shrinks;
+	/** The block cnt_slots lies in (64-byte aligned inside it). */
+	void *cnt_mem;
 	/** Registry link for chtstat; protected by the registry lock. */
 	cht_env_link_t reg_link;
 	const char *name;
