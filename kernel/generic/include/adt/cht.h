@@ -98,6 +98,8 @@ typedef struct cht_buckets {
 	unsigned shift;
 	/** log2 of the number of buckets, 1 .. CHT_MAX_ORDER. */
 	size_t order;
+	/** Deferred free of a replaced array (after its dummies are unlinked). */
+	cht_env_rcu_item_t rcu;
 	/**
 	 * The dummy node of each bucket, laid out in the array itself (as
 	 * liburcu's rculfhash lays out its bucket nodes), and all of them in the

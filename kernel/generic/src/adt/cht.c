@@ -22,8 +22,9 @@
  * a new dummy may equal an old one in hash, which is harmless: both are even,
  * and lookups and inserts only ever compare them as "smaller than an item"),
  * publishes it, waits a grace period (no traversal starts at an old dummy any
- * more), marks and unlinks all of the old array's dummies, waits another grace
- * period (no traversal stands on one any more) and frees the old array. So a
+ * more), marks and unlinks all of the old array's dummies and hands the old
+ * array to rcu_call, which frees it after another grace period (no traversal
+ * stands on one of its dummies any more). So a
  * lookup never falls back to a parent bucket and an update never inserts a
  * dummy (in Shalev and Shavit's lazy initialization, which this table used
  * before, a lookup right after a grow walked from the parent bucket: twice the
@@ -188,13 +189,22 @@ static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 	}
 }
 
+/** RCU callback: frees a replaced bucket array (all its dummies unlinked). */
+static void buckets_reclaim(cht_env_rcu_item_t *rcu)
+{
+	cht_env_free((char *) rcu - offsetof(cht_buckets_t, rcu));
+}
+
 /**
  * Retires the replaced array @a old once @a nb is published and a grace period
  * has passed (no traversal starts at an old dummy any more): marks each old
  * dummy deleted and unlinks it with a search from the newest dummy before it
  * (a dummy of @a nb with a smaller hash, or the list head), RESIZE_BATCH per
- * reader section; then waits another grace period (no traversal stands on an
- * old dummy any more) and frees @a old. Resizer only.
+ * reader section; then hands @a old to RCU, which frees it after another grace
+ * period (no traversal stands on an old dummy any more). The resizer does not
+ * wait for that one (a resize waited for two grace periods, which doubled the
+ * time of the `cht` test's resize waves); cht_destroy()'s rcu_barrier() waits
+ * for any such free still pending. Resizer only.
  */
 static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
 {
@@ -213,8 +223,7 @@ static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
 		}
 		cht_env_rcu_read_unlock();
 	}
-	cht_env_rcu_synchronize();
-	cht_env_free(old);
+	cht_env_rcu_call(cht_env_rcu_item_of(&old->rcu), buckets_reclaim);
 }
 
 /**
