@@ -4,7 +4,7 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
 
 * ``TestSMP[CONFIG-smpN]``: the kernel of each configuration (a-rcu:
   build/kernel.elf, podzimek-rcu: build/podzimek/kernel.elf,
-  with -smp 1, 2, 4, 8; a-rcu+pageht-locked: build/locked/kernel.elf and
+  with -smp 1, 2, 4, 8 (Podzimek 1, 2, 4); a-rcu+pageht-locked: build/locked/kernel.elf and
   a-rcu+release: build/release/kernel.elf, DEBUG=0, with -smp 2 and 4):
   prompt, ``cpus`` reports N CPUs online, ``help``, ``version`` (debug or
   release as built), ``zones``, ``uptime`` advances, the ``test`` listing,
@@ -12,8 +12,9 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
   ``rcu`` shows this flavour, at least the grace periods that ``rcu1`` and
   ``rcutorture`` reported using and no pending callbacks, ``workq`` idle,
   ``pageht`` empty, no panic, ``halt`` exits QEMU with status 33.
-* Soak (``make soak``): the locked page hash table at -smp 1 and 8, ``test
-  *`` and the same checks after it (``test_soak_locked``).
+* Soak (``make soak``): the locked page hash table at -smp 1 and 8 and
+  Podzimek RCU at -smp 8, ``test *`` and the same checks after it
+  (``test_soak_locked``).
 * ``TestISO``: image.iso with -cdrom and -smp 2: prompt, ``cpus``,
   ``version``, ``programs`` lists the GRUB modules, ``run hello`` exits 0,
   no panic, ``halt``.
@@ -33,7 +34,8 @@ import time
 import pytest
 
 import kconsole
-from conftest import LOCKED_SOAK_SMP, flavour_kernel, flavours
+from conftest import (LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, flavour_kernel,
+                      flavours)
 from test_rcu import check_rcu_stats
 from test_rcu_checks import stall_lines_outside
 
@@ -240,10 +242,13 @@ class TestSMP:
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("smp", LOCKED_SOAK_SMP, ids=lambda n: "smp%d" % n)
-def test_soak_locked(smp):
-    """The locked page hash table at the vCPU counts ``make test`` skips."""
-    flavour = "a-rcu+pageht-locked"
+@pytest.mark.parametrize("flavour,smp",
+                         [("a-rcu+pageht-locked", n) for n in LOCKED_SOAK_SMP] +
+                         [("podzimek-rcu", n) for n in PODZIMEK_SOAK_SMP],
+                         ids=lambda p: str(p))
+def test_soak_locked(flavour, smp):
+    """The configurations at the vCPU counts ``make test`` skips: the locked
+    page hash table at -smp 1 and 8, Podzimek RCU at -smp 8."""
     if flavour not in flavours():
         pytest.skip("configuration %s not selected" % flavour)
     with kconsole.Kernel(smp=smp, kernel=flavour_kernel(flavour),
@@ -255,7 +260,8 @@ def test_soak_locked(smp):
             "%d failed (%s):\n%s" % (run.failed, failures, run.output)
         min_gps, missing = claimed_gps(run.output)
         assert not missing, "no GP count of %s" % ", ".join(missing)
-        check_rcu_stats(k, "a-rcu", min_gps=min_gps)
+        check_rcu_stats(k, "podzimek-rcu" if flavour == "podzimek-rcu"
+                        else "a-rcu", min_gps=min_gps)
         check_workq_idle(k)
         k.check_no_panic()
         k.halt(HALT_TIMEOUT)
