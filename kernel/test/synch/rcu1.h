@@ -32,6 +32,8 @@
 #define NOP_READER_MIN 100
 #define NOP_READER_MAX 30000
 #define NOP_CBS 2000
+/** Callbacks of the one-CPU flood (3 x the expedite threshold). */
+#define FLOOD_CBS (3 * RCU_EXPEDITE_THRESHOLD)
 #define BARRIER_CBS 200
 #define SEQ_ITERS 10
 #define SEQ_TOTAL 200

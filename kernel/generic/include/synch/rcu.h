@@ -188,6 +188,8 @@ typedef struct {
 	size_t pending;
 	size_t max_batch;
 	uint64_t batches;
+	/** times rcu_call() on the CPU set the shared expedite request */
+	uint64_t expedite_reqs;
 } rcu_cpu_stats_t;
 
 /**

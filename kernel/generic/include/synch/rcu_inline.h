@@ -179,10 +179,18 @@ static inline bool rcu_thread_in_reader(thread_t *t)
 #define RCU_CRITICAL_THRESHOLD 10000
 
 /**
- * Set by rcu_synchronize_expedite() and by callback floods (rcu_call());
- * taken by the grace-period detection. Atomics.
+ * The request for an expedited grace period: set by rcu_synchronize_expedite()
+ * and by callback floods (rcu_call()), taken (exchanged with false) by each
+ * grace-period detection. Atomics. Alone on its cache line, and rcu_call()
+ * loads it before it stores: a CPU posting thousands of callbacks per grace
+ * period then writes the line once per grace period, not on every call (each
+ * store takes the line away from every other CPU's cache).
  */
-extern bool rcu_expedite_req;
+typedef struct {
+	bool req;
+} __attribute__((aligned(64))) rcu_expedite_flag_t;
+
+extern rcu_expedite_flag_t rcu_expedite;
 
 /**
  * Out-of-line part of rcu_call(): wakes CPU @a c's reclaimer. Called with
@@ -201,8 +209,11 @@ static inline void rcu_call(rcu_item_t *item, rcu_func_t func)
 	c->rcu.arriving_tail = &item->next;
 	size_t n = ++c->rcu.arriving_cnt;
 	c->rcu.stat_posted++;
-	if (unlikely(n > RCU_EXPEDITE_THRESHOLD))
-		__atomic_store_n(&rcu_expedite_req, true, __ATOMIC_RELAXED);
+	if (unlikely(n > RCU_EXPEDITE_THRESHOLD) &&
+	    !__atomic_load_n(&rcu_expedite.req, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&rcu_expedite.req, true, __ATOMIC_RELAXED);
+		c->rcu.stat_expedite_reqs++;
+	}
 	/*
 	 * An idle reclaimer is woken by the first callback. A busy one is woken
 	 * once more per batch, when the critical threshold is crossed (it is then

@@ -52,13 +52,14 @@ typedef struct rcu_cpu {
 	/** The reclaimer is (about to be) asleep with no callbacks. CPU-local
 	 * (reclaimer and rcu_call run on this CPU with interrupts disabled). */
 	bool reclaimer_idle;
-	/** Set when rcu_call wants the GP expedited (callback flood). Atomics. */
-	bool expedite_arriving;
 	/** Statistics (racy reads): callbacks posted, run; max batch. */
 	uint64_t stat_posted;
 	uint64_t stat_run;
 	size_t stat_max_batch;
 	uint64_t stat_batches;
+	/** Times rcu_call() set rcu_expedite.req (it was clear). CPU-local,
+	 * written with interrupts disabled; racy reads (statistics). */
+	uint64_t stat_expedite_reqs;
 } rcu_cpu_t;
 
 /** Nesting counter step; bit 0 of a thread's counter marks "was preempted". */

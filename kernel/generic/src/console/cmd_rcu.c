@@ -30,15 +30,15 @@ static int cmd_rcu(const cmd_call_t *call)
 	printf("stall warnings: %lu\n", st.stall_warnings);
 	printf("pending callbacks: %zu\n", st.pending_callbacks);
 	printf("cpu  last-seen-gp  posted      run         pending  max-batch  "
-	    "avg-batch\n");
+	    "avg-batch  expedite-reqs\n");
 	for (unsigned i = 0; i < cpu_count; i++) {
 		if (!cpu_is_online(i))
 			continue;
 		rcu_cpu_stats_t cs;
 		rcu_cpu_get_stats(i, &cs);
-		printf("%3u  %12lu  %-10lu  %-10lu  %7zu  %9zu  %9lu\n", i,
+		printf("%3u  %12lu  %-10lu  %-10lu  %7zu  %9zu  %9lu  %13lu\n", i,
 		    cs.last_seen_gp, cs.posted, cs.run, cs.pending, cs.max_batch,
-		    cs.batches ? cs.run / cs.batches : 0);
+		    cs.batches ? cs.run / cs.batches : 0, cs.expedite_reqs);
 	}
 	console_unlock();
 	return 0;

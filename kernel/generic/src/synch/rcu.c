@@ -99,9 +99,9 @@ static list_t next_preempted = LIST_INITIALIZER(next_preempted);
 static bool detector_waits_readers;
 static waitq_t readers_done_wq;
 
-/** Set by rcu_synchronize_expedite and callback floods; atomics. */
-bool rcu_expedite_req;
-#define expedite_req rcu_expedite_req
+/** See rcu_inline.h (its own cache line); atomics. */
+rcu_expedite_flag_t rcu_expedite;
+#define expedite_req rcu_expedite.req
 
 /** Statistics: atomics (relaxed). */
 static uint64_t stat_expedited;
@@ -776,6 +776,7 @@ void rcu_cpu_get_stats(unsigned cpu, rcu_cpu_stats_t *st)
 	st->pending = c->rcu.arriving_cnt + c->rcu.next_cnt + c->rcu.cur_cnt;
 	st->max_batch = c->rcu.stat_max_batch;
 	st->batches = c->rcu.stat_batches;
+	st->expedite_reqs = c->rcu.stat_expedite_reqs;
 }
 
 void rcu_init(void)
