@@ -25,6 +25,12 @@ section):
     global-lock build.
 ``all``
     the three above.
+``goals``
+    only the points of issue 16's timed goals (lookup, update and page-hash
+    scaling 1 -> 2 CPUs, faults CHT / locked, continuous resize / fixed
+    2^13) at -smp 2, 5 repetitions: writes ``goals.md`` (per-repetition
+    ratios, median, range) and ``goals-ratios.json`` besides goals.csv and goals.json
+    (about 6 minutes; ``make bench-goals``).  Not part of ``all``.
 ``cost``
     instructions per operation, exactly: every benchmark that runs on one CPU
     (updates at 0, 20 and 100 % where the benchmark takes them) on a release
@@ -47,6 +53,7 @@ Usage::
     python3 bench/chtbench.py --suite all --quick    # -t 1, 2 reps (< 10 min)
     python3 bench/chtbench.py --suite seed --reps 5 --seconds 10 --smp 4
     python3 bench/chtbench.py --suite cost           # icount (about 10 min)
+    python3 bench/chtbench.py --suite goals          # issue 16's timed goals
 """
 
 import argparse
@@ -308,8 +315,141 @@ def plan_cost(smps=None, table=None):
     return boots
 
 
+#: The timed goals of issue 16 (its second table), each a ratio of two points
+#: measured side by side: ``num`` / ``den``, each (config, bench, cpus,
+#: update).  Points of one configuration run in one boot, alternated (the two
+#: sides of a scaling ratio rotate every repetition); the CHT / locked fault
+#: ratio pairs the a-rcu and locked boots of the same repetition, which run
+#: back to back.  ``before`` is what the issue measured on main 7a6e0df.
+GOALS_SMP = 2
+TIMED_GOALS = [
+    {"what": "ht-lookup/cht scaling 1 -> 2 CPUs",
+     "num": ("a-rcu", B_HT_CHT, 2, 0), "den": ("a-rcu", B_HT_CHT, 1, 0),
+     "min_ratio": 1.8, "before": "1.50-1.53"},
+    {"what": "pageht-lookup scaling 1 -> 2 CPUs (CHT build)",
+     "num": ("a-rcu", B_PH_LOOKUP, 2, 0), "den": ("a-rcu", B_PH_LOOKUP, 1, 0),
+     "min_ratio": 1.8, "before": "1.00-1.10"},
+    {"what": "ht-upd/cht at 20 % scaling 1 -> 2 CPUs",
+     "num": ("a-rcu", B_HTU_CHT, 2, HT_UPD_SCALING_PCT),
+     "den": ("a-rcu", B_HTU_CHT, 1, HT_UPD_SCALING_PCT),
+     "min_ratio": 1.5, "before": "not reported"},
+    {"what": "pageht-fault, CHT / locked, 2 CPUs",
+     "num": ("a-rcu", B_PH_FAULT, 2, 0), "den": ("locked", B_PH_FAULT, 2, 0),
+     "min_ratio": 1.5, "before": "0.68"},
+    {"what": "continuous resize / fixed 2^13, 1 reader (18 vs 16)",
+     "num": ("a-rcu", B_RS_CHT_CONT, 1, 0), "den": ("a-rcu", B_RS_CHT13, 1, 0),
+     "min_ratio": 1.0, "before": "0.75-0.95"},
+]
+#: References printed beside the goals (not goals): bucket locks' ht-upd
+#: scaling, the locked build's fault scaling and the fixed 2^14 table.
+TIMED_REFS = [
+    {"what": "ht-upd/bktlock at 20 % scaling 1 -> 2 CPUs (reference)",
+     "num": ("a-rcu", B_HTU_BKT, 2, HT_UPD_SCALING_PCT),
+     "den": ("a-rcu", B_HTU_BKT, 1, HT_UPD_SCALING_PCT)},
+    {"what": "pageht-fault scaling 1 -> 2 CPUs, CHT build (reference)",
+     "num": ("a-rcu", B_PH_FAULT, 2, 0), "den": ("a-rcu", B_PH_FAULT, 1, 0)},
+    {"what": "pageht-fault scaling 1 -> 2 CPUs, locked build (reference)",
+     "num": ("locked", B_PH_FAULT, 2, 0), "den": ("locked", B_PH_FAULT, 1, 0)},
+    {"what": "fixed 2^14 / fixed 2^13, 1 reader (reference: 18's ceiling)",
+     "num": ("a-rcu", B_RS_CHT14, 1, 0), "den": ("a-rcu", B_RS_CHT13, 1, 0)},
+]
+
+
+def plan_goals(smps=None):
+    """Only the points of issue 16's timed goals, at -smp 2 (``smps`` is
+    ignored: the goals are stated for 2 CPUs)."""
+    del smps
+    pts = {}
+    for g in TIMED_GOALS + TIMED_REFS:
+        for side in ("num", "den"):
+            config, bench, cpus, update = g[side]
+            pts.setdefault(config, [])
+            if (bench, cpus, update) not in pts[config]:
+                pts[config].append((bench, cpus, update))
+    boots = []
+    for config in ("a-rcu", "locked"):
+        # One row per benchmark (and update %): its CPU counts alternate.
+        rows = {}
+        for bench, cpus, update in pts[config]:
+            rows.setdefault((bench, update), []).append((bench, cpus, update))
+        # The resize ids alternate with each other (16, 17, 18 at 1 CPU).
+        rs = [r for k, r in rows.items() if k[0] in (B_RS_CHT13, B_RS_CHT14,
+                                                       B_RS_CHT_CONT)]
+        other = [r for k, r in rows.items() if k[0] not in (
+            B_RS_CHT13, B_RS_CHT14, B_RS_CHT_CONT)]
+        groups = [other]
+        if rs:
+            groups.append([[pt for r in rs for pt in r]])
+        boots.append(Boot("goals", config, GOALS_SMP, groups))
+    return boots
+
+
+def goal_ratios(results, goal):
+    """Per-repetition ratios num/den of one goal from ``results`` (key
+    (suite, config, smp, bench, cpus, update) -> samples with "rep")."""
+    def by_rep(pt):
+        config, bench, cpus, update = pt
+        e = results.get(("goals", config, GOALS_SMP, bench, cpus, update))
+        return {s["rep"]: s["ops_per_s"] for s in e["samples"]} if e else {}
+    n, d = by_rep(goal["num"]), by_rep(goal["den"])
+    return [n[r] / d[r] for r in sorted(n) if r in d and d[r] > 0]
+
+
+def goal_rows(results):
+    rows = []
+    for g in TIMED_GOALS + TIMED_REFS:
+        rs = goal_ratios(results, g)
+        row = {"what": g["what"], "ratios": [round(x, 3) for x in rs],
+               "median": round(statistics.median(rs), 3) if rs else None,
+               "min": round(min(rs), 3) if rs else None,
+               "max": round(max(rs), 3) if rs else None}
+        if "min_ratio" in g:
+            row["goal"] = ">= %g" % g["min_ratio"]
+            row["before"] = g["before"]
+            row["met"] = bool(rs) and statistics.median(rs) >= g["min_ratio"]
+        rows.append(row)
+    return rows
+
+
+def format_goals(rows, meta):
+    out = ["Issue 16's timed goals, -smp %d, `thread=multi`: per-repetition "
+           "ratios (each from two points run side by side: one boot, "
+           "alternated; the CHT / locked fault ratio from the two builds' "
+           "boots of one repetition, back to back), their median and range. "
+           "%d repetitions of -t %d; host load average %s at the end; "
+           "git %s." % (GOALS_SMP, meta["reps"], meta["seconds"],
+                         " ".join("%.1f" % x for x in meta["loadavg_end"]),
+                         meta["host"]["git_rev"][:12]),
+           "",
+           "| ratio | goal | before (the issue) | median | range | every "
+           "repetition | met |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        rng = "%.2f-%.2f" % (r["min"], r["max"]) if r["ratios"] else "-"
+        med = "%.2f" % r["median"] if r["median"] is not None else "-"
+        out.append("| %s | %s | %s | **%s** | %s | %s | %s |" % (
+            r["what"], r.get("goal", "-"), r.get("before", "-"), med, rng,
+            " / ".join("%.2f" % x for x in r["ratios"]),
+            ("yes" if r["met"] else "**no**") if "met" in r else "-"))
+    return "\n".join(out) + "\n"
+
+
+def write_goals(results, meta, results_dir=None):
+    results_dir = results_dir or RESULTS_DIR
+    rows = goal_rows(results)
+    text = format_goals(rows, meta)
+    os.makedirs(results_dir, exist_ok=True)
+    with open(os.path.join(results_dir, "goals.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(results_dir, "goals-ratios.json"), "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        f.write("\n")
+    print(text)
+    log("wrote %s" % os.path.join(results_dir, "goals.md"))
+
+
 PLANNERS = {"seed": plan_seed, "resize": plan_resize, "pageht": plan_pageht,
-            "cost": plan_cost}
+            "cost": plan_cost, "goals": plan_goals}
 
 
 # --------------------------------------------------------------------------
@@ -942,7 +1082,7 @@ def main(argv=None):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("Usage::")[1] if "Usage::" in __doc__ else None)
     ap.add_argument("--suite", choices=["seed", "resize", "pageht", "all",
-                                        "cost"],
+                                        "cost", "goals"],
                     default="all")
     ap.add_argument("--quick", action="store_true",
                     help="-t 1, 2 repetitions, no as-written seed pass")
@@ -972,7 +1112,8 @@ def main(argv=None):
                     help="print every point's rate")
     args = ap.parse_args(argv)
 
-    reps = args.reps or (2 if args.quick else 3)
+    reps = args.reps or (2 if args.quick else
+                         5 if args.suite == "goals" else 3)
     seconds = args.seconds or (1 if args.quick else 3)
     verbatim = args.verbatim if args.verbatim is not None else not args.quick
     if args.suite == "cost":
@@ -1063,6 +1204,8 @@ def main(argv=None):
                 "suite_wall_s": round(time.monotonic() - t_suite, 1),
             }
             write_outputs(suite, summarize(results), meta, vb, args.results)
+            if suite == "goals":
+                write_goals(results, meta, args.results)
     except (BenchError, kconsole.KernelError) as e:
         print("\nchtbench.py: FAILED\n%s" % e, file=sys.stderr)
         return 1

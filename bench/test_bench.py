@@ -320,3 +320,39 @@ def test_cost_md_and_splice(tmp_path):
     # The chtbench splice keeps the cost section.
     assert "NEW" in plot.splice(again, "CHT2\n")
     assert plot.splice_cost(None, "X\n").startswith("# Benchmark results")
+
+
+def test_goals_plan_runs_every_goal_point():
+    """Every point a timed goal (or reference) divides is measured, at -smp 2,
+    and a scaling ratio's two sides share one boot."""
+    boots = cb.plan_goals()
+    have = {(b.config, pt) for b in boots for pt in b.points(0)}
+    assert {b.smp for b in boots} == {cb.GOALS_SMP}
+    for g in cb.TIMED_GOALS + cb.TIMED_REFS:
+        for side in ("num", "den"):
+            config, bench, cpus, update = g[side]
+            assert (config, (bench, cpus, update)) in have, g["what"]
+    # Rotation alternates which side runs first, keeping every point.
+    for b in boots:
+        assert sorted(b.points(0)) == sorted(b.points(1))
+
+
+def test_goal_ratios_pair_repetitions():
+    """A ratio divides the two points of the same repetition; a goal is met on
+    the median of those ratios."""
+    def res(config, bench, cpus, update, rates):
+        return {("goals", config, cb.GOALS_SMP, bench, cpus, update): {
+            "samples": [{"rep": i + 1, "ops_per_s": r}
+                        for i, r in enumerate(rates)]}}
+    results = {}
+    results.update(res("a-rcu", cb.B_HT_CHT, 1, 0, [100, 200, 100]))
+    results.update(res("a-rcu", cb.B_HT_CHT, 2, 0, [190, 380, 150]))
+    g = cb.TIMED_GOALS[0]
+    assert cb.goal_ratios(results, g) == [1.9, 1.9, 1.5]
+    rows = {r["what"]: r for r in cb.goal_rows(results)}
+    assert rows[g["what"]]["median"] == 1.9 and rows[g["what"]]["met"]
+    results.update(res("a-rcu", cb.B_HT_CHT, 2, 0, [150, 380, 150]))
+    rows = {r["what"]: r for r in cb.goal_rows(results)}
+    assert rows[g["what"]]["median"] == 1.5 and not rows[g["what"]]["met"]
+    # Goals without data are not met.
+    assert not rows[cb.TIMED_GOALS[1]["what"]]["met"]
