@@ -30,6 +30,13 @@ are 16 bytes, not 8-16; values are 32 bytes.
 
 Results: bench/results/memcached/results.json, *.csv, *.png, and the section
 between <!-- memcached:begin --> and <!-- memcached:end --> of bench/RESULTS.md.
+
+A quick check of one part: --only throughput|instructions|resize runs that part
+alone and writes its figures to --out (default build/memcached-bench/PART.json)
+and nothing else (bench/results/memcached and RESULTS.md stay as they are);
+--stock / --libcht take other binaries (e.g. a copy of the build before a
+change), --threads the server thread counts, e.g. --only instructions
+--threads 1 --libcht build/before/memcached.
 """
 import argparse
 import datetime
@@ -175,7 +182,7 @@ def throughput(args, use_hw):
     alternately (stock, libcht, libcht, stock, ...) --repeats times, so the
     two builds see the same host load as closely as one host allows."""
     rows = []
-    for threads in (1, 2):
+    for threads in args.threads:
         srvs, clients = {}, {}
         try:
             for build in BUILDS:
@@ -378,7 +385,7 @@ def instructions(args):
     outdir = tempfile.mkdtemp()
     res = {}
     try:
-        for threads in (1, 2):
+        for threads in args.threads:
             res[threads] = {}
             for build in BUILDS:
                 res[threads][build] = callgrind_ir(build, keys, streams, outdir, threads)
@@ -664,6 +671,27 @@ def write_results_md(text):
     open(path, "w").write(old)
 
 
+def only(args):
+    """--only PART: that part alone, its figures to --out, nothing else."""
+    out = args.out or os.path.join(B, "memcached-bench", args.only + ".json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    use_hw = perf_instructions_work()
+    doc = {"part": args.only, "builds": dict(BUILDS), "threads": args.threads,
+           "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+           "load1_start": os.getloadavg()[0]}
+    if args.only == "throughput":
+        doc["throughput"] = throughput(args, use_hw)
+        doc["summary"] = {"%d %s" % (t, m): tp_summary(doc["throughput"], t, m)
+                          for t in args.threads for m in MIXES}
+    elif args.only == "instructions":
+        doc["instructions"] = instructions(args)
+    else:
+        doc["resize"] = resize_case(args)
+    json.dump(doc, open(out, "w"), indent=1)
+    log("figures: %s" % out)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--window", type=int, default=10)
@@ -674,7 +702,20 @@ def main():
     ap.add_argument("--skip", default="", help="comma list: throughput,instructions,resize")
     ap.add_argument("--reading", default="", help="text of the Reading paragraph")
     ap.add_argument("--md-only", action="store_true", help="rewrite RESULTS.md from results.json")
+    ap.add_argument("--only", choices=("throughput", "instructions", "resize"),
+                    help="run this part alone; write only --out")
+    ap.add_argument("--out", help="--only: the JSON file of its figures "
+                    "(default build/memcached-bench/PART.json)")
+    ap.add_argument("--stock", help="stock binary (default %s)" % BUILDS["stock"])
+    ap.add_argument("--libcht", help="libcht binary (default %s)" % BUILDS["libcht"])
+    ap.add_argument("--threads", default="1,2", help="server -t values, comma list")
     args = ap.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",") if t]
+    for b in BUILDS:
+        if getattr(args, b):
+            BUILDS[b] = os.path.abspath(getattr(args, b))
+    if args.only:
+        return only(args)
     os.makedirs(RES, exist_ok=True)
     jpath = os.path.join(RES, "results.json")
     if args.md_only:
