@@ -303,12 +303,13 @@ def valgrind_conns():
     return resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 12
 
 
-def callgrind_ir(build, keys, streams, outdir, threads=1):
+def callgrind_ir(build, keys, streams, outdir, threads=1, cache_sim=False):
     port = free_port()
     tag = "%s-t%d" % (build, threads)
     out = os.path.join(outdir, "callgrind.%s.out" % tag)
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
-           "--callgrind-out-file=" + out] + server_cmd(build, port, threads,
+           "--callgrind-out-file=" + out] + (["--cache-sim=yes"] if cache_sim else []) + \
+        server_cmd(build, port, threads,
                                                        conns=valgrind_conns())
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     res = {}
@@ -340,6 +341,7 @@ def callgrind_ir(build, keys, streams, outdir, threads=1):
             time.sleep(1)
             ir = 0          # all threads
             wir = 0         # the worker thread (the one that parses commands)
+            wev = {}        # --cache-sim: the worker threads' events by name
             for fn in os.listdir(outdir):
                 if fn.startswith("callgrind.%s.out" % tag) and fn != os.path.basename(out):
                     path = os.path.join(outdir, fn)
@@ -349,6 +351,11 @@ def callgrind_ir(build, keys, streams, outdir, threads=1):
                         ir += int(m.group(1))
                         if "process_command_ascii" in txt:
                             wir += int(m.group(1))
+                            ev = re.search(r"^events:\s+(.*)$", txt, re.M)
+                            tot = re.search(r"^totals:\s+(.*)$", txt, re.M)
+                            if cache_sim and ev and tot:
+                                for k, v in zip(ev.group(1).split(), tot.group(1).split()):
+                                    wev[k] = wev.get(k, 0) + int(v)
                     os.unlink(path)
             # each stream runs twice; the lower count is the one without
             # background work (LRU maintainer, crawler) in its window
@@ -358,6 +365,14 @@ def callgrind_ir(build, keys, streams, outdir, threads=1):
             res[name] = {"requests": nreq, "Ir": ir, "worker_Ir": wir, "runs": runs,
                          "all_runs": aruns, "instr_per_req": min(runs),
                          "all_threads_per_req": min(aruns)}
+            if cache_sim:
+                # simulated caches (valgrind's model of this host's L1/LL):
+                # per request, worker threads, every run
+                for k, v in wev.items():
+                    res[name].setdefault("worker_%s_per_req" % k, []).append(v / nreq)
+                log("  %s -t %d %s: worker threads per request: %s" % (
+                    build, threads, name, ", ".join("%s %.2f" % (k, v / nreq)
+                                                    for k, v in wev.items())))
             log("  %s -t %d %s: %.0f instructions per request in the worker threads, %.0f "
                 "in all threads (%d requests)" % (build, threads, name, wir / nreq, ir / nreq,
                                                   nreq))
@@ -388,7 +403,8 @@ def instructions(args):
         for threads in args.threads:
             res[threads] = {}
             for build in BUILDS:
-                res[threads][build] = callgrind_ir(build, keys, streams, outdir, threads)
+                res[threads][build] = callgrind_ir(build, keys, streams, outdir, threads,
+                                                   args.cache_sim)
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
     return res
@@ -709,6 +725,9 @@ def main():
     ap.add_argument("--stock", help="stock binary (default %s)" % BUILDS["stock"])
     ap.add_argument("--libcht", help="libcht binary (default %s)" % BUILDS["libcht"])
     ap.add_argument("--threads", default="1,2", help="server -t values, comma list")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="instructions: also callgrind's cache simulation (data "
+                    "reads and their L1 and last-level misses per request)")
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",") if t]
     for b in BUILDS:
