@@ -369,7 +369,8 @@ def callgrind_ir(build, keys, streams, outdir, threads=1, cache_sim=False):
                 # simulated caches (valgrind's model of this host's L1/LL):
                 # per request, worker threads, every run
                 for k, v in wev.items():
-                    res[name].setdefault("worker_%s_per_req" % k, []).append(v / nreq)
+                    key = "worker_%s_per_req" % k
+                    res[name][key] = (prev.get(key, []) if prev else []) + [v / nreq]
                 log("  %s -t %d %s: worker threads per request: %s" % (
                     build, threads, name, ", ".join("%s %.2f" % (k, v / nreq)
                                                     for k, v in wev.items())))
