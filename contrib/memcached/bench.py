@@ -30,6 +30,13 @@ are 16 bytes, not 8-16; values are 32 bytes.
 
 Results: bench/results/memcached/results.json, *.csv, *.png, and the section
 between <!-- memcached:begin --> and <!-- memcached:end --> of bench/RESULTS.md.
+
+A quick check of one part: --only throughput|instructions|resize runs that part
+alone and writes its figures to --out (default build/memcached-bench/PART.json)
+and nothing else (bench/results/memcached and RESULTS.md stay as they are);
+--stock / --libcht take other binaries (e.g. a copy of the build before a
+change), --threads the server thread counts, e.g. --only instructions
+--threads 1 --libcht build/before/memcached.
 """
 import argparse
 import datetime
@@ -175,7 +182,7 @@ def throughput(args, use_hw):
     alternately (stock, libcht, libcht, stock, ...) --repeats times, so the
     two builds see the same host load as closely as one host allows."""
     rows = []
-    for threads in (1, 2):
+    for threads in args.threads:
         srvs, clients = {}, {}
         try:
             for build in BUILDS:
@@ -296,12 +303,13 @@ def valgrind_conns():
     return resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 12
 
 
-def callgrind_ir(build, keys, streams, outdir, threads=1):
+def callgrind_ir(build, keys, streams, outdir, threads=1, cache_sim=False):
     port = free_port()
     tag = "%s-t%d" % (build, threads)
     out = os.path.join(outdir, "callgrind.%s.out" % tag)
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
-           "--callgrind-out-file=" + out] + server_cmd(build, port, threads,
+           "--callgrind-out-file=" + out] + (["--cache-sim=yes"] if cache_sim else []) + \
+        server_cmd(build, port, threads,
                                                        conns=valgrind_conns())
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     res = {}
@@ -333,6 +341,7 @@ def callgrind_ir(build, keys, streams, outdir, threads=1):
             time.sleep(1)
             ir = 0          # all threads
             wir = 0         # the worker thread (the one that parses commands)
+            wev = {}        # --cache-sim: the worker threads' events by name
             for fn in os.listdir(outdir):
                 if fn.startswith("callgrind.%s.out" % tag) and fn != os.path.basename(out):
                     path = os.path.join(outdir, fn)
@@ -342,6 +351,11 @@ def callgrind_ir(build, keys, streams, outdir, threads=1):
                         ir += int(m.group(1))
                         if "process_command_ascii" in txt:
                             wir += int(m.group(1))
+                            ev = re.search(r"^events:\s+(.*)$", txt, re.M)
+                            tot = re.search(r"^totals:\s+(.*)$", txt, re.M)
+                            if cache_sim and ev and tot:
+                                for k, v in zip(ev.group(1).split(), tot.group(1).split()):
+                                    wev[k] = wev.get(k, 0) + int(v)
                     os.unlink(path)
             # each stream runs twice; the lower count is the one without
             # background work (LRU maintainer, crawler) in its window
@@ -351,6 +365,15 @@ def callgrind_ir(build, keys, streams, outdir, threads=1):
             res[name] = {"requests": nreq, "Ir": ir, "worker_Ir": wir, "runs": runs,
                          "all_runs": aruns, "instr_per_req": min(runs),
                          "all_threads_per_req": min(aruns)}
+            if cache_sim:
+                # simulated caches (valgrind's model of this host's L1/LL):
+                # per request, worker threads, every run
+                for k, v in wev.items():
+                    key = "worker_%s_per_req" % k
+                    res[name][key] = (prev.get(key, []) if prev else []) + [v / nreq]
+                log("  %s -t %d %s: worker threads per request: %s" % (
+                    build, threads, name, ", ".join("%s %.2f" % (k, v / nreq)
+                                                    for k, v in wev.items())))
             log("  %s -t %d %s: %.0f instructions per request in the worker threads, %.0f "
                 "in all threads (%d requests)" % (build, threads, name, wir / nreq, ir / nreq,
                                                   nreq))
@@ -378,10 +401,11 @@ def instructions(args):
     outdir = tempfile.mkdtemp()
     res = {}
     try:
-        for threads in (1, 2):
+        for threads in args.threads:
             res[threads] = {}
             for build in BUILDS:
-                res[threads][build] = callgrind_ir(build, keys, streams, outdir, threads)
+                res[threads][build] = callgrind_ir(build, keys, streams, outdir, threads,
+                                                   args.cache_sim)
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
     return res
@@ -664,6 +688,27 @@ def write_results_md(text):
     open(path, "w").write(old)
 
 
+def only(args):
+    """--only PART: that part alone, its figures to --out, nothing else."""
+    out = args.out or os.path.join(B, "memcached-bench", args.only + ".json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    use_hw = perf_instructions_work()
+    doc = {"part": args.only, "builds": dict(BUILDS), "threads": args.threads,
+           "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+           "load1_start": os.getloadavg()[0]}
+    if args.only == "throughput":
+        doc["throughput"] = throughput(args, use_hw)
+        doc["summary"] = {"%d %s" % (t, m): tp_summary(doc["throughput"], t, m)
+                          for t in args.threads for m in MIXES}
+    elif args.only == "instructions":
+        doc["instructions"] = instructions(args)
+    else:
+        doc["resize"] = resize_case(args)
+    json.dump(doc, open(out, "w"), indent=1)
+    log("figures: %s" % out)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--window", type=int, default=10)
@@ -674,7 +719,23 @@ def main():
     ap.add_argument("--skip", default="", help="comma list: throughput,instructions,resize")
     ap.add_argument("--reading", default="", help="text of the Reading paragraph")
     ap.add_argument("--md-only", action="store_true", help="rewrite RESULTS.md from results.json")
+    ap.add_argument("--only", choices=("throughput", "instructions", "resize"),
+                    help="run this part alone; write only --out")
+    ap.add_argument("--out", help="--only: the JSON file of its figures "
+                    "(default build/memcached-bench/PART.json)")
+    ap.add_argument("--stock", help="stock binary (default %s)" % BUILDS["stock"])
+    ap.add_argument("--libcht", help="libcht binary (default %s)" % BUILDS["libcht"])
+    ap.add_argument("--threads", default="1,2", help="server -t values, comma list")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="instructions: also callgrind's cache simulation (data "
+                    "reads and their L1 and last-level misses per request)")
     args = ap.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",") if t]
+    for b in BUILDS:
+        if getattr(args, b):
+            BUILDS[b] = os.path.abspath(getattr(args, b))
+    if args.only:
+        return only(args)
     os.makedirs(RES, exist_ok=True)
     jpath = os.path.join(RES, "results.json")
     if args.md_only:

@@ -44,7 +44,10 @@ TREES = {"stock": "memcached-stock", "cht": "memcached",
 # Functions of our patch that read item headers without the item lock.
 OUR_READERS = ("process_get_fast", "assoc_key_equal", "assoc_equal", "assoc_item_key",
                "assoc_find_rcu", "assoc_hash")
-LIBCHT_SRC = re.compile(r"(?:kernel/generic/src/adt/cht\.c|uspace/lib/)")
+# libcht's code: its sources, and the inline paths of its installed headers
+# (cht_find_fast(), cht_insert_fast() and the walk are inlined into assoc.c).
+LIBCHT_SRC = re.compile(r"(?:kernel/generic/src/adt/cht\.c|uspace/lib/|"
+                        r"libcht-prefix/include/|kernel/generic/include/adt/cht)")
 # The first frame of each access of a race report ("Read of size 2 at ... by
 # thread T1:", "Previous atomic write of size 2 ...") and the frames under it.
 ACCESS_RE = re.compile(r"^  (?:Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) of size \d+ at .*?:\n"
