@@ -730,9 +730,45 @@ static void test_print(void)
 	CHECK(strlen(cht_version()) > 0, "version");
 }
 
+/**
+ * Creating a table needs no registered thread (nor a reader section): the
+ * main thread runs this before it registers. From 65e189b until the fix,
+ * cht_create() linked the bucket dummies inside reader sections and aborted
+ * here (memcached creates its table before its threads register).
+ */
+static void test_create_unregistered(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 64, 4096 };
+	CHECK(!cht_rcu_registered(), "main thread registered at start");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		cht_t h;
+		CHECK_EQ(cht_create(&h, sizes[i], 1, 0, &ops), CHT_OK);
+		cht_t u;
+		CHECK_EQ(cht_u_create(&u, sizes[i], 1, 0, &ops), CHT_OK);
+		CHECK(!cht_rcu_registered(), "create registered the thread");
+		/* Usable once the thread registers; destroy needs a registered one. */
+		CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+		val_t v;
+		set_val(&v, 42 % 10, 42);
+		cht_rcu_read_lock();
+		cht_insert(&h, &v.link);
+		uint64_t key = 42;
+		CHECK(cht_find(&h, &key) == &v.link, "item not found");
+		CHECK_EQ(cht_remove_key(&h, &key), 1);
+		cht_rcu_read_unlock();
+		cht_stats_t st;
+		CHECK_EQ(cht_u_get_stats(&u, &st), CHT_OK);
+		CHECK_EQ(st.items, 0);
+		CHECK_EQ(cht_destroy(&h), CHT_OK);
+		CHECK_EQ(cht_u_destroy(&u), CHT_OK);
+		CHECK_EQ(cht_rcu_unregister_thread(), CHT_OK);
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_create_unregistered();
 	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
 	test_kernel_sanity();
 	test_sanity();

@@ -170,14 +170,32 @@ static void dummy_link(cht_t *h, cht_node_t *start, cht_node_t *d)
 
 /**
  * Links every dummy of the unpublished array @a nb into the list, each after
- * the dummy of @a from (the published array; NULL when the table is being
- * created) whose range holds its hash, or after its predecessor in @a nb
- * (creation). RESIZE_BATCH per reader section, so that a large resize never
- * holds up a grace period. Resizer or cht_create() only.
+ * the dummy of @a from (the published array) whose range holds its hash,
+ * RESIZE_BATCH per reader section, so that a large resize never holds up a
+ * grace period; or, with @a from NULL (cht_create(): a list of the head
+ * alone that no other thread sees), chains them behind the head with plain
+ * stores and no reader section. Resizer or cht_create() only.
  */
 static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 {
 	size_t n = (size_t) 1 << nb->order;
+	if (!from) {
+		/*
+		 * Creation: the list holds only the head and nobody else sees
+		 * the table yet, so the dummies (sorted by hash already) are
+		 * chained with plain stores, outside any reader section: creating
+		 * a table needs no RCU reader, so in userspace no registered
+		 * thread (memcached creates its table before it registers; from
+		 * 65e189b to this fix that aborted). cht_create()'s caller
+		 * publishes the table after it returns.
+		 */
+		cht_env_assert(h->head.next == 0);
+		for (size_t i = 0; i + 1 < n; i++)
+			nb->d[i].next = (uintptr_t) &nb->d[i + 1];
+		nb->d[n - 1].next = 0;
+		h->head.next = (uintptr_t) &nb->d[0];
+		return;
+	}
 	for (size_t i = 0; i < n;) {
 		cht_env_rcu_read_lock();
 		for (size_t end = i + RESIZE_BATCH; i < end && i < n; i++) {
@@ -418,7 +436,7 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	cht_buckets_t *b = buckets_alloc(order);
 	if (!b)
 		return CHT_ENOMEM;
-	/* Nobody else sees the table yet; the reader sections are for search. */
+	/* Nobody else sees the table yet: linked without reader sections. */
 	dummies_link(h, b, NULL);
 	h->b = b;
 #ifdef CHT_ENV_CNT_SLOTS
