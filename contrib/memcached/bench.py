@@ -562,9 +562,10 @@ def section(doc, figs):
              "path). Measured at commit `%s` on %s." % (doc["memcached"], doc["commit"],
                                                         doc["date"]))
     L.append("")
-    L.append("**Loaded host.** %s; client and server share those CPUs, and other jobs "
-             "were running on the machine at the same time, so requests/s measure the "
-             "host as much as the server. The per-request costs (server CPU seconds per "
+    L.append("**Shared host.** %s; memcaslap and the server share those CPUs "
+             "(the load average counts the benchmark's own processes too: about 2 "
+             "while it runs alone), so requests/s measure the client and the host as "
+             "much as the server. The per-request costs (server CPU seconds per "
              "million requests, instructions per request) are the numbers to compare." %
              doc["host"])
     L.append("")
