@@ -54,15 +54,32 @@ typedef struct cht_node {
 	uint64_t hash;
 } cht_node_t;
 
-/** Link embedded in every item. Fields are private to the table. */
+/**
+ * Link embedded in every item. Fields are private to the table.
+ *
+ * The list node is the link's last member, so that it sits right before the
+ * fields that the user's item puts after the link (its key, typically): a
+ * lookup reads the node (next, hash) and then the key, and the two are
+ * adjacent in memory; the reclamation fields, which only a removal writes,
+ * come first. (With the node first, memcached's item header put 24 cold bytes
+ * between the node and the key: 0.6 more last-level cache misses per GET in
+ * callgrind's simulation.) cht_link_of() goes from a node of odd hash to its
+ * link.
+ */
 typedef struct cht_link {
-	/** In the list (first member: a node of odd hash is a cht_link_t). */
-	cht_node_t n;
 	/** Deferred reclamation after removal. */
 	cht_env_rcu_item_t rcu;
 	/** Set by the thread that unlinked the node: whose remove_callback to call. */
 	const struct cht_ops *op;
+	/** In the list (a node of odd hash is the n of a cht_link_t). */
+	cht_node_t n;
 } cht_link_t;
+
+/** The link whose node is @a n (a node of odd hash: an item's). */
+static inline cht_link_t *cht_link_of(const cht_node_t *n)
+{
+	return (cht_link_t *) ((char *) n - offsetof(cht_link_t, n));
+}
 
 /** Operations supplied by the user; all may be called concurrently. */
 typedef struct cht_ops {
@@ -311,8 +328,8 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 				return NULL;
 			/* Equal hashes: an item (dummies are even). */
 			if (!(nx & CHT_LINK_DELETED) &&
-			    ops->key_equal(key, (cht_link_t *) n))
-				return (cht_link_t *) n;
+			    ops->key_equal(key, cht_link_of(n)))
+				return cht_link_of(n);
 		}
 	}
 }
@@ -361,7 +378,7 @@ static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
 static inline void cht__unlinked(cht_t *h, cht_node_t *n)
 {
 	if (n->hash & 1)
-		cht__unlinked_item(h, (cht_link_t *) n);
+		cht__unlinked_item(h, cht_link_of(n));
 }
 
 /**
@@ -494,9 +511,9 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 				uintptr_t nx = __atomic_load_n(&n->next,
 				    __ATOMIC_ACQUIRE);
 				if (!(nx & CHT_LINK_DELETED) &&
-				    ops->equal((cht_link_t *) n, item)) {
+				    ops->equal(cht_link_of(n), item)) {
 					if (dup)
-						*dup = (cht_link_t *) n;
+						*dup = cht_link_of(n);
 					int64_t ignored;
 					(void) cht__count(h, -1, &ignored);
 					return false;
@@ -534,7 +551,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 		uintptr_t nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 		/* Equal hashes: items (dummies are even). */
 		if (!(nx & CHT_LINK_DELETED) &&
-		    ops->key_equal(key, (cht_link_t *) n)) {
+		    ops->key_equal(key, cht_link_of(n))) {
 			/* Mark it deleted (Michael 2002); another remover may win. */
 			if (__atomic_compare_exchange_n(&n->next, &nx,
 			    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
@@ -562,7 +579,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 		if (only_first && __atomic_compare_exchange_n(prev, &expected,
 		    (uintptr_t) cht__ptr(__atomic_load_n(&cur->next,
 		    __ATOMIC_ACQUIRE)), false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			cht__unlinked_item(h, (cht_link_t *) cur);
+			cht__unlinked_item(h, cht_link_of(cur));
 		else
 			cht__cleanup(h, hash);
 		if (check)

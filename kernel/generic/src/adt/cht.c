@@ -534,8 +534,8 @@ cht_link_t *cht_find_next(cht_t *h, void *key, const cht_link_t *item)
 	cht_node_t *n = ptr_of(load_next(&item->n));
 	while (n && n->hash == item->n.hash) {
 		uintptr_t nx = load_next(n);
-		if (!is_deleted(nx) && h->op->key_equal(key, (cht_link_t *) n))
-			return (cht_link_t *) n;
+		if (!is_deleted(nx) && h->op->key_equal(key, cht_link_of(n)))
+			return cht_link_of(n);
 		n = ptr_of(nx);
 	}
 	return NULL;
@@ -547,8 +547,8 @@ cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item)
 	cht_node_t *n = ptr_of(load_next(&item->n));
 	while (n && n->hash == item->n.hash) {
 		uintptr_t nx = load_next(n);
-		if (!is_deleted(nx) && h->op->equal((cht_link_t *) n, item))
-			return (cht_link_t *) n;
+		if (!is_deleted(nx) && h->op->equal(cht_link_of(n), item))
+			return cht_link_of(n);
 		n = ptr_of(nx);
 	}
 	return NULL;
