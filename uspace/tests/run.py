@@ -211,8 +211,8 @@ def example_check(build=DEFAULT_BUILD, keep=False):
         log.append(out)
         if rc != 0:
             return False, "make install DESTDIR=... failed", "\n".join(log)
-        staged = ["lib/libcht.a", "lib/libcht.so", "lib/libcht.so.1",
-                  "lib/libcht.so.1.0.0", "lib/pkgconfig/cht.pc",
+        staged = ["lib/libcht.a", "lib/libcht.so", "lib/libcht.so.2",
+                  "lib/libcht.so.2.0.0", "lib/pkgconfig/cht.pc",
                   "include/cht/cht.h", "include/cht/cht_rcu.h",
                   "include/cht/adt/cht.h", "include/cht/adt/cht_env.h"]
         for f in staged:
@@ -242,7 +242,7 @@ def example_check(build=DEFAULT_BUILD, keep=False):
         exe = os.path.join(src, "example")
         rc, out = _run(["ldd", exe], env)
         log.append(out)
-        m = re.search(r"libcht\.so\.1 => (\S+)", out)
+        m = re.search(r"libcht\.so\.2 => (\S+)", out)
         if not m or not os.path.realpath(m.group(1)).startswith(
                 os.path.realpath(prefix)):
             return False, "the example does not load the installed libcht", \

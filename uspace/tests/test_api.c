@@ -526,6 +526,39 @@ static void test_resize(void)
 	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
 	free(v);
 
+	/*
+	 * cht_set_max_load_frac(): a fractional grow limit, exact at the
+	 * threshold. At 3/2 items per bucket, 3072 items fit 2^11 buckets
+	 * (3072 is not above 1.5 * 2048) and 3073 need 2^12; no whole-number
+	 * limit gives both sizes.
+	 */
+	CHECK_EQ(cht_u_set_max_load_frac(NULL, 3, 2), CHT_EINVAL);
+	CHECK_EQ(cht_u_create(&h, 1, 1, 4, &kops), CHT_OK);
+	CHECK_EQ(cht_u_set_max_load_frac(&h, 3, 0), CHT_EINVAL);
+	CHECK_EQ(cht_u_set_max_load_frac(&h, 1, 32), CHT_EINVAL);
+	v = calloc(3073, sizeof(val_t));
+	for (int i = 0; i < 3072; i++) {
+		set_val(&v[i], (size_t) i, (uint64_t) i);
+		cht_u_insert(&h, &v[i].link);
+	}
+	CHECK_EQ(cht_u_set_max_load_frac(&h, 3, 2), CHT_OK);
+	CHECK(wait_buckets(&h, 2048, 2048), "3072 items at load 3/2: %zu "
+	    "buckets", buckets_of(&h));
+	set_val(&v[3072], 3072, 3072);
+	cht_u_insert(&h, &v[3072].link);
+	/* The exact count is read by the resize that the call requests. */
+	CHECK_EQ(cht_u_set_max_load_frac(&h, 3, 2), CHT_OK);
+	CHECK(wait_buckets(&h, 4096, 4096), "3073 items at load 3/2: %zu "
+	    "buckets", buckets_of(&h));
+	/* Below one item per bucket: 3073 items at 1/2 need 2^13. */
+	CHECK_EQ(cht_u_set_max_load_frac(&h, 1, 2), CHT_OK);
+	CHECK(wait_buckets(&h, 8192, 8192), "3073 items at load 1/2: %zu "
+	    "buckets", buckets_of(&h));
+	for (uint64_t i = 0; i < 3073; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	free(v);
+
 	/* min_size is respected; destroy right after a burst waits for the resize. */
 	CHECK_EQ(cht_u_create(&h, 0, 64, 1, &kops), CHT_OK);
 	CHECK_EQ(buckets_of(&h), 64);

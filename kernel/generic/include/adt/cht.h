@@ -159,7 +159,14 @@ typedef struct cht {
 			 */
 			cht_buckets_t *b;
 			size_t min_order;
-			size_t max_load;
+			/**
+			 * Average items per bucket above which the table grows
+			 * (it shrinks below a quarter of it), in fixed point:
+			 * CHT_LOAD_ONE is one item per bucket. Atomics: set by
+			 * cht_create() and the cht_set_max_load*() calls, read
+			 * by updates and the resizer.
+			 */
+			size_t grow_load;
 			/**
 			 * The split item count (Linux's percpu_counter): one
 			 * delta per CPU in the kernel, per stripe of threads in
@@ -225,6 +232,19 @@ typedef struct cht {
 _Static_assert(offsetof(cht_t, destroying) < 64 &&
     offsetof(cht_t, head) == 128, "cht_t: the read-mostly fields end 64 bytes "
     "before the written ones");
+
+/**
+ * Load factors inside the table are fixed point with CHT_LOAD_SHIFT fraction
+ * bits: CHT_LOAD_ONE is one item per bucket, so a grow limit such as
+ * memcached's 1.5 items per bucket is exact (cht_set_max_load_frac()).
+ */
+#define CHT_LOAD_SHIFT 4
+#define CHT_LOAD_ONE ((size_t) 1 << CHT_LOAD_SHIFT)
+/**
+ * Largest grow limit, in items per bucket: the limit of the largest table
+ * (2^40 buckets) must fit in 64 bits. Larger requests are clamped to it.
+ */
+#define CHT_MAX_LOAD_LIMIT ((size_t) 1 << 18)
 
 /** Status codes of the userspace-visible API (kernel uses them too). */
 #define CHT_OK        0
@@ -529,7 +549,8 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	}
 	cht_env_test_linked(h, item);
 	if (check && __builtin_expect(items > (int64_t)
-	    (__atomic_load_n(&h->max_load, __ATOMIC_RELAXED) << b->order), 0))
+	    ((__atomic_load_n(&h->grow_load, __ATOMIC_RELAXED) << b->order) >>
+	    CHT_LOAD_SHIFT), 0))
 		cht__check_grow(h, b, items);
 	return true;
 }
@@ -655,6 +676,19 @@ bool cht_remove_item(cht_t *h, cht_link_t *item);
  * Context: any outside a reader section or inside one; never blocks.
  */
 void cht_set_max_load(cht_t *h, size_t max_load);
+
+/**
+ * cht_set_max_load() with a fractional limit: the table grows when the
+ * average load exceeds @a num / @a den items per bucket (rounded down to a
+ * multiple of 1/CHT_LOAD_ONE, at most CHT_MAX_LOAD_LIMIT) and shrinks below a
+ * quarter of it. memcached's own table grows at 3/2, and its tests expect the
+ * sizes that follow from that. Asks the resizer to bring the table to the
+ * size that fits, as cht_set_max_load() does.
+ * @return CHT_OK, or CHT_EINVAL for a NULL table, @a den 0 or a limit below
+ * 1/CHT_LOAD_ONE.
+ * Context: any; never blocks.
+ */
+int cht_set_max_load_frac(cht_t *h, size_t num, size_t den);
 
 /**
  * Sets the load at which the table grows (as cht_set_max_load()) and brings

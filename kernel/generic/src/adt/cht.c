@@ -290,9 +290,19 @@ static void request_resize(cht_t *h)
 	}
 }
 
+/** Items above which a table of 2^@a order buckets grows. */
 static inline size_t grow_limit(cht_t *h, size_t order)
 {
-	return __atomic_load_n(&h->max_load, __ATOMIC_ACQUIRE) << order;
+	return (__atomic_load_n(&h->grow_load, __ATOMIC_ACQUIRE) << order) >>
+	    CHT_LOAD_SHIFT;
+}
+
+/** @a max_load items per bucket in CHT_LOAD_ONE units, clamped. */
+static inline size_t load_of(size_t max_load)
+{
+	if (max_load > CHT_MAX_LOAD_LIMIT)
+		max_load = CHT_MAX_LOAD_LIMIT;
+	return max_load << CHT_LOAD_SHIFT;
 }
 
 void cht__check_grow(cht_t *h, cht_buckets_t *b, int64_t items)
@@ -429,7 +439,7 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	cht_env_memset(h, 0, sizeof(*h));
 	h->op = op;
 	h->min_order = min_order;
-	h->max_load = max_load ? max_load : DEFAULT_MAX_LOAD;
+	h->grow_load = load_of(max_load ? max_load : DEFAULT_MAX_LOAD);
 	h->name = name ? name : "cht";
 	h->head.hash = 0;
 	h->head.next = 0;
@@ -585,16 +595,34 @@ void cht_set_max_load(cht_t *h, size_t max_load)
 {
 	if (!h || max_load == 0)
 		return;
-	__atomic_store_n(&h->max_load, max_load, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->grow_load, load_of(max_load), __ATOMIC_RELEASE);
 	__atomic_store_n(&h->resize_forced, true, __ATOMIC_RELEASE);
 	request_resize(h);
+}
+
+int cht_set_max_load_frac(cht_t *h, size_t num, size_t den)
+{
+	if (!h || den == 0)
+		return CHT_EINVAL;
+	size_t load;
+	if (num / den >= CHT_MAX_LOAD_LIMIT)
+		load = load_of(CHT_MAX_LOAD_LIMIT);
+	else
+		load = (num / den << CHT_LOAD_SHIFT) +
+		    ((num % den) << CHT_LOAD_SHIFT) / den;
+	if (load == 0)
+		return CHT_EINVAL;
+	__atomic_store_n(&h->grow_load, load, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->resize_forced, true, __ATOMIC_RELEASE);
+	request_resize(h);
+	return CHT_OK;
 }
 
 int cht_resize(cht_t *h, size_t max_load)
 {
 	if (!h || max_load == 0 || __atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
 		return CHT_EINVAL;
-	__atomic_store_n(&h->max_load, max_load, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->grow_load, load_of(max_load), __ATOMIC_RELEASE);
 	__atomic_store_n(&h->resize_forced, true, __ATOMIC_RELEASE);
 	for (;;) {
 		/*

@@ -52,7 +52,7 @@ extern "C" {
 	((type *) ((char *) (ptr) - offsetof(type, member)))
 
 /** Library version. */
-#define CHT_VERSION_MAJOR 1
+#define CHT_VERSION_MAJOR 2
 #define CHT_VERSION_MINOR 0
 const char *cht_version(void);
 
@@ -113,6 +113,14 @@ int cht_u_get_stats(cht_t *h, cht_stats_t *st);
  * @a max_load 0).
  */
 int cht_u_set_max_load(cht_t *h, size_t max_load);
+
+/**
+ * cht_set_max_load_frac(): a fractional load limit, @a num / @a den items per
+ * bucket (in steps of 1/16), e.g. 3/2 as memcached's own table. The table
+ * resizes to fit it on its worker thread. @return CHT_OK, CHT_EINVAL (NULL
+ * table, @a den 0, a limit below 1/16).
+ */
+int cht_u_set_max_load_frac(cht_t *h, size_t num, size_t den);
 
 /*
  * Key-value convenience: 64-bit keys and values, nodes allocated and freed by

@@ -143,6 +143,13 @@ int cht_u_set_max_load(cht_t *h, size_t max_load)
 	return CHT_OK;
 }
 
+int cht_u_set_max_load_frac(cht_t *h, size_t num, size_t den)
+{
+	if (!table_ok(h))
+		return CHT_EINVAL;
+	return cht_set_max_load_frac(h, num, den);
+}
+
 /* Key-value wrapper */
 
 struct cht_kv {
