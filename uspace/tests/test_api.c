@@ -536,6 +536,9 @@ static void test_resize(void)
 	CHECK_EQ(cht_u_create(&h, 1, 1, 4, &kops), CHT_OK);
 	CHECK_EQ(cht_u_set_max_load_frac(&h, 3, 0), CHT_EINVAL);
 	CHECK_EQ(cht_u_set_max_load_frac(&h, 1, 32), CHT_EINVAL);
+	/* A huge den would overflow the fraction (0.999... read as 1/16). */
+	CHECK_EQ(cht_u_set_max_load_frac(&h, (size_t) -1 / 2 - 1,
+	    (size_t) -1 / 2), CHT_EINVAL);
 	v = calloc(3073, sizeof(val_t));
 	for (int i = 0; i < 3072; i++) {
 		set_val(&v[i], (size_t) i, (uint64_t) i);

@@ -591,18 +591,25 @@ bool cht_remove_item(cht_t *h, cht_link_t *item)
 	return true;
 }
 
-void cht_set_max_load(cht_t *h, size_t max_load)
+/** Sets the grow load (CHT_LOAD_ONE units) and asks for a forced resize. */
+static void set_grow_load(cht_t *h, size_t load)
 {
-	if (!h || max_load == 0)
-		return;
-	__atomic_store_n(&h->grow_load, load_of(max_load), __ATOMIC_RELEASE);
+	__atomic_store_n(&h->grow_load, load, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->resize_forced, true, __ATOMIC_RELEASE);
 	request_resize(h);
 }
 
+void cht_set_max_load(cht_t *h, size_t max_load)
+{
+	if (!h || max_load == 0)
+		return;
+	set_grow_load(h, load_of(max_load));
+}
+
 int cht_set_max_load_frac(cht_t *h, size_t num, size_t den)
 {
-	if (!h || den == 0)
+	/* den bounded: (num % den) << CHT_LOAD_SHIFT must not overflow. */
+	if (!h || den == 0 || den > ((size_t) -1 >> CHT_LOAD_SHIFT))
 		return CHT_EINVAL;
 	size_t load;
 	if (num / den >= CHT_MAX_LOAD_LIMIT)
@@ -612,9 +619,7 @@ int cht_set_max_load_frac(cht_t *h, size_t num, size_t den)
 		    ((num % den) << CHT_LOAD_SHIFT) / den;
 	if (load == 0)
 		return CHT_EINVAL;
-	__atomic_store_n(&h->grow_load, load, __ATOMIC_RELEASE);
-	__atomic_store_n(&h->resize_forced, true, __ATOMIC_RELEASE);
-	request_resize(h);
+	set_grow_load(h, load);
 	return CHT_OK;
 }
 
