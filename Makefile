@@ -19,6 +19,9 @@
 #                    workq      one work item in 1000 is dropped: accepted,
 #                               never run (workqueue must fail)
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
+#   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
+#                  hold and wait times in TSC cycles, instructions under
+#                  -icount); 0 (default): none, spinlocks unchanged
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -29,6 +32,7 @@ RCU ?= a-rcu
 PAGE_HT ?= cht
 RCU_BROKEN ?= 0
 BROKEN ?=
+LOCK_STAT ?= 0
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -99,6 +103,10 @@ endif
 empty :=
 space := $(empty) $(empty)
 BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
+ifeq ($(LOCK_STAT),1)
+CFLAGS += -DCONFIG_LOCK_STAT
+LOCKSTAT_NAME := -lockstat
+endif
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
 else ifeq ($(PAGE_HT),locked)
@@ -141,7 +149,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -285,8 +293,9 @@ run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
-# page hash table and the release builds (DEBUG=0: -O2, asserts off) with the
-# CHT and with the locked page hash table (tests/test_cost.py compares them).
+# page hash table, the release builds (DEBUG=0: -O2, asserts off) with the
+# CHT and with the locked page hash table (tests/test_cost.py compares them)
+# and the lock statistics build (LOCK_STAT=1, tests/test_lockstat.py).
 flavours:
 	@$(MAKE) --no-print-directory BUILD=build/podzimek RCU=podzimek-rcu \
 		RCU_BROKEN=0 BROKEN= kernel
@@ -296,6 +305,8 @@ flavours:
 		RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel
 	@$(MAKE) --no-print-directory BUILD=build/release-locked DEBUG=0 \
 		RCU=a-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=locked kernel
+	@$(MAKE) --no-print-directory BUILD=build/lockstat RCU=a-rcu \
+		RCU_BROKEN=0 BROKEN= PAGE_HT=cht LOCK_STAT=1 kernel
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).

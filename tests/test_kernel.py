@@ -376,6 +376,8 @@ BAD_INPUTS = [
      "usage"),
     ("rcutorture-too-many-args", b"rcutorture -t 1 -t 2", "usage"),
     ("rcu-extra-args", b"rcu extra", "usage"),
+    ("lockstat-extra-args", b"lockstat extra", "usage"),
+    ("lockstat-bad-flag", b"lockstat -x", "usage"),
     ("cpus-huge-hex", b"cpus 0xffffffffffffffffffffffffffff", None),
     ("version-extra-arg", b"version 1", None),
     ("zones-huge-numbers", b"zones 99999999999999999999 -9999999999999",

@@ -1,9 +1,9 @@
 /** @file cmds.h
  * The kconsole commands, one file per subsystem in kernel/generic/src/console/:
  * cmd_system.c (help, version, cpus, uptime, threads, sched, halt), cmd_mm.c
- * (zones, slabs, as, pageht), cmd_rcu.c (rcu), cmd_workq.c (workq), cmd_cht.c
- * (chtstat), cmd_test.c (test, rcutorture), cmd_bench.c (chtbench), cmd_task.c
- * (programs, run, tasks, kill). Each is
+ * (zones, slabs, as, pageht), cmd_rcu.c (rcu), cmd_synch.c (lockstat),
+ * cmd_workq.c (workq), cmd_cht.c (chtstat), cmd_test.c (test, rcutorture),
+ * cmd_bench.c (chtbench), cmd_task.c (programs, run, tasks, kill). Each is
  * built on its subsystem's statistics functions; no subsystem calls into the
  * console. Each function registers its file's commands (kconsole_init(), boot).
  */
@@ -13,6 +13,7 @@
 void cmd_system_init(void);
 void cmd_mm_init(void);
 void cmd_rcu_init(void);
+void cmd_synch_init(void);
 void cmd_workq_init(void);
 void cmd_cht_init(void);
 void cmd_test_init(void);

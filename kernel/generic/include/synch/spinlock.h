@@ -18,8 +18,15 @@ typedef struct spinlock {
 	int locked;
 	/** Logical id of the owning CPU + 1 (0: none); for debugging. */
 	int owner;
-	/** Name for reports. */
+	/** Name for reports; also the lock's class in lock statistics. */
 	const char *name;
+#ifdef CONFIG_LOCK_STAT
+	/** TSC at acquisition; protected by the lock (written by the holder). */
+	uint64_t acquired_at;
+	/** Lock statistics class index + 1 (0: not looked up yet); written by
+	 *  the holder, see synch/lockstat.h. */
+	unsigned lockstat_class;
+#endif
 } spinlock_t;
 
 #define SPINLOCK_INITIALIZER(lname) { .locked = 0, .owner = 0, .name = (lname) }

@@ -381,6 +381,7 @@ void kconsole_init(void)
 	cmd_system_init();
 	cmd_mm_init();
 	cmd_rcu_init();
+	cmd_synch_init();
 	cmd_workq_init();
 	cmd_cht_init();
 	cmd_test_init();

@@ -2,6 +2,7 @@
  * Spinlocks with deadlock reports in debug builds.
  */
 #include <synch/spinlock.h>
+#include <synch/lockstat.h>
 #include <arch/asm.h>
 #include <time/delay.h>
 #include <cpu.h>
@@ -36,6 +37,10 @@ void spinlock_initialize(spinlock_t *lock, const char *name)
 	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELAXED);
 	lock->owner = 0;
 	lock->name = name;
+#ifdef CONFIG_LOCK_STAT
+	lock->acquired_at = 0;
+	lock->lockstat_class = 0;
+#endif
 }
 
 static inline bool spinlock_try_acquire(spinlock_t *lock)
@@ -51,7 +56,14 @@ void spinlock_lock(spinlock_t *lock)
 	uint64_t start = 0;
 	bool reported = false;
 #endif
+#ifdef CONFIG_LOCK_STAT
+	uint64_t t0 = rdtsc();
+	bool contended = false;
+#endif
 	while (!spinlock_try_acquire(lock)) {
+#ifdef CONFIG_LOCK_STAT
+		contended = true;
+#endif
 		/* Spin on a plain load to keep the cache line shared. */
 		while (__atomic_load_n(&lock->locked, __ATOMIC_RELAXED)) {
 			cpu_relax();
@@ -73,6 +85,9 @@ void spinlock_lock(spinlock_t *lock)
 		}
 	}
 	lock->owner = (int) CPU->id + 1;
+#ifdef CONFIG_LOCK_STAT
+	lockstat_acquired(lock, t0, rdtsc(), contended);
+#endif
 #ifdef CONFIG_DEBUG
 	if (reported)
 		printf("Deadlock probable: false alarm, CPU %u got lock '%s'\n",
@@ -85,6 +100,10 @@ bool spinlock_trylock(spinlock_t *lock)
 	preemption_disable();
 	if (spinlock_try_acquire(lock)) {
 		lock->owner = (int) CPU->id + 1;
+#ifdef CONFIG_LOCK_STAT
+		uint64_t now = rdtsc();
+		lockstat_acquired(lock, now, now, false);
+#endif
 		return true;
 	}
 	preemption_enable();
@@ -94,6 +113,9 @@ bool spinlock_trylock(spinlock_t *lock)
 void spinlock_unlock(spinlock_t *lock)
 {
 	assert(__atomic_load_n(&lock->locked, __ATOMIC_RELAXED));
+#ifdef CONFIG_LOCK_STAT
+	lockstat_released(lock, rdtsc());
+#endif
 	lock->owner = 0;
 	/* Release: the critical section cannot move below the unlock. */
 	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
