@@ -68,6 +68,8 @@ test_t tests[] = {
 	    test_pagefault1, true },
 	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
 	    "(unsafe)", test_rcusleep1, false },
+	{ "framedf1", "A frame freed twice through the per-CPU frame cache: the "
+	    "cache's flush panics (unsafe)", test_framedf1, false },
 	{ "mapping2", "Page hash table: concurrent updates of one page, updates "
 	    "racing removes, lookups during updates: one record, none after a "
 	    "remove, no torn mapping", test_mapping2, true },

@@ -28,6 +28,7 @@ const char *test_rcu1(void);
 const char *test_rcutorture(void);
 const char *test_rcuunlock1(void);
 const char *test_rcusleep1(void);
+const char *test_framedf1(void);
 const char *test_rcustall1(void);
 const char *test_cht(void);
 const char *test_chtresize(void);
