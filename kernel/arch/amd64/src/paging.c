@@ -59,7 +59,8 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 	uint64_t *t = PA2KA(pml4_phys);
 	for (int shift = 39; shift > 12; shift -= 9) {
 		unsigned idx = (va >> shift) & 511;
-		uint64_t e = __atomic_load_n(&t[idx], __ATOMIC_RELAXED);
+		/* Acquire: pairs with the installer's release (a zeroed table). */
+		uint64_t e = __atomic_load_n(&t[idx], __ATOMIC_ACQUIRE);
 		if (!(e & PTE_P)) {
 			if (!alloc)
 				return NULL;
@@ -67,8 +68,14 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 			if (!pa)
 				return NULL;
 			/* Permissions are decided at the last level. */
-			e = pa | PTE_P | PTE_RW | PTE_US;
-			__atomic_store_n(&t[idx], e, __ATOMIC_RELEASE);
+			uint64_t mine = pa | PTE_P | PTE_RW | PTE_US;
+			if (__atomic_compare_exchange_n(&t[idx], &e, mine, false,
+			    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+				e = mine;
+			} else {
+				/* Another CPU installed one first: use it. */
+				frame_free(pa, 1);
+			}
 		}
 		t = PA2KA(e & PTE_ADDR_MASK);
 	}

@@ -37,6 +37,9 @@ typedef struct as_area {
 	unsigned flags;
 } as_area_t;
 
+/** Page-table locks per address space (a power of two), see as_t.pt_locks. */
+#define AS_PT_LOCKS 16
+
 typedef struct as {
 	/** Unique id (also the page hash table key part). Set once. */
 	uint64_t id;
@@ -45,8 +48,14 @@ typedef struct as {
 	/** Top-level page table (physical and direct-map address). Set once. */
 	uintptr_t pml4_phys;
 	uint64_t *pml4;
-	/** Protects the hardware page tables of this address space. */
-	irq_spinlock_t pt_lock;
+	/**
+	 * Page-table locks, split by 2 MiB region (one leaf table) as Linux
+	 * splits its page-table locks: the last-level entries of region r are
+	 * written under pt_locks[r % AS_PT_LOCKS] (as_pt_lock()), so faults and
+	 * unmaps in different regions take different locks. Intermediate tables
+	 * need none (paging_walk() installs them by compare-and-swap).
+	 */
+	irq_spinlock_t pt_locks[AS_PT_LOCKS];
 	/** Protects the area list. IRQ-safe: the page fault handler reads it. */
 	irq_spinlock_t area_lock;
 	list_t areas;

@@ -7,9 +7,11 @@
  *   2. on a miss, find the area and ask its backend (anonymous: a zeroed frame)
  *      and insert the mapping with insert-unique; a CPU that lost the race to
  *      another CPU faulting the same page frees its frame and takes the winner's;
- *   3. under the address space's page table lock, look the page up again and
- *      install the hardware entry only if the record still maps that frame.
- * Unmap: remove the record, clear the hardware entry under the page table lock,
+ *   3. under the page's page-table lock (as_pt_lock(): one of AS_PT_LOCKS,
+ *      by 2 MiB region), look the page up again and install the hardware entry
+ *      only if the record still maps that frame.
+ * Unmap: remove the record, clear the hardware entry under the page's
+ * page-table lock,
  * shoot down the TLBs of the CPUs in cpus_running with smp_call (a range:
  * every page's record and entry first, then one shootdown for the range, one
  * cross-call per CPU); the frame and record are freed by RCU after a grace
@@ -47,6 +49,12 @@
 #include <errno.h>
 #include <cpu.h>
 #include <lib/str.h>
+
+/** The lock of the page-table entries of @a page (see as_t.pt_locks). */
+static inline irq_spinlock_t *as_pt_lock(as_t *as, uintptr_t page)
+{
+	return &as->pt_locks[(page >> 21) & (AS_PT_LOCKS - 1)];
+}
 
 /** All address spaces; protected by as_list_lock. */
 static list_t as_list = LIST_INITIALIZER(as_list);
@@ -210,7 +218,8 @@ as_t *as_create(void)
 	as->pml4 = PA2KA(as->pml4_phys);
 	as->id = __atomic_fetch_add(&next_as_id, 1, __ATOMIC_RELAXED);
 	atomic_set(&as->refcount, 1);
-	irq_spinlock_initialize(&as->pt_lock, "as.pt");
+	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
+		irq_spinlock_initialize(&as->pt_locks[i], "as.pt");
 	irq_spinlock_initialize(&as->area_lock, "as.areas");
 	list_initialize(&as->areas);
 	irq_spinlock_lock(&as_list_lock, true);
@@ -245,11 +254,11 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 			first = page;
 		last = page;
 		removed++;
-		irq_spinlock_lock(&as->pt_lock, true);
+		irq_spinlock_lock(as_pt_lock(as, page), true);
 		uint64_t *e = paging_walk(as->pml4_phys, page, false);
 		if (e)
 			__atomic_store_n(e, 0, __ATOMIC_RELEASE);
-		irq_spinlock_unlock(&as->pt_lock, true);
+		irq_spinlock_unlock(as_pt_lock(as, page), true);
 	}
 	if (removed) {
 		__atomic_fetch_sub(&as->pages_mapped, removed, __ATOMIC_RELAXED);
@@ -410,11 +419,11 @@ int as_unmap_page(as_t *as, uintptr_t page)
 		rcu_read_unlock();
 		return ENOENT;
 	}
-	irq_spinlock_lock(&as->pt_lock, true);
+	irq_spinlock_lock(as_pt_lock(as, page), true);
 	uint64_t *e = paging_walk(as->pml4_phys, page, false);
 	if (e)
 		__atomic_store_n(e, 0, __ATOMIC_RELEASE);
-	irq_spinlock_unlock(&as->pt_lock, true);
+	irq_spinlock_unlock(as_pt_lock(as, page), true);
 	__atomic_fetch_sub(&as->pages_mapped, 1, __ATOMIC_RELAXED);
 	tlb_shootdown(as, page, 1);
 	rcu_read_unlock();
@@ -554,12 +563,12 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		}
 	}
 
-	irq_spinlock_lock(&as->pt_lock, true);
+	irq_spinlock_lock(as_pt_lock(as, page), true);
 	pte_t check;
 	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
 		uint64_t *e = paging_walk(as->pml4_phys, page, true);
 		if (!e) {
-			irq_spinlock_unlock(&as->pt_lock, true);
+			irq_spinlock_unlock(as_pt_lock(as, page), true);
 			return ENOMEM;
 		}
 		__atomic_store_n(e, pte.frame | hw_flags(&pte), __ATOMIC_RELEASE);
@@ -567,7 +576,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		/* The page was unmapped meanwhile: the retry faults again. */
 		__atomic_fetch_add(&as->faults_unmapped, 1, __ATOMIC_RELAXED);
 	}
-	irq_spinlock_unlock(&as->pt_lock, true);
+	irq_spinlock_unlock(as_pt_lock(as, page), true);
 	return EOK;
 }
 

@@ -18,8 +18,12 @@ uintptr_t paging_create_pml4(void);
 void paging_destroy_pml4(uintptr_t pml4_phys);
 /**
  * Returns the address of the last-level entry for @a va, allocating missing
- * intermediate tables when @a alloc (NULL if missing/ENOMEM). Caller holds the
- * address space's page table lock.
+ * intermediate tables when @a alloc (NULL if missing/ENOMEM). A missing table
+ * is installed by compare-and-swap (release), so CPUs walking different parts
+ * of one address space need no common lock; a CPU that loses the race frees
+ * its table and uses the winner's. Writing the returned entry is the caller's
+ * business: it holds the lock of the entry's 2 MiB region (as_t.pt_locks).
+ * Tables are only freed by paging_destroy_pml4(). Any context; never sleeps.
  */
 uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
 
