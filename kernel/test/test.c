@@ -76,6 +76,9 @@ test_t tests[] = {
 	{ "asrace1", "Areas destroyed and shrunk while threads fault in them: no "
 	    "record or frame outlives its area, re-created areas read zero",
 	    test_asrace1, true },
+	{ "ptwalk1", "CPUs faulting in different 2 MiB regions of fresh address "
+	    "spaces race to create the same page tables: none orphaned or leaked",
+	    test_ptwalk1, true },
 	{ "asrace1long", "asrace1 with 20x the cycles (make soak)",
 	    test_asrace1long, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
