@@ -34,6 +34,13 @@
 #define PTW_ROUNDS      100
 #define PTW_MAX_THREADS 16
 
+/*
+ * Shared by the test's threads. ptw_as and ptw_round are written only by
+ * round_end(), inside the barrier (the last thread to arrive, while the others
+ * wait), and read by the threads after it: the barrier's release/acquire
+ * generation orders them. ptw_threads is set before the threads start.
+ * ptw_failure has its own atomics (mmtest.h).
+ */
 static as_t *ptw_as;
 static unsigned ptw_threads;
 static mmtest_barrier_t ptw_barrier;
