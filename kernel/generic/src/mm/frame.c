@@ -469,6 +469,19 @@ static void pcp_return(const uintptr_t *frames, size_t n)
 	}
 }
 
+/** Returns the oldest @a n (at most FRAME_PCP_BATCH, at most its count) frames
+ *  of cache @a p to their zones. Caller holds @a p's lock. */
+static void pcp_flush_oldest(frame_pcp_t *p, size_t n)
+{
+	uintptr_t batch[FRAME_PCP_BATCH];
+	assert(n <= FRAME_PCP_BATCH && n <= p->count);
+	for (size_t i = 0; i < n; i++)
+		batch[i] = PCP_SLOT(p, i);
+	pcp_return(batch, n);
+	p->head = (p->head + n) & (FRAME_PCP_HIGH - 1);
+	p->count -= n;
+}
+
 /** Refills the empty cache @a p with up to FRAME_PCP_BATCH single frames.
  *  Caller holds @a p's lock. */
 static void pcp_refill(frame_pcp_t *p)
@@ -523,14 +536,8 @@ static void pcp_free(uintptr_t pa)
 		}
 	}
 #endif
-	if (p->count == FRAME_PCP_HIGH) {
-		uintptr_t batch[FRAME_PCP_BATCH];
-		for (size_t i = 0; i < FRAME_PCP_BATCH; i++)
-			batch[i] = PCP_SLOT(p, i);
-		pcp_return(batch, FRAME_PCP_BATCH);
-		p->head = (p->head + FRAME_PCP_BATCH) & (FRAME_PCP_HIGH - 1);
-		p->count -= FRAME_PCP_BATCH;
-	}
+	if (p->count == FRAME_PCP_HIGH)
+		pcp_flush_oldest(p, FRAME_PCP_BATCH);
 	PCP_SLOT(p, p->count) = pa;
 	p->count++;
 	irq_spinlock_unlock(&p->lock, false);
@@ -544,16 +551,10 @@ static bool pcp_drain_all(void)
 	for (size_t i = 0; i < CONFIG_MAX_CPUS; i++) {
 		frame_pcp_t *p = &pcp[i];
 		irq_spinlock_lock(&p->lock, true);
-		while (p->count) {
-			uintptr_t batch[FRAME_PCP_BATCH];
-			size_t n = MIN(p->count, (size_t) FRAME_PCP_BATCH);
-			for (size_t j = 0; j < n; j++)
-				batch[j] = PCP_SLOT(p, j);
-			pcp_return(batch, n);
-			p->head = (p->head + n) & (FRAME_PCP_HIGH - 1);
-			p->count -= n;
+		if (p->count)
 			any = true;
-		}
+		while (p->count)
+			pcp_flush_oldest(p, MIN(p->count, (size_t) FRAME_PCP_BATCH));
 		irq_spinlock_unlock(&p->lock, true);
 	}
 	return any;
