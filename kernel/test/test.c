@@ -69,7 +69,11 @@ test_t tests[] = {
 	{ "rcusleep1", "Sleep inside an RCU reader: the debug assertion panics "
 	    "(unsafe)", test_rcusleep1, false },
 	{ "framedf1", "A frame freed twice through the per-CPU frame cache: the "
-	    "cache's flush panics (unsafe)", test_framedf1, false },
+	    "cache's flush panics naming the double free, merged or not "
+	    "(unsafe)", test_framedf1, false },
+	{ "framewc1", "An interior frame of an allocated block freed as a single "
+	    "frame: frame_free panics naming a wrong count (unsafe)",
+	    test_framewc1, false },
 	{ "mapping2", "Page hash table: concurrent updates of one page, updates "
 	    "racing removes, lookups during updates: one record, none after a "
 	    "remove, no torn mapping", test_mapping2, true },

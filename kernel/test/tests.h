@@ -29,6 +29,7 @@ const char *test_rcutorture(void);
 const char *test_rcuunlock1(void);
 const char *test_rcusleep1(void);
 const char *test_framedf1(void);
+const char *test_framewc1(void);
 const char *test_ptwalk1(void);
 const char *test_rcustall1(void);
 const char *test_cht(void);

@@ -434,6 +434,42 @@ static uintptr_t zones_alloc(unsigned order, frame_flags_t flags)
 }
 
 /**
+ * Names what frame @a pfn of zone @a z is when a free finds it not to be the
+ * head of an allocated block of the freed size, independent of coalescing: the
+ * buddy system may have merged an earlier free of the frame into a larger free
+ * block (its head then FRAME_TAIL), so the frame's own state alone cannot tell a
+ * double free from a wrong count. The block containing the frame is found by
+ * trying each order k: the candidate head is the frame number rounded down to
+ * 2^k frames (blocks are naturally aligned), and it is the containing block iff
+ * it is a FREE or BUSY head of order >= k. Zone lock held.
+ * @return "double free" if the frame lies in a free block; "wrong count" if it
+ *         heads an allocated block of another order; "inside an allocated
+ *         block" if it is an interior frame of one; "not a block" otherwise
+ *         (corrupt metadata).
+ */
+static const char *zone_frame_describe(zone_t *z, uintptr_t pfn,
+    unsigned freed_order)
+{
+	assert(irq_spinlock_locked_by_me(&z->lock));
+	for (unsigned k = 0; k <= FRAME_MAX_ORDER; k++) {
+		uintptr_t head = pfn & ~(((uintptr_t) 1 << k) - 1);
+		if (head < z->base_pfn)
+			break;
+		frame_t *h = &z->frames[head - z->base_pfn];
+		if (h->state == FRAME_TAIL || h->order < k)
+			continue;
+		if (h->state == FRAME_FREE)
+			return "double free";
+		if (head == pfn && h->order != freed_order)
+			return "wrong count";
+		if (head != pfn)
+			return "inside an allocated block";
+		break;
+	}
+	return "not a block";
+}
+
+/**
  * Returns the single frames @a frames[0..n) (taken out of a cache) to their
  * zones, taking each zone's lock once per run of frames in it; panics on a
  * frame that is not an allocated single frame (a double free that went through
@@ -453,12 +489,11 @@ static void pcp_return(const uintptr_t *frames, size_t n)
 			uint32_t idx = (uint32_t) (pfn - z->base_pfn);
 			frame_t *f = &z->frames[idx];
 			if (f->state != FRAME_BUSY || f->order != 0) {
-				uint8_t state = f->state;
+				const char *what = zone_frame_describe(z, pfn, 0);
 				irq_spinlock_unlock(&z->lock, true);
 				panic("frame_free(%#lx, 1): block is not an allocated "
 				    "single frame (%s; found when its CPU's cache was "
-				    "flushed)", frames[i], state == FRAME_FREE ?
-				    "double free" : "freed twice or with a wrong count");
+				    "flushed)", frames[i], what);
 			}
 			f->state = FRAME_TAIL;
 			z->busy_count--;
@@ -645,11 +680,10 @@ void frame_free(uintptr_t pa, size_t count)
 
 	frame_t *f = &z->frames[idx];
 	if (f->state != FRAME_BUSY) {
-		uint8_t state = f->state;
+		const char *what = zone_frame_describe(z, pa / FRAME_SIZE, order);
 		irq_spinlock_unlock(&z->lock, true);
 		panic("frame_free(%#lx, %zu): block is not allocated (%s)", pa, count,
-		    state == FRAME_FREE ? "double free" :
-		    "inside another block or double free after merge");
+		    what);
 	}
 	if (f->order != order) {
 		unsigned real = f->order;
