@@ -51,8 +51,10 @@ KILL_VARIANTS = ["compat-syscall", "compat-sysenter", "ljmp32", "lret32",
 #: first one past the end with RPL 0 and 3, LDT selectors, the largest one.
 SELECTORS = sorted({i * 8 + rpl for i in range(9) for rpl in (0, 3)} |
                    {0x04, 0x07, 0x1c, 0x1f, 0xfffb, 0xffff})
-#: The 64-bit user code segment: a far transfer to it is legitimate.
-UCODE = (0x2b,)
+#: The 64-bit user code segment: a far transfer to it is legitimate (an
+#: ljmp also with RPL 0: a jump sets CS.RPL to the CPL; a far return or
+#: iretq to RPL 0 is a return to ring 0 and faults).
+UCODE = {"lretq": (0x2b,), "ljmp": (0x28, 0x2b), "iretq": (0x2b,)}
 
 
 def _param(c):
@@ -145,7 +147,7 @@ class TestAttack:
         for kind in ("lretq", "ljmp", "iretq"):
             for sel in SELECTORS:
                 v = "%s %#x" % (kind, sel)
-                if sel in UCODE:
+                if sel in UCODE[kind]:
                     expect_returned(sec_boot.k, v, sec_boot.cpumax)
                 else:
                     expect_killed(sec_boot.k, v)

@@ -18,6 +18,14 @@
 
 /** Vector number recorded in the istate of a system call. */
 #define VECTOR_SYSCALL 0x100
+/** Vector number recorded in the istate of a compat-mode `syscall` (CSTAR). */
+#define VECTOR_SYSCALL_COMPAT 0x101
+
+/**
+ * The selector a compat-mode `syscall` entry records as the user CS (GDT slot
+ * 0x18 | RPL 3, the 32-bit user code segment).
+ */
+#define GDT_SEL_UCODE32 0x1b
 
 #ifndef __ASSEMBLY__
 #include <typedefs.h>
@@ -43,6 +51,14 @@ void userspace_set_kstack(uintptr_t top);
  */
 NO_RETURN void userspace_enter(uintptr_t rip, uintptr_t rsp, uint64_t arg0,
     uint64_t arg1);
+
+/**
+ * Called by syscall_compat_entry (MSR_CSTAR, syscall.S) for a `syscall`
+ * executed in 32-bit compatibility mode, on the thread's kernel stack with
+ * interrupts disabled: reports and kills the task (no 32-bit ABI); the
+ * calling thread exits. Never returns.
+ */
+NO_RETURN void syscall_compat_dispatch(istate_t *istate);
 
 /** True when @a istate was saved on an entry from ring 3. */
 static inline bool istate_from_user(const istate_t *istate)
