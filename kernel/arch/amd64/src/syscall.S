@@ -73,7 +73,9 @@ syscall_entry:
 
 /*
  * MSR_CSTAR: `syscall` executed in 32-bit compatibility mode (AMD CPUs and
- * QEMU; Intel CPUs raise #UD instead). The kernel has no 32-bit ABI. The CPU left us in ring 0
+ * QEMU; Intel CPUs raise #UD instead). The kernel has no 32-bit ABI, and
+ * the GDT has no 32-bit user code segment (cpu.c), so ring 3 cannot reach
+ * compat mode; this entry is the second line of defence. The CPU left us in ring 0
  * with CS 0x08, the user's RSP and GS base, RCX = the 32-bit return EIP and
  * R11 = RFLAGS (FMASK cleared IF, TF, DF, AC, NT). Like syscall_entry it
  * switches to the kernel GS and the thread's kernel stack and builds an

@@ -2,8 +2,9 @@
  * amd64 user mode: segment selectors, the syscall/sysret entry and the first
  * entry of a thread into ring 3.
  *
- * GDT layout (cpu.c): 0x08 kernel code, 0x10 kernel data, 0x18 user code
- * (32-bit, unused), 0x20 user data, 0x28 user code (64-bit). STAR makes
+ * GDT layout (cpu.c): 0x08 kernel code, 0x10 kernel data, 0x18 null (where
+ * a 32-bit user code segment would be: none, so ring 3 cannot enter
+ * compatibility mode), 0x20 user data, 0x28 user code (64-bit). STAR makes
  * `syscall` load CS 0x08/SS 0x10 and `sysretq` load CS 0x2b/SS 0x23.
  */
 #ifndef KERN_ARCH_USERSPACE_H_
@@ -23,7 +24,8 @@
 
 /**
  * The selector a compat-mode `syscall` entry records as the user CS (GDT slot
- * 0x18 | RPL 3, the 32-bit user code segment).
+ * 0x18 | RPL 3). STAR[63:48] names this slot only for sysretq's arithmetic;
+ * the slot holds a null descriptor, so no far transfer can load it.
  */
 #define GDT_SEL_UCODE32 0x1b
 
