@@ -28,6 +28,8 @@ import re
 
 import pytest
 
+import kconsole
+
 from conftest import KERNEL_ELF
 from test_tasks import (EXIT_RE, KILLED_RE, REPORT_RE, CMD_TIMEOUT,
                         BOOT_TIMEOUT, settle, run_exit)
@@ -166,3 +168,23 @@ class TestAttack:
         k = sec_boot.k
         k.check_no_panic()
         k.halt()
+
+
+DF_RE = re.compile(rb"PANIC on CPU \d+: Exception #8 \(#DF Double fault\)")
+
+
+def test_double_fault_panics():
+    """``test dfstack1`` (unsafe): a push on an unmapped stack with the user
+    GS base loaded must end in the readable #DF panic (the double fault runs
+    on its IST stack and finds the kernel GS base by the MSR), not in a
+    silent triple fault or a hang."""
+    with kconsole.Kernel(smp=2, kernel=KERNEL_ELF,
+                         name="security-dfstack1") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        k.send_line("test dfstack1")
+        idx, m, before = k.expect(
+            [DF_RE, re.compile(rb"Test (?:passed|failed)[^\n]*")],
+            CMD_TIMEOUT, "the #DF panic after 'test dfstack1'",
+            check_panic=False)
+        assert idx == 0, "no #DF panic: %r\n%s" % (
+            kconsole.decode(m.group(0)), kconsole.decode(before))
