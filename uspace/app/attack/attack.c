@@ -20,6 +20,10 @@
  *   attack int3 | icebp | into   the one-byte forms 0xcc, 0xf1, 0xce
  *   attack tf               popf setting RFLAGS.TF, then `syscall`
  *   attack tf-sysenter      popf setting RFLAGS.TF, then `sysenter`
+ *   attack nt               popf setting RFLAGS.NT (nested task: an iretq
+ *                           with NT set is a #GP in long mode), then system
+ *                           calls and a spin through timer interrupts; a
+ *                           legitimate program: it must exit 0
  *
  * Prints `attack: survived VARIANT` and exits 1 if the instruction did not
  * kill the task where it should have; `attack: returned through SEL` and
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys.h>
 
 /*
  * 32-bit code reached by the compat-mode variants. It lives in .text (below
@@ -146,7 +151,7 @@ static long number(const char *s, long lo, long hi)
 static void usage(void)
 {
 	printf("usage: attack compat-syscall|compat-sysenter|ljmp32|lret32|"
-	    "sysenter|lretq-fault|lretq-ok|int3|icebp|into|tf|tf-sysenter\n"
+	    "sysenter|lretq-fault|lretq-ok|int3|icebp|into|tf|tf-sysenter|nt\n"
 	    "       attack lretq|ljmp|iretq SEL    attack int N\n");
 	exit(2);
 }
@@ -233,6 +238,21 @@ int main(int argc, char **argv)
 			    "nop\n"
 			    "nop\n" ::: "rax", "rcx", "r11", "memory", "cc");
 		}
+	} else if (strcmp(v, "nt") == 0) {
+		printf("attack: popf with NT set, then system calls and a spin\n");
+		uint64_t flags;
+		__asm__ volatile (
+		    "pushfq\n"
+		    "orq $0x4000, (%%rsp)\n"
+		    "popfq\n" ::: "memory", "cc");
+		long t0 = sys_clock_ns();
+		/* About 0.2 s: timer interrupts arrive in user mode with NT set. */
+		while (sys_clock_ns() - t0 < 200000000L)
+			(void) sys_yield();
+		__asm__ volatile ("pushfq; popq %0" : "=r" (flags));
+		printf("attack: returned with NT %s\n",
+		    (flags & 0x4000) ? "still set" : "cleared");
+		return 0;
 	} else {
 		usage();
 	}
