@@ -118,7 +118,7 @@ endif
 # uspace/lib/c into $(BUILD)/programs/NAME, booted as multiboot modules
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
-USPACE_APPS := hello fault sysjunk threads busy ufault chtuser
+USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack
 ULIBC := uspace/lib/c
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
@@ -278,7 +278,9 @@ deps:
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
 
 # -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
-QEMU_FLAGS := -accel tcg,thread=multi -smp $(SMP) -m $(MEM) -display none \
+# -cpu max: the CPU model with SMEP and SMAP (the default qemu64 has neither),
+# so that a hand-run kernel enforces them as the tests' boots do.
+QEMU_FLAGS := -accel tcg,thread=multi -cpu max -smp $(SMP) -m $(MEM) -display none \
 	-serial mon:stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 

@@ -87,6 +87,8 @@ test_t tests[] = {
 	    test_asrace1long, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
+	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "
+	    "#DF on its IST stack, panic and halt (unsafe)", test_dfstack1, false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -586,17 +586,35 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	thread_t *t = THREAD;
 	as_t *as = t ? t->as : NULL;
 	int rc = ENOENT;
-	if (istate->error_code & PF_USER) {
+	/*
+	 * Whose fault it is follows from the saved CS, not from the error
+	 * code's U bit: an instruction executed in ring 3 can fault with U=0
+	 * on its implicit supervisor-mode accesses (descriptor table reads,
+	 * and in QEMU the stack pops of a far return or iretq), and such a
+	 * fault must kill the task, never take the kernel path below.
+	 */
+	if (istate_from_user(istate)) {
 		/* From user mode: resolve it or kill the task, never panic. */
-		if (as && addr < USER_SPACE_END &&
-		    !(istate->error_code & PF_RSVD)) {
-			rc = as_page_fault(as, addr, istate->error_code);
+		uint64_t err = istate->error_code;
+		/*
+		 * A present page refused to an implicit supervisor access (SMAP
+		 * with U=0) cannot be resolved: the minor-fault path would
+		 * return EOK and the instruction would fault forever. A
+		 * missing page is mapped as for any access; a retry that then
+		 * hits SMAP ends here.
+		 */
+		bool implicit_refused = !(err & PF_USER) && (err & PF_PRESENT);
+		if (as && addr < USER_SPACE_END && !(err & PF_RSVD) &&
+		    !implicit_refused) {
+			rc = as_page_fault(as, addr, err);
 			if (rc == EOK)
 				return;
 		}
-		task_user_fault(istate, rc == ENOMEM ? "#PF out of memory" :
+		task_user_fault(istate, implicit_refused ?
+		    "#PF supervisor-mode access from user mode refused by SMAP" :
+		    (rc == ENOMEM ? "#PF out of memory" :
 		    (rc == EINVAL ? "#PF access not permitted by the area" :
-		    "#PF no area at that address"), addr);
+		    "#PF no area at that address")), addr);
 		return;
 	}
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
