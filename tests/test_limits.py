@@ -15,6 +15,10 @@ One QEMU boot (A-RCU, -smp 2, ``-cpu max``); the steps, in order:
   64th; the task's exit (teardown of about a terabyte of areas mapping a few
   pages) must be over (the address space gone, every counter back) within
   the liveness bounds of the command and of the settle loop;
+* ``run -b limits hold 16000`` (a task holding 16,000 areas): ``as`` lists
+  at most AS_PRINT_AREAS areas of it and says how many it left out (the
+  printout runs with interrupts off: it must not grow with the areas), and
+  ``kill`` ends the task; counters back;
 * ``run bigbss``: a program whose data segment's memory size is stretched
   to about 128 TiB must be refused by the loader with its message (it used
   to load, run, exit 0 and then hold the console forever in the teardown);
@@ -36,6 +40,8 @@ from conftest import KERNEL_ELF
 from test_tasks import EXIT_RE, counters, settle
 
 BOOT_TIMEOUT = 180
+#: Most areas ``as`` prints per address space (AS_PRINT_AREAS, mm/as.c).
+AS_PRINT_AREAS = 32
 #: Liveness bound of one command (scaled by KTEST_TIMEOUT_SCALE).
 CMD_TIMEOUT = 150
 
@@ -114,6 +120,30 @@ class TestLimits:
         print("limits bigareas: %s GiB of areas, %s pages, run and exit "
               "took %.1f s (host time, not a verdict)" % (
                   m.group(2), m.group(3), took))
+
+    def test_hold_as_kill(self, limits_boot):
+        """16,000 areas: a bounded ``as`` printout, then ``kill``."""
+        k = limits_boot.k
+        out = k.cmd("run -b limits hold 16000", CMD_TIMEOUT)
+        m = re.search(r"^task (\d+) \(limits\) started in the background$",
+                      out, re.MULTILINE)
+        assert m, out
+        tid = int(m.group(1))
+        if "limits hold: 16000 areas" not in out:
+            k.wait_for(r"limits hold: 16000 areas", CMD_TIMEOUT)
+        out = k.cmd("as", CMD_TIMEOUT)
+        lines = len(re.findall(r"^      area ", out, re.MULTILINE))
+        more = re.search(r"^      \.\.\. (\d+) more areas", out, re.MULTILINE)
+        assert lines <= AS_PRINT_AREAS and more, \
+            "as printed %d area lines for 16000 areas (limit %d), summary %s" % (
+                lines, AS_PRINT_AREAS, bool(more))
+        out = k.cmd("kill %d" % tid, CMD_TIMEOUT)
+        assert "killed by request" in out, out
+        if not re.search(r"task %d \(limits\) killed \(kill command\)" % tid,
+                         out):
+            k.wait_for(r"task %d \(limits\) killed \(kill command\)" % tid,
+                       CMD_TIMEOUT)
+        self.check_baseline(limits_boot, "limits hold 16000 and kill")
 
     def test_bigbss(self, limits_boot):
         """A segment of about 128 TiB is refused by the loader."""

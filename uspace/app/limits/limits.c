@@ -18,11 +18,15 @@
  *                         each), the area destroyed; prints the mean
  *                         SYS_CLOCK_NS per fault (instructions under QEMU
  *                         -icount shift=0)
+ *   limits hold N         N one-page areas, then prints
+ *                         `limits hold: N areas` and sleeps until killed
+ *                         (for `as` and `kill` with many areas)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys.h>
+#include <thread.h>
 
 static const char *err_name(long rc)
 {
@@ -156,6 +160,21 @@ static int mode_faultcost(long n, long pages, long rounds)
 	return 0;
 }
 
+static int mode_hold(long n)
+{
+	for (long i = 0; i < n; i++) {
+		long rc = sys_area_create(0, 4096, AREA_READ | AREA_WRITE);
+		if (rc < 0) {
+			printf("limits hold: area %ld refused: %ld (%s)\n", i, rc,
+			    err_name(rc));
+			return 1;
+		}
+	}
+	printf("limits hold: %ld areas\n", n);
+	for (;;)
+		thread_sleep_ns(1000000000UL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -169,7 +188,9 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "faultcost") == 0 && argc == 5)
 		return mode_faultcost(a, strtol(argv[3], NULL, 0),
 		    strtol(argv[4], NULL, 0));
+	if (strcmp(mode, "hold") == 0 && a > 0)
+		return mode_hold(a);
 	printf("usage: limits threads|areas|bigareas [MAX] | "
-	    "limits faultcost AREAS PAGES ROUNDS\n");
+	    "limits faultcost AREAS PAGES ROUNDS | limits hold N\n");
 	return 2;
 }
