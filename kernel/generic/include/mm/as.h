@@ -191,7 +191,10 @@ void as_leave(void);
 
 /** Number of address spaces that exist. */
 size_t as_count(void);
-/** Prints every address space and its areas (`as` command). */
+/**
+ * Prints every address space and its first 32 areas (AS_PRINT_AREAS), with
+ * a count of the rest (`as` command). Thread context.
+ */
 void as_print(void);
 
 #endif

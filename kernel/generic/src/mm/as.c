@@ -719,6 +719,13 @@ void as_init(void)
 
 /* Commands */
 
+/**
+ * Areas `as` prints per address space; the rest are counted in one line.
+ * The printout holds the locks with interrupts off: it must not grow with
+ * a task's areas (up to AS_AREAS_MAX).
+ */
+#define AS_PRINT_AREAS 32
+
 void as_print(void)
 {
 	console_lock();
@@ -737,8 +744,10 @@ void as_print(void)
 		    __atomic_load_n(&as->pages_mapped, __ATOMIC_RELAXED),
 		    __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED));
 		irq_spinlock_lock(&as->area_lock, false);
-		for (avl_node_t *m = avl_first(&as->areas); m;
-		    m = avl_find_gt(&as->areas, m->key)) {
+		size_t shown = 0;
+		for (avl_node_t *m = avl_first(&as->areas);
+		    m && shown < AS_PRINT_AREAS;
+		    m = avl_find_gt(&as->areas, m->key), shown++) {
 			as_area_t *a = container_of(m, as_area_t, node);
 			printf("      area %#014lx-%#014lx %6zu pages %c%c%c\n", a->base,
 			    a->base + a->pages * PAGE_SIZE, a->pages,
@@ -746,6 +755,10 @@ void as_print(void)
 			    a->flags & AS_AREA_WRITE ? 'w' : '-',
 			    a->flags & AS_AREA_EXEC ? 'x' : '-');
 		}
+		if (as->areas.count > shown)
+			printf("      ... %zu more areas (%zu areas, %zu pages in "
+			    "all)\n", as->areas.count - shown, as->areas.count,
+			    as->area_pages);
 		irq_spinlock_unlock(&as->area_lock, false);
 	}
 	printf("%zu address spaces\n", as_n);
