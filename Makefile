@@ -118,14 +118,14 @@ endif
 # uspace/lib/c into $(BUILD)/programs/NAME, booted as multiboot modules
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
-USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack
+USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss
 ULIBC := uspace/lib/c
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
 	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
-ULDFLAGS := -nostdlib -static -T $(ULIBC)/user.ld -z max-page-size=0x1000 \
+ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
 ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
@@ -207,13 +207,17 @@ $(BUILD)/os/libcht.a: $(ULIBCHT_OBJS)
 	@rm -f $@
 	@$(CROSS_COMPILE)ar rcs $@ $^
 
+# A program's link script: an app.ld in its own directory if it has one
+# (uspace/app/bigbss/app.ld: a deliberately malformed program), else lib/c's
+# user.ld.
+UAPP_LD = $(firstword $(wildcard uspace/app/$(1)/app.ld) $(ULIBC)/user.ld)
 define USPACE_APP_RULE
 $(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/*.c)) \
 		$(if $(filter $(1),$(USPACE_CHT_APPS)),$(BUILD)/os/libcht.a) \
-		$(BUILD)/os/libc.a $(ULIBC)/user.ld
+		$(BUILD)/os/libc.a $(call UAPP_LD,$(1))
 	@mkdir -p $$(dir $$@)
 	@echo "  ULD     $$@"
-	@$(LD) $(ULDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %/libcht.a,$$^) \
+	@$(LD) $(ULDFLAGS) -T $(call UAPP_LD,$(1)) -o $$@ $$(filter %.o,$$^) $$(filter %/libcht.a,$$^) \
 		$(BUILD)/os/libc.a
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))

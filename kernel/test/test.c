@@ -10,6 +10,8 @@
 
 test_t tests[] = {
 	{ "atomic1", "Atomic operations on integers and pointers", test_atomic1, true },
+	{ "avl1", "AVL tree against a bitmap model: ascending and random inserts, "
+	    "removes, ordered look-ups, balance", test_avl1, true },
 	{ "print1", "printf formats against expected strings", test_print1, true },
 	{ "falloc1", "Allocate and free all frames in several orders", test_falloc1,
 	    true },

@@ -6,6 +6,7 @@
 #define KERN_TESTS_H_
 
 const char *test_atomic1(void);
+const char *test_avl1(void);
 const char *test_print1(void);
 const char *test_falloc1(void);
 const char *test_heap1(void);
