@@ -168,7 +168,7 @@ CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
 	help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
-	memcached-bench
+	memcached-bench plugin bench-sharing
 
 all: kernel iso
 
@@ -355,6 +355,24 @@ bench-cost: deps
 # range (needs a quiet host: the two vCPUs need both host cores).
 bench-goals: deps
 	@$(PYTHON) bench/chtbench.py --suite goals
+
+# The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host
+# against the plugin header of Debian's QEMU (from Debian's qemu source
+# package: tools/ensure-deps.sh plugin fetches it once into build/deps/).
+HOSTCC ?= gcc
+PLUGIN_HDR := build/deps/qemu-plugin/qemu-plugin.h
+SHARING_PLUGIN := build/plugins/sharing.so
+
+plugin: $(SHARING_PLUGIN)
+
+$(PLUGIN_HDR):
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plugin
+
+$(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror \
+		-Wno-unused-parameter -I$(dir $(PLUGIN_HDR)) -o $@ $<
 
 # memcached with libcht as its hash table (contrib/memcached): Debian's
 # memcached source (apt-get source), patched under build/memcached with
