@@ -180,6 +180,7 @@ help:
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
+	@echo "make bench-sharing cache-line transfers per operation, -smp 2/4/8 (sharing plugin)"
 	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
 	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
 	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
@@ -373,6 +374,13 @@ $(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror \
 		-Wno-unused-parameter -I$(dir $(PLUGIN_HDR)) -o $@ $<
+
+# Cache lines shared between CPUs per operation (docs/SHARING.md): every
+# chtbench id on the three release builds at -smp 2, 4 and 8 with the sharing
+# plugin, 2 boots each; bench/results/sharing.{csv,json,png}, the sharing
+# section of bench/RESULTS.md and the scaling model (needs cost.json).
+bench-sharing: deps bench-deps plugin
+	@$(PYTHON) bench/bench_sharing.py
 
 # memcached with libcht as its hash table (contrib/memcached): Debian's
 # memcached source (apt-get source), patched under build/memcached with
