@@ -18,6 +18,9 @@
 #                               without running (smpcall1 must fail)
 #                    workq      one work item in 1000 is dropped: accepted,
 #                               never run (workqueue must fail)
+#                    sharedcount every CHT lookup increments one global
+#                               counter (tests/test_sharing.py must see the
+#                               CHT lookups share lines)
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -81,7 +84,7 @@ $(error RCU must be a-rcu or podzimek-rcu)
 endif
 CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
-BROKEN_KNOBS := rcu shootdown smpcall workq
+BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
 ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
@@ -99,6 +102,9 @@ CFLAGS += -DCONFIG_BROKEN_SMPCALL
 endif
 ifneq ($(filter workq,$(BROKEN_LIST)),)
 CFLAGS += -DCONFIG_BROKEN_WORKQ
+endif
+ifneq ($(filter sharedcount,$(BROKEN_LIST)),)
+CFLAGS += -DCONFIG_BROKEN_SHAREDCOUNT
 endif
 empty :=
 space := $(empty) $(empty)
@@ -322,8 +328,10 @@ controls:
 		RCU_BROKEN=0 BROKEN=smpcall PAGE_HT=cht kernel
 	@$(MAKE) --no-print-directory BUILD=build/broken-workq RCU=a-rcu \
 		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/broken-sharedcount DEBUG=0 \
+		RCU=a-rcu RCU_BROKEN=0 BROKEN=sharedcount PAGE_HT=cht kernel
 
-test: deps all flavours controls
+test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
 

@@ -22,7 +22,8 @@
 #                 linux-perf, valgrind, python3 (fetching memcached's source
 #                 package itself is contrib/memcached/deps.sh source)
 #   plugin        the sharing counter (tools/plugins/sharing.c, make
-#                 plugin, docs/SHARING.md): gcc, make, dpkg-dev
+#                 plugin, make bench-sharing, tests/test_sharing.py,
+#                 docs/SHARING.md): gcc, make, dpkg-dev
 #                 (apt-get source), xz-utils, and QEMU's plugin header
 #                 qemu-plugin.h taken from Debian's own `qemu` source package
 #                 (the version of the installed qemu-system-x86), extracted

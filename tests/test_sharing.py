@@ -1,0 +1,117 @@
+"""The sharing count (issue 30): cache lines an operation shares between CPUs,
+counted by the QEMU plugin (tools/plugins/sharing.c, docs/SHARING.md) in a
+chtbench window; counts, never times.
+
+* ``TestSharing``: the release build at -smp 2 (MTTCG). CHT lookups
+  (chtbench 12) must share at most 0.01 lines per lookup; the one-spinlock
+  table (chtbench 10, the negative control of the measure itself) at least
+  1 per lookup, and its hottest line must be the table's lock.
+* ``TestSharingControl``: the build whose CHT lookup path increments one
+  global counter (``make BROKEN=sharedcount``, release) must exceed the
+  lookup bound, with that counter (``cht_broken_lookups``) as its hottest
+  line.
+
+One boot each, a 1-second window per command; ``make test`` builds the
+plugin (``make plugin``: the header comes from Debian's qemu source package
+through tools/ensure-deps.sh plugin) and the kernels (``make flavours
+controls``).
+"""
+
+import os
+import tempfile
+
+import pytest
+
+import kconsole
+from conftest import REPO, RELEASE_ELF
+
+import sharing  # noqa: E402  (tools/sharing.py; conftest put tools/ on the path)
+
+PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
+SHAREDCOUNT_ELF = os.environ.get("KTEST_SHAREDCOUNT_KERNEL") or os.path.join(
+    REPO, "build", "broken-sharedcount", "kernel.elf")
+
+SMP = 2
+SECONDS = 1
+#: Issue 30's bounds for the `make test` boot (transfers per operation).
+LOOKUP_MAX = 0.01
+SPINLOCK_MIN = 1.0
+BOOT_TIMEOUT = 300
+CMD_TIMEOUT = 600
+
+
+def measure(elf, name, ids):
+    """Boot ``elf`` at -smp 2 with the plugin, run ``chtbench ID 2 0 -w -t
+    1`` for each id; return {id: (result, resolved window)}."""
+    for path in (PLUGIN, elf):
+        if not os.path.isfile(path):
+            pytest.fail("%s is missing (make plugin; make flavours controls)"
+                        % path)
+    fd, out = tempfile.mkstemp(prefix="sharing-%s-" % name, suffix=".jsonl")
+    os.close(fd)
+    try:
+        k = kconsole.Kernel(smp=SMP, kernel=elf, name=name, extra_args=[
+            "-plugin", "%s,out=%s,top=5" % (PLUGIN, out)])
+        results = []
+        with k:
+            k.wait_prompt(BOOT_TIMEOUT)
+            for i in ids:
+                text = k.cmd("chtbench %d %d 0 -w -t %d" % (i, SMP, SECONDS),
+                             timeout=CMD_TIMEOUT)
+                res = kconsole.parse_chtbench_results(text)
+                assert len(res) == 1, "chtbench %d: no result line:\n%s" % (
+                    i, text)
+                results.append(res[0])
+            k.check_no_panic()
+            k.halt(timeout=BOOT_TIMEOUT)
+        windows = sharing.read_windows(out)
+    finally:
+        os.unlink(out)
+    assert len(windows) == len(ids), "%d plugin windows for %d commands" % (
+        len(windows), len(ids))
+    syms = sharing.Symbols(elf)
+    got = {}
+    for i, r, w in zip(ids, results, windows):
+        assert w["ops"] == r["ops"], \
+            "chtbench %d: the plugin counted %d ops, the kernel %d" % (
+                i, w["ops"], r["ops"])
+        assert r["ops"] > 0 and not w["incomplete"]
+        got[i] = (r, sharing.resolve(w, syms, 5))
+    return got
+
+
+def describe(w):
+    return sharing.summary(w, top=3)
+
+
+class TestSharing:
+    def test_lookup_and_spinlock(self):
+        got = measure(RELEASE_ELF, "sharing-release-smp2", [12, 10])
+        _, cht = got[12]
+        _, spin = got[10]
+        print("chtbench 12: " + describe(cht))
+        print("chtbench 10: " + describe(spin))
+        assert cht["per_op"] <= LOOKUP_MAX, \
+            "CHT lookups share %.4g lines per lookup (> %g):\n%s" % (
+                cht["per_op"], LOOKUP_MAX, describe(cht))
+        assert spin["per_op"] >= SPINLOCK_MIN, \
+            "the spinlock table shares only %.4g lines per lookup (< %g): " \
+            "the count misses the lock line\n%s" % (
+                spin["per_op"], SPINLOCK_MIN, describe(spin))
+        assert spin["top"][0]["name"].startswith("fixed_global"), \
+            "the spinlock table's hottest line is not its lock:\n%s" % \
+            describe(spin)
+
+
+class TestSharingControl:
+    def test_shared_counter_is_caught(self):
+        got = measure(SHAREDCOUNT_ELF, "sharing-broken-sharedcount-smp2",
+                      [12])
+        _, cht = got[12]
+        print("chtbench 12 (BROKEN=sharedcount): " + describe(cht))
+        assert cht["per_op"] > LOOKUP_MAX, \
+            "a lookup path writing one global counter shares only %.4g " \
+            "lines per lookup (<= %g):\n%s" % (cht["per_op"], LOOKUP_MAX,
+                                               describe(cht))
+        assert "cht_broken_lookups" in cht["top"][0]["name"], \
+            "the hottest line is not the injected counter:\n%s" % describe(cht)
