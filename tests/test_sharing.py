@@ -5,7 +5,9 @@ chtbench window; counts, never times.
 * ``TestSharing``: the release build at -smp 2 (MTTCG). CHT lookups
   (chtbench 12) must share at most 0.01 lines per lookup; the one-spinlock
   table (chtbench 10, the negative control of the measure itself) at least
-  1 per lookup, and its hottest line must be the table's lock.
+  1 per lookup, and its hottest line must be the table's lock; in neither
+  window may the interrupt entry write a shared line (the per-tick line of
+  one interrupt-count array for all CPUs).
 * ``TestSharingControl``: the build whose CHT lookup path increments one
   global counter (``make BROKEN=sharedcount``, release) must exceed the
   lookup bound, with that counter (``cht_broken_lookups``) as its hottest
@@ -31,7 +33,6 @@ PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 SHAREDCOUNT_ELF = os.environ.get("KTEST_SHAREDCOUNT_KERNEL") or os.path.join(
     REPO, "build", "broken-sharedcount", "kernel.elf")
 
-SMP = 2
 SECONDS = 1
 #: Issue 30's bounds for the `make test` boot (transfers per operation).
 LOOKUP_MAX = 0.01
@@ -40,9 +41,9 @@ BOOT_TIMEOUT = 300
 CMD_TIMEOUT = 600
 
 
-def measure(elf, name, ids):
-    """Boot ``elf`` at -smp 2 with the plugin, run ``chtbench ID 2 0 -w -t
-    1`` for each id; return {id: (result, resolved window)}."""
+def measure(elf, name, ids, smp=2):
+    """Boot ``elf`` at -smp ``smp`` with the plugin, run ``chtbench ID SMP 0
+    -w -t 1`` for each id; return {id: (result, resolved window)}."""
     for path in (PLUGIN, elf):
         if not os.path.isfile(path):
             pytest.fail("%s is missing (make plugin; make flavours controls)"
@@ -50,13 +51,13 @@ def measure(elf, name, ids):
     fd, out = tempfile.mkstemp(prefix="sharing-%s-" % name, suffix=".jsonl")
     os.close(fd)
     try:
-        k = kconsole.Kernel(smp=SMP, kernel=elf, name=name, extra_args=[
-            "-plugin", "%s,out=%s,top=5" % (PLUGIN, out)])
+        k = kconsole.Kernel(smp=smp, kernel=elf, name=name, extra_args=[
+            "-plugin", "%s,out=%s,top=20" % (PLUGIN, out)])
         results = []
         with k:
             k.wait_prompt(BOOT_TIMEOUT)
             for i in ids:
-                text = k.cmd("chtbench %d %d 0 -w -t %d" % (i, SMP, SECONDS),
+                text = k.cmd("chtbench %d %d 0 -w -t %d" % (i, smp, SECONDS),
                              timeout=CMD_TIMEOUT)
                 res = kconsole.parse_chtbench_results(text)
                 assert len(res) == 1, "chtbench %d: no result line:\n%s" % (
@@ -76,7 +77,7 @@ def measure(elf, name, ids):
             "chtbench %d: the plugin counted %d ops, the kernel %d" % (
                 i, w["ops"], r["ops"])
         assert r["ops"] > 0 and not w["incomplete"]
-        got[i] = (r, sharing.resolve(w, syms, 5))
+        got[i] = (r, sharing.resolve(w, syms, 20))
     return got
 
 
@@ -84,16 +85,29 @@ def describe(w):
     return sharing.summary(w, top=3)
 
 
+@pytest.fixture(scope="class")
+def release_smp2():
+    """One boot of the release build at -smp 2: chtbench 12 and 10."""
+    return measure(RELEASE_ELF, "sharing-release-smp2", [12, 10])
+
+
+def writers_of(window, func):
+    """The top lines of ``window`` that ``func`` stored to."""
+    return [t for t in window["top"]
+            if any(w.startswith(func + "+") for w in t["writers"])]
+
+
 class TestSharing:
-    def test_lookup_and_spinlock(self):
-        got = measure(RELEASE_ELF, "sharing-release-smp2", [12, 10])
-        _, cht = got[12]
-        _, spin = got[10]
+    def test_cht_lookup_bound(self, release_smp2):
+        _, cht = release_smp2[12]
         print("chtbench 12: " + describe(cht))
-        print("chtbench 10: " + describe(spin))
         assert cht["per_op"] <= LOOKUP_MAX, \
             "CHT lookups share %.4g lines per lookup (> %g):\n%s" % (
                 cht["per_op"], LOOKUP_MAX, describe(cht))
+
+    def test_spinlock_negative_control(self, release_smp2):
+        _, spin = release_smp2[10]
+        print("chtbench 10: " + describe(spin))
         assert spin["per_op"] >= SPINLOCK_MIN, \
             "the spinlock table shares only %.4g lines per lookup (< %g): " \
             "the count misses the lock line\n%s" % (
@@ -101,6 +115,16 @@ class TestSharing:
         assert spin["top"][0]["name"].startswith("fixed_global"), \
             "the spinlock table's hottest line is not its lock:\n%s" % \
             describe(spin)
+
+    def test_no_per_tick_shared_line(self, release_smp2):
+        """Counting interrupts must not write a line shared between CPUs
+        (one array for all CPUs was written by every CPU on every tick)."""
+        for i in (12, 10):
+            _, w = release_smp2[i]
+            bad = writers_of(w, "interrupt_dispatch")
+            assert not bad, "chtbench %d: interrupt_dispatch writes shared " \
+                "line(s) %s:\n%s" % (i, [t["name"] for t in bad],
+                                      describe(w))
 
 
 class TestSharingControl:
