@@ -8,6 +8,10 @@ chtbench window; counts, never times.
   1 per lookup, and its hottest line must be the table's lock; in neither
   window may the interrupt entry write a shared line (the per-tick line of
   one interrupt-count array for all CPUs).
+* ``TestPageHashSharing``: the release build at -smp 4, chtbench 21: no
+  resize of the page hash table in the lookup window (the set-up's inserts
+  grew it on the work queue while the lookups ran: about 1370 shared lines)
+  and at most 0.01 lines per lookup.
 * ``TestSharingControl``: the build whose CHT lookup path increments one
   global counter (``make BROKEN=sharedcount``, release) must exceed the
   lookup bound, with that counter (``cht_broken_lookups``) as its hottest
@@ -125,6 +129,23 @@ class TestSharing:
             assert not bad, "chtbench %d: interrupt_dispatch writes shared " \
                 "line(s) %s:\n%s" % (i, [t["name"] for t in bad],
                                       describe(w))
+
+
+class TestPageHashSharing:
+    """chtbench 21 at -smp 4: the page-hash lookups of the CHT build must not
+    share the lines of a resize left over from the set-up's inserts."""
+
+    def test_pageht_lookup_no_resize(self):
+        got = measure(RELEASE_ELF, "sharing-release-smp4", [21], smp=4)
+        _, w = got[21]
+        print("chtbench 21 -smp 4: " + describe(w))
+        bad = writers_of(w, "buckets_replace")
+        assert not bad, "a page-hash resize runs in the lookup window " \
+            "(%d shared lines, top: %s):\n%s" % (
+                w["shared_lines"], [t["name"] for t in bad][:3], describe(w))
+        assert w["per_op"] <= LOOKUP_MAX, \
+            "page-hash lookups share %.4g lines per lookup (> %g):\n%s" % (
+                w["per_op"], LOOKUP_MAX, describe(w))
 
 
 class TestSharingControl:
