@@ -18,8 +18,10 @@ resizer has its own CPU.  Every thread runs on its own CPU (``-w``).
 
 Writes bench/results/sharing.{csv,json}, bench/results/sharing.png and the
 sharing section of bench/RESULTS.md (between ``<!-- sharing:begin -->`` and
-``<!-- sharing:end -->``), and, with bench/results/cost.json, the scaling
-model.
+``<!-- sharing:end -->``), and, with bench/results/cost.json (make
+bench-cost), the scaling model: bench/results/sharing-model.{json,png} and
+its part of the section (``--report-only`` redoes the figures, the model and
+the section from sharing.json).
 
 Usage::
 
@@ -103,7 +105,9 @@ def run_boot(config, smp, rep, seconds, ids, mem):
             raise SystemExit("%s: %s CPUs online, expected %d" % (name, online,
                                                                   smp))
         for b, cpus, u in points_of(config, table, smp, ids):
-            cmd = "chtbench %d %d %d -w -t %d" % (b, cpus, u, seconds)
+            # -m: the slab allocator's ranges after the run, before the
+            # teardown, to name heap lines by their slab cache.
+            cmd = "chtbench %d %d %d -w -t %d -m" % (b, cpus, u, seconds)
             text = k.cmd(cmd, timeout=6 * seconds + 600)
             res = kconsole.parse_chtbench_results(text)
             if len(res) != 1:
@@ -112,7 +116,8 @@ def run_boot(config, smp, rep, seconds, ids, mem):
             samples.append({"config": config, "smp": smp, "rep": rep,
                             "bench": b, "name": table[b]["name"],
                             "cpus": cpus, "update": u,
-                            "ops": res[0]["ops"], "command": cmd})
+                            "ops": res[0]["ops"], "command": cmd,
+                            "_slabmap": sh.SlabMap(text)})
         k.check_no_panic()
         k.halt(timeout=300)
     windows = sh.read_windows(out_path)
@@ -125,7 +130,7 @@ def run_boot(config, smp, rep, seconds, ids, mem):
             raise SystemExit("%s: %s: the plugin got %s ops, the result line "
                              "says %d" % (name, s["command"], w.get("ops"),
                                           s["ops"]))
-        rw = sh.resolve(w, syms, TOP)
+        rw = sh.resolve(w, syms, TOP, s.pop("_slabmap"))
         s.update({"per_op": rw["per_op"], "bound": rw["bound"],
                   "lines": rw["lines"], "shared_lines": rw["shared_lines"],
                   "incomplete": rw["incomplete"],
@@ -212,8 +217,9 @@ def generate_md(doc):
     L += ["", "Readers at `cpus` = smp - 1 for the ids with a resizer (it has "
           "its own CPU). The hottest lines at the largest -smp (the boot with "
           "the larger count), named by tools/sharing.py (kernel symbol at "
-          "the accessed offsets, or heap with the functions that wrote "
-          "(w) and read (r) it):", ""]
+          "the accessed offsets; heap lines by the slab cache whose "
+          "descriptor or slab holds them, from `chtbench -m`, with the "
+          "functions that wrote (w) it):", ""]
     big = max(smps)
     for (b, c, u) in sorted(by, key=lambda k: (k[0], order.get(k[1], 9),
                                                k[2])):
@@ -224,6 +230,7 @@ def generate_md(doc):
             "%s %s/op%s" % (t["name"], fmt(t["per_op"]),
                             " (w: %s)" % ",".join(t["writers"][:2])
                             if t["name"].startswith("heap") and t["writers"]
+                            and "descriptor" not in t["name"]
                             else "")
             for t in p["top"][:3])
         L.append("- %d %s, %s, %d %%: %s" % (b, p["name"],
@@ -303,6 +310,122 @@ def plot(doc, path):
     plt.close(fig)
 
 
+# --------------------------------------------------------------------------
+# The scaling model (a model, not a measurement)
+# --------------------------------------------------------------------------
+
+#: Cross-core transfer latency of a modified line, same socket: Intel Memory
+#: Latency Checker's L2-to-L2 modified intervention latency on a Xeon
+#: E5-2660 v4 (Broadwell-EP), 40.3-42.3 ns, reported by John D. McCalpin in
+#: Intel's developer forum thread "Core-to-Core Communication Latency in
+#: Skylake/Kaby Lake" (2016-2017).  Nehalem's Performance Analysis Guide
+#: gives about 75 cycles (25 ns at 3 GHz) for the same event.
+T_X_NS = 40.0
+#: Assumed for the local work: instructions per cycle and clock (GHz).
+IPC = 1.0
+GHZ = 3.0
+MODEL_CPUS = [1, 2, 4, 8, 16, 32, 64]
+
+
+def model_rows(doc, cost):
+    """Per plotted design: instructions per op (icount, one CPU), measured
+    transfers per op and on the hottest line at each -smp, and the modelled
+    throughput bound (Mops/s) at MODEL_CPUS."""
+    ipo = {}
+    for p in cost.get("points", []):
+        if p.get("cpus") == 1 and p.get("instructions_per_op"):
+            ipo[(p["config"], p["bench"], p["update"])] = \
+                p["instructions_per_op"]
+    idx = {(p["config"], p["bench"], p["update"], p["smp"]): p
+           for p in doc["points"]}
+    rows = []
+    for label, c, b, u in PLOT_SERIES:
+        smps = sorted(s for (cc, bb, uu, s) in idx if (cc, bb, uu) == (c, b, u))
+        if not smps or (c, b, u) not in ipo:
+            continue
+        instr = ipo[(c, b, u)]
+        t0 = instr / (IPC * GHZ)                      # ns of local work
+        meas = {s: (idx[(c, b, u, s)]["median"],
+                    idx[(c, b, u, s)]["top"][0]["per_op"]
+                    if idx[(c, b, u, s)]["top"] else 0.0) for s in smps}
+
+        def at(n):
+            if n == 1:
+                return 0.0, 0.0
+            le = [s for s in smps if s <= n]
+            return meas[max(le)] if le else meas[min(smps)]
+        bound = {}
+        for n in MODEL_CPUS:
+            x, h = at(n)
+            per_cpu = n / (t0 + x * T_X_NS)           # ops per ns
+            line = 1.0 / (h * T_X_NS) if h > 0 else float("inf")
+            bound[n] = min(per_cpu, line) * 1e3       # Mops/s
+        rows.append({"label": label, "config": c, "bench": b, "update": u,
+                     "instructions_per_op": instr, "measured": meas,
+                     "mops": bound})
+    return rows
+
+
+def model_md(rows):
+    L = ["", "### Scaling model (a model on paper, not a measurement)", "",
+         "Throughput bound X(N) = min(N / (t0 + x(N) t_x), 1 / (h(N) t_x)) "
+         "operations per second at N CPUs, where t0 = I / (IPC f) is the "
+         "local work of one operation (I: instructions per operation at one "
+         "CPU, exact, from `make bench-cost`, bench/results/cost.json; IPC = "
+         "%g and f = %g GHz are assumptions), x(N) the measured transfers "
+         "per operation above (the bound; for N above the largest measured "
+         "-smp the largest -smp's value, for N = 1 zero), h(N) the transfers "
+         "per operation on the hottest line (one line moves between cores "
+         "one transfer at a time, so it caps the whole machine), and t_x = "
+         "%g ns the latency of moving a modified line between two cores of "
+         "one socket: Intel Memory Latency Checker's L2-to-L2 modified "
+         "intervention latency on a Xeon E5-2660 v4 (Broadwell-EP), "
+         "40.3-42.3 ns, as reported by John D. McCalpin in Intel's developer "
+         "forum thread \"Core-to-Core Communication Latency in Skylake/Kaby "
+         "Lake\" (the Nehalem-era Performance Analysis Guide gives about 75 "
+         "cycles). Not modelled: cross-socket latency (2-3x more), queueing "
+         "on the hot line beyond serialization, caches and memory "
+         "bandwidth, and growth of x(N) past 8 CPUs (a lock's transfers per "
+         "operation grow with its waiters, so the locked designs' curves "
+         "are optimistic)." % (IPC, GHZ, T_X_NS), "",
+         "| design | instr/op | x(2) / x(4) / x(8) | hottest line h(8) | %s |"
+         % " | ".join("%d CPUs" % n for n in MODEL_CPUS),
+         "|---|---|---|---|%s" % ("---|" * len(MODEL_CPUS))]
+    for r in rows:
+        m = r["measured"]
+        big = max(m)
+        L.append("| %s | %.0f | %s | %s | %s |" % (
+            r["label"], r["instructions_per_op"],
+            " / ".join(fmt(m[s][0]) if s in m else "-" for s in (2, 4, 8)),
+            fmt(m[big][1]),
+            " | ".join("%.3g" % r["mops"][n] for n in MODEL_CPUS)))
+    L += ["", "Cells: modelled Mops/s. ![model](results/sharing-model.png)"]
+    return "\n".join(L) + "\n"
+
+
+def plot_model(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for r in rows:
+        ax.plot(MODEL_CPUS, [r["mops"][n] for n in MODEL_CPUS], marker="o",
+                label=r["label"],
+                linestyle="--" if r["config"] == "locked" or
+                r["bench"] in (4, 10, 11, 14) else "-")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("CPUs")
+    ax.set_ylabel("modelled throughput bound (Mops/s)")
+    ax.set_title("MODEL: throughput bound from instructions and transfers "
+                 "per op (t_x = %g ns)" % T_X_NS, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def write_outputs(doc):
     os.makedirs(RESULTS_DIR, exist_ok=True)
     with open(os.path.join(RESULTS_DIR, "sharing.json"), "w") as f:
@@ -320,8 +443,20 @@ def write_outputs(doc):
 
 def report(doc):
     plot(doc, os.path.join(RESULTS_DIR, "sharing.png"))
+    block = generate_md(doc)
+    cost_path = os.path.join(RESULTS_DIR, "cost.json")
+    if os.path.exists(cost_path):
+        with open(cost_path) as f:
+            rows = model_rows(doc, json.load(f))
+        if rows:
+            plot_model(rows, os.path.join(RESULTS_DIR, "sharing-model.png"))
+            block += model_md(rows)
+            with open(os.path.join(RESULTS_DIR, "sharing-model.json"),
+                      "w") as f:
+                json.dump({"t_x_ns": T_X_NS, "ipc": IPC, "ghz": GHZ,
+                           "cpus": MODEL_CPUS, "rows": rows}, f, indent=1)
     existing = open(RESULTS_MD).read() if os.path.exists(RESULTS_MD) else None
-    text = splice(existing, generate_md(doc))
+    text = splice(existing, block)
     with open(RESULTS_MD + ".tmp", "w") as f:
         f.write(text)
     os.replace(RESULTS_MD + ".tmp", RESULTS_MD)

@@ -26,6 +26,7 @@ Usage::
 import argparse
 import bisect
 import json
+import re
 import subprocess
 import sys
 
@@ -94,6 +95,43 @@ class Symbols:
         return self.lookup(pc) or "0x%x" % pc
 
 
+class SlabMap:
+    """The slab allocator's ranges printed by ``chtbench ... -m`` (lines
+    ``slabmap NAME desc|slab START BYTES``): names a heap line by its cache."""
+
+    LINE_RE = re.compile(r"^slabmap (\S+) (desc|slab) (0x[0-9a-fA-F]+) (\d+)\s*$",
+                         re.MULTILINE)
+
+    def __init__(self, text=""):
+        descs, slabs = [], []
+        for m in self.LINE_RE.finditer(text):
+            e = (int(m.group(3), 16), int(m.group(4)), m.group(1))
+            (descs if m.group(2) == "desc" else slabs).append(e)
+        self.descs = sorted(descs)
+        self.slabs = sorted(slabs)
+
+    def __bool__(self):
+        return bool(self.descs or self.slabs)
+
+    @staticmethod
+    def _find(ranges, va):
+        i = bisect.bisect_right(ranges, (va, float("inf"), "")) - 1
+        if i >= 0 and ranges[i][0] <= va < ranges[i][0] + ranges[i][1]:
+            return ranges[i]
+        return None
+
+    def name(self, va):
+        """``slab cache NAME descriptor+0xOFF`` or ``NAME slab object``
+        for a direct-map address, or None."""
+        d = self._find(self.descs, va)
+        if d:
+            return "slab cache %s descriptor+0x%x" % (d[2], va - d[0])
+        s = self._find(self.slabs, va)
+        if s:
+            return "%s object (slab +0x%x)" % (s[2], va - s[0])
+        return None
+
+
 def read_windows(path):
     """The plugin's windows, in order (one dict per JSON line)."""
     out = []
@@ -105,9 +143,10 @@ def read_windows(path):
     return out
 
 
-def resolve(window, syms, top=10):
+def resolve(window, syms, top=10, slabmap=None):
     """``window`` with its top lines named (``name``, ``writers``,
-    ``readers``: the functions whose stores / loads touched the line)."""
+    ``readers``: the functions whose stores / loads touched the line); heap
+    lines by their slab cache when ``slabmap`` (a SlabMap) covers them."""
     w = dict(window)
     lines = []
     for t in window.get("top", [])[:top]:
@@ -116,6 +155,11 @@ def resolve(window, syms, top=10):
         offs = [o for o, n in zip(t.get("store_off", []), t["stores"]) if n]
         offs += [o for o, n in zip(t.get("load_off", []), t["loads"]) if n]
         x["name"] = syms.line_name(pa, offs)
+        if slabmap and x["name"].startswith("heap"):
+            off = min(offs) if offs else 0
+            named = slabmap.name(PHYS_MAP_BASE + pa + off)
+            if named:
+                x["name"] = "heap %s" % named
         x["writers"] = sorted({syms.pc_name(int(p, 16))
                                for p, s in zip(t["store_pc"], t["stores"])
                                if s and int(p, 16)})
