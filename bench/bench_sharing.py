@@ -274,6 +274,9 @@ PLOT_SERIES = [
 ]
 
 
+MARKERS = "osv^D<>pP*Xh"
+
+
 def plot(doc, path):
     try:
         import matplotlib
@@ -286,15 +289,15 @@ def plot(doc, path):
     fig, ax = plt.subplots(figsize=(8, 5.5))
     idx = {(p["config"], p["bench"], p["update"], p["smp"]): p
            for p in doc["points"]}
-    for label, c, b, u in PLOT_SERIES:
+    for i, (label, c, b, u) in enumerate(PLOT_SERIES):
         xs = sorted(s for (cc, bb, uu, s) in idx if (cc, bb, uu) == (c, b, u))
         if not xs:
             continue
         ys = [max(idx[(c, b, u, s)]["median"], floor) for s in xs]
         lo = [y - max(idx[(c, b, u, s)]["min"], floor) for y, s in zip(ys, xs)]
         hi = [max(idx[(c, b, u, s)]["max"], floor) - y for y, s in zip(ys, xs)]
-        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3,
-                    label=label,
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker=MARKERS[i % len(MARKERS)],
+                    capsize=3, label=label, color=plt.cm.tab20(i % 20),
                     linestyle="--" if c == "locked" or b in (4, 10, 11, 14)
                     else "-")
     ax.set_xscale("log", base=2)
@@ -408,9 +411,10 @@ def plot_model(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    for r in rows:
-        ax.plot(MODEL_CPUS, [r["mops"][n] for n in MODEL_CPUS], marker="o",
-                label=r["label"],
+    for i, r in enumerate(rows):
+        ax.plot(MODEL_CPUS, [r["mops"][n] for n in MODEL_CPUS],
+                marker=MARKERS[i % len(MARKERS)], label=r["label"],
+                color=plt.cm.tab20(i % 20),
                 linestyle="--" if r["config"] == "locked" or
                 r["bench"] in (4, 10, 11, 14) else "-")
     ax.set_xscale("log", base=2)
