@@ -33,6 +33,7 @@ Usage::
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -113,8 +114,12 @@ def run_boot(config, smp, rep, seconds, ids, mem):
             if len(res) != 1:
                 raise SystemExit("%s: %r printed no result line (log %s)"
                                  % (name, cmd, k.log_path))
+            m = re.search(r"^resizes=(\d+)\s*$", kconsole.normalize(text),
+                          re.MULTILINE)
             samples.append({"config": config, "smp": smp, "rep": rep,
                             "bench": b, "name": table[b]["name"],
+                            "resizer": table[b]["resizer"],
+                            "resizes": int(m.group(1)) if m else None,
                             "cpus": cpus, "update": u,
                             "ops": res[0]["ops"], "command": cmd,
                             "_slabmap": sh.SlabMap(text)})
@@ -138,6 +143,18 @@ def run_boot(config, smp, rep, seconds, ids, mem):
                            "per_op": sh.per_op(rw, t), "loads": t["loads"],
                            "stores": t["stores"], "writers": t["writers"],
                            "readers": t["readers"]} for t in rw["top"]]})
+        if s.pop("resizer"):
+            # The readers run on CPUs 0..cpus-1, the resizer on CPU cpus
+            # (docs/SHARING.md, the resize goal).
+            r = s["cpus"]
+            bv = w.get("bound_vcpu", [])
+            ls = w.get("lines_stored", [])
+            if r < len(bv):
+                s["resize"] = {
+                    "readers_per_op": sum(bv[:r]) / s["ops"],
+                    "resizer_lines_per_op": ls[r] / s["ops"],
+                    "resizer_stores_per_op": w["stores"][r] / s["ops"],
+                    "resizer_lines": ls[r], "resizer_stores": w["stores"][r]}
         if rw["incomplete"]:
             raise SystemExit("%s: the plugin ran out of memory" % name)
     return samples
@@ -236,6 +253,37 @@ def generate_md(doc):
         L.append("- %d %s, %s, %d %%: %s" % (b, p["name"],
                                              CONFIG_TITLES.get(c, c), u,
                                              lines))
+    rs = [s for s in doc.get("samples", []) if s.get("resize")]
+    if rs:
+        L += ["", "Lookups during a continuous resize (18: CHT, 20: "
+              "reader-writer-lock table; readers on CPUs 0..smp-2, the "
+              "resizer wired to the last CPU). The goal compares the "
+              "readers' transfers per lookup (their terms of the bound) "
+              "with the line rewrites the resizer forces, lines written per "
+              "resize x resizes / lookups. The window bounds what those "
+              "rewrites can force: at least the distinct lines the resizer "
+              "stored to (each written at least once) and at most its stores "
+              "times the readers (each store can make every reader miss "
+              "once), per lookup. Met when the readers' figure is at most the "
+              "lower bound; missed when above the upper one; otherwise not "
+              "decided by this count.", "",
+              "| id | build | -smp | boot | lookups | resizes | readers' "
+              "transfers/lookup | resizer lines/lookup | resizer stores x "
+              "readers/lookup | goal |", "|---|---|---|---|---|---|---|---|"
+              "---|---|"]
+        for s in sorted(rs, key=lambda s: (s["bench"], order.get(
+                s["config"], 9), s["smp"], s["rep"])):
+            z = s["resize"]
+            upper = z["resizer_stores_per_op"] * s["cpus"]
+            verdict = ("met" if z["readers_per_op"] <=
+                       z["resizer_lines_per_op"] else "missed"
+                       if z["readers_per_op"] > upper else "not decided")
+            L.append("| %d | %s | %d | %d | %d | %s | %s | %s | %s | %s |" % (
+                s["bench"], CONFIG_TITLES.get(s["config"], s["config"]),
+                s["smp"], s["rep"], s["ops"],
+                s["resizes"] if s["resizes"] is not None else "-",
+                fmt(z["readers_per_op"]), fmt(z["resizer_lines_per_op"]),
+                fmt(upper), verdict))
     L += ["", "![transfers per operation](results/sharing.png)", "",
           "Files: `bench/results/sharing.csv` (one row per boot and point), "
           "`bench/results/sharing.json` (the same with the top lines, the "

@@ -255,7 +255,8 @@ static void report(uint64_t ops)
 		}
 	}
 	double bound = 0, bound_w = 0, bound_r = 0;
-	size_t shared = 0;
+	double bound_v[MAX_VCPUS] = { 0 };
+	size_t shared = 0, stored_lines[MAX_VCPUS] = { 0 };
 	for (size_t i = 0; i < nm; i++) {
 		merged_t *x = &m[i];
 		uint64_t al = 0, as = 0;
@@ -270,6 +271,8 @@ static void report(uint64_t ops)
 			uint64_t w = min_u64(s, ol + os), r = min_u64(l, os);
 			bound_w += (double) w;
 			bound_r += (double) r;
+			bound_v[v] += (double) (w + r);
+			stored_lines[v] += s > 0;
 			b += (double) (w + r);
 		}
 		x->bound = b;
@@ -288,6 +291,12 @@ static void report(uint64_t ops)
 	fprintf(out, "], \"stores\": [");
 	for (unsigned v = 0; v < nv; v++)
 		fprintf(out, "%s%" PRIu64, v ? ", " : "", stores[v]);
+	fprintf(out, "], \"bound_vcpu\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s%.0f", v ? ", " : "", bound_v[v]);
+	fprintf(out, "], \"lines_stored\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s%zu", v ? ", " : "", stored_lines[v]);
 	fprintf(out, "], \"top\": [");
 	for (size_t i = 0; i < nm && i < top_n && m[i].bound > 0; i++) {
 		merged_t *x = &m[i];
