@@ -48,7 +48,7 @@ BOOT_TIMEOUT = 180
 CMD_TIMEOUT = 120
 SETTLE_TIMEOUT = 30
 
-PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault",
+PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "sysfuzz",
             "chtuser")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
 
