@@ -2,7 +2,7 @@
  * The system-call fuzzer (issue 29), in the manner of trinity/syzkaller at
  * this kernel's scale:
  *
- *   sysfuzz [-s SEED] [-t SECONDS] [-n THREADS]
+ *   sysfuzz [-s SEED] [-t SECONDS] [-n THREADS] [-g]
  *
  * Prints the seed first. THREADS workers (default: one per CPU, at most
  * MAX_WORKERS; worker i wired to CPU i % CPUs) issue random system calls for
@@ -37,6 +37,14 @@
  * publishes the word it waits on and the main thread wakes them). Thread
  * storms are joined, so the number of unjoined thread records stays
  * bounded.
+ *
+ * Areas the kernel placed (base 0) are never grown past the size they were
+ * created with unless -g is given: mm/as.c unmaps a shrunk or destroyed
+ * range after it released it, so an area grown over the kernel's next
+ * placements and shrunk again wipes the pages of areas created there
+ * meanwhile (lib/c's thread stacks: a new thread then calls a NULL
+ * function, "killed: #PF ... address 0, rip 0"; reproducer: arearace).
+ * With -g the fuzz can hit that defect and be killed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +134,7 @@ typedef struct {
 	uint32_t st;     /**< atomic: acquire on entry, release on exit */
 	uint64_t base;   /**< written under BUSY, published by st's release */
 	uint64_t pages;  /**< last size the slot was given (hint, relaxed) */
+	uint64_t cap;    /**< base-0 slot: its created pages (no -g); else 0 */
 } slot_t;
 static slot_t slots[NSLOTS];
 
@@ -146,6 +155,8 @@ static int status_sink[16];
 static uint64_t stub_stack[64] __attribute__((aligned(16)));
 
 static long ncpus;
+/** -g: let base-0 areas grow past their created size (see above). */
+static bool grow_anywhere;
 
 /* The exit-stub thread: SYS_THREAD_EXIT(arg) without touching its stack. */
 void fuzz_exit_stub(void);
@@ -158,6 +169,7 @@ typedef struct {
 	int id;
 	uint64_t rng;
 	uint64_t scratch[NSCRATCH];    /**< own unprotected areas (bases) */
+	uint64_t scratch_cap[NSCRATCH]; /**< base-0 ones: created size (no -g) */
 	uthread_t *storm[STORM_MAX];   /**< own lib/c threads not joined */
 	uint64_t last_tid;             /**< a tid it joined (stale) */
 	uthread_t *self;
@@ -331,6 +343,8 @@ static void slot_create(uint64_t r)
 			__atomic_store_n(&anywhere_high, (uint64_t) rc,
 			    __ATOMIC_RELAXED);
 		s->base = (uint64_t) rc;
+		__atomic_store_n(&s->cap, anywhere && !grow_anywhere ? pages : 0,
+		    __ATOMIC_RELAXED);
 		__atomic_store_n(&s->pages, pages, __ATOMIC_RELAXED);
 		/* Publishes base: a toucher's acquiring CAS sees it. */
 		__atomic_store_n(&s->st, 0, __ATOMIC_RELEASE);
@@ -378,6 +392,13 @@ static void slot_resize(uint64_t r, uint64_t r2)
 	} else {
 		size = slot_pages(r2) * PAGE;
 	}
+	/* A base-0 slot never grows past its creation (see the file comment);
+	 * cap and base may be of different lives of the slot: no harm, a
+	 * base-0 base is never handed out again. */
+	uint64_t cap = __atomic_load_n(&slots[r % NSLOTS].cap, __ATOMIC_RELAXED);
+	if (cap && base >= ANYWHERE_LO && size % PAGE == 0 &&
+	    size <= AREA_SIZE_MAX && size > cap * PAGE)
+		size = cap * PAGE;
 	long rc = call(SYS_AREA_RESIZE, base, size, r2, r, r2);
 	if (rc == 0)
 		__atomic_store_n(&slots[r % NSLOTS].pages, size / PAGE,
@@ -446,7 +467,7 @@ static void scratch_forget(worker_t *w, uint64_t base)
 {
 	for (int i = 0; i < NSCRATCH; i++)
 		if (w->scratch[i] == base)
-			w->scratch[i] = 0;
+			w->scratch[i] = w->scratch_cap[i] = 0;
 }
 
 static void scratch_create(worker_t *w, uint64_t r, uint64_t r2)
@@ -489,19 +510,25 @@ static void scratch_create(worker_t *w, uint64_t r, uint64_t r2)
 	if (w->scratch[slot])
 		(void) call(SYS_AREA_DESTROY, w->scratch[slot], 0, 0, 0, 0);
 	w->scratch[slot] = (uint64_t) rc;
+	w->scratch_cap[slot] = base == 0 && !grow_anywhere ? size : 0;
 }
 
 static void scratch_destroy_or_resize(worker_t *w, bool resize, uint64_t r,
     uint64_t r2)
 {
-	uint64_t base;
+	uint64_t base, cap = 0;
 	int slot = (int) (r % NSCRATCH);
-	if ((r >> 3) % 2 && w->scratch[slot])
+	if ((r >> 3) % 2 && w->scratch[slot]) {
 		base = w->scratch[slot];
-	else
+		cap = w->scratch_cap[slot];
+	} else {
 		base = unprot_base(junk_addr(r >> 4, r2), r2);
+	}
 	if (resize) {
 		uint64_t size = junk_size(r >> 9, r2 >> 3);
+		/* A base-0 area never grows past its creation (no -g). */
+		if (cap && size % PAGE == 0 && size <= AREA_SIZE_MAX && size > cap)
+			size = cap;
 		long rc = call(SYS_AREA_RESIZE, base, size, r2, r, r2);
 		if (rc >= 0 && (size == 0 || size % PAGE || size > AREA_SIZE_MAX))
 			anomaly("area_resize accepted junk", SYS_AREA_RESIZE, base,
@@ -935,7 +962,8 @@ static int worker_main(void *arg)
 
 static void usage(void)
 {
-	printf("usage: sysfuzz [-s SEED] [-t SECONDS] [-n THREADS (1..%d)]\n",
+	printf("usage: sysfuzz [-s SEED] [-t SECONDS] [-n THREADS (1..%d)] "
+	    "[-g]\n",
 	    MAX_WORKERS);
 }
 
@@ -953,6 +981,10 @@ int main(int argc, char **argv)
 			dst = &seconds;
 		else if (strcmp(argv[i], "-n") == 0)
 			dst = &n;
+		else if (strcmp(argv[i], "-g") == 0) {
+			grow_anywhere = true;
+			continue;
+		}
 		if (!dst || i + 1 >= argc) {
 			usage();
 			return 2;
@@ -967,8 +999,8 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	printf("sysfuzz: seed %ld threads %ld seconds %ld cpus %ld\n", seed, n,
-	    seconds, ncpus);
+	printf("sysfuzz: seed %ld threads %ld seconds %ld cpus %ld%s\n", seed, n,
+	    seconds, ncpus, grow_anywhere ? " grow" : "");
 	for (long i = 0; i < n; i++) {
 		workers[i].id = (int) i;
 		workers[i].rng = (uint64_t) seed ^
