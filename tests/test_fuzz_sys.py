@@ -289,3 +289,36 @@ def test_sysfuzz_soak(request, boot_factory, seed):
     check_alive(k)
     check_log(k)
     k.halt()
+
+
+@pytest.fixture(scope="class", params=[1, 2], ids=lambda n: "smp%d" % n)
+def futex_boot(request, boot_factory):
+    """A-RCU debug build (asserts on) at -smp 1 and 2."""
+    boot = boot_factory(request, smp=request.param,
+                        kernel=flavour_kernel("a-rcu"),
+                        name="futexrace-smp%d" % request.param)
+    return boot
+
+
+class TestFutexRace:
+    """The futex defect sysfuzz found (at -smp 1, seed 61): a waker that
+    counts a waiter whose timeout has just fired leaves a remembered
+    wake-up that a later waiter consumes without being counted; the
+    futex's waiter count stays too high and the debug kernel's assertion
+    ``f->waiters == 0`` (the last thread leaving the futex) panics.
+    ``futexrace`` (7 waiters with tick-length timeouts and a waker on one
+    word, then the same with 16 threads) must end with exit status 0 and
+    no panic."""
+
+    def test_futexrace(self, futex_boot):
+        k = futex_boot.k
+        k.wait_prompt(BOOT_TIMEOUT)
+        for line in ("run futexrace -t 5", "run futexrace -t 5 -n 16"):
+            out = k.cmd(line, CMD_TIMEOUT)
+            assert re.search(r"^futexrace: waits \d+ \(woken \d+, timed out "
+                             r"\d+\) wakes \d+ woke \d+$", out,
+                             re.MULTILINE), out
+            assert re.search(r"^task \d+ \(futexrace\) exited with status 0$",
+                             out, re.MULTILINE), out
+        check_log(k)
+        k.halt()

@@ -49,7 +49,7 @@ CMD_TIMEOUT = 120
 SETTLE_TIMEOUT = 30
 
 PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "sysfuzz",
-            "arearace",
+            "arearace", "futexrace",
             "chtuser")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
 
