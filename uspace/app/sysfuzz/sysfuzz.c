@@ -132,7 +132,8 @@ static uint32_t words[NWORDS] __attribute__((aligned(64)));
 #define SLOT_BUSY 0x40000000u
 typedef struct {
 	uint32_t st;     /**< atomic: acquire on entry, release on exit */
-	uint64_t base;   /**< written under BUSY, published by st's release */
+	uint64_t base;   /**< written under BUSY (relaxed atomics), published by
+	                      st's release; peeked by resizes (relaxed) */
 	uint64_t pages;  /**< last size the slot was given (hint, relaxed) */
 	uint64_t cap;    /**< base-0 slot: its created pages (no -g); else 0 */
 } slot_t;
@@ -141,7 +142,9 @@ static slot_t slots[NSLOTS];
 /** Exit-stub thread ids not yet joined; 0: empty. Atomic exchange. */
 static uint64_t raw_tids[NRAW];
 
-/** A futex word each worker is (about to be) waiting on; 0: none. */
+/** The address each worker is (about to be) waiting on in SYS_FUTEX_WAIT;
+ * 0: none. Atomic: the worker stores it (seq_cst) before the call, the main
+ * thread loads it (seq_cst) and wakes it until the worker is done. */
 static uint64_t waiting_on[MAX_WORKERS];
 /** Set by a worker when it is done. Atomic release/acquire. */
 static uint32_t worker_done[MAX_WORKERS];
@@ -165,6 +168,8 @@ __asm__(".text\n.globl fuzz_exit_stub\nfuzz_exit_stub:\n"
 
 /* ---- per worker ------------------------------------------------------ */
 
+/** A worker's own state: only the worker touches it until main joins it
+ * (thread_join orders the worker's writes before main's reads). */
 typedef struct {
 	int id;
 	uint64_t rng;
@@ -321,7 +326,9 @@ static uint64_t slot_pages(uint64_t r)
 	return SLOT_MIN_PAGES + (r >> 8) % 256;
 }
 
-static uint64_t anywhere_high;  /**< highest base-0 area seen; relaxed */
+/** Highest base-0 area seen (a hint: racing stores may lose a larger
+ * value). Atomic, relaxed. */
+static uint64_t anywhere_high;
 
 static void slot_create(uint64_t r)
 {
@@ -342,7 +349,7 @@ static void slot_create(uint64_t r)
 		    __ATOMIC_RELAXED))
 			__atomic_store_n(&anywhere_high, (uint64_t) rc,
 			    __ATOMIC_RELAXED);
-		s->base = (uint64_t) rc;
+		__atomic_store_n(&s->base, (uint64_t) rc, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->cap, anywhere && !grow_anywhere ? pages : 0,
 		    __ATOMIC_RELAXED);
 		__atomic_store_n(&s->pages, pages, __ATOMIC_RELAXED);
@@ -361,11 +368,12 @@ static void slot_destroy(uint64_t r)
 	if (!__atomic_compare_exchange_n(&s->st, &z, SLOT_BUSY, false,
 	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
-	long rc = call(SYS_AREA_DESTROY, s->base, r, r, r, r);
+	uint64_t base = __atomic_load_n(&s->base, __ATOMIC_RELAXED);
+	long rc = call(SYS_AREA_DESTROY, base, r, r, r, r);
 	if (rc < 0)
 		anomaly("destroy of a live slot area failed", SYS_AREA_DESTROY,
-		    s->base, 0, rc);
-	s->base = 0;
+		    base, 0, rc);
+	__atomic_store_n(&s->base, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->st, SLOT_EMPTY, __ATOMIC_RELEASE);
 }
 
@@ -1009,7 +1017,7 @@ int main(int argc, char **argv)
 			(void) splitmix(&workers[i].rng);
 	}
 	for (int i = 0; i < NSLOTS; i++)
-		slots[i].st = SLOT_EMPTY;
+		__atomic_store_n(&slots[i].st, SLOT_EMPTY, __ATOMIC_RELAXED);
 	long started = 0;
 	for (long i = 0; i < n; i++) {
 		workers[i].self = thread_create(worker_main, &workers[i]);
@@ -1051,22 +1059,28 @@ int main(int argc, char **argv)
 	}
 	for (long i = 0; i < started; i++)
 		(void) thread_join(workers[i].self);
-	/* Every worker is gone: join the exit-stub threads, destroy the slots. */
+	/*
+	 * Every worker is gone (the joins order their accesses before ours):
+	 * join the exit-stub threads, destroy the slots.
+	 */
 	for (int i = 0; i < NRAW; i++) {
-		if (raw_tids[i])
-			(void) call(SYS_THREAD_JOIN, raw_tids[i], 0, 0, 0, 0);
-		raw_tids[i] = 0;
+		uint64_t t = __atomic_exchange_n(&raw_tids[i], 0, __ATOMIC_ACQ_REL);
+		if (t)
+			(void) call(SYS_THREAD_JOIN, t, 0, 0, 0, 0);
 	}
 	for (int i = 0; i < NSLOTS; i++) {
-		if (slots[i].st != SLOT_EMPTY && slots[i].base)
-			(void) call(SYS_AREA_DESTROY, slots[i].base, 0, 0, 0, 0);
+		uint32_t st = __atomic_load_n(&slots[i].st, __ATOMIC_ACQUIRE);
+		uint64_t base = __atomic_load_n(&slots[i].base, __ATOMIC_RELAXED);
+		if (!(st & (SLOT_EMPTY | SLOT_BUSY)) && base)
+			(void) call(SYS_AREA_DESTROY, base, 0, 0, 0, 0);
 	}
 	long ms = (sys_clock_ns() - t0) / 1000000;
 
 	printf("\n");  /* after the dots of SYS_CONSOLE_WRITE */
 	uint64_t total = 0, errors = 0;
 	for (int i = 0; i <= NR_COUNTED; i++) {
-		uint64_t c = n_calls[i], e = n_errors[i];
+		uint64_t c = __atomic_load_n(&n_calls[i], __ATOMIC_RELAXED);
+		uint64_t e = __atomic_load_n(&n_errors[i], __ATOMIC_RELAXED);
 		total += c;
 		errors += e;
 		if (i == SYS_EXIT)
@@ -1075,8 +1089,11 @@ int main(int argc, char **argv)
 		    i < NR_COUNTED ? names[i] : "unknown", c, e);
 	}
 	printf("sysfuzz: touches %lu storm threads %lu exit-stub threads %lu\n",
-	    n_touches, n_storm, n_raw);
+	    __atomic_load_n(&n_touches, __ATOMIC_RELAXED),
+	    __atomic_load_n(&n_storm, __ATOMIC_RELAXED),
+	    __atomic_load_n(&n_raw, __ATOMIC_RELAXED));
+	uint64_t anomalies = __atomic_load_n(&n_anomalies, __ATOMIC_RELAXED);
 	printf("sysfuzz: seed %ld: %lu calls, %lu errors, %lu anomalies in %ld ms\n",
-	    seed, total, errors, n_anomalies, ms);
-	return n_anomalies ? 1 : 0;
+	    seed, total, errors, anomalies, ms);
+	return anomalies ? 1 : 0;
 }
