@@ -7,8 +7,12 @@
  * outside the mutex; a waker takes min(count, waiters) off the counter and
  * wakes that many with waitq_wake_one(), whose wake-up is remembered if the
  * waiter has not gone to sleep yet (waitq.h). A waiter that times out
- * removes itself from the counter if a waker did not already (then it
- * counts as woken). Kill wakes every counted waiter the same way.
+ * removes itself from the counter if a waker did not already; if one did,
+ * it counts as woken and consumes the wake-up that waker left remembered
+ * in f->wq (it found no sleeper): under futex_mtx, f->waiters equals the
+ * sleepers plus the timed-out waiters not yet back under the mutex, minus
+ * the remembered wake-ups, so with f->waiters == 0 one is pending for
+ * every such waiter. Kill wakes every counted waiter the same way.
  *
  * Bound: a futex_t exists only while f->refs > 0, and every reference is a
  * thread inside futex_wait() (taken on entry, dropped on the way out, the
@@ -480,10 +484,25 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 
 	mutex_lock(&task->futex_mtx);
 	if (rc == ETIMEOUT) {
-		if (f->waiters > 0)
+		if (f->waiters > 0) {
 			f->waiters--;
-		else
-			rc = EOK;  /* a waker counted us as woken */
+		} else {
+			/*
+			 * A waker counted us as woken after our timeout had taken
+			 * us off the queue: its waitq_wake_one() found no sleeper
+			 * and was remembered. Take that wake-up (we are woken), or
+			 * the next waiter would consume it without being counted
+			 * and f->waiters would stay one too high. It is pending:
+			 * under futex_mtx, waiters == (sleepers + timed-out waiters
+			 * not yet here) - remembered wake-ups, and we are one of the
+			 * timed-out ones (see the file comment).
+			 */
+			int taken = waitq_sleep_timeout(&f->wq, SYNCH_NO_TIMEOUT,
+			    SYNCH_FLAGS_NON_BLOCKING);
+			assert(taken == EOK);
+			(void) taken;
+			rc = EOK;
+		}
 	}
 	futex_put_locked(task, f);
 	mutex_unlock(&task->futex_mtx);
