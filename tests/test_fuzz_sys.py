@@ -18,8 +18,9 @@
   page hash entries, tasks (0) and address spaces (0);
 * ``run arearace`` and ``run arearace -d`` (the defect sysfuzz found: a
   shrink or destroy unmaps its released range late and wipes the pages of
-  an area created there meanwhile) must read back every value they wrote;
-  marked strict xfail until mm/as.c is fixed (AREARACE_OPEN);
+  an area created there meanwhile) must read back every value they wrote
+  (fixed: the address space's area_mtx keeps the range reserved until the
+  unmap is done);
 * ``kill`` of a background ``sysfuzz`` at three moments: each ends with its
   line, the counters come back to the baseline again;
 * the console still answers (``run hello``, ``test atomic1``);
@@ -61,12 +62,6 @@ KILLED_RE = re.compile(r"^task \d+ \(sysfuzz\) killed", re.MULTILINE)
 ROW_RE = re.compile(r"^sysfuzz: +\d+ (\w+) +calls +(\d+) errors +(\d+)$",
                     re.MULTILINE)
 STALL_RE = re.compile(r"rcu: INFO: stall")
-#: Why test_arearace fails until mm/as.c changes (not this branch's file).
-AREARACE_OPEN = (
-    "open defect in mm/as.c (found by sysfuzz, routed to the owner of the "
-    "area code): as_area_resize()/as_area_destroy() call unmap_range() "
-    "after releasing area_lock, so an area created in the released range "
-    "meanwhile loses its pages; strict: passes only once that is fixed")
 #: Slab caches whose object count legitimately changes (magazines are
 #: kept per CPU; the cache descriptors are fixed at boot).
 SLABS_IGNORED = ("slab_magazine", "slab_cache")
@@ -242,7 +237,6 @@ class TestSysfuzz:
         assert now == baseline, "after 3 killed runs: %s" % diff(now,
                                                                  baseline)
 
-    @pytest.mark.xfail(strict=True, reason=AREARACE_OPEN)
     @pytest.mark.parametrize("mode", ["", "-d"], ids=["shrink", "destroy"])
     def test_arearace(self, fuzz_boot, mode):
         """The defect sysfuzz found: pages of an area created in a range

@@ -6,16 +6,17 @@
  *   arearace [-r ROUNDS] [-d]
  *
  * Two threads wired to CPUs 0 and 1 (needs 2 CPUs). Per round (default 20):
- * A creates a 1 GiB area at BIG_BASE and shrinks it to one page, which makes
- * the kernel look up the other 262,143 pages to unmap them; meanwhile B
+ * A creates a 1 GiB area at BIG_BASE, touches a page in each of its 512 2 MiB
+ * regions and shrinks it to one page, which makes the kernel look up every
+ * page of those regions to unmap them; meanwhile B
  * creates a one-page area at VICTIM (768 MiB into the released range) as
  * soon as the kernel allows it (with -d, A destroys the area instead of
  * shrinking it: the same race on the whole range), writes a value to it, waits until A's
  * resize has returned and reads the value back. A kernel that finishes the
  * unmap before the range can be reused (or unmaps only what belongs to the
  * shrunk area) lets B read its value in every round. Prints
- * `arearace: shrink|destroy: rounds R, raced K, lost L` (raced: rounds in which B wrote
- * before A's resize returned; lost: rounds in which B read something else
+ * `arearace: shrink|destroy: rounds R, raced K, lost L` (raced: rounds in which B
+ * issued its successful create before A's resize returned; lost: rounds in which B read something else
  * than it wrote) and exits 1 if L > 0, 2 if no round raced (inconclusive),
  * 0 otherwise.
  */
@@ -49,7 +50,15 @@ static int thread_b(void *arg)
 	for (uint32_t r = 1; r <= (uint32_t) rounds; r++) {
 		wait_for(&started, r);
 		long rc;
+		bool in_window;
 		do {
+			/*
+			 * Whether this create is issued before A's resize has
+			 * returned: the old kernel let such a create succeed at
+			 * once inside the released range while the unmap was still
+			 * running; a fixed one makes it wait for the unmap.
+			 */
+			in_window = __atomic_load_n(&shrunk, __ATOMIC_ACQUIRE) < r;
 			rc = sys_area_create(VICTIM, PAGE, AREA_READ | AREA_WRITE);
 		} while (rc == EEXIST);
 		if (rc != (long) VICTIM) {
@@ -60,8 +69,6 @@ static int thread_b(void *arg)
 		}
 		volatile uint64_t *v = (uint64_t *) VICTIM;
 		*v = MAGIC;
-		/* The write happened before A's resize returned? */
-		bool in_window = __atomic_load_n(&shrunk, __ATOMIC_ACQUIRE) < r;
 		wait_for(&shrunk, r);
 		uint64_t got = *v;
 		if (in_window)
@@ -104,6 +111,15 @@ int main(int argc, char **argv)
 		if (rc != (long) BIG_BASE) {
 			printf("arearace: create of the big area failed: %ld\n", rc);
 			errors++;
+		}
+		/*
+		 * One page in every 2 MiB region: the shrink or destroy then has
+		 * 512 regions with page tables to unmap (a long window).
+		 */
+		if (rc == (long) BIG_BASE) {
+			for (uintptr_t va = BIG_BASE; va < BIG_BASE + BIG_SIZE;
+			    va += 2UL * 1024 * 1024)
+				*(volatile uint8_t *) va = 1;
 		}
 		__atomic_store_n(&started, r, __ATOMIC_RELEASE);
 		rc = destroy_mode ? sys_area_destroy(BIG_BASE) :

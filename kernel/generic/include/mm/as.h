@@ -18,6 +18,7 @@
 #include <adt/list.h>
 #include <adt/avl.h>
 #include <synch/spinlock.h>
+#include <synch/mutex.h>
 
 /** First address above the user half. */
 #define USER_SPACE_END 0x0000800000000000UL
@@ -66,6 +67,15 @@ typedef struct as {
 	 * need none (paging_walk() installs them by compare-and-swap).
 	 */
 	irq_spinlock_t pt_locks[AS_PT_LOCKS];
+	/**
+	 * Serializes the changes of the area set (create, resize, destroy) with
+	 * the unmap a shrink or destroy does after it: held from the change
+	 * under area_lock until the released range is unmapped, so no area can
+	 * be created in a range (and fault pages in) while the old mappings
+	 * there are still being removed. Faults do not take it. Order:
+	 * area_mtx, then area_lock.
+	 */
+	mutex_t area_mtx;
 	/**
 	 * Protects areas, area_pages and every area's pages. IRQ-safe: the page
 	 * fault handler reads it.
@@ -117,7 +127,9 @@ void as_release(as_t *as);
  * Creates an anonymous area [base, base + size). @a base and @a size must be
  * page aligned, non-zero and inside the user half; the area may not overlap
  * another. Pages are allocated (zeroed) on first touch. O(log n) in the
- * number of areas. Thread context (malloc), interrupts enabled.
+ * number of areas; waits (as->area_mtx) for a shrink or destroy of this
+ * address space still unmapping. Thread context (malloc), interrupts
+ * enabled, may sleep.
  * @return EOK, EINVAL, EEXIST (overlap), ENOMEM, ELIMIT (AS_AREAS_MAX areas
  * or AS_AREA_PAGES_MAX pages in all would be exceeded).
  */
@@ -127,13 +139,15 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags);
  * are unmapped: work proportional to the 2 MiB regions with page tables,
  * see as_unmap_range()). @return EOK, ENOENT, EINVAL, EEXIST (growing into
  * another area), ELIMIT (growing past AS_AREA_PAGES_MAX pages in all).
- * Thread context, interrupts enabled.
+ * The released range stays reserved (as->area_mtx held) until its unmap is
+ * done. Thread context, interrupts enabled, may sleep.
  */
 int as_area_resize(as_t *as, uintptr_t base, size_t size);
 /**
  * Destroys the area starting at @a base (O(log n) to find it; the unmap as
- * as_unmap_range()). @return EOK or ENOENT. Thread context, interrupts
- * enabled.
+ * as_unmap_range()); its range stays reserved (as->area_mtx held) until
+ * the unmap is done, so no area created meanwhile loses pages to it.
+ * @return EOK or ENOENT. Thread context, interrupts enabled, may sleep.
  */
 int as_area_destroy(as_t *as, uintptr_t base);
 /**

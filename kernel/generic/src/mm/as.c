@@ -234,6 +234,7 @@ as_t *as_create(void)
 	atomic_set(&as->refcount, 1);
 	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
 		irq_spinlock_initialize(&as->pt_locks[i], "as.pt");
+	mutex_initialize(&as->area_mtx, MUTEX_PASSIVE);
 	irq_spinlock_initialize(&as->area_lock, "as.areas");
 	avl_init(&as->areas);
 	irq_spinlock_lock(&as_list_lock, true);
@@ -399,6 +400,8 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 	a->node.key = base;
 	a->pages = size / PAGE_SIZE;
 	a->flags = flags;
+	/* Not inside a range a shrink or destroy is still unmapping. */
+	mutex_lock(&as->area_mtx);
 	irq_spinlock_lock(&as->area_lock, true);
 	int rc = EOK;
 	if (as->areas.count >= AS_AREAS_MAX ||
@@ -411,6 +414,7 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 	if (rc == EOK)
 		as->area_pages += a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
+	mutex_unlock(&as->area_mtx);
 	if (rc != EOK)
 		free(a);
 	return rc;
@@ -420,44 +424,51 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 {
 	if (!as || !range_ok(base, size))
 		return EINVAL;
+	mutex_lock(&as->area_mtx);
 	irq_spinlock_lock(&as->area_lock, true);
+	int rc = EOK;
 	as_area_t *a = area_find_locked(as, base);
-	if (!a || a->base != base) {
-		irq_spinlock_unlock(&as->area_lock, true);
-		return ENOENT;
+	size_t pages = size / PAGE_SIZE, old = 0;
+	if (!a || a->base != base)
+		rc = ENOENT;
+	else if (pages > a->pages &&
+	    pages - a->pages > AS_AREA_PAGES_MAX - as->area_pages)
+		rc = ELIMIT;
+	else if (pages > a->pages && overlaps_locked(as, base, size, a))
+		rc = EEXIST;
+	if (rc == EOK) {
+		old = a->pages;
+		a->pages = pages;
+		as->area_pages = as->area_pages - old + pages;
 	}
-	size_t pages = size / PAGE_SIZE;
-	if (pages > a->pages &&
-	    pages - a->pages > AS_AREA_PAGES_MAX - as->area_pages) {
-		irq_spinlock_unlock(&as->area_lock, true);
-		return ELIMIT;
-	}
-	if (pages > a->pages && overlaps_locked(as, base, size, a)) {
-		irq_spinlock_unlock(&as->area_lock, true);
-		return EEXIST;
-	}
-	size_t old = a->pages;
-	a->pages = pages;
-	as->area_pages = as->area_pages - old + pages;
 	irq_spinlock_unlock(&as->area_lock, true);
-	/* New faults beyond the end fail now; remove what was mapped there. */
-	if (pages < old)
+	/*
+	 * New faults beyond the end fail now; remove what was mapped there.
+	 * area_mtx stays held until that is done: an area created in the
+	 * released range before the unmap finished would lose its pages to it.
+	 */
+	if (rc == EOK && pages < old)
 		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
-	return EOK;
+	mutex_unlock(&as->area_mtx);
+	return rc;
 }
 
 int as_area_destroy(as_t *as, uintptr_t base)
 {
+	mutex_lock(&as->area_mtx);
 	irq_spinlock_lock(&as->area_lock, true);
 	as_area_t *a = area_find_locked(as, base);
 	if (!a || a->base != base) {
 		irq_spinlock_unlock(&as->area_lock, true);
+		mutex_unlock(&as->area_mtx);
 		return ENOENT;
 	}
 	avl_remove(&as->areas, &a->node);
 	as->area_pages -= a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
+	/* The range stays reserved (area_mtx) until its unmap is done. */
 	unmap_range(as, a->base, a->pages);
+	mutex_unlock(&as->area_mtx);
 	free(a);
 	return EOK;
 }
