@@ -93,6 +93,20 @@ RUNS += model_runs("arcu", [
     ("BROKEN_UNLOCK_NO_CHECK", "liveness", CYCLE,
      "the same: the grace period never ends (ltl gp_ends)"),
 ])
+RUNS += model_runs("podzimek", [
+    ("BROKEN_NO_QS_MB", "safety", FREED,
+     "rcu_record_qs() without memory_barrier()"),
+    ("BROKEN_SAMPLE_SKIP", "safety", FREED,
+     "podzimek_sample_cpu() acks a CPU inside a reader"),
+    ("BROKEN_NO_WAIT_DELAYING", "safety", FREED,
+     "run_gp() does not wait for the delaying CPUs"),
+    ("BROKEN_NO_WAIT_PREEMPTED", "safety", FREED,
+     "run_gp() skips wait_for_preempted_readers()"),
+    ("BROKEN_IPI_NO_BARRIER", "safety", FREED,
+     "the IPI is not a barrier on the reader's CPU"),
+    ("BROKEN_UNLOCK_NO_QS", "liveness", CYCLE,
+     "the outermost unlock never announces a QS: the GP never ends"),
+])
 
 
 def parse(out):

@@ -117,6 +117,7 @@ void rcu_record_qs(void);
 /** Outermost unlock of a section that was preempted. Preemption off. */
 void rcu_read_unlock_preempted(void);
 
+/* Model: verify/podzimek.pml */
 static inline void rcu_read_lock(void)
 {
 	preemption_disable();
@@ -134,6 +135,7 @@ static inline void rcu_read_lock(void)
 	preemption_enable();
 }
 
+/* Model: verify/podzimek.pml */
 static inline void rcu_read_unlock(void)
 {
 	preemption_disable();

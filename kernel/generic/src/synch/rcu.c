@@ -147,7 +147,7 @@ static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
 }
 
 /** Starts GP cur_gp + 1: preempted readers so far may predate it. */
-/* Model: verify/arcu.pml */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static uint64_t gp_start(void)
 {
 	irq_spinlock_lock(&rcu_preempt_lock, true);
@@ -167,7 +167,7 @@ static uint64_t gp_start(void)
  * Waits until every reader preempted before the GP started has left; prints
  * the stall warning of @a w when it is due meanwhile.
  */
-/* Model: verify/arcu.pml */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static UNUSED void wait_for_preempted_readers(gp_watch_t *w)
 {
 	irq_spinlock_lock(&rcu_preempt_lock, true);
@@ -200,7 +200,7 @@ static void preempted_reader_left_locked(void)
 }
 
 /** Puts @a t, switched out inside a reader, on the right preempted list. */
-/* Model: verify/arcu.pml */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static void add_preempted_locked(thread_t *t)
 {
 	cpu_t *c = CPU;
@@ -423,6 +423,7 @@ static const sched_hooks_t rcu_hooks = {
 #elif defined(CONFIG_RCU_PODZIMEK)
 
 /** Records a QS of this CPU; announces it if the detector waits. Preemption off. */
+/* Model: verify/podzimek.pml */
 void rcu_record_qs(void)
 {
 	cpu_t *c = CPU;
@@ -434,6 +435,7 @@ void rcu_record_qs(void)
 	}
 }
 
+/* Model: verify/podzimek.pml */
 static void remove_preempted(thread_t *t)
 {
 	ipl_t ipl = interrupts_disable();
@@ -452,6 +454,7 @@ void rcu_read_unlock_preempted(void)
 	remove_preempted(THREAD);
 }
 
+/* Model: verify/podzimek.pml */
 static void podzimek_after_thread_ran(thread_t *t)
 {
 	cpu_t *c = CPU;
@@ -467,12 +470,14 @@ static void podzimek_after_thread_ran(thread_t *t)
 	rcu_record_qs();
 }
 
+/* Model: verify/podzimek.pml */
 static void podzimek_before_thread_runs(thread_t *t)
 {
 	CPU->rcu.nesting = t->rcu_nesting;
 }
 
 /** smp_call target: acknowledge, or promise to announce the next QS. */
+/* Model: verify/podzimek.pml */
 static UNUSED void podzimek_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
@@ -487,6 +492,7 @@ static UNUSED void podzimek_sample_cpu(void *arg)
 	}
 }
 
+/* Model: verify/podzimek.pml */
 static void run_gp(void)
 {
 	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
@@ -529,6 +535,7 @@ static void run_gp(void)
 	waitq_wake_all(&gp_done_wq);
 }
 
+/* Model: verify/podzimek.pml */
 static void detector_thread(void *arg)
 {
 	for (;;) {
@@ -546,6 +553,7 @@ static void detector_thread(void *arg)
 	}
 }
 
+/* Model: verify/podzimek.pml */
 static void wait_for_gp(uint64_t gp)
 {
 	irq_spinlock_lock(&req_lock, true);
@@ -617,7 +625,7 @@ static void exec_batch(rcu_item_t *head, cpu_t *c)
 }
 
 /** Per-CPU reclaimer: advances this CPU's batches and runs completed ones. */
-/* Model: verify/arcu.pml */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static void reclaimer_thread(void *arg)
 {
 	cpu_t *c = arg;
