@@ -107,6 +107,16 @@ RUNS += model_runs("podzimek", [
     ("BROKEN_UNLOCK_NO_QS", "liveness", CYCLE,
      "the outermost unlock never announces a QS: the GP never ends"),
 ])
+RUNS += model_runs("urcu", [
+    ("BROKEN_NO_MEMBARRIER", "safety", FREED,
+     "writer_barrier() is no barrier on the readers' CPUs"),
+    ("BROKEN_UNLOCK_RELAXED", "safety", FREED,
+     "the unlock's ctr = 0 store without release"),
+    ("BROKEN_NO_WAIT", "safety", FREED,
+     "cht_rcu_synchronize() does not wait for readers (CHT_RCU_BROKEN)"),
+    ("BROKEN_SHARED_GE", "safety", FREED,
+     "the shared-GP check gp_completed >= snap"),
+])
 
 
 def parse(out):
