@@ -46,8 +46,10 @@ class Run:
     """One pan run: a model, a variant (None: the correct model), a mode."""
 
     def __init__(self, model, variant, mode, expect=None, short=True,
-                 cflags=(), why=""):
-        self.model = model          # file name without .pml
+                 cflags=(), why="", pml=None, defs=()):
+        self.model = model          # the model's name (table, directory)
+        self.pml = pml or model + ".pml"    # its file in verify/
+        self.defs = list(defs)      # spin -D options of the model (scenario)
         self.variant = variant      # e.g. "BROKEN_NO_CS_MB", or None
         self.mode = mode            # "safety" or "liveness"
         self.expect = expect        # regex the failure must match (broken)
@@ -64,13 +66,13 @@ class Run:
         return self.variant is not None
 
 
-def model_runs(model, broken, short=True, cflags=()):
+def model_runs(model, broken, short=True, cflags=(), pml=None, defs=()):
     """The correct model in both modes, then each (variant, mode, expect, why)."""
-    runs = [Run(model, None, "safety", short=short, cflags=cflags),
-            Run(model, None, "liveness", short=short, cflags=cflags)]
+    kw = dict(short=short, cflags=cflags, pml=pml, defs=defs)
+    runs = [Run(model, None, "safety", **kw),
+            Run(model, None, "liveness", **kw)]
     for variant, mode, expect, why in broken:
-        runs.append(Run(model, variant, mode, expect, short=short,
-                        cflags=cflags, why=why))
+        runs.append(Run(model, variant, mode, expect, why=why, **kw))
     return runs
 
 
@@ -117,6 +119,22 @@ RUNS += model_runs("urcu", [
     ("BROKEN_SHARED_GE", "safety", FREED,
      "the shared-GP check gp_completed >= snap"),
 ])
+RUNS += model_runs("cht_list", [
+    ("BROKEN_NO_MARK", "safety", MISS,
+     "remove unlinks without marking: the insert right after it is lost"),
+    ("BROKEN_ITEM_NO_GP", "safety", FREED,
+     "an unlinked item is freed without a grace period"),
+], pml="cht.pml")
+RUNS += model_runs("cht_grow", [
+    ("BROKEN_PUBLISH_EARLY", "safety", MISS,
+     "the new array is published before its dummies are linked"),
+    ("BROKEN_NO_SECOND_GP", "safety", FREED,
+     "the old array is freed right after its dummies are unlinked"),
+], pml="cht.pml", defs=["-DGROW"])
+RUNS += model_runs("cht_shrink", [
+    ("BROKEN_NO_FIRST_GP", "liveness", CYCLE,
+     "no grace period between publish and retire: an insert retries forever"),
+], pml="cht.pml", defs=["-DSHRINK"])
 
 
 def parse(out):
@@ -149,10 +167,10 @@ def run_one(run):
                                                  run.mode))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    pml = run.model + ".pml"
+    pml = run.pml
     shutil.copy(os.path.join(HERE, pml), d)
     t0 = time.monotonic()
-    defs = ["-D" + run.variant] if run.variant else []
+    defs = run.defs + (["-D" + run.variant] if run.variant else [])
     rc, out = sh([spin] + defs + ["-a", pml], d)
     if rc != 0:
         return {"ok": False, "reason": "spin -a failed:\n" + out}
@@ -201,8 +219,10 @@ def run_one(run):
             res.update(ok=False, reason="failed for another reason: '%s' "
                        "(expected /%s/)" % (res["error"], run.expect))
         else:
-            res.update(ok=True, reason="caught: %s; trail %s/%s.trail"
-                       % (res["error"], res["dir"], pml))
+            res.update(ok=True, reason="caught: %s; trail %s/%s.trail "
+                       "(replay: spin %s -t -p %s)" % (
+                           res["error"], res["dir"], pml,
+                           " ".join(defs), pml))
     return res
 
 
@@ -224,7 +244,7 @@ def main():
         for r in runs:
             print("%-45s %s" % (r.name, r.why))
         return 0
-    hdr = "%-10s %-26s %-8s %10s %11s %6s %7s  %s" % (
+    hdr = "%-11s %-26s %-8s %10s %11s %6s %7s  %s" % (
         "model", "variant", "mode", "stored", "transitions", "depth",
         "time(s)", "verdict")
     rows = []
@@ -235,7 +255,7 @@ def main():
         verdict = ("PASS" if r.broken is False else "CAUGHT") if res["ok"] \
             else "FAIL"
         bad += not res["ok"]
-        row = "%-10s %-26s %-8s %10s %11s %6s %7.2f  %s" % (
+        row = "%-11s %-26s %-8s %10s %11s %6s %7.2f  %s" % (
             r.model, r.variant or "(model)", r.mode, fmt(res.get("stored")),
             fmt(res.get("transitions")), fmt(res.get("depth")),
             res.get("wall", 0.0), verdict)
