@@ -12,8 +12,9 @@
  * registry: ctr == 0 || ctr >= target, gp_completed = target).
  *
  * Processes: R, a registered reader thread (NSEC sections: lock, load the
- * protected pointer, dereference it, unlock); RSB, R's store buffer (FIFO, 2
- * entries) for its stores to ctr; LQ, R's outstanding dereference; W1, an
+ * protected pointer, dereference it twice, unlock); RSB, R's store buffer
+ * (FIFO, 2 entries) for its stores to ctr; LQ, R's outstanding dereference;
+ * WSB, W1's store buffer (its unlink); W1, an
  * updater that unlinks object A (ptr = B), calls cht_rcu_synchronize() and
  * frees A (what the reclaimer thread does for a cht_rcu_call() batch); W2,
  * another thread calling cht_rcu_synchronize() at the same time (so W1 may
@@ -25,10 +26,11 @@
  * side: writer_barrier() makes R's CPU execute a full barrier (R's store
  * buffer drained, R's outstanding load performed). R's dereference may be
  * performed late, but not after a release store of R (the release store of
- * ctr = 0 waits for it). The writers are sequentially consistent: W1's
- * unlink is visible before its snapshot (cht_rcu_full_fence() at the start
- * of cht_rcu_synchronize(); not given a broken variant: membarrier() on W2's
- * side would order W1 too, see verify/README.md).
+ * ctr = 0 waits for it). W1's unlink sits in W1's store buffer until
+ * cht_rcu_full_fence() at the start of cht_rcu_synchronize(), W1's release
+ * store of seq, or a membarrier() (anyone's: it runs a barrier on W1's CPU
+ * too). gp_lock's acquire orders nothing before it. The rest of the writers'
+ * accesses are sequentially consistent.
  *
  * Abstracted away: nesting and signal handlers (nest is thread-local; one
  * level here), registration and the registry lock, the fence flavour
@@ -44,6 +46,11 @@
  *   BROKEN_UNLOCK_RELAXED  the unlock's store ctr = 0 without release
  *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_BROKEN)
  *   BROKEN_SHARED_GE       the shared-GP check gp_completed >= snap
+ *   BROKEN_NO_SYNC_FENCE   cht_rcu_synchronize() without its first
+ *                          cht_rcu_full_fence(): W1's snapshot may precede
+ *                          its unlink, and W2's grace period, which began
+ *                          after the snapshot but before the unlink was
+ *                          visible, then serves W1 (the shared-GP path)
  */
 
 #define NSEC 2
@@ -51,6 +58,7 @@
 
 byte ptr = 0;
 bool freed[2];
+bool wsb_full;          /* W1's store "ptr = 1" not yet visible */
 
 byte seq = 1;           /* cht_rcu_gp.seq */
 byte gp_completed;
@@ -78,7 +86,7 @@ inline sb_push(v) {
 
 /* writer_barrier(): a full barrier on every CPU running a thread of the
  * process; here R's CPU (W's own stores are visible already). */
-inline writer_barrier() {
+inline writer_barrier(me) {
 #ifndef BROKEN_NO_MEMBARRIER
 	atomic {
 		rpend == NONE ->
@@ -87,15 +95,24 @@ inline writer_barrier() {
 		:: sb_n == 1 -> ctr = sb_v0
 		:: else
 		fi;
-		sb_n = 0
+		sb_n = 0;
+		if
+		:: wsb_full -> ptr = 1; wsb_full = 0
+		:: else
+		fi
 	}
 #else
-	skip
+	/* only the caller's own fence */
+	atomic { (me != 1 || !wsb_full) -> skip }
 #endif
 }
 
-inline synchronize(snap, target) {
-	snap = seq;                             /* after cht_rcu_full_fence() */
+/* me: 1 for W1 (whose store buffer holds the unlink), 2 for W2 */
+inline synchronize(snap, target, me) {
+#ifndef BROKEN_NO_SYNC_FENCE
+	(me != 1 || !wsb_full);                 /* cht_rcu_full_fence() */
+#endif
+	snap = seq;
 	atomic { !gp_lock -> gp_lock = 1 };
 	if
 #ifndef BROKEN_SHARED_GE
@@ -106,8 +123,8 @@ inline synchronize(snap, target) {
 		gp_lock = 0                     /* a whole GP ran after snap */
 	:: else ->
 		target = seq + 1;
-		seq = target;                   /* release store */
-		writer_barrier();
+		atomic { (me != 1 || !wsb_full) -> seq = target }  /* release */
+		writer_barrier(me);
 #ifndef BROKEN_NO_WAIT
 		(ctr == 0 || ctr >= target);    /* wait_for_reader(R, target) */
 #endif
@@ -125,6 +142,7 @@ active proctype R() {
 		/* cht_rcu_reader_barrier(): a compiler barrier only */
 		p = ptr;
 		atomic { rpend == NONE -> rpend = p };
+		atomic { rpend == NONE -> rpend = p };  /* the object used again */
 		/* cht_rcu_read_unlock(): release store ctr = 0 */
 #ifndef BROKEN_UNLOCK_RELAXED
 		atomic { sb_n < 2 && rpend == NONE -> sb_push(0) }
@@ -149,16 +167,20 @@ active proctype LQ() {
 	od
 }
 
+active proctype WSB() {
+end:	atomic { wsb_full -> ptr = 1; wsb_full = 0 }   /* or a membarrier drains it */
+}
+
 active proctype W1() {
 	byte snap, target;
-	ptr = 1;                                /* unlink A */
-	synchronize(snap, target);
+	wsb_full = 1;                           /* unlink A (store buffered) */
+	synchronize(snap, target, 1);
 	atomic { assert(!freed[0]); freed[0] = 1 };
 	w1_done = 1
 }
 
 active proctype W2() {
 	byte snap, target;
-	synchronize(snap, target);
+	synchronize(snap, target, 2);
 	w2_done = 1
 }
