@@ -43,7 +43,12 @@
  *     rcu_preempt_lock waits for T's outstanding dereference (the unlock's
  *     release orders T's earlier loads before it).
  *
- * Abstracted away: the idle flag (CPUs are never idle here), migration (T
+ * The idle flag: while T is switched out, CPU 0 may enter the idle loop
+ * (scheduler_idle_loop(): idle = true, seq_cst); an interrupt
+ * (interrupt_dispatch()) or the wake-up that switches T back in stores
+ * idle = false first; cpu_quiescent() counts an idle CPU as quiescent.
+ *
+ * Abstracted away: the idle loop's steal and hlt details, migration (T
  * stays on CPU 0), more than one reader thread, the expedite flag and the
  * sleeps (a sleep is only a delay), the stall watch, rcu_thread_exiting(),
  * callback batching (one callback), the cpu_quiescent() of the detector's own
@@ -62,6 +67,9 @@
  *   BROKEN_IPI_NO_BARRIER the IPI handler not ordered after T's loads
  *   BROKEN_CB_NO_MB       no full barrier between the unlink and the read of
  *                         cur_gp for the callback's grace period
+ *   BROKEN_IDLE_LATE_CLEAR  CPU 0 leaves the idle loop and runs T before it
+ *                         stores idle = false (the detector may skip a CPU
+ *                         whose reader began before the grace period)
  *   BROKEN_UNLOCK_NO_CHECK  rcu_read_unlock() without arcu_read_unlock_check():
  *                         a reader the IPI listed never leaves the list (the
  *                         grace period never ends: liveness, and the detector
@@ -83,6 +91,7 @@ byte c0_nesting;        /* cpu_t.rcu.nesting (the running thread's count) */
 byte c0_last_seen;      /* cpu_t.rcu.last_seen_gp */
 byte t_nesting;         /* thread_t.rcu_nesting of T (saved at switch-out) */
 bool running_T = 1;     /* T is CPU 0's thread (else another, nesting 0) */
+bool c0_idle;           /* cpu_t.idle (seq_cst): CPU 0 in the idle loop */
 bool t_on_cur;          /* T on rcu_cur_preempted */
 bool t_on_next;         /* T on next_preempted */
 byte rpend = NONE;      /* T's dereference issued, not yet performed */
@@ -125,19 +134,19 @@ inline run_gp(gp, pending, sb) {
 		fi
 	}
 #ifndef BROKEN_RCU_NO_WAIT
-	pending = (c0_last_seen != gp);         /* cpu_quiescent() */
+	pending = !(c0_last_seen == gp || c0_idle);     /* cpu_quiescent() */
 	/* thread_usleep(DETECT_SLEEP_US): a delay, nothing to model */
 	do
 	:: !pending -> break
 	:: else ->
 		if
-		:: c0_last_seen != gp ->
+		:: !(c0_last_seen == gp || c0_idle) ->
 			/* smp_call(): the function runs on CPU 0, we wait for it */
 			atomic { ipi_gp = gp; ipi_pending = 1 };
 			!ipi_pending
 		:: else
 		fi;
-		pending = (c0_last_seen != gp)
+		pending = !(c0_last_seen == gp || c0_idle)
 	od;
 #ifndef BROKEN_NO_WAIT_PREEMPTED
 	/* wait_for_preempted_readers(): sleeps until the list is empty */
@@ -207,6 +216,8 @@ active proctype CPU0() {
 	:: atomic {
 		/* arcu_sample_cpu() in the IPI handler */
 		ipi_pending && IPI_BARRIER ->
+		/* interrupt_dispatch(): an idle CPU is not idle any more */
+		c0_idle = 0;
 		n = c0_nesting;
 #ifndef BROKEN_SAMPLE_SKIP
 		if
@@ -247,11 +258,27 @@ active proctype CPU0() {
 	   };
 		/* record_cs_qs(): memory_barrier(), then the seq_cst store */
 		atomic { CS_BARRIER -> c0_last_seen = cur_gp }
-	:: !running_T ->
+	:: atomic {
+		/* scheduler_idle_loop(): idle = true (seq_cst, after all that
+		 * CPU 0 did before) */
+		!running_T && !c0_idle && rpend == NONE -> c0_idle = 1
+	   }
+	:: !running_T && !c0_idle ->
 		/* the other thread is switched out (record_cs_qs), then
 		 * arcu_before_thread_runs(T) */
 		atomic { c0_last_seen = cur_gp };
 		atomic { c0_nesting = t_nesting; running_T = 1 }
+	:: !running_T && c0_idle ->
+		/* woken from idle: the wake-up interrupt (or the idle loop)
+		 * stores idle = false (seq_cst), then the scheduler switches
+		 * to T: arcu_before_thread_runs(T) */
+#ifndef BROKEN_IDLE_LATE_CLEAR
+		c0_idle = 0;
+		atomic { c0_nesting = t_nesting; running_T = 1 }
+#else
+		atomic { c0_nesting = t_nesting; running_T = 1 };
+		c0_idle = 0
+#endif
 	:: u_done && d_done && running_T -> break
 	od
 }

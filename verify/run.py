@@ -100,6 +100,8 @@ RUNS += model_runs("arcu", [
      "the IPI is not a barrier on the reader's CPU"),
     ("BROKEN_CB_NO_MB", "safety", FREED,
      "no full barrier between the unlink and reading cur_gp for the callback"),
+    ("BROKEN_IDLE_LATE_CLEAR", "safety", FREED,
+     "CPU 0 runs a reader before it clears its idle flag"),
     ("BROKEN_UNLOCK_NO_CHECK", "safety", INVALID_END,
      "rcu_read_unlock() skips its preempted check: the detector waits forever"),
     ("BROKEN_UNLOCK_NO_CHECK", "liveness", CYCLE,

@@ -137,6 +137,7 @@ static inline uint64_t cur_gp(void)
 }
 
 /** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
+/* Model: verify/arcu.pml */
 static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
 {
 	cpu_t *c = &cpus[i];
