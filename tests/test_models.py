@@ -52,7 +52,8 @@ def test_model(run):
 
 def test_harness_rejects_a_variant_that_is_not_caught():
     """A 'broken' variant that breaks nothing must fail the harness."""
-    run = verify.Run("urcu", "BROKEN_NOTHING_AT_ALL", "safety", verify.FREED,
+    run = verify.Run("selftest", "BROKEN_NOTHING_AT_ALL", "safety",
+                     verify.FREED, pml="urcu.pml",
                      why="no such variant: the model is unchanged")
     res = verify.run_one(run)
     assert not res["ok"] and "NOT caught" in res["reason"], res["reason"]
@@ -60,6 +61,7 @@ def test_harness_rejects_a_variant_that_is_not_caught():
 
 def test_harness_rejects_a_failing_model():
     """A correct-model run whose model fails must fail the harness."""
-    run = verify.Run("urcu", None, "safety", defs=["-DBROKEN_NO_WAIT"])
+    run = verify.Run("selftest", None, "safety", pml="urcu.pml",
+                     defs=["-DBROKEN_NO_WAIT"])
     res = verify.run_one(run)
     assert not res["ok"] and "model FAILED" in res["reason"], res["reason"]
