@@ -133,6 +133,12 @@ RUNS += model_runs("urcu", [
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
      "cht_rcu_synchronize() without its first full fence"),
 ])
+RUNS += model_runs("urcu_fence", [
+    ("BROKEN_NO_READER_FENCE", "safety", FREED,
+     "fence flavour: the reader's fence after its ctr store left out"),
+    ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
+     "fence flavour: cht_rcu_synchronize() without its first full fence"),
+], pml="urcu.pml", defs=["-DFENCE"])
 RUNS += model_runs("cht_list", [
     ("BROKEN_NO_MARK", "safety", MISS,
      "remove unlinks without marking: the insert right after it is lost"),

@@ -32,9 +32,14 @@
  * too). gp_lock's acquire orders nothing before it. The rest of the writers'
  * accesses are sequentially consistent.
  *
+ * -DFENCE (run urcu_fence): the fence flavour (reader_fence = 1, Linux
+ * without membarrier or CHT_RCU_FLAVOUR=fence): the reader executes
+ * cht_rcu_full_fence() after its ctr store (its store buffer drained) and
+ * writer_barrier() is the writer's own fence, which orders nothing on R.
+ *
  * Abstracted away: nesting and signal handlers (nest is thread-local; one
- * level here), registration and the registry lock, the fence flavour
- * (reader_fence = 1), the back-off in wait_for_reader(), the callback list
+ * level here), registration and the registry lock, the switch between the
+ * flavours at start-up, the back-off in wait_for_reader(), the callback list
  * and the reclaimer's wake-up, cht_rcu_barrier().
  *
  * Safety: no dereference of a freed object; A is freed once.
@@ -46,6 +51,7 @@
  *   BROKEN_UNLOCK_RELAXED  the unlock's store ctr = 0 without release
  *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_BROKEN)
  *   BROKEN_SHARED_GE       the shared-GP check gp_completed >= snap
+ *   BROKEN_NO_READER_FENCE (urcu_fence) the reader's fence left out
  *   BROKEN_NO_SYNC_FENCE   cht_rcu_synchronize() without its first
  *                          cht_rcu_full_fence(): W1's snapshot may precede
  *                          its unlink, and W2's grace period, which began
@@ -87,7 +93,7 @@ inline sb_push(v) {
 /* writer_barrier(): a full barrier on every CPU running a thread of the
  * process; here R's CPU (W's own stores are visible already). */
 inline writer_barrier(me) {
-#ifndef BROKEN_NO_MEMBARRIER
+#if !defined(BROKEN_NO_MEMBARRIER) && !defined(FENCE)
 	atomic {
 		rpend == NONE ->
 		if
@@ -102,7 +108,7 @@ inline writer_barrier(me) {
 		fi
 	}
 #else
-	/* only the caller's own fence */
+	/* only the caller's own fence (the fence flavour, or broken) */
 	atomic { (me != 1 || !wsb_full) -> skip }
 #endif
 }
@@ -139,7 +145,11 @@ active proctype R() {
 		/* cht_rcu_read_lock(), outermost: snapshot */
 		s = seq;                                /* acquire load */
 		atomic { sb_n < 2 -> sb_push(s) };      /* release store of ctr */
-		/* cht_rcu_reader_barrier(): a compiler barrier only */
+#if defined(FENCE) && !defined(BROKEN_NO_READER_FENCE)
+		sb_n == 0;      /* cht_rcu_reader_barrier(): cht_rcu_full_fence() */
+#endif
+		/* membarrier flavour: cht_rcu_reader_barrier() is a compiler
+		 * barrier only */
 		p = ptr;
 		atomic { rpend == NONE -> rpend = p };
 		atomic { rpend == NONE -> rpend = p };  /* the object used again */
