@@ -38,7 +38,11 @@
  * loads of last_seen_gp and rcu_cur_gp in the inline reader are modelled as
  * plain loads of the current value (one step each).
  *
- * Abstracted away: idle CPUs, migration, more readers, sleeps and time-outs
+ * The idle flag as in arcu.pml: CPU 0 may idle while T is switched out
+ * (seq_cst idle = true), an interrupt or the wake-up clears it first, and
+ * cpu_quiescent() counts an idle CPU as quiescent.
+ *
+ * Abstracted away: the idle loop's details, migration, more readers, sleeps and time-outs
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
  *
@@ -51,6 +55,7 @@
  *   BROKEN_NO_WAIT_DELAYING  run_gp() does not wait for delaying_cpus == 0
  *   BROKEN_NO_WAIT_PREEMPTED run_gp() skips wait_for_preempted_readers()
  *   BROKEN_IPI_NO_BARRIER  the IPI is not ordered after T's loads
+ *   BROKEN_IDLE_LATE_CLEAR CPU 0 runs T before it stores idle = false
  *   BROKEN_UNLOCK_NO_QS    the outermost unlock never records a QS (the
  *                          check skipped): a delaying CPU that is not switched
  *                          out never announces (liveness)
@@ -72,6 +77,7 @@ byte t_nesting;         /* thread_t.rcu_nesting */
 bool t_preempted;       /* thread_t.rcu_preempted */
 bool t_on_cur, t_on_next;
 bool running_T = 1;
+bool c0_idle;           /* cpu_t.idle (seq_cst) */
 bool pd;                /* T's preemption is disabled */
 byte rpend = NONE;
 byte nsw;
@@ -173,6 +179,7 @@ active proctype CPU0() {
 	:: atomic {
 		/* podzimek_sample_cpu() in the IPI handler */
 		ipi_pending && IPI_BARRIER ->
+		c0_idle = 0;            /* interrupt_dispatch() */
 #ifndef BROKEN_SAMPLE_SKIP
 		if
 		:: c0_nesting == 0 -> c0_last_seen = ipi_gp
@@ -207,10 +214,23 @@ active proctype CPU0() {
 		c0_nesting = 0
 	   };
 		record_qs(true, was)
-	:: !running_T ->
+	:: atomic {
+		/* scheduler_idle_loop(): idle = true (seq_cst) */
+		!running_T && !c0_idle && rpend == NONE -> c0_idle = 1
+	   }
+	:: !running_T && !c0_idle ->
 		/* the other thread switched out, then podzimek_before_thread_runs(T) */
 		record_qs(true, was);
 		atomic { c0_nesting = t_nesting; running_T = 1 }
+	:: !running_T && c0_idle ->
+		/* woken from idle: idle = false (seq_cst), then T runs */
+#ifndef BROKEN_IDLE_LATE_CLEAR
+		c0_idle = 0;
+		atomic { c0_nesting = t_nesting; running_T = 1 }
+#else
+		atomic { c0_nesting = t_nesting; running_T = 1 };
+		c0_idle = 0
+#endif
 	:: u_done && running_T -> break
 	od
 }
@@ -229,7 +249,7 @@ active proctype DET() {
 		};
 		delaying_cpus = 1;      /* the detector's own reference */
 		if
-		:: c0_last_seen != gp ->
+		:: !(c0_last_seen == gp || c0_idle) ->     /* cpu_quiescent() */
 			atomic { ipi_gp = gp; ipi_pending = 1 };
 			!ipi_pending
 		:: else

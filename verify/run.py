@@ -118,6 +118,8 @@ RUNS += model_runs("podzimek", [
      "run_gp() skips wait_for_preempted_readers()"),
     ("BROKEN_IPI_NO_BARRIER", "safety", FREED,
      "the IPI is not a barrier on the reader's CPU"),
+    ("BROKEN_IDLE_LATE_CLEAR", "safety", FREED,
+     "CPU 0 runs a reader before it clears its idle flag"),
     ("BROKEN_UNLOCK_NO_QS", "liveness", CYCLE,
      "the outermost unlock never announces a QS: the GP never ends"),
 ])
