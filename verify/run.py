@@ -141,6 +141,12 @@ RUNS += model_runs("urcu_fence", [
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
      "fence flavour: cht_rcu_synchronize() without its first full fence"),
 ], pml="urcu.pml", defs=["-DFENCE"])
+RUNS += model_runs("urcu_cb", [
+    ("BROKEN_SLEEP_RELAXED", "safety", INVALID_END,
+     "reclaimer_sleeping = 1 not seq_cst: a lost wake-up"),
+    ("BROKEN_LOOK_BEFORE_PUSH", "safety", INVALID_END,
+     "cht_rcu_call() looks at reclaimer_sleeping before its push"),
+])
 RUNS += model_runs("cht_list", [
     ("BROKEN_NO_MARK", "safety", MISS,
      "remove unlinks without marking: the insert right after it is lost"),

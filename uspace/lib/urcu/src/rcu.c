@@ -440,6 +440,7 @@ static int reclaimer_ensure(void)
 	return ok;
 }
 
+/* Model: verify/urcu_cb.pml */
 void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
 {
 	/*
@@ -467,6 +468,7 @@ void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
 	}
 }
 
+/* Model: verify/urcu_cb.pml */
 static cht_plat_helper_ret_t reclaimer_main(void *arg)
 {
 	(void) arg;
