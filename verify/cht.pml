@@ -44,7 +44,10 @@
  * release store / acquire loads; the model is sequentially consistent (a
  * relaxed publish of h->b on a weakly ordered CPU allows exactly "a lookup
  * sees the new array before its dummies are linked": that is
- * BROKEN_PUBLISH_EARLY).
+ * BROKEN_PUBLISH_EARLY; a relaxed CAS in dummy_link() lets the new dummy's
+ * next become visible after the dummy: BROKEN_DUMMY_RELAXED). The same
+ * release in cht__insert() has no variant (the inserted item is last in
+ * its range here, so a stale next would hide nothing).
  *
  * Abstracted away: keys equal to hashes (no collisions, no duplicates, no
  * unique insert), the item count and resize requests (the resizer runs one
@@ -65,6 +68,8 @@
  *   BROKEN_PUBLISH_EARLY  (cht_grow) h->b published before its dummies are
  *                         linked: U's insert or L's lookup starts at an
  *                         unlinked dummy and misses
+ *   BROKEN_DUMMY_RELAXED  (cht_grow) dummy_link()'s CAS without release: the
+ *                         new dummy's next becomes visible after the dummy
  *   BROKEN_NO_SECOND_GP   (cht_grow) the old array freed right after its
  *                         dummies are unlinked
  *   BROKEN_NO_FIRST_GP    (cht_shrink) no grace period between the publish
@@ -415,13 +420,25 @@ inline dummies_link(old, f, cnt, i, d, prev, cur, nx, ok) {
 		d = f + i;
 		do
 		:: search(START(old, hash[d]), hash[d], false, prev, cur, nx, ok);
+#ifndef BROKEN_DUMMY_RELAXED
 			next[d] = cur * 2;
+			/* the release CAS: d's next is visible before d is */
 			atomic {
 				if
 				:: next[prev] == cur * 2 -> next[prev] = d * 2; ok = 1
 				:: else -> ok = 0
 				fi
 			};
+#else
+			/* a relaxed CAS: d's next may become visible after d */
+			atomic {
+				if
+				:: next[prev] == cur * 2 -> next[prev] = d * 2; ok = 1
+				:: else -> ok = 0
+				fi
+			};
+			next[d] = cur * 2;
+#endif
 			if
 			:: ok -> break
 			:: else

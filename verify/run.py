@@ -156,6 +156,8 @@ RUNS += model_runs("cht_list", [
 RUNS += model_runs("cht_grow", [
     ("BROKEN_PUBLISH_EARLY", "safety", MISS,
      "the new array is published before its dummies are linked"),
+    ("BROKEN_DUMMY_RELAXED", "safety", MISS,
+     "dummy_link()'s CAS without release: a new dummy's next visible late"),
     ("BROKEN_NO_SECOND_GP", "safety", FREED,
      "the old array is freed right after its dummies are unlinked"),
 ], pml="cht.pml", defs=["-DGROW"], short=False)
