@@ -18,6 +18,9 @@
 #                               without running (smpcall1 must fail)
 #                    workq      one work item in 1000 is dropped: accepted,
 #                               never run (workqueue must fail)
+#                    sharedcount every CHT lookup increments one global
+#                               counter (tests/test_sharing.py must see the
+#                               CHT lookups share lines)
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -81,7 +84,7 @@ $(error RCU must be a-rcu or podzimek-rcu)
 endif
 CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
-BROKEN_KNOBS := rcu shootdown smpcall workq
+BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
 ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
@@ -99,6 +102,9 @@ CFLAGS += -DCONFIG_BROKEN_SMPCALL
 endif
 ifneq ($(filter workq,$(BROKEN_LIST)),)
 CFLAGS += -DCONFIG_BROKEN_WORKQ
+endif
+ifneq ($(filter sharedcount,$(BROKEN_LIST)),)
+CFLAGS += -DCONFIG_BROKEN_SHAREDCOUNT
 endif
 empty :=
 space := $(empty) $(empty)
@@ -118,14 +124,15 @@ endif
 # uspace/lib/c into $(BUILD)/programs/NAME, booted as multiboot modules
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
-USPACE_APPS := hello fault sysjunk threads busy ufault chtuser
+USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
+	sysfuzz arearace futexrace
 ULIBC := uspace/lib/c
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
 	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
-ULDFLAGS := -nostdlib -static -T $(ULIBC)/user.ld -z max-page-size=0x1000 \
+ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
 ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
@@ -168,7 +175,7 @@ CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
 	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
-	memcached-bench
+	memcached-bench plugin bench-sharing
 
 all: kernel iso
 
@@ -181,6 +188,7 @@ help:
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
+	@echo "make bench-sharing cache-line transfers per operation, -smp 2/4/8 (sharing plugin)"
 	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
 	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
 	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
@@ -208,13 +216,17 @@ $(BUILD)/os/libcht.a: $(ULIBCHT_OBJS)
 	@rm -f $@
 	@$(CROSS_COMPILE)ar rcs $@ $^
 
+# A program's link script: an app.ld in its own directory if it has one
+# (uspace/app/bigbss/app.ld: a deliberately malformed program), else lib/c's
+# user.ld.
+UAPP_LD = $(firstword $(wildcard uspace/app/$(1)/app.ld) $(ULIBC)/user.ld)
 define USPACE_APP_RULE
 $(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/*.c)) \
 		$(if $(filter $(1),$(USPACE_CHT_APPS)),$(BUILD)/os/libcht.a) \
-		$(BUILD)/os/libc.a $(ULIBC)/user.ld
+		$(BUILD)/os/libc.a $(call UAPP_LD,$(1))
 	@mkdir -p $$(dir $$@)
 	@echo "  ULD     $$@"
-	@$(LD) $(ULDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %/libcht.a,$$^) \
+	@$(LD) $(ULDFLAGS) -T $(call UAPP_LD,$(1)) -o $$@ $$(filter %.o,$$^) $$(filter %/libcht.a,$$^) \
 		$(BUILD)/os/libc.a
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
@@ -279,7 +291,9 @@ deps:
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
 
 # -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
-QEMU_FLAGS := -accel tcg,thread=multi -smp $(SMP) -m $(MEM) -display none \
+# -cpu max: the CPU model with SMEP and SMAP (the default qemu64 has neither),
+# so that a hand-run kernel enforces them as the tests' boots do.
+QEMU_FLAGS := -accel tcg,thread=multi -cpu max -smp $(SMP) -m $(MEM) -display none \
 	-serial mon:stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 
@@ -322,8 +336,10 @@ controls:
 		RCU_BROKEN=0 BROKEN=smpcall PAGE_HT=cht kernel
 	@$(MAKE) --no-print-directory BUILD=build/broken-workq RCU=a-rcu \
 		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
+	@$(MAKE) --no-print-directory BUILD=build/broken-sharedcount DEBUG=0 \
+		RCU=a-rcu RCU_BROKEN=0 BROKEN=sharedcount PAGE_HT=cht kernel
 
-test: deps all flavours controls
+test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
 
@@ -363,6 +379,31 @@ bench-cost: deps
 # range (needs a quiet host: the two vCPUs need both host cores).
 bench-goals: deps
 	@$(PYTHON) bench/chtbench.py --suite goals
+
+# The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host
+# against the plugin header of Debian's QEMU (from Debian's qemu source
+# package: tools/ensure-deps.sh plugin fetches it once into build/deps/).
+HOSTCC ?= gcc
+PLUGIN_HDR := build/deps/qemu-plugin/qemu-plugin.h
+SHARING_PLUGIN := build/plugins/sharing.so
+
+plugin: $(SHARING_PLUGIN)
+
+$(PLUGIN_HDR):
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plugin
+
+$(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror \
+		-Wno-unused-parameter -I$(dir $(PLUGIN_HDR)) -o $@ $<
+
+# Cache lines shared between CPUs per operation (docs/SHARING.md): every
+# chtbench id on the three release builds at -smp 2, 4 and 8 with the sharing
+# plugin, 2 boots each; bench/results/sharing.{csv,json,png}, the sharing
+# section of bench/RESULTS.md and the scaling model (needs cost.json).
+bench-sharing: deps bench-deps plugin
+	@$(PYTHON) bench/bench_sharing.py
 
 # memcached with libcht as its hash table (contrib/memcached): Debian's
 # memcached source (apt-get source), patched under build/memcached with

@@ -183,8 +183,10 @@ def build():
         for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
             env.pop(var, None)
         # all: build/kernel.elf and the ISO; flavours: the other
-        # configurations; controls: the negative controls (make BROKEN=...).
-        proc = subprocess.run(["make", "all", "flavours", "controls"],
+        # configurations; controls: the negative controls (make BROKEN=...);
+        # plugin: the sharing counter (tests/test_sharing.py).
+        proc = subprocess.run(["make", "all", "flavours", "controls",
+                               "plugin"],
                               cwd=REPO, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if proc.returncode != 0:

@@ -48,8 +48,8 @@ BOOT_TIMEOUT = 180
 CMD_TIMEOUT = 120
 SETTLE_TIMEOUT = 30
 
-PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault",
-            "chtuser")
+PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
+            "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)

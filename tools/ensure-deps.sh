@@ -24,6 +24,17 @@
 #                 perl (prove), libmemcached-tools (memccapable, memcaslap),
 #                 linux-perf, valgrind, python3 (fetching memcached's source
 #                 package itself is contrib/memcached/deps.sh source)
+#   plugin        the sharing counter (tools/plugins/sharing.c, make
+#                 plugin, make bench-sharing, tests/test_sharing.py,
+#                 docs/SHARING.md): gcc, make, dpkg-dev
+#                 (apt-get source), xz-utils, and QEMU's plugin header
+#                 qemu-plugin.h taken from Debian's own `qemu` source package
+#                 (the version of the installed qemu-system-x86), extracted
+#                 alone into $PLUGIN_HDR_DIR (default build/deps/qemu-plugin/)
+#                 and kept there: a second run finds it and fetches nothing.
+#                 Needs a deb-src entry; as root one is written for this
+#                 system's suite (/etc/apt/sources.list.d/cht-qemu-src.sources)
+#                 when apt has none.
 #
 # $PYTHON (default python3) is the interpreter that runs the tests and plots.
 # Python modules come from Debian (python3-*) when $PYTHON is Debian's own
@@ -80,6 +91,11 @@ memcached cmd memcaslap libmemcached-tools
 memcached cmd perf linux-perf
 memcached cmd python3 python3
 memcached cmd valgrind valgrind
+plugin cmd qemu-system-x86_64 qemu-system-x86
+plugin cmd gcc gcc
+plugin cmd make make
+plugin cmd dpkg-source dpkg-dev
+plugin cmd xz xz-utils
 '
 
 check_only=0
@@ -87,8 +103,8 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        test|verify|plot|uspace-bench|memcached) groups+=("$arg") ;;
-        *) echo "usage: $0 [--check] [test|verify|plot|uspace-bench|memcached]..." >&2; exit 2 ;;
+        test|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
     esac
 done
 [ ${#groups[@]} -ne 0 ] || groups=(test)
@@ -138,8 +154,90 @@ check() {
     done <<< "$DEPS"
 }
 
+# The plugin group's header: Debian's qemu source package, the version of
+# the installed qemu-system-x86 (its plugin API must match the binary's).
+PLUGIN_HDR_DIR=${PLUGIN_HDR_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build/deps/qemu-plugin}
+QEMU_SRC_LIST=/etc/apt/sources.list.d/cht-qemu-src.sources
+
+have_deb_src() {
+    grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/
+}
+
+plugin_header() {
+    local ver suite tmp orig
+    ver=$(dpkg-query -W -f='${source:Version}' qemu-system-x86 2>/dev/null || true)
+    if [ -z "$ver" ]; then
+        echo "ensure-deps: qemu-system-x86 is not installed (needed for its plugin header)" >&2
+        return 1
+    fi
+    if [ -f "$PLUGIN_HDR_DIR/qemu-plugin.h" ] &&
+       [ "$(cat "$PLUGIN_HDR_DIR/VERSION" 2>/dev/null)" = "$ver" ]; then
+        return 0
+    fi
+    if ! have_deb_src; then
+        suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+        if [ "$check_only" = 1 ] || [ "$(id -u)" != 0 ] || [ -z "$suite" ]; then
+            echo "ensure-deps: apt has no deb-src entry for Debian's qemu source; as root, add one for your suite to $QEMU_SRC_LIST and run apt-get update" >&2
+            return 1
+        fi
+        echo "ensure-deps: adding deb-src for $suite ($QEMU_SRC_LIST)"
+        cat > "$QEMU_SRC_LIST" <<SRC
+# Added by tools/ensure-deps.sh (group plugin): QEMU's source package, for
+# its plugin header (apt-get source --download-only qemu).
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $suite $suite-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: $suite-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+        apt-get update -q >/dev/null
+    fi
+    if [ "$check_only" = 1 ]; then
+        echo "ensure-deps: QEMU's plugin header is not in $PLUGIN_HDR_DIR (run tools/ensure-deps.sh plugin)" >&2
+        return 1
+    fi
+    tmp="$PLUGIN_HDR_DIR.tmp"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    echo "ensure-deps: apt-get source --download-only qemu=$ver (for qemu-plugin.h)"
+    # apt's sandbox user cannot write into the build tree: download as is.
+    (cd "$tmp" && apt-get source -q --download-only -o APT::Sandbox::User=root \
+        "qemu=$ver" >apt-source.log 2>&1) || { cat "$tmp/apt-source.log" >&2; return 1; }
+    orig=$(ls "$tmp"/qemu_*.orig.tar.* 2>/dev/null | head -n 1)
+    if [ -z "$orig" ]; then
+        echo "ensure-deps: no qemu orig tarball in $tmp" >&2
+        ls "$tmp" >&2
+        return 1
+    fi
+    # Only the one header; Debian's patch series does not touch it (checked
+    # below: a patch naming it stops the script rather than use a stale copy).
+    tar -xf "$orig" -C "$tmp" --wildcards --strip-components=3 '*/include/qemu/qemu-plugin.h'
+    if ls "$tmp"/qemu_*.debian.tar.* >/dev/null 2>&1 &&
+       tar -xOf "$(ls "$tmp"/qemu_*.debian.tar.* | head -n 1)" --wildcards 'debian/patches/*' 2>/dev/null |
+       grep -q '^+++ .*include/qemu/qemu-plugin.h'; then
+        echo "ensure-deps: a Debian patch changes qemu-plugin.h; extract with dpkg-source -x instead" >&2
+        return 1
+    fi
+    [ -f "$tmp/qemu-plugin.h" ] || { echo "ensure-deps: qemu-plugin.h not in $orig" >&2; return 1; }
+    mkdir -p "$PLUGIN_HDR_DIR"
+    mv "$tmp/qemu-plugin.h" "$PLUGIN_HDR_DIR/qemu-plugin.h"
+    echo "$ver" > "$PLUGIN_HDR_DIR/VERSION"
+    rm -rf "$tmp"
+}
+
+want_plugin=0
+for g in "${groups[@]}"; do [ "$g" = plugin ] && want_plugin=1; done
+
 check
-[ ${#pkgs[@]} -eq 0 ] && [ ${#mods[@]} -eq 0 ] && exit 0
+if [ ${#pkgs[@]} -eq 0 ] && [ ${#mods[@]} -eq 0 ]; then
+    [ "$want_plugin" = 0 ] || plugin_header
+    exit $?
+fi
 
 pkg_list=$(dedup "${pkgs[@]+"${pkgs[@]}"}")
 mod_list=$(dedup "${mods[@]+"${mods[@]}"}")
@@ -186,5 +284,8 @@ if [ ${#pkgs[@]} -ne 0 ]; then
     # Debian's python3-* packages are listed here when the module is missing.
     echo "ensure-deps: still missing after installing: $(dedup "${pkgs[@]}")" >&2
     status=1
+fi
+if [ "$status" = 0 ] && [ "$want_plugin" = 1 ]; then
+    plugin_header || status=1
 fi
 exit $status

@@ -10,6 +10,8 @@
 
 test_t tests[] = {
 	{ "atomic1", "Atomic operations on integers and pointers", test_atomic1, true },
+	{ "avl1", "AVL tree against a bitmap model: ascending and random inserts, "
+	    "removes, ordered look-ups, balance", test_avl1, true },
 	{ "print1", "printf formats against expected strings", test_print1, true },
 	{ "falloc1", "Allocate and free all frames in several orders", test_falloc1,
 	    true },
@@ -87,6 +89,8 @@ test_t tests[] = {
 	    test_asrace1long, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
+	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "
+	    "#DF on its IST stack, panic and halt (unsafe)", test_dfstack1, false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -6,6 +6,7 @@
 #define KERN_TESTS_H_
 
 const char *test_atomic1(void);
+const char *test_avl1(void);
 const char *test_print1(void);
 const char *test_falloc1(void);
 const char *test_heap1(void);
@@ -14,6 +15,7 @@ const char *test_slab2(void);
 const char *test_falloc2(void);
 const char *test_ipi1(void);
 const char *test_fault1(void);
+const char *test_dfstack1(void);
 const char *test_smpcall1(void);
 const char *test_thread1(void);
 const char *test_sched1(void);

@@ -53,8 +53,16 @@ void cpu_arch_init(struct cpu *cpu)
 	ca->gdt[0] = 0;
 	ca->gdt[1] = 0x00af9a000000ffffUL;  /* 0x08 kernel code, 64-bit */
 	ca->gdt[2] = 0x00cf92000000ffffUL;  /* 0x10 kernel data */
-	/* User segments: sysretq derives 0x23 (data) and 0x2b (code) from 0x18. */
-	ca->gdt[3] = 0x00cffa000000ffffUL;  /* 0x18 user code, 32-bit */
+	/*
+	 * User segments: sysretq derives 0x23 (data) and 0x2b (code) from
+	 * STAR[63:48] = 0x1b without reading the descriptor at 0x18. Slot 0x18
+	 * is where a 32-bit user code segment would be; it stays null, so that
+	 * no far jump, far return or iretq from ring 3 can enter 32-bit
+	 * compatibility (or 16-bit) mode: loading it into CS is a #GP in ring
+	 * 3. The kernel has no 32-bit ABI; a compat-mode `syscall` would be
+	 * killed by the CSTAR entry anyway (defence in depth, userspace.c).
+	 */
+	ca->gdt[3] = 0;                     /* 0x18 null: no 32-bit user code */
 	ca->gdt[4] = 0x00cff2000000ffffUL;  /* 0x20 user data */
 	ca->gdt[5] = 0x00affa000000ffffUL;  /* 0x28 user code, 64-bit */
 
@@ -83,6 +91,12 @@ void cpu_arch_init(struct cpu *cpu)
 	    :: "m" (gdtr), "i" ((uint64_t) GDT_SEL_KCODE), "i" (GDT_SEL_KDATA)
 	    : "rax", "memory");
 	asm volatile ("ltr %w0" :: "r" (GDT_SEL_TSS));
+	/*
+	 * A null LDT, explicitly: a selector with TI=1 then faults (#GP) instead
+	 * of reading descriptors from whatever LDTR held at reset (QEMU's reset
+	 * LDT has base 0 and limit 0xffff: an LDT at user address 0).
+	 */
+	asm volatile ("lldt %w0" :: "r" (0));
 
 	/* GS base after reloading GS (loading the selector clears the base). */
 	cpu->self = cpu;

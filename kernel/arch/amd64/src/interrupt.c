@@ -33,7 +33,15 @@ static idt_entry_t idt[IVT_ITEMS] ALIGNED(16);
 /** Handlers; written during initialization only. */
 static iroutine_t handlers[IVT_ITEMS];
 static const char *handler_names[IVT_ITEMS];
-uint64_t interrupt_counts[IVT_ITEMS];
+/**
+ * Interrupt counts per CPU and vector: row i is written only by CPU i (and by
+ * the BSP before its CPU structure is set, as row 0), with relaxed atomic adds
+ * (an NMI may nest in a handler); interrupt_count() sums the rows with relaxed
+ * loads. A row is 2 KiB and the array 64-byte aligned, so no two CPUs write a
+ * common cache line: one array shared by all CPUs put a line written by every
+ * CPU on every timer tick into every benchmark (issue 30, docs/SHARING.md).
+ */
+static uint64_t interrupt_counts[CONFIG_MAX_CPUS][IVT_ITEMS] ALIGNED(64);
 
 extern const uint64_t isr_table[IVT_ITEMS];
 
@@ -89,6 +97,16 @@ static void spurious_interrupt(unsigned vector, istate_t *istate)
 	/* No EOI for the spurious vector. */
 }
 
+uint64_t interrupt_count(unsigned vector)
+{
+	uint64_t sum = 0;
+	if (vector >= IVT_ITEMS)
+		return 0;
+	for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++)
+		sum += __atomic_load_n(&interrupt_counts[i][vector], __ATOMIC_RELAXED);
+	return sum;
+}
+
 void interrupt_register(unsigned vector, const char *name, iroutine_t handler)
 {
 	handlers[vector] = handler;
@@ -102,7 +120,8 @@ void interrupt_dispatch(istate_t *istate)
 	unsigned vector = istate->vector & 0xff;
 	cpu_t *cpu = CPU;
 
-	__atomic_fetch_add(&interrupt_counts[vector], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&interrupt_counts[cpu ? cpu->id : 0][vector], 1,
+	    __ATOMIC_RELAXED);
 	/*
 	 * An idle CPU taking an interrupt is no longer idle: its handler may enter
 	 * an RCU reader section, and the grace period detector treats an idle CPU

@@ -6,11 +6,17 @@
  * 5 CPU words + 2 stub words + 15 registers = 22 words.
  *
  * GS: an entry from ring 3 runs swapgs (the kernel's GS base holds the CPU
- * structure), and the exit swaps back. An NMI may also arrive in ring 0 in the
- * few instructions of the syscall entry and exit that run with the user GS
- * base; for vector 2 the GS base MSR decides (kernel bases are in the upper
- * half). %rbx (callee-saved) remembers whether this entry swapped. With
- * SMAP an entry from ring 3 also clears RFLAGS.AC (user code may set it).
+ * structure), and the exit swaps back. The exceptions that can hit any
+ * instruction -- #DB (1), NMI (2), #DF (8) and #MC (18), as Linux's
+ * "paranoid" entries -- may also arrive in ring 0 in the few instructions of
+ * the syscall entry and exit that run with the user GS base (or, for #DF,
+ * after a kernel bug at such a point); for them the GS base MSR decides
+ * (kernel bases are in the upper half; a user GS base is always 0: ring 3
+ * has neither wrgsbase nor a descriptor with another base). NMI, #DF and #MC
+ * also run on their own IST stacks (cpu.c), so a broken kernel stack still
+ * ends in a readable panic. %rbx (callee-saved) remembers whether this
+ * entry swapped. With SMAP an entry from ring 3 also clears RFLAGS.AC (user
+ * code may set it).
  */
 	.text
 	.code64
@@ -50,9 +56,16 @@ isr_common:
 	xorl %ebx, %ebx
 	testb $3, 144(%rsp)        /* saved CS: from ring 3? */
 	jnz 1f
-	cmpq $2, 120(%rsp)         /* NMI in ring 0: check the GS base */
+	movq 120(%rsp), %rax       /* ring 0: #DB, NMI, #DF, #MC check the GS base */
+	cmpq $1, %rax
+	je 4f
+	cmpq $2, %rax
+	je 4f
+	cmpq $8, %rax
+	je 4f
+	cmpq $18, %rax
 	jne 2f
-	movl $0xc0000101, %ecx     /* MSR_GS_BASE */
+4:	movl $0xc0000101, %ecx     /* MSR_GS_BASE */
 	rdmsr
 	testl $0x80000000, %edx
 	jnz 2f

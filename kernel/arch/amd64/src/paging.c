@@ -81,3 +81,32 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 	}
 	return &t[(va >> 12) & 511];
 }
+
+uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *vap, uintptr_t end)
+{
+	uintptr_t va = *vap;
+	while (va < end) {
+		uint64_t *t = PA2KA(pml4_phys);
+		int shift;
+		for (shift = 39; shift > 12; shift -= 9) {
+			/* Acquire: pairs with paging_walk()'s release install. */
+			uint64_t e = __atomic_load_n(&t[(va >> shift) & 511],
+			    __ATOMIC_ACQUIRE);
+			if (!(e & PTE_P))
+				break;
+			t = PA2KA(e & PTE_ADDR_MASK);
+		}
+		if (shift == 12) {
+			*vap = va;
+			return t;
+		}
+		/* The entry at this level is absent: skip what it would map. */
+		uintptr_t step = 1UL << shift;
+		uintptr_t next = (va & ~(step - 1)) + step;
+		if (next <= va)
+			break;
+		va = next;
+	}
+	*vap = end;
+	return NULL;
+}

@@ -71,6 +71,50 @@ syscall_entry:
 	swapgs
 	sysretq
 
+/*
+ * MSR_CSTAR: `syscall` executed in 32-bit compatibility mode (AMD CPUs and
+ * QEMU; Intel CPUs raise #UD instead). The kernel has no 32-bit ABI, and
+ * the GDT has no 32-bit user code segment (cpu.c), so ring 3 cannot reach
+ * compat mode; this entry is the second line of defence. The CPU left us in ring 0
+ * with CS 0x08, the user's RSP and GS base, RCX = the 32-bit return EIP and
+ * R11 = RFLAGS (FMASK cleared IF, TF, DF, AC, NT). Like syscall_entry it
+ * switches to the kernel GS and the thread's kernel stack and builds an
+ * istate_t of a ring-3 entry (CS 0x1b, so istate_from_user() holds), then
+ * syscall_compat_dispatch() reports and kills the task; the thread exits
+ * there and never comes back.
+ */
+	.global syscall_compat_entry
+syscall_compat_entry:
+	swapgs
+	movq %rsp, %gs:CPU_OFF_SYSCALL_USTACK
+	movq %gs:CPU_OFF_SYSCALL_KSTACK, %rsp
+	pushq $GDT_SEL_UDATA              /* ss */
+	pushq %gs:CPU_OFF_SYSCALL_USTACK  /* rsp */
+	pushq %r11                        /* rflags */
+	pushq $GDT_SEL_UCODE32            /* cs */
+	pushq %rcx                        /* rip */
+	pushq $0                          /* error code */
+	pushq $VECTOR_SYSCALL_COMPAT      /* vector */
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	xorl %ebp, %ebp
+	movq %rsp, %rdi
+	call syscall_compat_dispatch      /* does not return */
+	ud2
+
 /* void userspace_enter(uintptr_t rip, uintptr_t rsp, uint64_t arg0, uint64_t arg1) */
 	.global userspace_enter
 userspace_enter:

@@ -6,6 +6,8 @@
 #include <arch/cpu_arch.h>
 #include <arch/asm.h>
 #include <cpu.h>
+#include <panic.h>
+#include <proc/task.h>
 
 _Static_assert(offsetof(cpu_t, syscall_kstack) == CPU_OFF_SYSCALL_KSTACK,
     "syscall.S: cpu_t.syscall_kstack offset");
@@ -14,7 +16,11 @@ _Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
 
 #define MSR_STAR   0xc0000081
 #define MSR_LSTAR  0xc0000082
+#define MSR_CSTAR  0xc0000083
 #define MSR_FMASK  0xc0000084
+#define MSR_SYSENTER_CS  0x174
+#define MSR_SYSENTER_ESP 0x175
+#define MSR_SYSENTER_EIP 0x176
 #define EFER_SCE   (1UL << 0)
 #define EFER_NXE   (1UL << 11)
 #define CR4_SMEP   (1UL << 20)
@@ -26,6 +32,7 @@ _Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
 #define RFLAGS_NT  (1UL << 14)
 
 extern void syscall_entry(void);
+extern void syscall_compat_entry(void);
 
 /** SMEP was enabled on the CPUs (the same on all). Written at boot. */
 static bool smep_enabled;
@@ -58,6 +65,17 @@ void userspace_arch_init_cpu(void)
 	write_msr(MSR_STAR, ((uint64_t) (0x18 | 3) << 48) |
 	    ((uint64_t) GDT_SEL_KCODE << 32));
 	write_msr(MSR_LSTAR, (uint64_t) syscall_entry);
+	/*
+	 * Every system-call entry MSR has a defined value. CSTAR: `syscall`
+	 * from compat mode kills the task. SYSENTER_CS = 0: `sysenter` raises #GP(0) in ring 3 (Intel,
+	 * and QEMU with an Intel vendor; AMD CPUs raise #UD in long mode), so
+	 * it never enters ring 0; EIP and ESP are 0 so that no stale value
+	 * is ever a target.
+	 */
+	write_msr(MSR_CSTAR, (uint64_t) syscall_compat_entry);
+	write_msr(MSR_SYSENTER_CS, 0);
+	write_msr(MSR_SYSENTER_ESP, 0);
+	write_msr(MSR_SYSENTER_EIP, 0);
 	write_msr(MSR_FMASK, RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC |
 	    RFLAGS_NT);
 	/* The user GS base starts at 0 (swapgs exchanges it with the kernel's). */
@@ -104,4 +122,14 @@ void userspace_set_kstack(uintptr_t top)
 	cpu_t *c = CPU;
 	c->syscall_kstack = top;
 	cpu_arch_set_rsp0(top);
+}
+
+void syscall_compat_dispatch(istate_t *istate)
+{
+	/* Interrupts are still disabled (FMASK cleared IF). */
+	task_user_fault(istate, "compat-mode syscall: no 32-bit ABI",
+	    istate->rip);
+	/* The task is killed: this thread exits here. */
+	task_user_return();
+	panic_istate(istate, "compat-mode syscall: the task was not killed");
 }

@@ -311,6 +311,7 @@ void page_ht_get_stats(page_ht_stats_t *st)
 	st->buckets = cs.buckets;
 	st->grows = cs.grows;
 	st->shrinks = cs.shrinks;
+	st->resizing = cs.resizing;
 	stats_sum(st);
 }
 
@@ -443,6 +444,7 @@ void page_ht_get_stats(page_ht_stats_t *st)
 	st->buckets = LOCKED_BUCKETS;
 	st->grows = 0;
 	st->shrinks = 0;
+	st->resizing = false;
 	stats_sum(st);
 }
 

@@ -58,10 +58,29 @@
 
 /** Largest SYS_CONSOLE_WRITE. */
 #define CONSOLE_WRITE_MAX 65536
-/** Largest area (SYS_AREA_CREATE, SYS_AREA_RESIZE). */
+/**
+ * Largest area (SYS_AREA_CREATE, SYS_AREA_RESIZE) and largest program
+ * segment (the ELF loader refuses a PT_LOAD whose memory size exceeds it:
+ * ELIMIT, with a message).
+ */
 #define AREA_SIZE_MAX (1UL << 30)
-/** Most threads a task may have alive at once. */
+/**
+ * Most thread records a task may hold: threads alive plus threads that
+ * exited and were not joined yet (SYS_THREAD_JOIN frees a record).
+ * SYS_THREAD_CREATE returns ELIMIT beyond it.
+ */
 #define TASK_THREADS_MAX 64
+/** Most areas per task (loader segments and stack included); ELIMIT beyond. */
+#define TASK_AREAS_MAX 16384
+/** Most bytes of all of a task's areas together (1 TiB); ELIMIT beyond. */
+#define TASK_AREA_BYTES_MAX (1UL << 40)
+/**
+ * Most futex objects per task. The kernel holds one only while a thread
+ * waits in SYS_FUTEX_WAIT on it (freed when the last waiter leaves), so
+ * there are never more than the task's live threads; SYS_FUTEX_WAIT returns
+ * ELIMIT beyond it all the same.
+ */
+#define TASK_FUTEXES_MAX TASK_THREADS_MAX
 /** User areas lie in [USER_AREA_START, USER_AREA_END). */
 #define USER_AREA_START 0x0000000000010000UL
 #define USER_AREA_END   0x00007ffffffff000UL

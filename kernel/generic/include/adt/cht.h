@@ -328,12 +328,25 @@ static inline uint64_t cht_item_hash(size_t user_hash)
  *
  * Cost (release amd64, chtbench 12, icount): see bench/RESULTS.md.
  */
+#ifdef CONFIG_BROKEN_SHAREDCOUNT
+/**
+ * Negative control of the sharing count test only (make BROKEN=sharedcount,
+ * tests/test_sharing.py): every lookup increments this one global counter,
+ * the shared write the CHT's read path must not have. Atomic (relaxed: a
+ * statistic, nothing is ordered by it). Defined in cht.c.
+ */
+extern uint64_t cht_broken_lookups;
+#endif
+
 /* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
     cht_t *h, void *key, const cht_ops_t *const ops)
 {
 	cht_env_assert(cht_env_rcu_read_locked());
 	cht_env_assert(ops == h->op);
+#ifdef CONFIG_BROKEN_SHAREDCOUNT
+	__atomic_fetch_add(&cht_broken_lookups, 1, __ATOMIC_RELAXED);
+#endif
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
 	uintptr_t nx = __atomic_load_n(&b->d[hash >> b->shift].next,

@@ -36,10 +36,13 @@ void chtbench_usage(const char *msg);
  * thread and one `result:` line. Arguments that do not fit the table (unknown
  * id, cpus not between 1 and the online CPUs, percent not in 0..100, updates
  * on more than one CPU for the single-CPU baseline) print the usage and run
- * nothing. Thread context (the kconsole thread); sleeps for the run, creates
- * and joins threads.
+ * nothing. With @a slabmap, after the run and before the teardown, prints the
+ * slab allocator's ranges (`slabmap NAME desc|slab START BYTES`, every cache's
+ * descriptor and slabs, for naming the sharing counter's heap lines:
+ * docs/SHARING.md). Thread context (the kconsole thread); sleeps for the run,
+ * creates and joins threads.
  */
 void chtbench_run(int64_t id, int64_t cpus, int64_t update_pct, bool wired,
-    unsigned seconds);
+    unsigned seconds, bool slabmap);
 
 #endif

@@ -16,6 +16,7 @@
 #include <typedefs.h>
 #include <atomic.h>
 #include <adt/list.h>
+#include <adt/avl.h>
 #include <synch/spinlock.h>
 
 /** First address above the user half. */
@@ -28,9 +29,18 @@
 
 struct as;
 
+/**
+ * Limits of every address space (abi/syscall.h: TASK_AREAS_MAX,
+ * TASK_AREA_BYTES_MAX): at most AS_AREAS_MAX areas, together at most
+ * AS_AREA_PAGES_MAX pages; as_area_create() and growing as_area_resize()
+ * return ELIMIT beyond them.
+ */
+#define AS_AREAS_MAX      TASK_AREAS_MAX
+#define AS_AREA_PAGES_MAX (TASK_AREA_BYTES_MAX / PAGE_SIZE)
+
 typedef struct as_area {
-	/** Link in as->areas; protected by as->area_lock. */
-	link_t link;
+	/** Node in as->areas, keyed by base; protected by as->area_lock. */
+	avl_node_t node;
 	struct as *as;
 	uintptr_t base;      /**< page aligned */
 	size_t pages;        /**< size in pages; protected by as->area_lock */
@@ -56,9 +66,15 @@ typedef struct as {
 	 * need none (paging_walk() installs them by compare-and-swap).
 	 */
 	irq_spinlock_t pt_locks[AS_PT_LOCKS];
-	/** Protects the area list. IRQ-safe: the page fault handler reads it. */
+	/**
+	 * Protects areas, area_pages and every area's pages. IRQ-safe: the page
+	 * fault handler reads it.
+	 */
 	irq_spinlock_t area_lock;
-	list_t areas;
+	/** The areas, ordered by base (an AVL tree: lookups O(log n)). */
+	avl_tree_t areas;
+	/** Pages of all areas together (bounded by AS_AREA_PAGES_MAX). */
+	size_t area_pages;
 	/** Bitmap of CPUs with this address space loaded in CR3. Atomics. */
 	uint64_t cpus_running;
 	/**
@@ -100,16 +116,25 @@ void as_release(as_t *as);
 /**
  * Creates an anonymous area [base, base + size). @a base and @a size must be
  * page aligned, non-zero and inside the user half; the area may not overlap
- * another. Pages are allocated (zeroed) on first touch.
- * @return EOK, EINVAL, EEXIST (overlap), ENOMEM.
+ * another. Pages are allocated (zeroed) on first touch. O(log n) in the
+ * number of areas. Thread context (malloc), interrupts enabled.
+ * @return EOK, EINVAL, EEXIST (overlap), ENOMEM, ELIMIT (AS_AREAS_MAX areas
+ * or AS_AREA_PAGES_MAX pages in all would be exceeded).
  */
 int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags);
 /**
  * Changes the size of the area starting at @a base (pages beyond the new end
- * are unmapped). @return EOK, ENOENT, EINVAL, EEXIST (growing into another area).
+ * are unmapped: work proportional to the 2 MiB regions with page tables,
+ * see as_unmap_range()). @return EOK, ENOENT, EINVAL, EEXIST (growing into
+ * another area), ELIMIT (growing past AS_AREA_PAGES_MAX pages in all).
+ * Thread context, interrupts enabled.
  */
 int as_area_resize(as_t *as, uintptr_t base, size_t size);
-/** Destroys the area starting at @a base. @return EOK or ENOENT. */
+/**
+ * Destroys the area starting at @a base (O(log n) to find it; the unmap as
+ * as_unmap_range()). @return EOK or ENOENT. Thread context, interrupts
+ * enabled.
+ */
 int as_area_destroy(as_t *as, uintptr_t base);
 /**
  * Finds the area containing @a addr and copies it to @a out.
@@ -131,7 +156,13 @@ int as_unmap_page(as_t *as, uintptr_t page);
  * as_unmap_page() does each, but with one TLB shootdown for the whole range:
  * one cross-call per CPU running the address space (invlpg of each page of
  * the span, or a full flush above 32 pages), not one per page. Pages that are
- * not mapped are skipped.
+ * not mapped are skipped, and so is every 2 MiB region without a last-level
+ * page table (no page of it can have a record: a fault or as_page_fill()
+ * creates the table before it inserts the record): the work is proportional
+ * to the regions that have tables (512 look-ups each), not to the range's
+ * size. The look-ups run in reader sections of at most UNMAP_BATCH pages
+ * each (as.c), each with its own shootdown, so a huge range never holds up
+ * a grace period.
  * @param removed if not NULL, receives the number of pages unmapped.
  * @return EOK; EINVAL if @a base is not page aligned or the range leaves the
  *         user half (nothing is unmapped then).
@@ -160,7 +191,10 @@ void as_leave(void);
 
 /** Number of address spaces that exist. */
 size_t as_count(void);
-/** Prints every address space and its areas (`as` command). */
+/**
+ * Prints every address space and its first 32 areas (AS_PRINT_AREAS), with
+ * a count of the rest (`as` command). Thread context.
+ */
 void as_print(void);
 
 #endif

@@ -113,6 +113,25 @@ typedef struct {
 	uint64_t mag_misses;   /**< Operations that went to the slab layer. */
 } slab_cache_stats_t;
 
+/** One memory range of the slab allocator, see slab_map_snapshot(). */
+typedef struct {
+	char name[SLAB_NAME_MAX + 1]; /**< The owning cache's name. */
+	uintptr_t start;              /**< Kernel virtual address (direct map). */
+	size_t bytes;                 /**< Length of the range. */
+	bool desc;                    /**< The cache descriptor (else a slab). */
+} slab_map_entry_t;
+
+/**
+ * Fills @a out with up to @a max ranges: for every cache its descriptor and
+ * each of its slabs (objects of a slab lie inside its range), so that a host
+ * tool can name the cache of a kernel address (docs/SHARING.md). A snapshot:
+ * slabs may come and go right after. @return the number of entries written
+ * (ranges beyond @a max are left out).
+ * Context: thread; takes the cache list lock and each cache's lock (IRQ
+ * spinlocks) for the walk; never sleeps.
+ */
+size_t slab_map_snapshot(slab_map_entry_t *out, size_t max);
+
 /**
  * Sets up the allocator: the cache of cache descriptors and the cache of
  * magazines, and registers the `slabs` kconsole command. Called once by heap_init()

@@ -46,7 +46,9 @@ const program_t *program_find(const char *name);
  * program name): loads its ELF64 segments into areas, builds the stack with
  * the arguments and starts the main thread (rdi = argc, rsi = argv).
  * @return EOK (*out holds the creator's reference), EINVAL (not a valid
- * ELF64 x86-64 executable, or arguments too long), ENOMEM. Thread context.
+ * ELF64 x86-64 executable, or arguments too long), ENOMEM, ELIMIT (a
+ * segment larger than AREA_SIZE_MAX, with a message on the console, or the
+ * task's area limits). Thread context.
  */
 int program_spawn(const program_t *prog, int argc, const char *const *argv,
     bool background, struct task **out);

@@ -62,10 +62,18 @@ typedef struct task {
 	char name[TASK_NAME_MAX];
 	/** Address space; set once, released with the task. */
 	struct as *as;
-	/** Protects uthreads, nthreads, state, exit_status, status_set. */
+	/**
+	 * Protects uthreads, nthreads, nrecords, state, exit_status,
+	 * status_set.
+	 */
 	irq_spinlock_t lock;
 	list_t uthreads;
 	size_t nthreads;      /**< user threads alive */
+	/**
+	 * Records in uthreads: threads alive plus exited ones not joined yet
+	 * (SYS_THREAD_JOIN frees one); at most TASK_THREADS_MAX.
+	 */
+	size_t nrecords;
 	task_state_t state;
 	int exit_status;
 	bool status_set;
@@ -82,9 +90,14 @@ typedef struct task {
 	atomic_t refcount;
 	/** Link in the task list; protected by tasks_lock. */
 	link_t tasks_link;
-	/** Protects futexes and every futex_t's counters (sleeping lock). */
+	/**
+	 * Protects futexes, nfutexes and every futex_t's counters (sleeping
+	 * lock).
+	 */
 	mutex_t futex_mtx;
 	list_t futexes;
+	/** futex_t objects in futexes; at most TASK_FUTEXES_MAX (task.c). */
+	size_t nfutexes;
 	/** Next candidate base of SYS_AREA_CREATE(0, ...); atomics. */
 	uintptr_t next_area;
 } task_t;
@@ -109,7 +122,8 @@ void task_release(task_t *task);
 /**
  * Creates a user thread of @a task entering ring 3 at @a entry with stack
  * @a stack, rdi = @a arg0, rsi = @a arg1, and starts it.
- * @return EOK (*tid set), ENOMEM, ELIMIT (TASK_THREADS_MAX), EINTR (killed).
+ * @return EOK (*tid set), ENOMEM, ELIMIT (TASK_THREADS_MAX records: live
+ * threads plus exited threads not joined yet), EINTR (killed).
  * Thread context.
  */
 int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
@@ -176,7 +190,10 @@ void tasks_print(void);
 
 /**
  * Futex wait on the user word @a uaddr of the current task (see
- * abi/syscall.h, SYS_FUTEX_WAIT). Thread context.
+ * abi/syscall.h, SYS_FUTEX_WAIT). @return EOK, EAGAIN, ETIMEOUT, EINTR,
+ * EINVAL, EFAULT, ENOMEM, ELIMIT (TASK_FUTEXES_MAX futex objects: not
+ * reachable while objects are bounded by live threads, see task.c).
+ * Thread context, may sleep.
  */
 int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns);
 /** Wakes up to @a count waiters on @a uaddr. @return the number woken. */

@@ -1,5 +1,5 @@
 /** @file cmd_bench.c
- * `chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS]`: runs one
+ * `chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS] [-m]`: runs one
  * benchmark of kernel/generic/src/bench/chtbench/ (docs/CHTBENCH.md);
  * `chtbench`, `chtbench 0` and `chtbench 0 0 0` list them.
  */
@@ -14,12 +14,13 @@ static const cmd_arg_t chtbench_args[] = {
 	{ .type = ARG_TYPE_INT, .name = "update-percent", .optional = true },
 };
 
-enum { OPT_WIRED, OPT_SECONDS };
+enum { OPT_WIRED, OPT_SECONDS, OPT_SLABMAP };
 
 static const cmd_opt_t chtbench_opts[] = {
 	[OPT_WIRED] = { .flag = 'w' },
 	[OPT_SECONDS] = { .flag = 't', .value_name = "SECONDS", .min = 1,
 	    .max = CHTBENCH_MAX_SECONDS },
+	[OPT_SLABMAP] = { .flag = 'm' },
 };
 
 static int cmd_chtbench(const cmd_call_t *call)
@@ -37,7 +38,8 @@ static int cmd_chtbench(const cmd_call_t *call)
 	const cmd_optval_t *t = &call->opt[OPT_SECONDS];
 	chtbench_run(a[0].intval, a[1].intval, a[2].intval,
 	    call->opt[OPT_WIRED].present,
-	    t->present ? (unsigned) t->value : CHTBENCH_DEFAULT_SECONDS);
+	    t->present ? (unsigned) t->value : CHTBENCH_DEFAULT_SECONDS,
+	    call->opt[OPT_SLABMAP].present);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <arch/asm.h>
 #include <arch/apic.h>
 #include <arch/cpu_arch.h>
+#include <arch/interrupt.h>
 #include <genarch/acpi.h>
 #include <main/main.h>
 #include <mm/frame.h>
@@ -96,6 +97,10 @@ static int cmd_uptime(const cmd_call_t *call)
 	printf("Up %lu.%03lu s (%lu us); CPU 0 ticks: %lu\n", us / 1000000,
 	    (us / 1000) % 1000, us,
 	    __atomic_load_n(&cpus[0].ticks, __ATOMIC_RELAXED));
+	/* Sums of the per-CPU counts (arch/amd64/src/interrupt.c). */
+	printf("Interrupts (all CPUs): timer %lu, cross-call %lu, wakeup %lu\n",
+	    interrupt_count(VECTOR_TIMER), interrupt_count(VECTOR_SMP_CALL),
+	    interrupt_count(VECTOR_WAKEUP));
 	return 0;
 }
 

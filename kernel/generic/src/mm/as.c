@@ -16,7 +16,20 @@
  * every page's record and entry first, then one shootdown for the range, one
  * cross-call per CPU); the frame and record are freed by RCU after a grace
  * period. All of it runs inside an RCU reader section, so that grace period
- * cannot end before the shootdown is done.
+ * cannot end before the shootdown is done. A range is done in batches of at
+ * most UNMAP_BATCH pages, each in its own reader section with its own
+ * shootdown, and only in the 2 MiB regions that have a last-level page
+ * table: a fault and as_page_fill() create the page's table (paging_walk()
+ * with alloc) under the area lock before they insert its record, so a
+ * region without a table has no record (the destroy or shrink that removed
+ * the area under the same lock sees the table, by the lock's ordering and
+ * paging_walk()'s release install). Exit time is then proportional to what
+ * was touched, not to the areas' size.
+ *
+ * Areas: an AVL tree per address space keyed by base (adt/avl.h), under
+ * as->area_lock: the fault's look-up, create's overlap check (predecessor
+ * and successor) and destroy are O(log n). Count and total size are bounded
+ * (AS_AREAS_MAX, AS_AREA_PAGES_MAX: ELIMIT).
  * Step 3 closes the race with an unmap: either the unmapper clears the entry
  * after the fault installed it (its removal came first, its clear comes after
  * the fault's locked re-check... which then failed) or the re-check misses the
@@ -49,6 +62,7 @@
 #include <errno.h>
 #include <cpu.h>
 #include <lib/str.h>
+#include <abi/syscall.h>
 
 /** The lock of the page-table entries of @a page (see as_t.pt_locks). */
 static inline irq_spinlock_t *as_pt_lock(as_t *as, uintptr_t page)
@@ -221,7 +235,7 @@ as_t *as_create(void)
 	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
 		irq_spinlock_initialize(&as->pt_locks[i], "as.pt");
 	irq_spinlock_initialize(&as->area_lock, "as.areas");
-	list_initialize(&as->areas);
+	avl_init(&as->areas);
 	irq_spinlock_lock(&as_list_lock, true);
 	list_append(&as->as_link, &as_list);
 	as_n++;
@@ -235,37 +249,59 @@ void as_hold(as_t *as)
 }
 
 /**
+ * Pages looked up per reader section of unmap_range(): bounds how long one
+ * unmap holds up a grace period (about a thousand page hash look-ups).
+ */
+#define UNMAP_BATCH 1024
+
+/**
  * Removes the mappings of [base, base + pages * PAGE_SIZE): records out of the
- * page hash table, hardware entries cleared, then one TLB shootdown for the
- * span from the first to the last page removed (one cross-call per CPU running
- * the address space, not one per page). Inside one reader section (see the
- * file comment). @return the number of pages it unmapped.
+ * page hash table, hardware entries cleared, then one TLB shootdown per batch
+ * for the span from its first to its last page removed (one cross-call per
+ * CPU running the address space, not one per page). Only 2 MiB regions with
+ * a last-level table are looked at (see the file comment), at most
+ * UNMAP_BATCH pages per reader section. @return the number of pages it
+ * unmapped. Thread context, interrupts enabled.
  */
 static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 {
-	size_t removed = 0;
-	uintptr_t first = 0, last = 0;
-	rcu_read_lock();
-	for (size_t i = 0; i < pages; i++) {
-		uintptr_t page = base + i * PAGE_SIZE;
-		if (page_mapping_remove(as->id, page) != EOK)
-			continue;
-		if (!removed)
-			first = page;
-		last = page;
-		removed++;
-		irq_spinlock_lock(as_pt_lock(as, page), true);
-		uint64_t *e = paging_walk(as->pml4_phys, page, false);
-		if (e)
-			__atomic_store_n(e, 0, __ATOMIC_RELEASE);
-		irq_spinlock_unlock(as_pt_lock(as, page), true);
+	uintptr_t va = base, end = base + pages * PAGE_SIZE;
+	size_t total = 0;
+	while (va < end) {
+		size_t budget = UNMAP_BATCH, removed = 0;
+		uintptr_t first = 0, last = 0;
+		rcu_read_lock();
+		while (va < end && budget) {
+			uint64_t *pt = paging_next_leaf(as->pml4_phys, &va, end);
+			if (!pt)
+				break;
+			uintptr_t stop = ALIGN_DOWN(va, LARGE_PAGE_SIZE) +
+			    LARGE_PAGE_SIZE;
+			stop = MIN(stop, end);
+			stop = MIN(stop, va + budget * PAGE_SIZE);
+			for (; va < stop; va += PAGE_SIZE) {
+				budget--;
+				if (page_mapping_remove(as->id, va) != EOK)
+					continue;
+				if (!removed)
+					first = va;
+				last = va;
+				removed++;
+				irq_spinlock_lock(as_pt_lock(as, va), true);
+				__atomic_store_n(&pt[(va >> 12) & 511], 0,
+				    __ATOMIC_RELEASE);
+				irq_spinlock_unlock(as_pt_lock(as, va), true);
+			}
+		}
+		if (removed) {
+			__atomic_fetch_sub(&as->pages_mapped, removed,
+			    __ATOMIC_RELAXED);
+			tlb_shootdown(as, first, (last - first) / PAGE_SIZE + 1);
+		}
+		rcu_read_unlock();
+		total += removed;
 	}
-	if (removed) {
-		__atomic_fetch_sub(&as->pages_mapped, removed, __ATOMIC_RELAXED);
-		tlb_shootdown(as, first, (last - first) / PAGE_SIZE + 1);
-	}
-	rcu_read_unlock();
-	return removed;
+	return total;
 }
 
 void as_release(as_t *as)
@@ -275,13 +311,15 @@ void as_release(as_t *as)
 	assert(__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) == 0);
 	for (;;) {
 		irq_spinlock_lock(&as->area_lock, true);
-		link_t *l = list_first(&as->areas);
-		if (l)
-			list_remove(l);
+		avl_node_t *n = avl_first(&as->areas);
+		if (n) {
+			avl_remove(&as->areas, n);
+			as->area_pages -= container_of(n, as_area_t, node)->pages;
+		}
 		irq_spinlock_unlock(&as->area_lock, true);
-		if (!l)
+		if (!n)
 			break;
-		as_area_t *a = list_get_instance(l, as_area_t, link);
+		as_area_t *a = container_of(n, as_area_t, node);
 		unmap_range(as, a->base, a->pages);
 		free(a);
 	}
@@ -309,32 +347,41 @@ static bool range_ok(uintptr_t base, size_t size)
 	    base < USER_SPACE_END && size <= USER_SPACE_END - base && base != 0;
 }
 
-/** The area containing @a addr, or NULL. Caller holds as->area_lock. */
+/**
+ * The area containing @a addr, or NULL: the area with the greatest base <=
+ * @a addr, if it reaches that far (areas do not overlap). O(log n). Caller
+ * holds as->area_lock.
+ */
 static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
 {
 	assert(irq_spinlock_locked_by_me(&as->area_lock));
-	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
-		as_area_t *a = list_get_instance(l, as_area_t, link);
-		if (addr >= a->base && addr - a->base < a->pages * PAGE_SIZE)
-			return a;
-	}
-	return NULL;
+	avl_node_t *n = avl_find_le(&as->areas, addr);
+	if (!n)
+		return NULL;
+	as_area_t *a = container_of(n, as_area_t, node);
+	return addr - a->base < a->pages * PAGE_SIZE ? a : NULL;
 }
 
 /**
- * True when [base, base + size) overlaps an area other than @a except.
- * Caller holds as->area_lock.
+ * True when [base, base + size) overlaps an area other than @a except
+ * (which, if given, starts at @a base). Areas do not overlap each other, so
+ * only two can: the one with the greatest base <= @a base and the one with
+ * the least base > @a base. O(log n). Caller holds as->area_lock.
  */
 static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
     const as_area_t *except)
 {
 	assert(irq_spinlock_locked_by_me(&as->area_lock));
-	for (link_t *l = list_first(&as->areas); l; l = list_next(l, &as->areas)) {
-		as_area_t *a = list_get_instance(l, as_area_t, link);
-		if (a == except)
-			continue;
-		uintptr_t aend = a->base + a->pages * PAGE_SIZE;
-		if (base < aend && a->base < base + size)
+	avl_node_t *n = avl_find_le(&as->areas, base);
+	if (n) {
+		as_area_t *a = container_of(n, as_area_t, node);
+		if (a != except && base - a->base < a->pages * PAGE_SIZE)
+			return true;
+	}
+	n = avl_find_gt(&as->areas, base);
+	if (n) {
+		as_area_t *a = container_of(n, as_area_t, node);
+		if (a->base - base < size)
 			return true;
 	}
 	return false;
@@ -349,17 +396,24 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 		return ENOMEM;
 	a->as = as;
 	a->base = base;
+	a->node.key = base;
 	a->pages = size / PAGE_SIZE;
 	a->flags = flags;
 	irq_spinlock_lock(&as->area_lock, true);
-	if (overlaps_locked(as, base, size, NULL)) {
-		irq_spinlock_unlock(&as->area_lock, true);
-		free(a);
-		return EEXIST;
-	}
-	list_append(&a->link, &as->areas);
+	int rc = EOK;
+	if (as->areas.count >= AS_AREAS_MAX ||
+	    a->pages > AS_AREA_PAGES_MAX - as->area_pages)
+		rc = ELIMIT;
+	else if (overlaps_locked(as, base, size, NULL))
+		rc = EEXIST;
+	else if (avl_insert(&as->areas, &a->node) != EOK)
+		rc = EEXIST;   /* not reached: the overlap check covers it */
+	if (rc == EOK)
+		as->area_pages += a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
-	return EOK;
+	if (rc != EOK)
+		free(a);
+	return rc;
 }
 
 int as_area_resize(as_t *as, uintptr_t base, size_t size)
@@ -373,12 +427,18 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 		return ENOENT;
 	}
 	size_t pages = size / PAGE_SIZE;
+	if (pages > a->pages &&
+	    pages - a->pages > AS_AREA_PAGES_MAX - as->area_pages) {
+		irq_spinlock_unlock(&as->area_lock, true);
+		return ELIMIT;
+	}
 	if (pages > a->pages && overlaps_locked(as, base, size, a)) {
 		irq_spinlock_unlock(&as->area_lock, true);
 		return EEXIST;
 	}
 	size_t old = a->pages;
 	a->pages = pages;
+	as->area_pages = as->area_pages - old + pages;
 	irq_spinlock_unlock(&as->area_lock, true);
 	/* New faults beyond the end fail now; remove what was mapped there. */
 	if (pages < old)
@@ -394,7 +454,8 @@ int as_area_destroy(as_t *as, uintptr_t base)
 		irq_spinlock_unlock(&as->area_lock, true);
 		return ENOENT;
 	}
-	list_remove(&a->link);
+	avl_remove(&as->areas, &a->node);
+	as->area_pages -= a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
 	unmap_range(as, a->base, a->pages);
 	free(a);
@@ -476,10 +537,11 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 	memcpy((uint8_t *) PA2KA(frame) + off, src, len);
 	irq_spinlock_lock(&as->area_lock, true);
 	as_area_t *a = area_find_locked(as, page);
-	if (!a) {
+	/* The page's table before its record: see unmap_range(). */
+	if (!a || !paging_walk(as->pml4_phys, page, true)) {
 		irq_spinlock_unlock(&as->area_lock, true);
 		frame_free(frame, 1);
-		return ENOENT;
+		return a ? ENOMEM : ENOENT;
 	}
 	pte = area_page_pte(a, frame);
 	pte_t existing;
@@ -515,6 +577,8 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 	__atomic_fetch_add(&as->faults, 1, __ATOMIC_RELAXED);
 
 	pte_t pte;
+	/* The page's last-level entry once a miss created its table. */
+	uint64_t *entry = NULL;
 	if (page_mapping_find(as->id, page, &pte)) {
 		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
 		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
@@ -546,6 +610,18 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 			frame_free(frame, 1);
 			return a ? EINVAL : ENOENT;
 		}
+		/*
+		 * The page's table exists before its record does (unmap_range()
+		 * skips regions without one); only inside an area, so junk
+		 * addresses never allocate tables. Tables live until the
+		 * address space does: the entry pointer stays valid.
+		 */
+		entry = paging_walk(as->pml4_phys, page, true);
+		if (!entry) {
+			irq_spinlock_unlock(&as->area_lock, true);
+			frame_free(frame, 1);
+			return ENOMEM;
+		}
 		pte = area_page_pte(a, frame);
 		pte_t existing;
 		int rc = page_mapping_insert(as->id, page, &pte, &existing);
@@ -566,7 +642,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 	irq_spinlock_lock(as_pt_lock(as, page), true);
 	pte_t check;
 	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
-		uint64_t *e = paging_walk(as->pml4_phys, page, true);
+		uint64_t *e = entry ? entry : paging_walk(as->pml4_phys, page, true);
 		if (!e) {
 			irq_spinlock_unlock(as_pt_lock(as, page), true);
 			return ENOMEM;
@@ -586,17 +662,35 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 	thread_t *t = THREAD;
 	as_t *as = t ? t->as : NULL;
 	int rc = ENOENT;
-	if (istate->error_code & PF_USER) {
+	/*
+	 * Whose fault it is follows from the saved CS, not from the error
+	 * code's U bit: an instruction executed in ring 3 can fault with U=0
+	 * on its implicit supervisor-mode accesses (descriptor table reads,
+	 * and in QEMU the stack pops of a far return or iretq), and such a
+	 * fault must kill the task, never take the kernel path below.
+	 */
+	if (istate_from_user(istate)) {
 		/* From user mode: resolve it or kill the task, never panic. */
-		if (as && addr < USER_SPACE_END &&
-		    !(istate->error_code & PF_RSVD)) {
-			rc = as_page_fault(as, addr, istate->error_code);
+		uint64_t err = istate->error_code;
+		/*
+		 * A present page refused to an implicit supervisor access (SMAP
+		 * with U=0) cannot be resolved: the minor-fault path would
+		 * return EOK and the instruction would fault forever. A
+		 * missing page is mapped as for any access; a retry that then
+		 * hits SMAP ends here.
+		 */
+		bool implicit_refused = !(err & PF_USER) && (err & PF_PRESENT);
+		if (as && addr < USER_SPACE_END && !(err & PF_RSVD) &&
+		    !implicit_refused) {
+			rc = as_page_fault(as, addr, err);
 			if (rc == EOK)
 				return;
 		}
-		task_user_fault(istate, rc == ENOMEM ? "#PF out of memory" :
+		task_user_fault(istate, implicit_refused ?
+		    "#PF supervisor-mode access from user mode refused by SMAP" :
+		    (rc == ENOMEM ? "#PF out of memory" :
 		    (rc == EINVAL ? "#PF access not permitted by the area" :
-		    "#PF no area at that address"), addr);
+		    "#PF no area at that address")), addr);
 		return;
 	}
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
@@ -643,6 +737,13 @@ void as_init(void)
 
 /* Commands */
 
+/**
+ * Areas `as` prints per address space; the rest are counted in one line.
+ * The printout holds the locks with interrupts off: it must not grow with
+ * a task's areas (up to AS_AREAS_MAX).
+ */
+#define AS_PRINT_AREAS 32
+
 void as_print(void)
 {
 	console_lock();
@@ -661,15 +762,21 @@ void as_print(void)
 		    __atomic_load_n(&as->pages_mapped, __ATOMIC_RELAXED),
 		    __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED));
 		irq_spinlock_lock(&as->area_lock, false);
-		for (link_t *m = list_first(&as->areas); m;
-		    m = list_next(m, &as->areas)) {
-			as_area_t *a = list_get_instance(m, as_area_t, link);
+		size_t shown = 0;
+		for (avl_node_t *m = avl_first(&as->areas);
+		    m && shown < AS_PRINT_AREAS;
+		    m = avl_find_gt(&as->areas, m->key), shown++) {
+			as_area_t *a = container_of(m, as_area_t, node);
 			printf("      area %#014lx-%#014lx %6zu pages %c%c%c\n", a->base,
 			    a->base + a->pages * PAGE_SIZE, a->pages,
 			    a->flags & AS_AREA_READ ? 'r' : '-',
 			    a->flags & AS_AREA_WRITE ? 'w' : '-',
 			    a->flags & AS_AREA_EXEC ? 'x' : '-');
 		}
+		if (as->areas.count > shown)
+			printf("      ... %zu more areas (%zu areas, %zu pages in "
+			    "all)\n", as->areas.count - shown, as->areas.count,
+			    as->area_pages);
 		irq_spinlock_unlock(&as->area_lock, false);
 	}
 	printf("%zu address spaces\n", as_n);

@@ -237,3 +237,46 @@ size_t slab_get_all_stats(slab_cache_stats_t *out, size_t max)
 	irq_spinlock_unlock(&slab_cache_list_lock, true);
 	return got;
 }
+
+static size_t map_add(slab_map_entry_t *out, size_t max, size_t got,
+    const slab_cache_t *c, uintptr_t start, size_t bytes, bool desc)
+{
+	if (got >= max)
+		return got;
+	slab_map_entry_t *e = &out[got];
+	str_cpy(e->name, sizeof(e->name), c->name);
+	e->start = start;
+	e->bytes = bytes;
+	e->desc = desc;
+	return got + 1;
+}
+
+static size_t map_list(slab_map_entry_t *out, size_t max, size_t got,
+    const slab_cache_t *c, const list_t *slabs)
+{
+	for (link_t *l = list_first(slabs); l != NULL && got < max;
+	    l = list_next(l, slabs))
+		got = map_add(out, max, got, c,
+		    (uintptr_t) list_get_instance(l, slab_t, link), c->slab_bytes,
+		    false);
+	return got;
+}
+
+size_t slab_map_snapshot(slab_map_entry_t *out, size_t max)
+{
+	size_t got = 0;
+	irq_spinlock_lock(&slab_cache_list_lock, true);
+	for (link_t *l = list_first(&slab_cache_list); l != NULL && got < max;
+	    l = list_next(l, &slab_cache_list)) {
+		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
+		got = map_add(out, max, got, c, (uintptr_t) c, sizeof(*c), true);
+		/* The slab lists are protected by the cache lock. */
+		irq_spinlock_lock(&c->lock, true);
+		got = map_list(out, max, got, c, &c->slabs_partial);
+		got = map_list(out, max, got, c, &c->slabs_full);
+		got = map_list(out, max, got, c, &c->slabs_empty);
+		irq_spinlock_unlock(&c->lock, true);
+	}
+	irq_spinlock_unlock(&slab_cache_list_lock, true);
+	return got;
+}

@@ -3,7 +3,9 @@
  *
  * The loader checks the header (ELF64, little endian, x86-64, ET_EXEC),
  * every program header against the image size and every PT_LOAD segment
- * against the user area range [USER_AREA_START, USER_AREA_END); each
+ * against the user area range [USER_AREA_START, USER_AREA_END) and its
+ * memory size against AREA_SIZE_MAX (a larger one is refused with a message
+ * and ELIMIT; the task's area limits apply to segments too); each
  * segment becomes an area with its permissions (R/W/X; segments must not
  * share pages) whose file bytes are copied into freshly mapped frames
  * (as_page_fill()); the rest (bss) is zero filled on first touch.
@@ -156,6 +158,13 @@ static int load_elf(as_t *as, const program_t *prog, uintptr_t *entry)
 		    ph->memsz > USER_AREA_END - ph->vaddr ||
 		    ph->vaddr + ph->memsz > USTACK_TOP - USTACK_SIZE)
 			return EINVAL;
+		if (ph->memsz > AREA_SIZE_MAX) {
+			/* A segment is an area: the limit of SYS_AREA_CREATE. */
+			printf("program %s: segment %u (memory size %#lx bytes) "
+			    "exceeds the limit of %lu bytes\n", prog->name, i,
+			    ph->memsz, AREA_SIZE_MAX);
+			return ELIMIT;
+		}
 		int rc = load_segment(as, img, ph);
 		if (rc != EOK)
 			return rc;

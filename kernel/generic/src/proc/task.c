@@ -7,8 +7,20 @@
  * outside the mutex; a waker takes min(count, waiters) off the counter and
  * wakes that many with waitq_wake_one(), whose wake-up is remembered if the
  * waiter has not gone to sleep yet (waitq.h). A waiter that times out
- * removes itself from the counter if a waker did not already (then it
- * counts as woken). Kill wakes every counted waiter the same way.
+ * removes itself from the counter if a waker did not already; if one did,
+ * it counts as woken and consumes the wake-up that waker left remembered
+ * in f->wq (it found no sleeper): under futex_mtx, f->waiters equals the
+ * sleepers plus the timed-out waiters not yet back under the mutex, minus
+ * the remembered wake-ups, so with f->waiters == 0 one is pending for
+ * every such waiter. Kill wakes every counted waiter the same way.
+ *
+ * Bound: a futex_t exists only while f->refs > 0, and every reference is a
+ * thread inside futex_wait() (taken on entry, dropped on the way out, the
+ * object freed with the last one); a thread waits on one futex at a time.
+ * So a task never holds more futex objects than live threads
+ * (TASK_THREADS_MAX). task->nfutexes counts them and futex_wait() refuses
+ * with ELIMIT at TASK_FUTEXES_MAX all the same, so the bound does not rest
+ * on that argument alone.
  */
 #include <proc/task.h>
 #include <proc/scheduler.h>
@@ -237,11 +249,12 @@ int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
 	int rc = EOK;
 	if (task_killed(task) || task->state == TASK_EXITED)
 		rc = EINTR;
-	else if (task->nthreads >= TASK_THREADS_MAX)
-		rc = ELIMIT;
+	else if (task->nrecords >= TASK_THREADS_MAX)
+		rc = ELIMIT;   /* live threads plus exited, unjoined ones */
 	if (rc == EOK) {
 		/* Counted before it exists: the task cannot end meanwhile. */
 		task->nthreads++;
+		task->nrecords++;
 		task_hold(task);
 	}
 	irq_spinlock_unlock(&task->lock, true);
@@ -256,6 +269,7 @@ int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
 	if (!t) {
 		irq_spinlock_lock(&task->lock, true);
 		task->nthreads--;
+		task->nrecords--;
 		irq_spinlock_unlock(&task->lock, true);
 		free(ut);
 		/* nthreads cannot reach 0 here: the caller is a live thread
@@ -359,6 +373,7 @@ int task_thread_join(uint64_t tid, int *status)
 	}
 	irq_spinlock_lock(&task->lock, true);
 	list_remove(&ut->link);
+	task->nrecords--;
 	*status = ut->status;
 	irq_spinlock_unlock(&task->lock, true);
 	free(ut);
@@ -406,6 +421,7 @@ static void futex_put_locked(task_t *task, futex_t *f)
 	if (--f->refs == 0) {
 		assert(f->waiters == 0);
 		list_remove(&f->link);
+		task->nfutexes--;
 		free(f);
 	}
 }
@@ -428,11 +444,16 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 	}
 	futex_t *f = futex_find_locked(task, uaddr);
 	if (!f) {
+		if (task->nfutexes >= TASK_FUTEXES_MAX) {
+			mutex_unlock(&task->futex_mtx);
+			return ELIMIT;
+		}
 		f = malloc(sizeof(futex_t));
 		if (!f) {
 			mutex_unlock(&task->futex_mtx);
 			return ENOMEM;
 		}
+		task->nfutexes++;
 		f->uaddr = uaddr;
 		waitq_initialize(&f->wq);
 		f->waiters = 0;
@@ -463,10 +484,25 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 
 	mutex_lock(&task->futex_mtx);
 	if (rc == ETIMEOUT) {
-		if (f->waiters > 0)
+		if (f->waiters > 0) {
 			f->waiters--;
-		else
-			rc = EOK;  /* a waker counted us as woken */
+		} else {
+			/*
+			 * A waker counted us as woken after our timeout had taken
+			 * us off the queue: its waitq_wake_one() found no sleeper
+			 * and was remembered. Take that wake-up (we are woken), or
+			 * the next waiter would consume it without being counted
+			 * and f->waiters would stay one too high. It is pending:
+			 * under futex_mtx, waiters == (sleepers + timed-out waiters
+			 * not yet here) - remembered wake-ups, and we are one of the
+			 * timed-out ones (see the file comment).
+			 */
+			int taken = waitq_sleep_timeout(&f->wq, SYNCH_NO_TIMEOUT,
+			    SYNCH_FLAGS_NON_BLOCKING);
+			assert(taken == EOK);
+			(void) taken;
+			rc = EOK;
+		}
 	}
 	futex_put_locked(task, f);
 	mutex_unlock(&task->futex_mtx);

@@ -45,7 +45,12 @@ void idt_load(void);
 /** Prints the registers of @a istate. */
 void istate_print(const istate_t *istate);
 
-/** Interrupt counts per vector (all CPUs), for statistics. Atomic counters. */
-extern uint64_t interrupt_counts[IVT_ITEMS];
+/**
+ * Interrupts of @a vector (0..IVT_ITEMS-1; others count 0) taken by all CPUs
+ * since boot: the sum of the per-CPU counts (each CPU counts its own, so the
+ * timer tick writes no line shared between CPUs). A statistic: counts of
+ * other CPUs may be a few interrupts old. Any context.
+ */
+uint64_t interrupt_count(unsigned vector);
 
 #endif

@@ -26,5 +26,17 @@ void paging_destroy_pml4(uintptr_t pml4_phys);
  * Tables are only freed by paging_destroy_pml4(). Any context; never sleeps.
  */
 uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
+/**
+ * Finds the first last-level table (one 2 MiB region) at or above *@a va and
+ * below @a end that exists, skipping every absent table at any level in one
+ * step (an absent PML4 entry skips 512 GiB): the cost is one walk per
+ * present table and per absent entry passed, not per page. On success sets
+ * *@a va to the first address of that region at or above the old *@a va and
+ * returns the table (its 512 entries, direct-map address); NULL (*@a va =
+ * @a end) when none is left. Reads the tables with acquire loads, so a table
+ * installed by paging_walk() (release) before the caller synchronized with
+ * its installer is seen. Any context; never sleeps, allocates nothing.
+ */
+uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *va, uintptr_t end);
 
 #endif

@@ -2,8 +2,9 @@
  * amd64 user mode: segment selectors, the syscall/sysret entry and the first
  * entry of a thread into ring 3.
  *
- * GDT layout (cpu.c): 0x08 kernel code, 0x10 kernel data, 0x18 user code
- * (32-bit, unused), 0x20 user data, 0x28 user code (64-bit). STAR makes
+ * GDT layout (cpu.c): 0x08 kernel code, 0x10 kernel data, 0x18 null (where
+ * a 32-bit user code segment would be: none, so ring 3 cannot enter
+ * compatibility mode), 0x20 user data, 0x28 user code (64-bit). STAR makes
  * `syscall` load CS 0x08/SS 0x10 and `sysretq` load CS 0x2b/SS 0x23.
  */
 #ifndef KERN_ARCH_USERSPACE_H_
@@ -18,6 +19,15 @@
 
 /** Vector number recorded in the istate of a system call. */
 #define VECTOR_SYSCALL 0x100
+/** Vector number recorded in the istate of a compat-mode `syscall` (CSTAR). */
+#define VECTOR_SYSCALL_COMPAT 0x101
+
+/**
+ * The selector a compat-mode `syscall` entry records as the user CS (GDT slot
+ * 0x18 | RPL 3). STAR[63:48] names this slot only for sysretq's arithmetic;
+ * the slot holds a null descriptor, so no far transfer can load it.
+ */
+#define GDT_SEL_UCODE32 0x1b
 
 #ifndef __ASSEMBLY__
 #include <typedefs.h>
@@ -43,6 +53,14 @@ void userspace_set_kstack(uintptr_t top);
  */
 NO_RETURN void userspace_enter(uintptr_t rip, uintptr_t rsp, uint64_t arg0,
     uint64_t arg1);
+
+/**
+ * Called by syscall_compat_entry (MSR_CSTAR, syscall.S) for a `syscall`
+ * executed in 32-bit compatibility mode, on the thread's kernel stack with
+ * interrupts disabled: reports and kills the task (no 32-bit ABI); the
+ * calling thread exits. Never returns.
+ */
+NO_RETURN void syscall_compat_dispatch(istate_t *istate);
 
 /** True when @a istate was saved on an entry from ring 3. */
 static inline bool istate_from_user(const istate_t *istate)

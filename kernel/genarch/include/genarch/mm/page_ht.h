@@ -95,6 +95,9 @@ typedef struct {
 	uint64_t lookups;
 	uint64_t inserts;
 	uint64_t removes;
+	/** A resize is requested or running (CHT back end; the locked table
+	 * never resizes). */
+	bool resizing;
 } page_ht_stats_t;
 
 void page_ht_get_stats(page_ht_stats_t *st);

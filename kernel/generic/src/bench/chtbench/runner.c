@@ -11,6 +11,7 @@
  * stop when the controlling thread raises the stop flag after -t seconds.
  */
 #include "chtbench.h"
+#include <arch/sharing.h>
 
 /* Shared state of one run (see chtbench.h). */
 bench_cfg_t cfg;
@@ -79,7 +80,7 @@ static const bench_t *bench_find(unsigned id)
 
 void chtbench_list(void)
 {
-	printf("chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS]\n");
+	printf("chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS] [-m]\n");
 	printf("  id  name                      flags  measures\n");
 	for (size_t i = 0; i < ARRAY_SIZE(benches); i++) {
 		const bench_t *b = &benches[i];
@@ -117,12 +118,32 @@ void chtbench_usage(const char *msg)
 {
 	if (msg)
 		printf("chtbench: %s\n", msg);
-	printf("Usage: chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS]"
+	printf("Usage: chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS] [-m]"
 	    "\n  'chtbench 0 0 0' or 'chtbench' lists the benchmarks.\n");
 }
 
+/** At most this many ranges in the slab map of `chtbench -m`. */
+#define SLABMAP_MAX 4096
+
+/* Prints the slab allocator's ranges (chtbench -m, docs/SHARING.md). */
+static void print_slabmap(void)
+{
+	slab_map_entry_t *map = malloc(SLABMAP_MAX * sizeof(*map));
+	if (!map) {
+		printf("slabmap: out of memory\n");
+		return;
+	}
+	size_t n = slab_map_snapshot(map, SLABMAP_MAX);
+	for (size_t i = 0; i < n; i++)
+		printf("slabmap %s %s %#lx %zu\n", map[i].name,
+		    map[i].desc ? "desc" : "slab", map[i].start, map[i].bytes);
+	if (n == SLABMAP_MAX)
+		printf("slabmap: truncated at %u ranges\n", SLABMAP_MAX);
+	free(map);
+}
+
 void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
-    unsigned seconds)
+    unsigned seconds, bool slabmap)
 {
 	bench_cfg_t c = { .seconds = seconds, .wired = wired };
 	const bench_t *b = id > 0 && id < 1000 ? bench_find((unsigned) id) : NULL;
@@ -225,9 +246,17 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 
 	bool ok = created == c.cpus && (!b->resizer || resizer);
 	uint64_t t0 = uptime_us();
+	/*
+	 * The sharing counter's window (docs/SHARING.md): from just before the
+	 * start to the stop, so the set-up, the thread creation and the joins
+	 * stay out; the controller's sleep and the timer ticks are in, as on
+	 * real hardware. NOPs without the plugin.
+	 */
+	sharing_window_open();
 	__atomic_store_n(&start_flag, true, __ATOMIC_RELEASE);
 	thread_sleep(ok ? c.seconds : 0);
 	__atomic_store_n(&stop_flag, true, __ATOMIC_RELEASE);
+	sharing_window_close();
 	uint64_t t1 = uptime_us();
 	for (unsigned i = 0; i < created; i++)
 		thread_join(th[i]);
@@ -240,6 +269,11 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 		total += bt[i].ops;
 		errors += bt[i].errors;
 	}
+	/* The operations of the window (those finished after the stop are few:
+	 * at most one per thread). */
+	sharing_window_report(ok ? total : 0);
+	if (slabmap)
+		print_slabmap();
 	if (b->resizer)
 		printf("resizes=%lu\n", __atomic_load_n(&resizes_done, __ATOMIC_RELAXED));
 	if (errors)

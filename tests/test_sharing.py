@@ -1,0 +1,162 @@
+"""The sharing count (issue 30): cache lines an operation shares between CPUs,
+counted by the QEMU plugin (tools/plugins/sharing.c, docs/SHARING.md) in a
+chtbench window; counts, never times.
+
+* ``TestSharing``: the release build at -smp 2 (MTTCG). CHT lookups
+  (chtbench 12) must share at most 0.01 lines per lookup; the one-spinlock
+  table (chtbench 10, the negative control of the measure itself) at least
+  1 per lookup, and its hottest line must be the table's lock; in neither
+  window may the interrupt entry write a shared line (the per-tick line of
+  one interrupt-count array for all CPUs).
+* ``TestPageHashSharing``: the release build at -smp 4, chtbench 21: no
+  resize of the page hash table in the lookup window (the set-up's inserts
+  grew it on the work queue while the lookups ran: about 1370 shared lines)
+  and at most 0.01 lines per lookup.
+* ``TestSharingControl``: the build whose CHT lookup path increments one
+  global counter (``make BROKEN=sharedcount``, release) must exceed the
+  lookup bound, with that counter (``cht_broken_lookups``) as its hottest
+  line.
+
+One boot each, a 1-second window per command; ``make test`` builds the
+plugin (``make plugin``: the header comes from Debian's qemu source package
+through tools/ensure-deps.sh plugin) and the kernels (``make flavours
+controls``).
+"""
+
+import os
+import tempfile
+
+import pytest
+
+import kconsole
+from conftest import REPO, RELEASE_ELF
+
+import sharing  # noqa: E402  (tools/sharing.py; conftest put tools/ on the path)
+
+PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
+SHAREDCOUNT_ELF = os.environ.get("KTEST_SHAREDCOUNT_KERNEL") or os.path.join(
+    REPO, "build", "broken-sharedcount", "kernel.elf")
+
+SECONDS = 1
+#: Issue 30's bounds for the `make test` boot (transfers per operation).
+LOOKUP_MAX = 0.01
+SPINLOCK_MIN = 1.0
+BOOT_TIMEOUT = 300
+CMD_TIMEOUT = 600
+
+
+def measure(elf, name, ids, smp=2):
+    """Boot ``elf`` at -smp ``smp`` with the plugin, run ``chtbench ID SMP 0
+    -w -t 1`` for each id; return {id: (result, resolved window)}."""
+    for path in (PLUGIN, elf):
+        if not os.path.isfile(path):
+            pytest.fail("%s is missing (make plugin; make flavours controls)"
+                        % path)
+    fd, out = tempfile.mkstemp(prefix="sharing-%s-" % name, suffix=".jsonl")
+    os.close(fd)
+    try:
+        k = kconsole.Kernel(smp=smp, kernel=elf, name=name, extra_args=[
+            "-plugin", "%s,out=%s,top=20" % (PLUGIN, out)])
+        results = []
+        with k:
+            k.wait_prompt(BOOT_TIMEOUT)
+            for i in ids:
+                text = k.cmd("chtbench %d %d 0 -w -t %d" % (i, smp, SECONDS),
+                             timeout=CMD_TIMEOUT)
+                res = kconsole.parse_chtbench_results(text)
+                assert len(res) == 1, "chtbench %d: no result line:\n%s" % (
+                    i, text)
+                results.append(res[0])
+            k.check_no_panic()
+            k.halt(timeout=BOOT_TIMEOUT)
+        windows = sharing.read_windows(out)
+    finally:
+        os.unlink(out)
+    assert len(windows) == len(ids), "%d plugin windows for %d commands" % (
+        len(windows), len(ids))
+    syms = sharing.Symbols(elf)
+    got = {}
+    for i, r, w in zip(ids, results, windows):
+        assert w["ops"] == r["ops"], \
+            "chtbench %d: the plugin counted %d ops, the kernel %d" % (
+                i, w["ops"], r["ops"])
+        assert r["ops"] > 0 and not w["incomplete"]
+        got[i] = (r, sharing.resolve(w, syms, 20))
+    return got
+
+
+def describe(w):
+    return sharing.summary(w, top=3)
+
+
+@pytest.fixture(scope="class")
+def release_smp2():
+    """One boot of the release build at -smp 2: chtbench 12 and 10."""
+    return measure(RELEASE_ELF, "sharing-release-smp2", [12, 10])
+
+
+def writers_of(window, func):
+    """The top lines of ``window`` that ``func`` stored to."""
+    return [t for t in window["top"]
+            if any(w.startswith(func + "+") for w in t["writers"])]
+
+
+class TestSharing:
+    def test_cht_lookup_bound(self, release_smp2):
+        _, cht = release_smp2[12]
+        print("chtbench 12: " + describe(cht))
+        assert cht["per_op"] <= LOOKUP_MAX, \
+            "CHT lookups share %.4g lines per lookup (> %g):\n%s" % (
+                cht["per_op"], LOOKUP_MAX, describe(cht))
+
+    def test_spinlock_negative_control(self, release_smp2):
+        _, spin = release_smp2[10]
+        print("chtbench 10: " + describe(spin))
+        assert spin["per_op"] >= SPINLOCK_MIN, \
+            "the spinlock table shares only %.4g lines per lookup (< %g): " \
+            "the count misses the lock line\n%s" % (
+                spin["per_op"], SPINLOCK_MIN, describe(spin))
+        assert spin["top"][0]["name"].startswith("fixed_global"), \
+            "the spinlock table's hottest line is not its lock:\n%s" % \
+            describe(spin)
+
+    def test_no_per_tick_shared_line(self, release_smp2):
+        """Counting interrupts must not write a line shared between CPUs
+        (one array for all CPUs was written by every CPU on every tick)."""
+        for i in (12, 10):
+            _, w = release_smp2[i]
+            bad = writers_of(w, "interrupt_dispatch")
+            assert not bad, "chtbench %d: interrupt_dispatch writes shared " \
+                "line(s) %s:\n%s" % (i, [t["name"] for t in bad],
+                                      describe(w))
+
+
+class TestPageHashSharing:
+    """chtbench 21 at -smp 4: the page-hash lookups of the CHT build must not
+    share the lines of a resize left over from the set-up's inserts."""
+
+    def test_pageht_lookup_no_resize(self):
+        got = measure(RELEASE_ELF, "sharing-release-smp4", [21], smp=4)
+        _, w = got[21]
+        print("chtbench 21 -smp 4: " + describe(w))
+        bad = writers_of(w, "buckets_replace")
+        assert not bad, "a page-hash resize runs in the lookup window " \
+            "(%d shared lines, top: %s):\n%s" % (
+                w["shared_lines"], [t["name"] for t in bad][:3], describe(w))
+        assert w["per_op"] <= LOOKUP_MAX, \
+            "page-hash lookups share %.4g lines per lookup (> %g):\n%s" % (
+                w["per_op"], LOOKUP_MAX, describe(w))
+
+
+class TestSharingControl:
+    def test_shared_counter_is_caught(self):
+        got = measure(SHAREDCOUNT_ELF, "sharing-broken-sharedcount-smp2",
+                      [12])
+        _, cht = got[12]
+        print("chtbench 12 (BROKEN=sharedcount): " + describe(cht))
+        assert cht["per_op"] > LOOKUP_MAX, \
+            "a lookup path writing one global counter shares only %.4g " \
+            "lines per lookup (<= %g):\n%s" % (cht["per_op"], LOOKUP_MAX,
+                                               describe(cht))
+        assert "cht_broken_lookups" in cht["top"][0]["name"], \
+            "the hottest line is not the injected counter:\n%s" % describe(cht)
