@@ -174,7 +174,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
-	help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
+	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
 	memcached-bench plugin bench-sharing
 
 all: kernel iso
@@ -184,6 +184,7 @@ help:
 	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
 	@echo "make test          build and run every test (pytest in tests/)"
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
+	@echo "make verify        SPIN models of RCU and the CHT, every broken variant (verify/)"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
@@ -341,6 +342,13 @@ controls:
 test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
+
+# The SPIN models (verify/README.md): every model must pass, every broken
+# variant must be caught with a trail; a table of states and times. No build,
+# no QEMU. The short runs are also in make test (tests/test_models.py).
+verify:
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
+	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
 soak: deps all flavours controls
