@@ -7,7 +7,9 @@ validator").
   both orders from one thread: the new edge and the existing chain, each
   with the sites where it was first seen), ``lockdep2`` (a lock taken with
   interrupts enabled, then in a timer interrupt: both sites), ``lockdep3``
-  (``mutex_lock`` under a spinlock: the held lock and its site).
+  (``mutex_lock`` under a spinlock: the held lock and its site),
+  ``lockdep4`` (an interrupt-taken lock held while taking a lock taken
+  elsewhere with interrupts enabled: the chain and both sites).
 * ``test_doc_order_table``: docs/LOCKING.md's table of allowed
   ``outer -> inner`` pairs parses and has no cycle.
 * ``test_doc_check_can_fail``: the order check rejects an edge whose pair
@@ -70,6 +72,19 @@ EXPECTED = {
         r'#0 "lockdep3\.spin" acquired at test_lockdep3\+0x[0-9a-f]+',
         r"LOCKDEP REPORT end",
         r"PANIC[^\n]*lockdep: sleeping while holding a spinlock",
+    ],
+    "lockdep4": [
+        r'LOCKDEP REPORT: interrupt-safe class "lockdep4\.irq-safe" -> class '
+        r'"lockdep4\.irq-unsafe" taken with interrupts enabled',
+        r'"lockdep4\.irq-safe" -> "lockdep4\.irq-unsafe": '
+        r'"lockdep4\.irq-safe" acquired at test_lockdep4\+0x[0-9a-f]+, then '
+        r'"lockdep4\.irq-unsafe" at test_lockdep4\+0x[0-9a-f]+',
+        r'"lockdep4\.irq-safe" taken in an interrupt handler at '
+        r'ld4_handler\+0x[0-9a-f]+',
+        r'"lockdep4\.irq-unsafe" taken with interrupts enabled at '
+        r'test_lockdep4\+0x[0-9a-f]+',
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: interrupt-safe to interrupt-unsafe dependency",
     ],
 }
 

@@ -97,6 +97,9 @@ test_t tests[] = {
 	    false },
 	{ "lockdep3", "Lock validator: mutex_lock while holding a spinlock: "
 	    "reported, panic (unsafe)", test_lockdep3, false },
+	{ "lockdep4", "Lock validator: an interrupt-taken lock held while taking "
+	    "a lock taken elsewhere with interrupts enabled: the chain reported, "
+	    "panic (unsafe)", test_lockdep4, false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -31,6 +31,7 @@ const char *test_rcuunlock1(void);
 const char *test_lockdep1(void);
 const char *test_lockdep2(void);
 const char *test_lockdep3(void);
+const char *test_lockdep4(void);
 const char *test_rcusleep1(void);
 const char *test_framedf1(void);
 const char *test_framewc1(void);

@@ -9,6 +9,9 @@
  * - lockdep2: a plain spinlock taken with interrupts enabled, then taken by a
  *   timeout handler (timer interrupt context).
  * - lockdep3: mutex_lock while holding a spinlock (sleeping under a spinlock).
+ * - lockdep4: B taken with interrupts enabled; B taken under the IRQ lock A
+ *   (interrupts off); then A taken in a timer interrupt: the chain from an
+ *   interrupt-taken class to a class taken with interrupts enabled.
  */
 #include <test.h>
 #include <tests.h>
@@ -93,5 +96,46 @@ const char *test_lockdep3(void)
 	mutex_lock(&ld3_mtx);
 	mutex_unlock(&ld3_mtx);
 	spinlock_unlock(&ld3_lock);
+	return not_caught();
+}
+
+/* lockdep4's locks; protect nothing. */
+static irq_spinlock_t ld4_a = IRQ_SPINLOCK_INITIALIZER("lockdep4.irq-safe");
+static spinlock_t ld4_b = SPINLOCK_INITIALIZER("lockdep4.irq-unsafe");
+/** Set by the timeout handler; atomics. */
+static bool ld4_ran;
+
+static void ld4_handler(void *arg)
+{
+	(void) arg;
+	irq_spinlock_lock(&ld4_a, false);
+	irq_spinlock_unlock(&ld4_a, false);
+	__atomic_store_n(&ld4_ran, true, __ATOMIC_RELEASE);
+}
+
+const char *test_lockdep4(void)
+{
+	if (interrupts_disabled())
+		return "called with interrupts disabled";
+	printf("lockdep4: lockdep4.irq-unsafe with interrupts enabled, then "
+	    "under lockdep4.irq-safe\n");
+	spinlock_lock(&ld4_b);
+	spinlock_unlock(&ld4_b);
+	irq_spinlock_lock(&ld4_a, true);
+	spinlock_lock(&ld4_b);
+	spinlock_unlock(&ld4_b);
+	irq_spinlock_unlock(&ld4_a, true);
+	printf("lockdep4: lockdep4.irq-safe in a timer interrupt (a debug "
+	    "build reports the chain and panics now)\n");
+	timeout_t to;
+	timeout_initialize(&to);
+	__atomic_store_n(&ld4_ran, false, __ATOMIC_RELAXED);
+	timeout_register(&to, 1000, ld4_handler, NULL);
+	for (int i = 0; i < 1000 && !__atomic_load_n(&ld4_ran, __ATOMIC_ACQUIRE);
+	    i++)
+		thread_usleep(1000);
+	(void) timeout_unregister(&to);
+	if (!__atomic_load_n(&ld4_ran, __ATOMIC_ACQUIRE))
+		return "the timeout handler never ran";
 	return not_caught();
 }
