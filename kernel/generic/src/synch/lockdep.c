@@ -13,6 +13,9 @@
  * - counts (acquisitions, edge counts): relaxed atomics.
  * - spinlock_t.lockdep_class: class index + 1, a cache written with relaxed
  *   atomics by any CPU (every writer writes the same value).
+ * - Reports: the CPU that finds a violation turns the validator off under
+ *   graph_flag (report_start), which makes every other CPU leave the tables
+ *   and the search scratch alone, then prints without graph_flag.
  * - ld_cpu[]: CPU-local, touched only by its CPU with interrupts disabled.
  * - active, reports: atomics.
  */
@@ -90,6 +93,9 @@ static int graph_flag;
 static uint16_t bfs_queue[LOCKDEP_MAX_CLASSES];
 static unsigned bfs_via[LOCKDEP_MAX_CLASSES];   /* edge index + 1 */
 static bool bfs_seen[LOCKDEP_MAX_CLASSES];
+/* Paths being printed; protected by graph_flag, then by the report's claim. */
+static unsigned path_scratch[LOCKDEP_MAX_CLASSES];
+static unsigned safe_path[LOCKDEP_MAX_CLASSES];
 
 static void graph_lock(void)
 {
@@ -201,18 +207,41 @@ static void print_edge(unsigned e)
 }
 
 /**
- * Ends a report: counts it, turns the validator off, drops graph_flag and
- * panics unless lockdep_panic is false. Called with graph_flag held.
+ * Starts a report: claims it by turning the validator off (no other CPU then
+ * learns edges, marks classes or runs a search, so the tables and the search
+ * scratch stay as they are while they are printed) and drops graph_flag, so
+ * that printing (the console lock) never waits with graph_flag held. Called
+ * with graph_flag held.
  */
+static void report_start(void)
+{
+	__atomic_store_n(&active, false, __ATOMIC_RELAXED);
+	graph_unlock();
+}
+
+/** Ends a report: counts it, panics unless lockdep_panic is false. */
 static void report_end(const char *kind)
 {
 	printf("LOCKDEP REPORT end\n");
 	__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&active, false, __ATOMIC_RELAXED);
-	graph_unlock();
 	if (__atomic_load_n(&lockdep_panic, __ATOMIC_RELAXED))
 		panic("lockdep: %s", kind);
 	printf("lockdep: validator turned off after the report\n");
+}
+
+/**
+ * Claims a report for a check made without graph_flag: false if the
+ * validator is already off (another report).
+ */
+static bool report_claim(void)
+{
+	graph_lock();
+	if (!is_active()) {
+		graph_unlock();
+		return false;
+	}
+	report_start();
+	return true;
 }
 
 /**
@@ -269,7 +298,7 @@ static bool goal_irq(unsigned c, unsigned target)
 /** Prints the BFS path ending at @a c (forward search: edges in order). */
 static void print_path_forward(unsigned c)
 {
-	unsigned path[LOCKDEP_MAX_CLASSES];
+	unsigned *path = path_scratch;
 	unsigned n = 0;
 	while (bfs_via[c] && n < LOCKDEP_MAX_CLASSES) {
 		path[n++] = bfs_via[c] - 1;
@@ -307,7 +336,6 @@ static bool irq_chain_check(unsigned from, unsigned to, ld_cpu_t *c,
 	int safe = bfs(from, false, goal_irq, 0);
 	if (safe < 0)
 		return false;
-	unsigned safe_path[LOCKDEP_MAX_CLASSES];
 	unsigned ns = 0;
 	for (unsigned x = (unsigned) safe; bfs_via[x] && ns < LOCKDEP_MAX_CLASSES;
 	    x = edges[bfs_via[x] - 1].to)
@@ -315,6 +343,7 @@ static bool irq_chain_check(unsigned from, unsigned to, ld_cpu_t *c,
 	int unsafe = bfs(to, true, goal_irq_on, 0);
 	if (unsafe < 0)
 		return false;
+	report_start();
 	printf("LOCKDEP REPORT: interrupt-safe class \"%s\" -> class \"%s\" "
 	    "taken with interrupts enabled (possible deadlock with an "
 	    "interrupt)\n", classes[safe].name, classes[unsafe].name);
@@ -383,6 +412,7 @@ static void add_edge(ld_cpu_t *c, unsigned cpu, ld_held_t *h, unsigned to,
 	}
 	/* A path to -> ... -> from closes a cycle with the new edge. */
 	if (bfs(to, true, goal_is, from) >= 0) {
+		report_start();
 		printf("LOCKDEP REPORT: possible circular locking dependency\n");
 		printf("  new dependency on CPU %u: \"%s\" -> \"%s\"\n", cpu,
 		    classes[from].name, classes[to].name);
@@ -416,6 +446,7 @@ static void mark_irq(ld_cpu_t *c, unsigned cpu, unsigned k, bool irq,
 	*slot = ip;
 	uintptr_t other = irq ? classes[k].irq_on_ip : classes[k].irq_ip;
 	if (other) {
+		report_start();
 		printf("LOCKDEP REPORT: inconsistent interrupt state: class \"%s\" "
 		    "taken in an interrupt handler and with interrupts enabled "
 		    "(possible self-deadlock)\n", classes[k].name);
@@ -468,7 +499,8 @@ void lockdep_acquire_as(spinlock_t *lock, uintptr_t ip, bool trylock,
 	for (unsigned i = 0; i < c->depth && !trylock; i++) {
 		if (c->held[i].lock != lock)
 			continue;
-		graph_lock();
+		if (!report_claim())
+			goto out;
 		printf("LOCKDEP REPORT: recursive locking: lock \"%s\" (%p) "
 		    "acquired on CPU %u while this CPU holds it (certain "
 		    "deadlock)\n", lock->name, lock, cpu);
@@ -545,7 +577,11 @@ void lockdep_might_sleep(const char *what, const spinlock_t *except)
 		return;
 	}
 	c->recursion++;
-	graph_lock();
+	if (!report_claim()) {
+		c->recursion--;
+		interrupts_restore(ipl);
+		return;
+	}
 	printf("LOCKDEP REPORT: %s may sleep, called on CPU %u while holding "
 	    "spinlocks\n", what, cpu);
 	printf("  called from ");
