@@ -25,6 +25,9 @@
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
 #                  -icount); 0 (default): none, spinlocks unchanged
+#   LOCKDEP        1 (default in debug builds): the lock-dependency validator
+#                  (synch/lockdep.h, the `lockdep` command); 0: none. Release
+#                  builds (DEBUG=0) never have it
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -36,6 +39,7 @@ PAGE_HT ?= cht
 RCU_BROKEN ?= 0
 BROKEN ?=
 LOCK_STAT ?= 0
+LOCKDEP ?= 1
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -113,6 +117,10 @@ ifeq ($(LOCK_STAT),1)
 CFLAGS += -DCONFIG_LOCK_STAT
 LOCKSTAT_NAME := -lockstat
 endif
+ifeq ($(DEBUG)$(LOCKDEP),11)
+CFLAGS += -DCONFIG_LOCKDEP
+LOCKDEP_NAME := -lockdep
+endif
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
 else ifeq ($(PAGE_HT),locked)
@@ -156,7 +164,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \

@@ -62,6 +62,7 @@
 #include <synch/mutex.h>
 #include <synch/waitq.h>
 #include <synch/spinlock.h>
+#include <synch/lockdep.h>
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -703,6 +704,11 @@ static void sync_cb(rcu_item_t *item)
 void rcu_synchronize(void)
 {
 	assert_verbose(!rcu_read_locked(), "rcu_synchronize inside a reader section");
+	/*
+	 * Every spinlock held here is a lock a reader path may take (readers
+	 * take spinlocks, callbacks run with none of the caller's): name them.
+	 */
+	lockdep_might_sleep("rcu_synchronize", NULL);
 	rcu_sync_t s;
 	waitq_initialize(&s.wq);
 	rcu_call(&s.item, sync_cb);
@@ -734,6 +740,7 @@ static void barrier_post(void *arg)
 
 void rcu_barrier(void)
 {
+	lockdep_might_sleep("rcu_barrier", NULL);
 	mutex_lock(&barrier_mtx);
 	unsigned n = 0;
 	for (unsigned i = 0; i < cpu_count; i++)
