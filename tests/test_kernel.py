@@ -35,7 +35,8 @@ import time
 import pytest
 
 import kconsole
-from conftest import (LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, flavour_kernel,
+from conftest import (LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, RELEASE_SOAK_SMP,
+                      flavour_kernel,
                       flavours)
 from test_rcu import check_rcu_stats
 from test_rcu_checks import stall_lines_outside
@@ -254,11 +255,13 @@ class TestSMP:
 @pytest.mark.soak
 @pytest.mark.parametrize("flavour,smp",
                          [("a-rcu+pageht-locked", n) for n in LOCKED_SOAK_SMP] +
-                         [("podzimek-rcu", n) for n in PODZIMEK_SOAK_SMP],
+                         [("podzimek-rcu", n) for n in PODZIMEK_SOAK_SMP] +
+                         [("a-rcu+release", n) for n in RELEASE_SOAK_SMP],
                          ids=lambda p: str(p))
 def test_soak_locked(flavour, smp):
     """The configurations at the vCPU counts ``make test`` skips: the locked
-    page hash table at -smp 1 and 8, Podzimek RCU at -smp 8."""
+    page hash table at -smp 1, 4 and 8, Podzimek RCU at -smp 8, the release
+    build at -smp 4."""
     if flavour not in flavours():
         pytest.skip("configuration %s not selected" % flavour)
     with kconsole.Kernel(smp=smp, kernel=flavour_kernel(flavour),
