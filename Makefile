@@ -21,6 +21,10 @@
 #                    sharedcount every CHT lookup increments one global
 #                               counter (tests/test_sharing.py must see the
 #                               CHT lookups share lines)
+#                  Fixed defects put back, each at the place of its fix
+#                  (tests/test_controls.py requires its test to fail):
+#                    chtcount   cht insert counts its item after the linking
+#                               CAS (chtcount must fail)
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -85,6 +89,9 @@ endif
 CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
+# Fixed defects put back (one build each in `make controls`).
+BROKEN_DEFECTS := chtcount
+BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
 ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
@@ -106,6 +113,10 @@ endif
 ifneq ($(filter sharedcount,$(BROKEN_LIST)),)
 CFLAGS += -DCONFIG_BROKEN_SHAREDCOUNT
 endif
+# A defect knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
+upper = $(shell echo '$(1)' | tr a-z A-Z)
+CFLAGS += $(foreach k,$(filter $(BROKEN_DEFECTS),$(BROKEN_LIST)),\
+	-DCONFIG_BROKEN_$(call upper,$(k)))
 empty :=
 space := $(empty) $(empty)
 BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
@@ -337,6 +348,10 @@ controls:
 		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
 	@$(MAKE) --no-print-directory BUILD=build/broken-sharedcount DEBUG=0 \
 		RCU=a-rcu RCU_BROKEN=0 BROKEN=sharedcount PAGE_HT=cht kernel
+	@for k in $(BROKEN_DEFECTS); do \
+		$(MAKE) --no-print-directory BUILD=build/broken-$$k RCU=a-rcu \
+			RCU_BROKEN=0 BROKEN=$$k PAGE_HT=cht kernel || exit 1; \
+	done
 
 test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \

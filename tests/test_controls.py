@@ -16,7 +16,13 @@ rcu-broken          A-RCU GP detection does not wait      rcu1 (rcutorture:
 broken-shootdown    tlb_shootdown() does nothing          pagefault1
 broken-smpcall      one cross-call in 500 dropped         smpcall1
 broken-workq        one work item in 1000 dropped         workqueue
+broken-chtcount     CHT insert counts after its linking   chtcount
+                    CAS (the round-2 defect)
 ==================  ====================================  ==================
+
+The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
+place of its fix (``make BROKEN=KNOB``, one per race test written for a
+defect), so each such test keeps its power to fail.
 
 rcu1 must name *both* a callback run early and rcu_synchronize returning
 early (it runs every part and lists all failing ones).  Printed at -smp 2
@@ -91,6 +97,13 @@ WORKQ_LOST_RE = re.compile(
     r"^(?P<n>\d+) items? accepted and never run \(queue idle\)$")
 
 
+#: chtcount: the unclamped item count went below zero (a remover decremented
+#: before the insert of its item counted it).
+CHTCOUNT_NEG_RE = re.compile(
+    r"^the item count read -\d+, below zero: a remove was counted before "
+    r"the insert of its item")
+
+
 def _workq_lost(reason):
     m = WORKQ_LOST_RE.search(reason)
     return bool(m) and int(m["n"]) > 0
@@ -127,6 +140,10 @@ CONTROLS = {
     "workq": (broken_elf("workq"), False, [
         ("workqueue", _workq_lost,
          "work items accepted and never run (queue idle)"),
+    ]),
+    "chtcount": (broken_elf("chtcount"), False, [
+        ("chtcount", CHTCOUNT_NEG_RE.search,
+         "the item count below the linked items (counted after the CAS)"),
     ]),
 }
 
@@ -221,6 +238,10 @@ class TestControlWorkq(ControlSteps):
     CONTROL = "workq"
 
 
+class TestControlChtcount(ControlSteps):
+    CONTROL = "chtcount"
+
+
 class TestControlReasons:
     """The reason checks on canned text (no QEMU)."""
 
@@ -276,6 +297,18 @@ class TestControlReasons:
             "it")
         assert not STALE_RE.search("page hash table entries not back at the "
                                    "baseline")
+
+    def test_chtcount(self):
+        # Printed by build/broken-chtcount at -smp 2.
+        assert CHTCOUNT_NEG_RE.search(
+            "the item count read -2, below zero: a remove was counted before "
+            "the insert of its item (counted after linking)")
+        assert not CHTCOUNT_NEG_RE.search(
+            "the item count read 18446744073709551615 with at most 2 items "
+            "in the table (wrapped below zero)")
+        assert not CHTCOUNT_NEG_RE.search("the table grew 3 times although "
+                                          "it never held more than "
+                                          "max_load = 2 items")
 
     def test_workq(self):
         assert _workq_lost("21 items accepted and never run (queue idle)")
