@@ -25,6 +25,16 @@
 #                  (tests/test_controls.py requires its test to fail):
 #                    chtcount   cht insert counts its item after the linking
 #                               CAS (chtcount must fail)
+#                    arearace   as_area_resize/destroy release area_mtx
+#                               before the unmap (run arearace must lose
+#                               pages)
+#                    futexrace  a timed-out waiter that a waker counted
+#                               leaves its wake-up behind (run futexrace
+#                               must panic on the waiter-count assertion)
+#                    rcuunlock1 A-RCU's switch-out hook leaves a reader
+#                               stopped between the two steps of
+#                               rcu_read_unlock on the preempted list
+#                               (rcuunlock1 must fail)
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -90,7 +100,7 @@ CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
-BROKEN_DEFECTS := chtcount
+BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))

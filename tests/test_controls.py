@@ -18,6 +18,12 @@ broken-smpcall      one cross-call in 500 dropped         smpcall1
 broken-workq        one work item in 1000 dropped         workqueue
 broken-chtcount     CHT insert counts after its linking   chtcount
                     CAS (the round-2 defect)
+broken-rcuunlock1   A-RCU switch-out hook leaves a reader rcuunlock1
+                    between the unlock's two steps listed
+broken-arearace     area_mtx released before the unmap    run arearace
+                    of a shrink or destroy                (-d): pages lost
+broken-futexrace    a timed-out waiter a waker counted    run futexrace:
+                    leaves the remembered wake-up         waiter assertion
 ==================  ====================================  ==================
 
 The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
@@ -104,6 +110,12 @@ CHTCOUNT_NEG_RE = re.compile(
     r"the insert of its item")
 
 
+#: rcuunlock1: the grace period waited for a reader whose section was over.
+RCUUNLOCK_RE = re.compile(
+    r"^a grace period did not complete while a reader was switched out "
+    r"between the subtraction and the check of rcu_read_unlock")
+
+
 def _workq_lost(reason):
     m = WORKQ_LOST_RE.search(reason)
     return bool(m) and int(m["n"]) > 0
@@ -140,6 +152,10 @@ CONTROLS = {
     "workq": (broken_elf("workq"), False, [
         ("workqueue", _workq_lost,
          "work items accepted and never run (queue idle)"),
+    ]),
+    "rcuunlock1": (broken_elf("rcuunlock1"), False, [
+        ("rcuunlock1", RCUUNLOCK_RE.search,
+         "a grace period held up by a reader outside its section"),
     ]),
     "chtcount": (broken_elf("chtcount"), False, [
         ("chtcount", CHTCOUNT_NEG_RE.search,
@@ -242,6 +258,83 @@ class TestControlChtcount(ControlSteps):
     CONTROL = "chtcount"
 
 
+class TestControlRcuunlock1(ControlSteps):
+    CONTROL = "rcuunlock1"
+
+
+def _defect_kernel(knob, smp, name, extra_args=()):
+    kernel = broken_elf(knob)
+    if not os.path.isfile(kernel):
+        pytest.fail("%s is missing: run 'make controls'" % kernel)
+    return kconsole.Kernel(smp=smp, kernel=kernel, extra_args=extra_args,
+                           name=name)
+
+
+#: What arearace prints at the end of a run (shrink or destroy).
+AREARACE_RE = re.compile(
+    r"^arearace: (\w+): rounds (\d+), raced (\d+), lost (\d+)$", re.M)
+
+
+def _arearace_fails(rounds, name):
+    with _defect_kernel("arearace", 2, name, ["-cpu", "max"]) as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        for mode in ("", "-d"):
+            out = k.cmd("run arearace -r %d %s" % (rounds, mode),
+                        CMD_TIMEOUT * 2)
+            m = AREARACE_RE.search(out)
+            assert m, out
+            assert int(m.group(4)) > 0, (
+                "the broken build lost no page: arearace cannot catch the "
+                "unmap after the release:\n%s" % out)
+            assert re.search(r"^task \d+ \(arearace\) exited with status "
+                             r"1$", out, re.M), out
+        k.check_no_panic()
+        k.halt(HALT_TIMEOUT)
+
+
+def test_control_arearace():
+    """make BROKEN=arearace (area_mtx released before the unmap): arearace
+    (shrink, then -d: destroy) must report lost rounds and exit 1 (printed
+    at -smp 2: 'rounds 3, raced 3, lost 3' for both; 10 of 10 with -r 10).
+    Three rounds each here (about 8 s), ten in make soak."""
+    _arearace_fails(3, "control-arearace")
+
+
+@pytest.mark.soak
+def test_control_arearace_soak():
+    """make soak: the same with arearace's ten rounds per mode."""
+    _arearace_fails(10, "control-arearace-soak")
+
+
+#: The debug assertion futexrace's defect trips (the last thread leaving a
+#: futex whose waiter count stayed too high).
+FUTEX_ASSERT_RE = re.compile(
+    rb"PANIC on CPU \d+: Assertion failed: f->waiters == 0, in "
+    rb"futex_put_locked\(\)")
+ANY_PANIC_RE = re.compile(rb"PANIC on CPU \d+:[^\n]*\n")
+
+
+def test_control_futexrace():
+    """make BROKEN=futexrace (a timed-out waiter that a waker counted
+    leaves the wake-up behind): ``run futexrace`` must end in the waiter
+    count's assertion, in the first or the second run (-smp 2: printed on
+    the second, '-n 16', at -smp 1 on the first)."""
+    with _defect_kernel("futexrace", 2, "control-futexrace") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        for line in ("run futexrace -t 5", "run futexrace -t 5 -n 16",
+                     "run futexrace -t 5 -n 16"):
+            k.send_line(line)
+            idx, m, before = k.expect(
+                [FUTEX_ASSERT_RE, ANY_PANIC_RE, kconsole.PROMPT_RE],
+                CMD_TIMEOUT, "the end of %r" % line, check_panic=False)
+            if idx == 0:
+                return
+            assert idx == 2, "%s: another panic: %s\n%s" % (
+                line, kconsole.decode(m.group(0)), kconsole.decode(before))
+        pytest.fail("three futexrace runs ended without the waiter-count "
+                    "assertion: the test cannot catch the left-behind wake-up")
+
+
 class TestControlReasons:
     """The reason checks on canned text (no QEMU)."""
 
@@ -309,6 +402,16 @@ class TestControlReasons:
         assert not CHTCOUNT_NEG_RE.search("the table grew 3 times although "
                                           "it never held more than "
                                           "max_load = 2 items")
+
+    def test_rcuunlock1(self):
+        # Printed by build/broken-rcuunlock1 at -smp 2.
+        assert RCUUNLOCK_RE.search(
+            "a grace period did not complete while a reader was switched "
+            "out between the subtraction and the check of rcu_read_unlock "
+            "(it stayed on the preempted-readers list)")
+        assert not RCUUNLOCK_RE.search(
+            "the reader was never marked preempted (no grace period "
+            "detection reached it)")
 
     def test_workq(self):
         assert _workq_lost("21 items accepted and never run (queue idle)")
