@@ -35,6 +35,9 @@
 #                               stopped between the two steps of
 #                               rcu_read_unlock on the preempted list
 #                               (rcuunlock1 must fail)
+#                    inputflood a full console input ring drops what the
+#                               UART holds (the console flood must lose
+#                               markers)
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -100,7 +103,7 @@ CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
-BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1
+BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))

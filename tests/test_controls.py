@@ -24,6 +24,8 @@ broken-arearace     area_mtx released before the unmap    run arearace
                     of a shrink or destroy                (-d): pages lost
 broken-futexrace    a timed-out waiter a waker counted    run futexrace:
                     leaves the remembered wake-up         waiter assertion
+broken-inputflood   a full console ring drops UART bytes  the flood: lost
+                                                          markers
 ==================  ====================================  ==================
 
 The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
@@ -333,6 +335,17 @@ def test_control_futexrace():
                 line, kconsole.decode(m.group(0)), kconsole.decode(before))
         pytest.fail("three futexrace runs ended without the waiter-count "
                     "assertion: the test cannot catch the left-behind wake-up")
+
+
+def test_control_inputflood():
+    """make BROKEN=inputflood (a full input ring drops what the UART
+    holds): the console flood of tests/test_fuzz.py must lose markers."""
+    import test_fuzz
+    with _defect_kernel("inputflood", 2, "control-inputflood") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        missing, _ = test_fuzz.flood(k, 0)
+        assert missing, ("the broken build answered every marker: the flood "
+                         "cannot catch dropped input")
 
 
 class TestControlReasons:
