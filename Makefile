@@ -38,6 +38,13 @@
 #                    inputflood a full console input ring drops what the
 #                               UART holds (the console flood must lose
 #                               markers)
+#                    asrace1    a page fault inserts its record after
+#                               releasing the area lock (asrace1 must fail)
+#                    mapping2   page_mapping_update inserts a new record and
+#                               removes the old (mapping2 must fail)
+#                    framedf1   a frame free diagnoses from the frame's own
+#                               state (framedf1 must panic with the old
+#                               'freed twice or with a wrong count')
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -103,7 +110,8 @@ CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
-BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood
+BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
+	mapping2 framedf1
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))

@@ -648,9 +648,20 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 			return ENOMEM;
 		}
 		pte = area_page_pte(a, frame);
+#ifdef CONFIG_BROKEN_ASRACE1
+		/*
+		 * Negative control (make BROKEN=asrace1): the defect before
+		 * 47a1c24, the record inserted after the area lock is released,
+		 * so a destroy or shrink whose unmap ran meanwhile leaves it
+		 * behind the area (test asrace1 must fail).
+		 */
+		irq_spinlock_unlock(&as->area_lock, true);
+#endif
 		pte_t existing;
 		int rc = page_mapping_insert(as->id, page, &pte, &existing);
+#ifndef CONFIG_BROKEN_ASRACE1
 		irq_spinlock_unlock(&as->area_lock, true);
+#endif
 		if (rc == EEXIST) {
 			/* Another CPU faulted the page first: use its frame. */
 			__atomic_fetch_add(&as->faults_raced, 1, __ATOMIC_RELAXED);
