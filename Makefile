@@ -49,6 +49,9 @@
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
 #                  -icount); 0 (default): none, spinlocks unchanged
+#   LOCKDEP        1 (default in debug builds): the lock-dependency validator
+#                  (synch/lockdep.h, the `lockdep` command); 0: none. Release
+#                  builds (DEBUG=0) never have it
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -60,6 +63,7 @@ PAGE_HT ?= cht
 RCU_BROKEN ?= 0
 BROKEN ?=
 LOCK_STAT ?= 0
+LOCKDEP ?= 1
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -145,6 +149,10 @@ ifeq ($(LOCK_STAT),1)
 CFLAGS += -DCONFIG_LOCK_STAT
 LOCKSTAT_NAME := -lockstat
 endif
+ifeq ($(DEBUG)$(LOCKDEP),11)
+CFLAGS += -DCONFIG_LOCKDEP
+LOCKDEP_NAME := -lockdep
+endif
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
 else ifeq ($(PAGE_HT),locked)
@@ -188,7 +196,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -206,7 +214,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
-	help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
+	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
 	memcached-bench plugin bench-sharing
 
 all: kernel iso
@@ -216,6 +224,7 @@ help:
 	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
 	@echo "make test          build and run every test (pytest in tests/)"
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
+	@echo "make verify        SPIN models of RCU and the CHT, every broken variant (verify/)"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
@@ -377,6 +386,13 @@ controls:
 test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
+
+# The SPIN models (verify/README.md): every model must pass, every broken
+# variant must be caught with a trail; a table of states and times. No build,
+# no QEMU. The short runs are also in make test (tests/test_models.py).
+verify:
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
+	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
 soak: deps all flavours controls

@@ -47,6 +47,8 @@ SETTLE_TIMEOUT = 60
 
 SEED = int(os.environ.get("KTEST_SYSFUZZ_SEED", "29"))
 SECONDS = int(os.environ.get("KTEST_SYSFUZZ_SECONDS", "20"))
+#: Seconds of each soak seed's run (issue 29 asks for 600 once per round).
+SOAK_SECONDS = int(os.environ.get("KTEST_SYSFUZZ_SOAK_SECONDS", "120"))
 THREADS = 4
 
 #: System call numbers of abi/syscall.h the fuzzer must issue (all but 0,
@@ -268,7 +270,7 @@ class TestSysfuzz:
 @pytest.mark.parametrize("seed", [2901, 2902, 2903])
 def test_sysfuzz_soak(request, boot_factory, seed):
     """make soak: a boot per seed at -smp 4 -cpu max, 2 minutes of 8
-    threads each, the same checks."""
+    threads each (KTEST_SYSFUZZ_SOAK_SECONDS), the same checks."""
     boot = boot_factory(request, smp=4, kernel=flavour_kernel("a-rcu"),
                         extra_args=["-cpu", "max"],
                         name="sysfuzz-soak-%d" % seed)
@@ -276,7 +278,7 @@ def test_sysfuzz_soak(request, boot_factory, seed):
     k.wait_prompt(BOOT_TIMEOUT)
     run_sysfuzz(k, seed + 1000, 1, 4)
     baseline = settle(k)
-    run_sysfuzz(k, seed, 120, 8)
+    run_sysfuzz(k, seed, SOAK_SECONDS, 8)
     now = settle(k, baseline)
     assert now == baseline, "after sysfuzz -s %d: %s" % (
         seed, diff(now, baseline))

@@ -11,7 +11,8 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
   one test by name, ``test *`` with no failure and a verdict per test, then
   ``rcu`` shows this flavour, at least the grace periods that ``rcu1`` and
   ``rcutorture`` reported using and no pending callbacks, ``workq`` idle,
-  ``pageht`` empty, no panic, ``halt`` exits QEMU with status 33.
+  ``pageht`` empty, ``lockdep`` (debug builds) active with no report and
+  every learned edge allowed by docs/LOCKING.md's order, no panic, ``halt`` exits QEMU with status 33.
 * Soak (``make soak``): the locked page hash table at -smp 1 and 8 and
   Podzimek RCU at -smp 8, ``test *`` and the same checks after it
   (``test_soak_locked``).
@@ -38,6 +39,7 @@ from conftest import (LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, flavour_kernel,
                       flavours)
 from test_rcu import check_rcu_stats
 from test_rcu_checks import stall_lines_outside
+from test_lockdep import check_lockdep_after_tests
 
 BOOT_TIMEOUT = 180       # QEMU start to first prompt (TCG, -smp 8, GRUB)
 CMD_TIMEOUT = 60         # an ordinary command
@@ -232,6 +234,14 @@ class TestSMP:
         assert m, "cannot parse 'pageht':\n" + out
         assert int(m.group(1)) == 0, "page hash table entries left:\n" + out
 
+    def test_lockdep(self, smp_boot):
+        """``lockdep`` after the tests: no report, every learned lock order
+        allowed by docs/LOCKING.md (tests/test_lockdep.py)."""
+        if getattr(smp_boot, "all_output", None) is None:
+            pytest.skip("'test *' did not complete")
+        check_lockdep_after_tests(
+            smp_boot.k, smp_boot.flavour.endswith("+release"))
+
     def test_no_panic(self, smp_boot):
         """Nothing in the whole log is a panic or exception report."""
         smp_boot.k.check_no_panic()
@@ -378,6 +388,8 @@ BAD_INPUTS = [
     ("rcu-extra-args", b"rcu extra", "usage"),
     ("lockstat-extra-args", b"lockstat extra", "usage"),
     ("lockstat-bad-flag", b"lockstat -x", "usage"),
+    ("lockdep-extra-args", b"lockdep extra", "usage"),
+    ("lockdep-bad-flag", b"lockdep -r", "usage"),
     ("cpus-huge-hex", b"cpus 0xffffffffffffffffffffffffffff", None),
     ("version-extra-arg", b"version 1", None),
     ("zones-huge-numbers", b"zones 99999999999999999999 -9999999999999",

@@ -8,8 +8,11 @@
 #   test          build and test the kernel and the userspace library
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
 #                 gcc, make, binutils, python3, pkg-config (the library's
-#                 install test; its sanitizer runtimes come with gcc), and
-#                 pytest + pexpect importable by $PYTHON
+#                 install test; its sanitizer runtimes come with gcc),
+#                 pytest + pexpect importable by $PYTHON, and spin (the
+#                 short model checks, tests/test_models.py)
+#   verify        make verify: the SPIN models of verify/ (spin, gcc,
+#                 python3)
 #   plot          the benchmark figures (make bench-deps, bench/plot.py):
 #                 matplotlib importable by $PYTHON
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
@@ -64,6 +67,10 @@ test cmd python3 python3
 test cmd pkg-config pkg-config
 test py pytest python3-pytest
 test py pexpect python3-pexpect
+test cmd spin spin
+verify cmd spin spin
+verify cmd gcc gcc
+verify cmd python3 python3
 plot py matplotlib python3-matplotlib
 uspace-bench pkg liburcu-dev liburcu-dev
 uspace-bench pkg libcuckoo-dev libcuckoo-dev
@@ -96,8 +103,8 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        test|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
-        *) echo "usage: $0 [--check] [test|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
+        test|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
     esac
 done
 [ ${#groups[@]} -ne 0 ] || groups=(test)

@@ -91,6 +91,17 @@ test_t tests[] = {
 	    test_fault1, false },
 	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "
 	    "#DF on its IST stack, panic and halt (unsafe)", test_dfstack1, false },
+	{ "lockdep1", "Lock validator: two locks taken in both orders by one "
+	    "thread: reported with both chains, panic (unsafe)", test_lockdep1,
+	    false },
+	{ "lockdep2", "Lock validator: a lock taken with interrupts enabled, "
+	    "then in a timer interrupt: reported, panic (unsafe)", test_lockdep2,
+	    false },
+	{ "lockdep3", "Lock validator: mutex_lock while holding a spinlock: "
+	    "reported, panic (unsafe)", test_lockdep3, false },
+	{ "lockdep4", "Lock validator: an interrupt-taken lock held while taking "
+	    "a lock taken elsewhere with interrupts enabled: the chain reported, "
+	    "panic (unsafe)", test_lockdep4, false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -12,6 +12,7 @@
 #include <debug/symtab.h>
 #include <arch/userspace.h>
 #include <proc/task.h>
+#include <synch/lockdep.h>
 
 typedef struct {
 	uint16_t offset_lo;
@@ -133,8 +134,11 @@ void interrupt_dispatch(istate_t *istate)
 		__atomic_store_n(&cpu->idle, false, __ATOMIC_SEQ_CST);
 	if (cpu)
 		cpu->irq_nesting++;
+	if (cpu)
+		lockdep_hardirq_enter(vector);
 	handlers[vector](vector, istate);
 	if (cpu) {
+		lockdep_hardirq_exit(vector);
 		cpu->irq_nesting--;
 		/*
 		 * Preempt on the way out, but only if the interrupted code had

@@ -338,6 +338,7 @@ static inline uint64_t cht_item_hash(size_t user_hash)
 extern uint64_t cht_broken_lookups;
 #endif
 
+/* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
     cht_t *h, void *key, const cht_ops_t *const ops)
 {
@@ -397,6 +398,7 @@ static inline cht_node_t *cht__ptr(uintptr_t v)
  * Called by the thread whose CAS unlinked item @a l (exactly one per item):
  * its remove callback runs after a grace period.
  */
+/* Model: verify/cht.pml */
 static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
 {
 	l->op = h->op;
@@ -408,6 +410,7 @@ static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
  * it lives in a retired bucket array, which the resizer frees a grace period
  * after it has seen all of the array's dummies unlinked.
  */
+/* Model: verify/cht.pml */
 static inline void cht__unlinked(cht_t *h, cht_node_t *n)
 {
 	if (n->hash & 1)
@@ -425,6 +428,7 @@ static inline void cht__unlinked(cht_t *h, cht_node_t *n)
  * instructions per page fault and 21 per operation of chtbench 15 at 20 %
  * updates (icount, release A-RCU) over one shared out-of-line copy.
  */
+/* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) void cht__search(cht_t *h,
     cht_node_t *start, uint64_t hash, bool strict, uintptr_t **pprev,
     cht_node_t **pcur)
@@ -459,6 +463,7 @@ retry:;
 }
 
 /** Marks @a n deleted. @return true if this call did it. */
+/* Model: verify/cht.pml */
 static inline bool cht__mark_deleted(cht_node_t *n)
 {
 	uintptr_t nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
@@ -506,6 +511,7 @@ static inline __attribute__((always_inline)) bool cht__count(cht_t *h,
 }
 
 /** The body of every insert; @a ops is h->op or a constant equal to it. */
+/* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
     cht_link_t *item, bool unique, cht_link_t **dup,
     const cht_ops_t *const ops)
@@ -581,6 +587,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 }
 
 /** The body of cht_remove_key(); @a ops as for cht__insert(). */
+/* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
     void *key, const cht_ops_t *const ops)
 {

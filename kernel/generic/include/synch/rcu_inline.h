@@ -42,6 +42,7 @@ static inline size_t arcu_nesting(void)
 	return n;
 }
 
+/* Model: verify/arcu.pml */
 static inline void rcu_read_lock(void)
 {
 	/*
@@ -58,6 +59,7 @@ static inline void rcu_read_lock(void)
  * Exposed so that a test can stop a thread between the two steps; everything
  * else calls rcu_read_unlock(). Thread context, inside a reader section.
  */
+/* Model: verify/arcu.pml */
 static inline void arcu_read_unlock_sub(void)
 {
 	asm volatile ("subq %0, %%gs:%c1" : : "i" (RCU_CNT_INC),
@@ -71,6 +73,7 @@ static inline void arcu_read_unlock_sub(void)
  * out between the two steps has already been taken off the list by the
  * scheduler hook (its count is then 0 when it runs again).
  */
+/* Model: verify/arcu.pml */
 static inline void arcu_read_unlock_check(void)
 {
 	bool preempted;
@@ -114,6 +117,7 @@ void rcu_record_qs(void);
 /** Outermost unlock of a section that was preempted. Preemption off. */
 void rcu_read_unlock_preempted(void);
 
+/* Model: verify/podzimek.pml */
 static inline void rcu_read_lock(void)
 {
 	preemption_disable();
@@ -131,6 +135,7 @@ static inline void rcu_read_lock(void)
 	preemption_enable();
 }
 
+/* Model: verify/podzimek.pml */
 static inline void rcu_read_unlock(void)
 {
 	preemption_disable();

@@ -27,6 +27,11 @@ typedef struct spinlock {
 	 *  the holder, see synch/lockstat.h. */
 	unsigned lockstat_class;
 #endif
+#ifdef CONFIG_LOCKDEP
+	/** Lock-dependency class index + 1 (0: not looked up yet); a cache
+	 *  written with relaxed atomics, see synch/lockdep.h. */
+	unsigned lockdep_class;
+#endif
 } spinlock_t;
 
 #define SPINLOCK_INITIALIZER(lname) { .locked = 0, .owner = 0, .name = (lname) }
@@ -70,6 +75,24 @@ void irq_spinlock_lock(irq_spinlock_t *lock, bool irq_dis);
 /** Releases @a lock; with @a irq_res true restores the saved interrupt state. */
 void irq_spinlock_unlock(irq_spinlock_t *lock, bool irq_res);
 bool irq_spinlock_trylock(irq_spinlock_t *lock);
+#ifdef CONFIG_LOCKDEP
+/**
+ * irq_spinlock_lock() that the lock validator checks as class @a lockdep_class
+ * (a static string) instead of the lock's name: one documented access pattern
+ * of a lock whose per-instance order the class-level graph cannot see (the
+ * calling CPU's own timeout lock taken with interrupts disabled, see
+ * docs/LOCKING.md). Any context; never sleeps.
+ */
+void irq_spinlock_lock_as(irq_spinlock_t *lock, bool irq_dis,
+    const char *lockdep_class);
+#else
+static inline void irq_spinlock_lock_as(irq_spinlock_t *lock, bool irq_dis,
+    const char *lockdep_class)
+{
+	(void) lockdep_class;
+	irq_spinlock_lock(lock, irq_dis);
+}
+#endif
 /** True if the calling CPU holds @a lock; see spinlock_locked_by_me(). */
 static inline bool irq_spinlock_locked_by_me(irq_spinlock_t *lock)
 {

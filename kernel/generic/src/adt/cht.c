@@ -134,6 +134,7 @@ static cht_buckets_t *buckets_alloc(size_t order)
  * (the item is no longer reachable for new traversals; old ones only read next
  * and hash).
  */
+/* Model: verify/cht.pml */
 void cht__node_reclaim(cht_env_rcu_item_t *rcu)
 {
 	cht_link_t *l = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
@@ -154,6 +155,7 @@ static inline cht_node_t *lookup_start(cht_buckets_t *b, uint64_t hash)
  * equal hash, in the list): before the first node with a hash >= d's. Inside
  * a reader section (search() may unlink deleted nodes on the way).
  */
+/* Model: verify/cht.pml */
 static void dummy_link(cht_t *h, cht_node_t *start, cht_node_t *d)
 {
 	for (;;) {
@@ -176,6 +178,7 @@ static void dummy_link(cht_t *h, cht_node_t *start, cht_node_t *d)
  * alone that no other thread sees), chains them behind the head with plain
  * stores and no reader section. Resizer or cht_create() only.
  */
+/* Model: verify/cht.pml */
 static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 {
 	size_t n = (size_t) 1 << nb->order;
@@ -208,6 +211,7 @@ static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 }
 
 /** RCU callback: frees a replaced bucket array (all its dummies unlinked). */
+/* Model: verify/cht.pml */
 static void buckets_reclaim(cht_env_rcu_item_t *rcu)
 {
 	cht_env_free((char *) rcu - offsetof(cht_buckets_t, rcu));
@@ -224,6 +228,7 @@ static void buckets_reclaim(cht_env_rcu_item_t *rcu)
  * time of the `cht` test's resize waves); cht_destroy()'s rcu_barrier() waits
  * for any such free still pending. Resizer only.
  */
+/* Model: verify/cht.pml */
 static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
 {
 	size_t n = (size_t) 1 << old->order;
@@ -248,6 +253,7 @@ static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
  * Replaces the bucket array by one of 2^@a order buckets (see the file
  * comment). @return false without memory (the size stays). Resizer only.
  */
+/* Model: verify/cht.pml */
 static bool buckets_replace(cht_t *h, size_t order)
 {
 	cht_buckets_t *old = h->b;
@@ -575,6 +581,7 @@ cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item)
 	return NULL;
 }
 
+/* Model: verify/cht.pml */
 void cht__cleanup(cht_t *h, uint64_t hash)
 {
 	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);

@@ -1,11 +1,15 @@
 /** @file cmd_synch.c
  * `lockstat`: lock statistics per lock class, from lockstat_snapshot()
  * (kernels built with LOCK_STAT=1; see synch/lockstat.h).
+ * `lockdep`: the lock-dependency validator's classes and learned graph
+ * (debug builds; see synch/lockdep.h).
  */
 #include <console/kconsole.h>
 #include <console/console.h>
 #include <console/cmds.h>
 #include <synch/lockstat.h>
+#include <synch/lockdep.h>
+#include <debug/symtab.h>
 #include <print.h>
 
 enum { OPT_RESET };
@@ -60,7 +64,72 @@ static cmd_info_t lockstat_cmd = {
 	.optc = ARRAY_SIZE(lockstat_opts),
 };
 
+static void print_site(uintptr_t ip)
+{
+	uintptr_t off = 0;
+	const char *s = ip ? symtab_lookup(ip, &off) : NULL;
+	if (s)
+		printf("%s+0x%lx", s, (unsigned long) off);
+	else
+		printf("-");
+}
+
+/**
+ * Prints the classes and the edges learned so far. One line per class:
+ * `class NAME acq=N irq=SITE irq-on=SITE`, one per edge: `edge FROM -> TO
+ * count=N at FROM_SITE TO_SITE` (tests/test_lockdep.py parses them).
+ */
+static int cmd_lockdep(const cmd_call_t *call)
+{
+	(void) call;
+	if (!lockdep_enabled()) {
+		printf("lockdep: this kernel has no lock validator (debug builds "
+		    "have it unless built with make LOCKDEP=0)\n");
+		return 0;
+	}
+	size_t nc = lockdep_class_count();
+	size_t ne = lockdep_edge_count();
+	console_lock();
+	printf("lockdep: %s, %zu classes, %zu edges, %zu reports\n",
+	    lockdep_active() ? "active" : "off", nc, ne,
+	    lockdep_report_count());
+	for (size_t i = 0; i < nc; i++) {
+		lockdep_class_info_t k;
+		if (!lockdep_snapshot_class(i, &k))
+			break;
+		printf("class %s acq=%lu irq=", k.name, k.acquisitions);
+		print_site(k.irq_ip);
+		printf(" irq-on=");
+		print_site(k.irq_on_ip);
+		printf("\n");
+	}
+	for (size_t i = 0; i < ne; i++) {
+		lockdep_edge_info_t e;
+		lockdep_class_info_t a, b;
+		if (!lockdep_snapshot_edge(i, &e) ||
+		    !lockdep_snapshot_class(e.from, &a) ||
+		    !lockdep_snapshot_class(e.to, &b))
+			break;
+		printf("edge %s -> %s count=%lu at ", a.name, b.name, e.count);
+		print_site(e.from_ip);
+		printf(" ");
+		print_site(e.to_ip);
+		printf("\n");
+	}
+	printf("lockdep: end\n");
+	console_unlock();
+	return 0;
+}
+
+static cmd_info_t lockdep_cmd = {
+	.name = "lockdep",
+	.description = "Lock validator: the learned lock classes (interrupt "
+	    "sites) and dependency graph (edges with counts)",
+	.func = cmd_lockdep,
+};
+
 void cmd_synch_init(void)
 {
 	(void) cmd_register(&lockstat_cmd);
+	(void) cmd_register(&lockdep_cmd);
 }

@@ -4,6 +4,7 @@
 #include <synch/mutex.h>
 #include <synch/semaphore.h>
 #include <synch/waitq.h>
+#include <synch/lockdep.h>
 #include <proc/thread.h>
 #include <arch/asm.h>
 #include <cpu.h>
@@ -66,6 +67,8 @@ static errno_t mutex_lock_common(mutex_t *mtx, uint64_t usec, bool block)
 	}
 
 	if (block) {
+		/* Whether or not it sleeps this time. */
+		lockdep_might_sleep("mutex_lock", NULL);
 		errno_t rc = semaphore_down_timeout(&mtx->sem, usec);
 		if (rc != EOK)
 			return rc;

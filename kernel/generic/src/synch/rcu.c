@@ -62,6 +62,7 @@
 #include <synch/mutex.h>
 #include <synch/waitq.h>
 #include <synch/spinlock.h>
+#include <synch/lockdep.h>
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -137,6 +138,7 @@ static inline uint64_t cur_gp(void)
 }
 
 /** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
+/* Model: verify/arcu.pml */
 static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
 {
 	cpu_t *c = &cpus[i];
@@ -147,6 +149,7 @@ static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
 }
 
 /** Starts GP cur_gp + 1: preempted readers so far may predate it. */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static uint64_t gp_start(void)
 {
 	irq_spinlock_lock(&rcu_preempt_lock, true);
@@ -166,6 +169,7 @@ static uint64_t gp_start(void)
  * Waits until every reader preempted before the GP started has left; prints
  * the stall warning of @a w when it is due meanwhile.
  */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static UNUSED void wait_for_preempted_readers(gp_watch_t *w)
 {
 	irq_spinlock_lock(&rcu_preempt_lock, true);
@@ -198,6 +202,7 @@ static void preempted_reader_left_locked(void)
 }
 
 /** Puts @a t, switched out inside a reader, on the right preempted list. */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static void add_preempted_locked(thread_t *t)
 {
 	cpu_t *c = CPU;
@@ -234,6 +239,7 @@ static void rcu_thread_exits_hook(thread_t *t)
 #if defined(CONFIG_RCU_A_RCU)
 
 /** Context switch: a quiescent state of the CPU. Interrupts disabled. */
+/* Model: verify/arcu.pml */
 static void record_cs_qs(void)
 {
 	cpu_t *c = CPU;
@@ -241,6 +247,7 @@ static void record_cs_qs(void)
 	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
 }
 
+/* Model: verify/arcu.pml */
 void rcu_read_unlock_preempted(void)
 {
 	ipl_t ipl = interrupts_disable();
@@ -269,6 +276,7 @@ void rcu_read_unlock_preempted(void)
  *   rcu_read_unlock_preempted() re-checks under rcu_preempt_lock) and does nothing.
  * The CPU's count is 0 until the switch-in hook loads the next thread's.
  */
+/* Model: verify/arcu.pml */
 static void arcu_after_thread_ran(thread_t *t)
 {
 	cpu_t *c = CPU;
@@ -300,12 +308,14 @@ static void arcu_after_thread_ran(thread_t *t)
 }
 
 /** Switch-in hook (interrupts disabled): t's count becomes the CPU's. */
+/* Model: verify/arcu.pml */
 static void arcu_before_thread_runs(thread_t *t)
 {
 	CPU->rcu.nesting = __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED);
 }
 
 /** smp_call target: acknowledge the GP if the CPU is outside any reader. */
+/* Model: verify/arcu.pml */
 static UNUSED void arcu_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
@@ -331,6 +341,7 @@ static UNUSED void arcu_sample_cpu(void *arg)
 }
 
 /** A-RCU grace period detection, run by a reclaimer holding gp_mutex. */
+/* Model: verify/arcu.pml */
 static void run_gp(void)
 {
 	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
@@ -381,6 +392,7 @@ static void run_gp(void)
 }
 
 /** Blocks until GP @a gp completed, running the detection if nobody does. */
+/* Model: verify/arcu.pml */
 static void wait_for_gp(uint64_t gp)
 {
 	while (rcu_completed_gps() < gp) {
@@ -422,6 +434,7 @@ static const sched_hooks_t rcu_hooks = {
 #elif defined(CONFIG_RCU_PODZIMEK)
 
 /** Records a QS of this CPU; announces it if the detector waits. Preemption off. */
+/* Model: verify/podzimek.pml */
 void rcu_record_qs(void)
 {
 	cpu_t *c = CPU;
@@ -433,6 +446,7 @@ void rcu_record_qs(void)
 	}
 }
 
+/* Model: verify/podzimek.pml */
 static void remove_preempted(thread_t *t)
 {
 	ipl_t ipl = interrupts_disable();
@@ -451,6 +465,7 @@ void rcu_read_unlock_preempted(void)
 	remove_preempted(THREAD);
 }
 
+/* Model: verify/podzimek.pml */
 static void podzimek_after_thread_ran(thread_t *t)
 {
 	cpu_t *c = CPU;
@@ -466,12 +481,14 @@ static void podzimek_after_thread_ran(thread_t *t)
 	rcu_record_qs();
 }
 
+/* Model: verify/podzimek.pml */
 static void podzimek_before_thread_runs(thread_t *t)
 {
 	CPU->rcu.nesting = t->rcu_nesting;
 }
 
 /** smp_call target: acknowledge, or promise to announce the next QS. */
+/* Model: verify/podzimek.pml */
 static UNUSED void podzimek_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
@@ -486,6 +503,7 @@ static UNUSED void podzimek_sample_cpu(void *arg)
 	}
 }
 
+/* Model: verify/podzimek.pml */
 static void run_gp(void)
 {
 	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
@@ -528,6 +546,7 @@ static void run_gp(void)
 	waitq_wake_all(&gp_done_wq);
 }
 
+/* Model: verify/podzimek.pml */
 static void detector_thread(void *arg)
 {
 	for (;;) {
@@ -545,6 +564,7 @@ static void detector_thread(void *arg)
 	}
 }
 
+/* Model: verify/podzimek.pml */
 static void wait_for_gp(uint64_t gp)
 {
 	irq_spinlock_lock(&req_lock, true);
@@ -616,6 +636,7 @@ static void exec_batch(rcu_item_t *head, cpu_t *c)
 }
 
 /** Per-CPU reclaimer: advances this CPU's batches and runs completed ones. */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 static void reclaimer_thread(void *arg)
 {
 	cpu_t *c = arg;
@@ -692,6 +713,11 @@ static void sync_cb(rcu_item_t *item)
 void rcu_synchronize(void)
 {
 	assert_verbose(!rcu_read_locked(), "rcu_synchronize inside a reader section");
+	/*
+	 * Every spinlock held here is a lock a reader path may take (readers
+	 * take spinlocks, callbacks run with none of the caller's): name them.
+	 */
+	lockdep_might_sleep("rcu_synchronize", NULL);
 	rcu_sync_t s;
 	waitq_initialize(&s.wq);
 	rcu_call(&s.item, sync_cb);
@@ -723,6 +749,7 @@ static void barrier_post(void *arg)
 
 void rcu_barrier(void)
 {
+	lockdep_might_sleep("rcu_barrier", NULL);
 	mutex_lock(&barrier_mtx);
 	unsigned n = 0;
 	for (unsigned i = 0; i < cpu_count; i++)

@@ -3,6 +3,7 @@
  */
 #include <synch/spinlock.h>
 #include <synch/lockstat.h>
+#include <synch/lockdep.h>
 #include <arch/asm.h>
 #include <time/delay.h>
 #include <cpu.h>
@@ -41,6 +42,9 @@ void spinlock_initialize(spinlock_t *lock, const char *name)
 	lock->acquired_at = 0;
 	lock->lockstat_class = 0;
 #endif
+#ifdef CONFIG_LOCKDEP
+	__atomic_store_n(&lock->lockdep_class, 0, __ATOMIC_RELAXED);
+#endif
 }
 
 static inline bool spinlock_try_acquire(spinlock_t *lock)
@@ -49,9 +53,38 @@ static inline bool spinlock_try_acquire(spinlock_t *lock)
 	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
 }
 
+#ifdef CONFIG_LOCKDEP
+/*
+ * With the validator, the lock operations take the caller's return address
+ * (the call site named in reports; irq_spinlock_lock() passes its own
+ * caller's). Without it the functions below are exactly the previous ones.
+ */
+#define LOCKDEP_RET_IP ((uintptr_t) __builtin_return_address(0))
+static void spinlock_lock_ip(spinlock_t *lock, uintptr_t ld_ip,
+    const char *ld_as);
+static bool spinlock_trylock_ip(spinlock_t *lock, uintptr_t ld_ip);
+
 void spinlock_lock(spinlock_t *lock)
 {
+	spinlock_lock_ip(lock, LOCKDEP_RET_IP, NULL);
+}
+
+bool spinlock_trylock(spinlock_t *lock)
+{
+	return spinlock_trylock_ip(lock, LOCKDEP_RET_IP);
+}
+
+static void spinlock_lock_ip(spinlock_t *lock, uintptr_t ld_ip,
+    const char *ld_as)
+#else
+void spinlock_lock(spinlock_t *lock)
+#endif
+{
 	preemption_disable();
+#ifdef CONFIG_LOCKDEP
+	/* Before spinning: an inversion is reported even if it deadlocks now. */
+	lockdep_acquire_as(lock, ld_ip, false, ld_as);
+#endif
 #ifdef CONFIG_DEBUG
 	uint64_t start = 0;
 	bool reported = false;
@@ -95,11 +128,18 @@ void spinlock_lock(spinlock_t *lock)
 #endif
 }
 
+#ifdef CONFIG_LOCKDEP
+static bool spinlock_trylock_ip(spinlock_t *lock, uintptr_t ld_ip)
+#else
 bool spinlock_trylock(spinlock_t *lock)
+#endif
 {
 	preemption_disable();
 	if (spinlock_try_acquire(lock)) {
 		lock->owner = (int) CPU->id + 1;
+#ifdef CONFIG_LOCKDEP
+		lockdep_acquire(lock, ld_ip, true);
+#endif
 #ifdef CONFIG_LOCK_STAT
 		uint64_t now = rdtsc();
 		lockstat_acquired(lock, now, now, false);
@@ -113,6 +153,9 @@ bool spinlock_trylock(spinlock_t *lock)
 void spinlock_unlock(spinlock_t *lock)
 {
 	assert(__atomic_load_n(&lock->locked, __ATOMIC_RELAXED));
+#ifdef CONFIG_LOCKDEP
+	lockdep_release(lock);
+#endif
 #ifdef CONFIG_LOCK_STAT
 	lockstat_released(lock, rdtsc());
 #endif
@@ -148,12 +191,20 @@ void irq_spinlock_lock(irq_spinlock_t *lock, bool irq_dis)
 {
 	if (irq_dis) {
 		ipl_t ipl = interrupts_disable();
+#ifdef CONFIG_LOCKDEP
+		spinlock_lock_ip(&lock->lock, LOCKDEP_RET_IP, NULL);
+#else
 		spinlock_lock(&lock->lock);
+#endif
 		lock->guard = true;
 		lock->ipl = ipl;
 	} else {
 		assert(interrupts_disabled());
+#ifdef CONFIG_LOCKDEP
+		spinlock_lock_ip(&lock->lock, LOCKDEP_RET_IP, NULL);
+#else
 		spinlock_lock(&lock->lock);
+#endif
 		lock->guard = false;
 	}
 }
@@ -174,7 +225,11 @@ void irq_spinlock_unlock(irq_spinlock_t *lock, bool irq_res)
 bool irq_spinlock_trylock(irq_spinlock_t *lock)
 {
 	ipl_t ipl = interrupts_disable();
+#ifdef CONFIG_LOCKDEP
+	if (spinlock_trylock_ip(&lock->lock, LOCKDEP_RET_IP)) {
+#else
 	if (spinlock_trylock(&lock->lock)) {
+#endif
 		lock->guard = true;
 		lock->ipl = ipl;
 		return true;
@@ -182,3 +237,20 @@ bool irq_spinlock_trylock(irq_spinlock_t *lock)
 	interrupts_restore(ipl);
 	return false;
 }
+
+#ifdef CONFIG_LOCKDEP
+void irq_spinlock_lock_as(irq_spinlock_t *lock, bool irq_dis,
+    const char *lockdep_class)
+{
+	if (irq_dis) {
+		ipl_t ipl = interrupts_disable();
+		spinlock_lock_ip(&lock->lock, LOCKDEP_RET_IP, lockdep_class);
+		lock->guard = true;
+		lock->ipl = ipl;
+	} else {
+		assert(interrupts_disabled());
+		spinlock_lock_ip(&lock->lock, LOCKDEP_RET_IP, lockdep_class);
+		lock->guard = false;
+	}
+}
+#endif

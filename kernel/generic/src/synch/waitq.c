@@ -11,6 +11,7 @@
  */
 #include <synch/waitq.h>
 #include <synch/rcu.h>
+#include <synch/lockdep.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <time/timeout.h>
@@ -82,6 +83,8 @@ errno_t waitq_sleep_finish(waitq_t *wq, ipl_t ipl, uint64_t usec, unsigned flags
 
 	thread_t *t = THREAD;
 	assert(t && t != CPU->idle_thread);
+	/* Names every spinlock held but the queue's own (released below). */
+	lockdep_might_sleep("a wait queue sleep", &wq->lock.lock);
 	assert_verbose(CPU->preemption_disabled == 1,
 	    "sleeping while holding a spinlock or with preemption disabled");
 	assert_verbose(ipl & RFLAGS_IF, "sleeping with interrupts disabled");

@@ -33,7 +33,14 @@ void timeout_register(timeout_t *t, uint64_t usec, timeout_handler_t handler,
 {
 	ipl_t ipl = interrupts_disable();
 	cpu_t *c = CPU;
-	irq_spinlock_lock(&c->timeout_lock, false);
+	/*
+	 * The lock validator sees this CPU's own lock taken with interrupts off
+	 * as "timeouts.local": a wait queue sleep registers under its queue lock
+	 * (waitq -> timeouts.local) while handlers take queue locks under the
+	 * lock of the CPU they run on (timeouts -> waitq); the two never meet on
+	 * one instance (docs/LOCKING.md).
+	 */
+	irq_spinlock_lock_as(&c->timeout_lock, false, "timeouts.local");
 	assert(t->cpu == NULL);
 	t->deadline = uptime_us() + usec;
 	t->handler = handler;

@@ -235,6 +235,7 @@ static inline void cht_rcu_reader_barrier(void)
 #define CHT_RCU_SELF_STORE(f, v) __atomic_store_n(&cht_rcu_self.f, (v), __ATOMIC_RELAXED)
 
 /** Stores a snapshot of the GP sequence into ctr, then the flavour's barrier. */
+/* Model: verify/urcu.pml */
 static inline void cht_rcu_read_snapshot(void)
 {
 	/*
@@ -256,6 +257,7 @@ static inline void cht_rcu_read_snapshot(void)
  * if the thread is not registered (then it is not in a section and must not
  * call cht_rcu_read_unlock()).
  */
+/* Model: verify/urcu.pml */
 static inline int cht_rcu_read_lock(void)
 {
 	/*
@@ -279,6 +281,7 @@ static inline int cht_rcu_read_lock(void)
 }
 
 /** Leaves a reader section. A release store, no fence. */
+/* Model: verify/urcu.pml */
 static inline void cht_rcu_read_unlock(void)
 {
 	unsigned long n = CHT_RCU_SELF_LOAD(nest);

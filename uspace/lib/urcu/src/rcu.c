@@ -153,6 +153,7 @@ const char *cht_rcu_flavour(void)
  * flavour, our fence pairs with the fence every reader executes after its
  * counter store (store buffering: at least one side sees the other's store).
  */
+/* Model: verify/urcu.pml */
 static void writer_barrier(void)
 {
 #ifndef CHT_OS_BUILD
@@ -294,6 +295,7 @@ static void sleep_us(long us)
 }
 
 /** Waits until @a r is outside a section or in one that began at @a target. */
+/* Model: verify/urcu.pml */
 static void wait_for_reader(struct cht_rcu_reader *r, uint64_t target)
 {
 	unsigned attempts = 0;
@@ -321,6 +323,7 @@ static void wait_for_reader(struct cht_rcu_reader *r, uint64_t target)
 	}
 }
 
+/* Model: verify/urcu.pml */
 int cht_rcu_synchronize(void)
 {
 	if (cht_rcu_self.nest != 0)
@@ -437,6 +440,7 @@ static int reclaimer_ensure(void)
 	return ok;
 }
 
+/* Model: verify/urcu_cb.pml */
 void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
 {
 	/*
@@ -464,6 +468,7 @@ void cht_rcu_call(cht_rcu_head_t *head, void (*func)(cht_rcu_head_t *head))
 	}
 }
 
+/* Model: verify/urcu_cb.pml */
 static cht_plat_helper_ret_t reclaimer_main(void *arg)
 {
 	(void) arg;

@@ -1,0 +1,168 @@
+"""The lock-dependency validator (debug builds; docs/LOCKING.md, "Lock
+validator").
+
+* ``test_unsafe_reported[lockdepN]``: each unsafe kernel test ends in its
+  ``LOCKDEP REPORT`` and the validator's panic, never in a verdict, and the
+  report names both sides with their call sites: ``lockdep1`` (two locks in
+  both orders from one thread: the new edge and the existing chain, each
+  with the sites where it was first seen), ``lockdep2`` (a lock taken with
+  interrupts enabled, then in a timer interrupt: both sites), ``lockdep3``
+  (``mutex_lock`` under a spinlock: the held lock and its site),
+  ``lockdep4`` (an interrupt-taken lock held while taking a lock taken
+  elsewhere with interrupts enabled: the chain and both sites).
+* ``test_doc_order_table``: docs/LOCKING.md's table of allowed
+  ``outer -> inner`` pairs parses and has no cycle.
+* ``test_doc_check_can_fail``: the order check rejects an edge whose pair
+  is removed from the table (on the real table, every pair in turn) and a
+  reversed edge.
+* ``test_release_has_no_lockdep``: the release kernel has no validator
+  symbol.
+* :func:`check_lockdep_after_tests` is the step ``TestSMP.test_lockdep`` of
+  tests/test_kernel.py runs after ``test *`` on every debug configuration:
+  the validator still active, no report, every learned edge allowed by the
+  documented order.  (Any ``LOCKDEP REPORT`` anywhere in a log is already a
+  failure: tools/kconsole.py counts it as a panic.)
+
+Verdicts never depend on timing; timeouts are liveness bounds.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+import kconsole
+import lockdep_order
+from conftest import KERNEL_ELF, RELEASE_ELF
+
+BOOT_TIMEOUT = 180
+CMD_TIMEOUT = 60
+REPORT_TIMEOUT = 120
+
+_SITE = r"[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+"
+
+#: Per unsafe test: the report lines that must appear (regexes).
+EXPECTED = {
+    "lockdep1": [
+        r"LOCKDEP REPORT: possible circular locking dependency",
+        r'new dependency on CPU \d+: "lockdep1\.b" -> "lockdep1\.a"',
+        r'"lockdep1\.b" held, acquired at test_lockdep1\+0x[0-9a-f]+',
+        r'"lockdep1\.a" acquired at test_lockdep1\+0x[0-9a-f]+',
+        r'existing chain "lockdep1\.a" -> \.\.\. -> "lockdep1\.b"',
+        r'"lockdep1\.a" -> "lockdep1\.b": "lockdep1\.a" acquired at '
+        r'test_lockdep1\+0x[0-9a-f]+, then "lockdep1\.b" at '
+        r'test_lockdep1\+0x[0-9a-f]+',
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: circular locking dependency",
+    ],
+    "lockdep2": [
+        r'LOCKDEP REPORT: inconsistent interrupt state: class '
+        r'"lockdep2\.irq-unsafe" taken in an interrupt handler and with '
+        r'interrupts enabled',
+        r"taken in an interrupt handler at ld2_handler\+0x[0-9a-f]+",
+        r"taken with interrupts enabled at test_lockdep2\+0x[0-9a-f]+",
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: lock taken in an interrupt and with "
+        r"interrupts enabled",
+    ],
+    "lockdep3": [
+        r"LOCKDEP REPORT: mutex_lock may sleep, called on CPU \d+ while "
+        r"holding spinlocks",
+        r'#0 "lockdep3\.spin" acquired at test_lockdep3\+0x[0-9a-f]+',
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: sleeping while holding a spinlock",
+    ],
+    "lockdep4": [
+        r'LOCKDEP REPORT: interrupt-safe class "lockdep4\.irq-safe" -> class '
+        r'"lockdep4\.irq-unsafe" taken with interrupts enabled',
+        r'"lockdep4\.irq-safe" -> "lockdep4\.irq-unsafe": '
+        r'"lockdep4\.irq-safe" acquired at test_lockdep4\+0x[0-9a-f]+, then '
+        r'"lockdep4\.irq-unsafe" at test_lockdep4\+0x[0-9a-f]+',
+        r'"lockdep4\.irq-safe" taken in an interrupt handler at '
+        r'ld4_handler\+0x[0-9a-f]+',
+        r'"lockdep4\.irq-unsafe" taken with interrupts enabled at '
+        r'test_lockdep4\+0x[0-9a-f]+',
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: interrupt-safe to interrupt-unsafe dependency",
+    ],
+}
+
+_PANIC_RE = re.compile(rb"PANIC[^\n]*lockdep: [^\n]*\n")
+_VERDICT_RE = re.compile(rb"Test (?:passed|failed)[^\n]*")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_unsafe_reported(name):
+    """``test NAME`` ends in its report (both sides named) and a panic."""
+    with kconsole.Kernel(smp=2, kernel=KERNEL_ELF,
+                         name="a-rcu-%s" % name) as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        k.send_line("test %s" % name)
+        idx, m, before = k.expect([_PANIC_RE, _VERDICT_RE], REPORT_TIMEOUT,
+                                  "the lockdep report after 'test %s'" % name,
+                                  check_panic=False)
+        text = kconsole.decode(before + m.group(0))
+        assert idx == 0, "'test %s' was not reported: %r\n%s" % (
+            name, kconsole.decode(m.group(0)), text)
+        report = text[text.find("LOCKDEP REPORT"):]
+        missing = [p for p in EXPECTED[name] if not re.search(p, report)]
+        assert not missing, "report of 'test %s' lacks %s:\n%s" % (
+            name, missing, report)
+
+
+def test_doc_order_table():
+    """The documented order parses and is acyclic."""
+    pairs = lockdep_order.parse_doc()
+    assert len(pairs) >= 10, pairs
+    assert not lockdep_order.doc_cycles(pairs), \
+        "docs/LOCKING.md's order has a cycle through %s" % (
+            lockdep_order.doc_cycles(pairs))
+
+
+def test_doc_check_can_fail():
+    """Removing any documented pair makes its own edge a violation; a
+    reversed edge is always one."""
+    pairs = lockdep_order.parse_doc()
+    for a, b in sorted(pairs):
+        edge = (a, b, 1, "x+0x0", "y+0x0")
+        assert not lockdep_order.violations([edge], pairs)
+        fewer = pairs - {(a, b)}
+        if a == b or b not in lockdep_order._closure(fewer).get(a, ()):
+            assert lockdep_order.violations([edge], fewer) == [edge], \
+                "edge %s -> %s allowed without its row" % (a, b)
+        if a != b:
+            rev = (b, a, 1, "y+0x0", "x+0x0")
+            assert lockdep_order.violations([rev], pairs) == [rev], \
+                "reversed edge %s -> %s allowed" % (b, a)
+
+
+def test_release_has_no_lockdep():
+    """The release build has no validator code (nm finds no lockdep_acquire)."""
+    if not os.path.exists(RELEASE_ELF):
+        pytest.skip("no release build (make flavours)")
+    syms = subprocess.run(["nm", RELEASE_ELF], capture_output=True,
+                          text=True, check=True).stdout
+    assert not re.search(r"\blockdep_acquire", syms)
+    assert not re.search(r"\bspinlock_lock_ip\b", syms)
+
+
+def check_lockdep_after_tests(k, release):
+    """``lockdep`` after ``test *``: active, no report, the order agrees with
+    docs/LOCKING.md (a release build says it has no validator)."""
+    __tracebackhide__ = True
+    out = kconsole.normalize(k.cmd("lockdep", CMD_TIMEOUT))
+    if release:
+        assert "no lock validator" in out, out
+        return
+    head = lockdep_order.parse_header(out)
+    assert head, "cannot parse 'lockdep':\n" + out
+    state, _, nedges, reports = head
+    assert state == "active" and reports == 0, \
+        "validator %s with %d reports:\n%s" % (state, reports, out)
+    edges = lockdep_order.parse_edges(out)
+    assert len(edges) == nedges, "%d edge lines for %d edges:\n%s" % (
+        len(edges), nedges, out)
+    bad = lockdep_order.violations(edges, lockdep_order.parse_doc())
+    assert not bad, "edges not allowed by docs/LOCKING.md's order:\n" + \
+        "\n".join("%s -> %s (count %d; %s then %s)" % e for e in bad)

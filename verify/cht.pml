@@ -1,0 +1,555 @@
+/*
+ * cht.pml -- the CHT (relativistic split-ordered list): insert, remove (mark,
+ * then unlink) and a grow and a shrink racing lookups.
+ *
+ * Models kernel/generic/include/adt/cht.h: cht_find_fast() (the lookup),
+ * cht__search() (the walk that unlinks marked nodes with a CAS on the
+ * predecessor's next and restarts from its start when that CAS fails),
+ * cht__insert() (non-unique: search strict, next = cur, release CAS on prev),
+ * cht__remove_key() (search, mark each matching item with a CAS on its next,
+ * then one CAS on the found link, else cht__cleanup()), cht__unlinked() /
+ * cht__unlinked_item() (an item goes to rcu_call once); and
+ * kernel/generic/src/adt/cht.c: cht__cleanup(), dummy_link(),
+ * dummies_link() (new dummies linked after the old dummy of their range,
+ * before the publish), buckets_replace() (link, publish h->b, a grace
+ * period, retire), dummies_retire() (cht__mark_deleted() then a strict
+ * search from the newest dummy before it, the old array handed to rcu_call),
+ * cht__node_reclaim() / buckets_reclaim() (the frees).
+ *
+ * Hash space: 4 bits. Dummies are even (bucket i of order k: i << (4 - k)),
+ * items odd. Nodes: 1 the head; array A (order 1: hashes 0, 8) 2-3; array B
+ * (order 2: 0, 4, 8, 12) 4-7; array C (order 1) 8-9; items K1 (hash 1) 10,
+ * K2 (hash 9) 11, KI (hash UH: 11, 7 or 13 by scenario) 12. next[n] = pointer * 2 + CHT_LINK_DELETED.
+ *
+ * Three scenarios (one file):
+ *   default (cht_list): the table of array A holding K1 and K2; U removes K2,
+ *     I inserts KI (right after K2 in the list: the classic lost insert),
+ *     L looks up K1, KI and K2; C the reclaimer.
+ *   -DGROW (cht_grow): the table of array A holding K1; R grows it to B; U
+ *     inserts KI with hash 7 (bucket 1 of B: its walks from B1 reach the old
+ *     dummy A1, hash 8) then removes it; L looks up K1, then KI; C.
+ *   -DSHRINK (cht_shrink): the table of array B holding K1; R shrinks it to
+ *     C; U inserts KI with hash 13 (bucket 3 of B, whose range is empty, so
+ *     its insert links right after dummy B3) then removes it; L looks up K1,
+ *     then KI; C.
+ * (Grow and shrink are separate runs: one process doing both made 4.4e7
+ * states, 8 GB, 4 minutes; each alone is small enough for make test.)
+ *
+ * RCU is abstracted to its guarantee (the RCU models check that part): a
+ * process is inside or outside a reader section (insec, with a generation
+ * per section); synchronize() waits until every section active when it
+ * started has ended; C takes the pending callbacks, waits for a grace
+ * period, then runs them (frees). Memory ordering: the list's next pointers
+ * are published by release CAS and read with acquire loads, and h->b with a
+ * release store / acquire loads; the model is sequentially consistent (a
+ * relaxed publish of h->b on a weakly ordered CPU allows exactly "a lookup
+ * sees the new array before its dummies are linked": that is
+ * BROKEN_PUBLISH_EARLY; a relaxed CAS in dummy_link() lets the new dummy's
+ * next become visible after the dummy: BROKEN_DUMMY_RELAXED). The same
+ * release in cht__insert() has no variant (the inserted item is last in
+ * its range here, so a stale next would hide nothing).
+ *
+ * Abstracted away: keys equal to hashes (no collisions, no duplicates, no
+ * unique insert), the item count and resize requests (the resizer runs one
+ * grow or one shrink), RESIZE_BATCH (one section for all dummies), the work
+ * queue, cht_find_next*, cht_remove_item, cht_destroy.
+ *
+ * Safety (assertions): no access to a freed node (nodes_freed), a key present
+ * throughout a lookup is found (present_missed), a key whose remove returned
+ * before a lookup began is not found (removed_found), every item's callback
+ * is queued once and runs once, the removed item and the retired arrays are
+ * freed by the end. Liveness (ltl all_done, pan -a -f): every process
+ * finishes (no update retries forever).
+ *
+ * Broken variants (spin -DBROKEN_xxx):
+ *   BROKEN_NO_MARK        (cht_list) remove unlinks without marking first:
+ *                         the insert right after it is lost
+ *   BROKEN_ITEM_NO_GP     (cht_list) the unlinked item is freed at once
+ *   BROKEN_PUBLISH_EARLY  (cht_grow) h->b published before its dummies are
+ *                         linked: U's insert or L's lookup starts at an
+ *                         unlinked dummy and misses
+ *   BROKEN_DUMMY_RELAXED  (cht_grow) dummy_link()'s CAS without release: the
+ *                         new dummy's next becomes visible after the dummy
+ *   BROKEN_NO_SECOND_GP   (cht_grow) the old array freed right after its
+ *                         dummies are unlinked
+ *   BROKEN_NO_FIRST_GP    (cht_shrink) no grace period between the publish
+ *                         and the retire: an insert that started at the old
+ *                         dummy B3 finds its position right after it and its
+ *                         CAS on the marked next fails forever (liveness)
+ */
+
+#define NIL   0
+#define HEAD  1
+#define K1    10
+#define K2    11
+#define KI    12
+#define NN    13
+#define NOSEC 255
+#if defined(GROW) || defined(SHRINK)
+#define RESIZE
+#endif
+#if defined(SHRINK)
+#define UH 13           /* KI's hash */
+#elif defined(GROW)
+#define UH 7
+#else
+#define UH 11
+#endif
+
+#define FIRST(b) ((b) == 0 -> 2 : ((b) == 1 -> 4 : 8))
+#define ORDER(b) ((b) == 1 -> 2 : 1)
+#define START(b, h) (FIRST(b) + ((h) >> (4 - ORDER(b))))
+#define PTR(v) ((v) / 2)
+#define MARKED(v) (((v) & 1) == 1)
+
+byte next[NN];
+byte hash[NN];
+bool freed[NN];
+bool called[NN];        /* rcu_call()ed (queued) once */
+byte hb;                /* h->b: 0 = A, 1 = B, 2 = C */
+short pend;             /* pending callbacks: bit n = node n, bit 13 + b = array b */
+
+/* RCU: three reader processes, pid 0..2 */
+bool insec[3];
+byte gen[3];
+
+bool done0, done1, done2;
+
+#define CHECK(n) assert(!freed[n])
+
+inline rcu_lock(me) { atomic { insec[me] = 1; gen[me]++ } }
+inline rcu_unlock(me) { insec[me] = 0 }
+
+/* Waits for every reader section active when it started. */
+inline synchronize(w0, w1, w2) {
+	atomic {
+		w0 = (insec[0] -> gen[0] : NOSEC);
+		w1 = (insec[1] -> gen[1] : NOSEC);
+		w2 = (insec[2] -> gen[2] : NOSEC)
+	};
+	(w0 == NOSEC || !insec[0] || gen[0] != w0) &&
+	(w1 == NOSEC || !insec[1] || gen[1] != w1) &&
+	(w2 == NOSEC || !insec[2] || gen[2] != w2)
+}
+
+/* cht__unlinked(): the CAS that unlinked n was ours */
+inline unlinked(n) {
+	if
+	:: hash[n] & 1 ->
+		assert(!called[n]);     /* one unlink, one callback */
+		called[n] = 1;
+#ifdef BROKEN_ITEM_NO_GP
+		freed[n] = 1
+#else
+		pend = pend | (1 << n)
+#endif
+	:: else                         /* a dummy needs nothing */
+	fi
+}
+
+/* cht__search(): prev = node whose next points to cur */
+inline search(start, h, strict, prev, cur, nx, ok) {
+	do
+	:: /* retry: */
+		prev = start;
+		atomic { CHECK(prev); cur = PTR(next[prev]) };
+		ok = 1;
+		do
+		:: cur == NIL -> break
+		:: else ->
+			atomic { CHECK(cur); nx = next[cur] };
+			if
+			:: MARKED(nx) ->
+				atomic {
+					if
+					:: next[prev] == cur * 2 ->
+						next[prev] = PTR(nx) * 2;
+						unlinked(cur)
+					:: else -> ok = 0
+					fi
+				};
+				if
+				:: ok -> cur = PTR(nx)
+				:: else -> break
+				fi
+			:: else ->
+				if
+				:: (strict && hash[cur] > h) || (!strict && hash[cur] >= h) ->
+					break
+				:: else -> prev = cur; cur = PTR(nx)
+				fi
+			fi
+		od;
+		if
+		:: ok -> break
+		:: else
+		fi
+	od
+}
+
+/* cht_find_fast(), inside the caller's section; res = the node or NIL */
+inline lookup(h, res, b, nx, n) {
+	b = hb;
+	atomic { CHECK(START(b, h)); nx = next[START(b, h)] };
+	do
+	:: n = PTR(nx);
+		if
+		:: n == NIL -> res = NIL; break
+		:: else ->
+			atomic { CHECK(n); nx = next[n] };
+			if
+			:: hash[n] >= h ->
+				if
+				:: hash[n] != h -> res = NIL; break
+				:: hash[n] == h && !MARKED(nx) -> res = n; break
+				:: else
+				fi
+			:: else
+			fi
+		fi
+	od
+}
+
+/* cht__insert(), non-unique, inside the caller's section */
+inline insert(item, h, b, start, prev, cur, nx, ok) {
+	b = hb;
+	start = START(b, h);
+	do
+	:: search(start, h, true, prev, cur, nx, ok);
+		next[item] = cur * 2;
+		atomic {
+			if
+			:: next[prev] == cur * 2 -> next[prev] = item * 2; ok = 1
+			:: else -> ok = 0
+			fi
+		};
+		if
+		:: ok -> break
+		:: else
+		fi
+	od
+}
+
+/* cht__remove_key(), inside the caller's section */
+inline remove(h, b, prev, cur, nx, ok, n, removed, only_first, t) {
+	b = hb;
+	search(START(b, h), h, false, prev, cur, nx, ok);
+	removed = 0;
+	only_first = 1;
+	n = cur;
+	do
+	:: n != NIL && hash[n] == h ->
+		atomic { CHECK(n); nx = next[n] };
+		if
+		:: !MARKED(nx) ->
+#ifndef BROKEN_NO_MARK
+			atomic {
+				if
+				:: next[n] == nx -> next[n] = nx | 1; ok = 1
+				:: else -> ok = 0
+				fi
+			};
+#else
+			ok = 1;
+#endif
+			if
+			:: ok ->
+				removed++;
+				only_first = only_first && (n == cur);
+				n = PTR(nx)
+			:: else                  /* re-examine n */
+			fi
+		:: else -> n = PTR(nx)
+		fi
+	:: else -> break
+	od;
+	if
+	:: removed > 0 ->
+		atomic { CHECK(cur); t = PTR(next[cur]) };
+		atomic {
+			if
+			:: only_first && next[prev] == cur * 2 ->
+				next[prev] = t * 2; ok = 1
+			:: else -> ok = 0
+			fi
+		};
+		if
+		:: ok -> unlinked(cur)
+		:: else ->
+			/* cht__cleanup() */
+			b = hb;
+			search(START(b, h), h, true, prev, cur, nx, ok)
+		fi
+	:: else
+	fi
+}
+
+/* C: the RCU reclaimer (cht__node_reclaim(), buckets_reclaim()) */
+active proctype C() {
+	short take;
+	byte w0, w1, w2, i;
+	do
+	:: pend != 0 ->
+		atomic { take = pend; pend = 0 };
+		synchronize(w0, w1, w2);
+		d_step {
+			i = 0;
+			do
+			:: i < NN ->
+				if
+				:: take & (1 << i) -> assert(!freed[i]); freed[i] = 1
+				:: else
+				fi;
+				i++
+			:: else -> break
+			od;
+			/* arrays: bit 13 + b */
+			if
+			:: take & (1 << 13) -> assert(!freed[2]); freed[2] = 1; freed[3] = 1
+			:: else
+			fi;
+			if
+			:: take & (1 << 14) ->
+				assert(!freed[4]); freed[4] = 1; freed[5] = 1;
+				freed[6] = 1; freed[7] = 1
+			:: else
+			fi
+		}
+	:: pend == 0 && done0 && done1 && done2 -> break
+	od;
+	/* every callback ran: the removed item and the retired arrays */
+#if defined(GROW)
+	assert(called[KI] && freed[KI] && freed[2]);
+#elif defined(SHRINK)
+	assert(called[KI] && freed[KI] && freed[4]);
+#else
+	assert(called[K2] && freed[K2]);
+#endif
+}
+
+ltl all_done { <> (done0 && done1 && done2) }
+
+init {
+	atomic {
+		hash[2] = 0; hash[3] = 8;
+		hash[4] = 0; hash[5] = 4; hash[6] = 8; hash[7] = 12;
+		hash[8] = 0; hash[9] = 8;
+		hash[K1] = 1; hash[K2] = 9; hash[KI] = UH;
+#ifndef SHRINK
+		/* head -> A0 -> K1 -> A1 [-> K2] */
+		next[HEAD] = 2 * 2;
+		next[2] = K1 * 2;
+		next[K1] = 3 * 2;
+#ifndef GROW
+		next[3] = K2 * 2;
+#endif
+		hb = 0;
+#else
+		/* head -> B0 -> K1 -> B1 -> B2 -> B3 */
+		next[HEAD] = 4 * 2;
+		next[4] = K1 * 2;
+		next[K1] = 5 * 2;
+		next[5] = 6 * 2;
+		next[6] = 7 * 2;
+		hb = 1;
+#endif
+		run P0(); run P1(); run P2()
+	}
+}
+
+#ifndef RESIZE
+
+/* P0 = U: cht_remove_key(K2) */
+proctype P0() {
+	byte b, prev, cur, nx, n, removed, t;
+	bool ok, only_first, remove_missed;
+	rcu_lock(0);
+	remove(9, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove_missed = (removed != 1);
+	assert(!remove_missed);
+	rcu_unlock(0);
+	done0 = 1
+}
+
+/* P1 = I: cht_insert(KI) */
+proctype P1() {
+	byte b, start, prev, cur, nx;
+	bool ok;
+	rcu_lock(1);
+	insert(KI, 11, b, start, prev, cur, nx, ok);
+	rcu_unlock(1);
+	done1 = 1
+}
+
+/* P2 = L: lookups of K1 (always present), KI (present once its insert
+ * returned), K2 (gone once its remove returned) */
+proctype P2() {
+	byte b, nx, n, res;
+	bool present, present_missed, removed_found;
+	rcu_lock(2);
+	lookup(1, res, b, nx, n);
+	present_missed = (res == NIL);
+	assert(!present_missed);
+	rcu_unlock(2);
+	rcu_lock(2);
+	present = done1;
+	lookup(11, res, b, nx, n);
+	present_missed = (res == NIL && present);
+	assert(!present_missed);
+	if :: res != NIL -> CHECK(res) :: else fi;
+	rcu_unlock(2);
+	rcu_lock(2);
+	present = done0;                /* here: K2 removed */
+	lookup(9, res, b, nx, n);
+	removed_found = (res != NIL && present);
+	assert(!removed_found);
+	if :: res != NIL -> CHECK(res) :: else fi;
+	rcu_unlock(2);
+	done2 = 1
+}
+
+#else
+
+/* dummy_link() of every dummy of nb (first f, count cnt) after the dummy of
+ * its range in the published array old */
+inline dummies_link(old, f, cnt, i, d, prev, cur, nx, ok) {
+	rcu_lock(0);
+	i = 0;
+	do
+	:: i < cnt ->
+		d = f + i;
+		do
+		:: search(START(old, hash[d]), hash[d], false, prev, cur, nx, ok);
+#ifndef BROKEN_DUMMY_RELAXED
+			next[d] = cur * 2;
+			/* the release CAS: d's next is visible before d is */
+			atomic {
+				if
+				:: next[prev] == cur * 2 -> next[prev] = d * 2; ok = 1
+				:: else -> ok = 0
+				fi
+			};
+#else
+			/* a relaxed CAS: d's next may become visible after d */
+			atomic {
+				if
+				:: next[prev] == cur * 2 -> next[prev] = d * 2; ok = 1
+				:: else -> ok = 0
+				fi
+			};
+			next[d] = cur * 2;
+#endif
+			if
+			:: ok -> break
+			:: else
+			fi
+		od;
+		i++
+	:: else -> break
+	od;
+	rcu_unlock(0)
+}
+
+/* dummies_retire(): mark each old dummy, unlink it by a strict search from
+ * the newest dummy before it, hand the old array to rcu_call */
+inline dummies_retire(old, nb, f, cnt, i, d, prev, cur, nx, ok) {
+	rcu_lock(0);
+	i = 0;
+	do
+	:: i < cnt ->
+		d = f + i;
+		/* cht__mark_deleted() */
+		do
+		:: atomic { nx = next[d] };
+			if
+			:: MARKED(nx) -> break
+			:: else ->
+				atomic {
+					if
+					:: next[d] == nx -> next[d] = nx | 1; ok = 1
+					:: else -> ok = 0
+					fi
+				};
+				if
+				:: ok -> break
+				:: else
+				fi
+			fi
+		od;
+		if
+		:: hash[d] != 0 ->
+			search(START(nb, hash[d] - 1), hash[d], true, prev, cur, nx, ok)
+		:: else ->
+			search(HEAD, hash[d], true, prev, cur, nx, ok)
+		fi;
+		i++
+	:: else -> break
+	od;
+	rcu_unlock(0);
+#ifndef BROKEN_NO_SECOND_GP
+	pend = pend | (1 << (13 + old))
+#else
+	atomic { i = 0; do :: i < cnt -> freed[f + i] = 1; i++ :: else -> break od }
+#endif
+}
+
+/* buckets_replace(): old array o (first fo, count co) -> new nb (fn, cn) */
+inline buckets_replace(o, fo, co, nb, fn, cn) {
+#ifdef BROKEN_PUBLISH_EARLY
+	hb = nb;
+#endif
+	dummies_link(o, fn, cn, i, d, prev, cur, nx, ok);
+	hb = nb;                        /* release store */
+#ifndef BROKEN_NO_FIRST_GP
+	synchronize(w0, w1, w2);
+#endif
+	dummies_retire(o, nb, fo, co, i, d, prev, cur, nx, ok)
+}
+
+/* P0 = R: the resizer, a grow (A -> B) or a shrink (B -> C) */
+proctype P0() {
+	byte i, d, prev, cur, nx, w0, w1, w2;
+	bool ok;
+#ifdef GROW
+	buckets_replace(0, 2, 2, 1, 4, 4);
+#else
+	buckets_replace(1, 4, 4, 2, 8, 2);
+#endif
+	done0 = 1
+}
+
+/* P1 = U: cht_insert(KI), then cht_remove_key(KI) */
+proctype P1() {
+	byte b, start, prev, cur, nx, n, removed, t;
+	bool ok, only_first, remove_missed;
+	rcu_lock(1);
+	insert(KI, UH, b, start, prev, cur, nx, ok);
+	rcu_unlock(1);
+	rcu_lock(1);
+	remove(UH, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove_missed = (removed != 1);
+	assert(!remove_missed);
+	rcu_unlock(1);
+	done1 = 1
+}
+
+/* P2 = L: K1 (always present), then KI (gone once U is done) */
+proctype P2() {
+	byte b, nx, n, res;
+	bool present, present_missed, removed_found;
+	rcu_lock(2);
+	lookup(1, res, b, nx, n);
+	present_missed = (res == NIL);
+	assert(!present_missed);
+	rcu_unlock(2);
+	rcu_lock(2);
+	present = done1;
+	lookup(UH, res, b, nx, n);
+	removed_found = (res != NIL && present);
+	assert(!removed_found);
+	if :: res != NIL -> CHECK(res) :: else fi;
+	rcu_unlock(2);
+	done2 = 1
+}
+
+#endif

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Runs the SPIN models of verify/ and every broken variant (make verify).
+
+For each run: copy the model into build/verify/<model>/<variant>-<mode>/,
+``spin [-DBROKEN_x] -a``, compile pan with gcc, run it, parse ``errors: N``,
+the state counts, the depth and the time. A model must finish with 0 errors
+and a complete search (no "max search depth too small", no memory bound); a
+broken variant must report >= 1 error of the expected kind and leave a
+.trail file (replay: ``spin -DBROKEN_x -t -p model.pml`` in that directory).
+
+Modes:
+  safety    gcc -DSAFETY -DNOCLAIM, ./pan: assertions and invalid end states
+  liveness  gcc -DNFAIR=3, ./pan -a -f: the model's ltl claim under weak
+            fairness (assertions are checked too)
+
+    python3 verify/run.py             # everything, a table at the end
+    python3 verify/run.py --short     # the runs that make test runs
+    python3 verify/run.py --only arcu # one model (all its variants)
+    python3 verify/run.py --list
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+WORK = os.path.join(REPO, "build", "verify")
+
+#: pan's search depth limit (-m) and memory bound (MB, -DMEMLIM).
+DEPTH = 200000
+MEMLIM = 1024
+
+# The error each broken variant must produce (a regex on pan's output).
+FREED = r"assertion violated .*freed"
+MISS = r"assertion violated .*(found|missed)"
+INVALID_END = r"invalid end state"
+CYCLE = r"acceptance cycle"
+
+
+class Run:
+    """One pan run: a model, a variant (None: the correct model), a mode."""
+
+    def __init__(self, model, variant, mode, expect=None, short=True,
+                 cflags=(), why="", pml=None, defs=()):
+        self.model = model          # the model's name (table, directory)
+        self.pml = pml or model + ".pml"    # its file in verify/
+        self.defs = list(defs)      # spin -D options of the model (scenario)
+        self.variant = variant      # e.g. "BROKEN_NO_CS_MB", or None
+        self.mode = mode            # "safety" or "liveness"
+        self.expect = expect        # regex the failure must match (broken)
+        self.short = short          # part of make test (a few seconds)
+        self.cflags = list(cflags)  # extra pan compile flags (e.g. COLLAPSE)
+        self.why = why              # one line: what the variant breaks
+
+    @property
+    def name(self):
+        return "%s/%s/%s" % (self.model, self.variant or "model", self.mode)
+
+    @property
+    def broken(self):
+        return self.variant is not None
+
+
+def model_runs(model, broken, short=True, cflags=(), pml=None, defs=()):
+    """The correct model in both modes, then each (variant, mode, expect, why).
+
+    @short: the correct model's safety run is part of make test (its
+    liveness run, a few times longer, is in make verify only); broken
+    variants stop at their first error and are part of make test, in the
+    first mode listed (a variant checked in both modes runs the second in
+    make verify only).
+    """
+    kw = dict(cflags=cflags, pml=pml, defs=defs)
+    runs = [Run(model, None, "safety", short=short, **kw),
+            Run(model, None, "liveness", short=False, **kw)]
+    seen = set()
+    for variant, mode, expect, why in broken:
+        runs.append(Run(model, variant, mode, expect, why=why,
+                        short=variant not in seen, **kw))
+        seen.add(variant)
+    return runs
+
+
+RUNS = []
+RUNS += model_runs("arcu", [
+    ("BROKEN_SAMPLE_SKIP", "safety", FREED,
+     "arcu_sample_cpu() acks a CPU found in a reader without listing it"),
+    ("BROKEN_ALWAYS_NEXT", "safety", FREED,
+     "add_preempted_locked() always picks next_preempted"),
+    ("BROKEN_NO_WAIT_PREEMPTED", "safety", FREED,
+     "run_gp() skips wait_for_preempted_readers()"),
+    ("BROKEN_NO_CS_MB", "safety", FREED,
+     "record_cs_qs() without memory_barrier()"),
+    ("BROKEN_IPI_NO_BARRIER", "safety", FREED,
+     "the IPI is not a barrier on the reader's CPU"),
+    ("BROKEN_CB_NO_MB", "safety", FREED,
+     "no full barrier between the unlink and reading cur_gp for the callback"),
+    ("BROKEN_IDLE_LATE_CLEAR", "safety", FREED,
+     "CPU 0 runs a reader before it clears its idle flag"),
+    ("BROKEN_UNLOCK_NO_CHECK", "safety", INVALID_END,
+     "rcu_read_unlock() skips its preempted check: the detector waits forever"),
+    ("BROKEN_UNLOCK_NO_CHECK", "liveness", CYCLE,
+     "the same: the grace period never ends (ltl gp_ends)"),
+])
+RUNS += model_runs("podzimek", [
+    ("BROKEN_NO_QS_MB", "safety", FREED,
+     "rcu_record_qs() without memory_barrier()"),
+    ("BROKEN_SAMPLE_SKIP", "safety", FREED,
+     "podzimek_sample_cpu() acks a CPU inside a reader"),
+    ("BROKEN_NO_WAIT_DELAYING", "safety", FREED,
+     "run_gp() does not wait for the delaying CPUs"),
+    ("BROKEN_NO_WAIT_PREEMPTED", "safety", FREED,
+     "run_gp() skips wait_for_preempted_readers()"),
+    ("BROKEN_IPI_NO_BARRIER", "safety", FREED,
+     "the IPI is not a barrier on the reader's CPU"),
+    ("BROKEN_IDLE_LATE_CLEAR", "safety", FREED,
+     "CPU 0 runs a reader before it clears its idle flag"),
+    ("BROKEN_UNLOCK_NO_QS", "liveness", CYCLE,
+     "the outermost unlock never announces a QS: the GP never ends"),
+])
+RUNS += model_runs("urcu", [
+    ("BROKEN_NO_MEMBARRIER", "safety", FREED,
+     "writer_barrier() is no barrier on the readers' CPUs"),
+    ("BROKEN_UNLOCK_RELAXED", "safety", FREED,
+     "the unlock's ctr = 0 store without release"),
+    ("BROKEN_NO_WAIT", "safety", FREED,
+     "cht_rcu_synchronize() does not wait for readers (CHT_RCU_BROKEN)"),
+    ("BROKEN_SHARED_GE", "safety", FREED,
+     "the shared-GP check gp_completed >= snap"),
+    ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
+     "cht_rcu_synchronize() without its first full fence"),
+])
+RUNS += model_runs("urcu_fence", [
+    ("BROKEN_NO_READER_FENCE", "safety", FREED,
+     "fence flavour: the reader's fence after its ctr store left out"),
+    ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
+     "fence flavour: cht_rcu_synchronize() without its first full fence"),
+], pml="urcu.pml", defs=["-DFENCE"])
+RUNS += model_runs("urcu_cb", [
+    ("BROKEN_SLEEP_RELAXED", "safety", INVALID_END,
+     "reclaimer_sleeping = 1 not seq_cst: a lost wake-up"),
+    ("BROKEN_LOOK_BEFORE_PUSH", "safety", INVALID_END,
+     "cht_rcu_call() looks at reclaimer_sleeping before its push"),
+])
+RUNS += model_runs("cht_list", [
+    ("BROKEN_NO_MARK", "safety", MISS,
+     "remove unlinks without marking: the insert right after it is lost"),
+    ("BROKEN_ITEM_NO_GP", "safety", FREED,
+     "an unlinked item is freed without a grace period"),
+], pml="cht.pml")
+RUNS += model_runs("cht_grow", [
+    ("BROKEN_PUBLISH_EARLY", "safety", MISS,
+     "the new array is published before its dummies are linked"),
+    ("BROKEN_DUMMY_RELAXED", "safety", MISS,
+     "dummy_link()'s CAS without release: a new dummy's next visible late"),
+    ("BROKEN_NO_SECOND_GP", "safety", FREED,
+     "the old array is freed right after its dummies are unlinked"),
+], pml="cht.pml", defs=["-DGROW"], short=False)
+RUNS += model_runs("cht_shrink", [
+    ("BROKEN_NO_FIRST_GP", "liveness", CYCLE,
+     "no grace period between publish and retire: an insert retries forever"),
+], pml="cht.pml", defs=["-DSHRINK"], short=False)
+
+
+def parse(out):
+    """pan's statistics: errors, stored, transitions, depth, seconds."""
+    def num(pattern, cast=int):
+        m = re.search(pattern, out)
+        return cast(m.group(1)) if m else None
+    return {
+        "errors": num(r"errors: (\d+)"),
+        "stored": num(r"([\d.e+]+) states, stored", lambda s: int(float(s))),
+        "transitions": num(r"([\d.e+]+) transitions", lambda s: int(float(s))),
+        "depth": num(r"depth reached (\d+)"),
+        "pan_time": num(r"elapsed time ([\d.e+-]+) seconds", float),
+    }
+
+
+def sh(cmd, cwd):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+def run_one(run):
+    """Runs @run; returns a dict with the statistics, ok and a reason."""
+    spin = shutil.which("spin")
+    if not spin:
+        return {"ok": False, "reason": "spin not installed "
+                "(tools/ensure-deps.sh verify installs it)"}
+    d = os.path.join(WORK, run.model, "%s-%s" % (run.variant or "model",
+                                                 run.mode))
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    pml = run.pml
+    shutil.copy(os.path.join(HERE, pml), d)
+    t0 = time.monotonic()
+    defs = run.defs + (["-D" + run.variant] if run.variant else [])
+    rc, out = sh([spin] + defs + ["-a", pml], d)
+    if rc != 0:
+        return {"ok": False, "reason": "spin -a failed:\n" + out}
+    # A broken variant stops at its first error: compile it quickly (-O0);
+    # a correct model searches its whole state space (-O1).
+    opt = "-O0" if run.broken else "-O1"
+    cflags = [opt, "-w", "-DMEMLIM=%d" % MEMLIM] + run.cflags
+    if run.mode == "safety":
+        cflags += ["-DSAFETY", "-DNOCLAIM"]
+        pan_args = ["-m%d" % DEPTH]
+    else:
+        cflags += ["-DNFAIR=3"]
+        pan_args = ["-a", "-f", "-m%d" % DEPTH]
+    rc, cout = sh(["gcc"] + cflags + ["-o", "pan", "pan.c"], d)
+    if rc != 0:
+        return {"ok": False, "reason": "gcc pan.c failed:\n" + cout}
+    rc, out = sh(["./pan"] + pan_args, d)
+    wall = time.monotonic() - t0
+    with open(os.path.join(d, "pan.out"), "w") as f:
+        f.write(out)
+    res = parse(out)
+    res["wall"] = wall
+    res["dir"] = os.path.relpath(d, REPO)
+    trail = os.path.join(d, pml + ".trail")
+    res["trail"] = os.path.exists(trail)
+    first = re.search(r"^pan:1: (.*)$", out, re.M)
+    res["error"] = first.group(1).strip() if first else ""
+    incomplete = re.search(r"max search depth too small|"
+                           r"out of memory|reached -DMEMLIM", out)
+    if res["errors"] is None:
+        res.update(ok=False, reason="no 'errors:' line in pan's output "
+                   "(see %s/pan.out)" % res["dir"])
+    elif not run.broken:
+        if res["errors"] != 0:
+            res.update(ok=False, reason="model FAILED: %s (trail in %s)"
+                       % (res["error"], res["dir"]))
+        elif incomplete:
+            res.update(ok=False, reason="search incomplete: "
+                       + incomplete.group(0))
+        else:
+            res.update(ok=True, reason="0 errors, complete search")
+    else:
+        if res["errors"] < 1:
+            res.update(ok=False, reason="broken variant NOT caught: 0 errors "
+                       "(%s)" % run.why)
+        elif not res["trail"]:
+            res.update(ok=False, reason="error reported but no .trail written")
+        elif run.expect and not re.search(run.expect, res["error"]):
+            res.update(ok=False, reason="failed for another reason: '%s' "
+                       "(expected /%s/)" % (res["error"], run.expect))
+        else:
+            res.update(ok=True, reason="caught: %s; trail %s/%s.trail "
+                       "(replay: spin %s -t -p %s)" % (
+                           res["error"], res["dir"], pml,
+                           " ".join(defs), pml))
+    return res
+
+
+def fmt(n):
+    return "-" if n is None else str(n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--short", action="store_true",
+                    help="only the short runs (those make test runs)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="only this model (repeatable)")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    runs = [r for r in RUNS if (not args.short or r.short) and
+            (not args.only or r.model in args.only)]
+    if args.list:
+        for r in runs:
+            print("%-45s %s" % (r.name, r.why))
+        return 0
+    hdr = "%-11s %-26s %-8s %10s %11s %6s %7s  %s" % (
+        "model", "variant", "mode", "stored", "transitions", "depth",
+        "time(s)", "verdict")
+    rows = []
+    bad = 0
+    t0 = time.monotonic()
+    for r in runs:
+        res = run_one(r)
+        verdict = ("PASS" if r.broken is False else "CAUGHT") if res["ok"] \
+            else "FAIL"
+        bad += not res["ok"]
+        row = "%-11s %-26s %-8s %10s %11s %6s %7.2f  %s" % (
+            r.model, r.variant or "(model)", r.mode, fmt(res.get("stored")),
+            fmt(res.get("transitions")), fmt(res.get("depth")),
+            res.get("wall", 0.0), verdict)
+        rows.append(row)
+        print(row + ("" if res["ok"] else "\n    " + res["reason"]),
+              flush=True)
+    print()
+    print(hdr)
+    for row in rows:
+        print(row)
+    print("\n%d runs, %d failed, %.1f s (time: spin + gcc + pan, wall)"
+          % (len(runs), bad, time.monotonic() - t0))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
