@@ -21,6 +21,30 @@
 #                    sharedcount every CHT lookup increments one global
 #                               counter (tests/test_sharing.py must see the
 #                               CHT lookups share lines)
+#                  Fixed defects put back, each at the place of its fix
+#                  (tests/test_controls.py requires its test to fail):
+#                    chtcount   cht insert counts its item after the linking
+#                               CAS (chtcount must fail)
+#                    arearace   as_area_resize/destroy release area_mtx
+#                               before the unmap (run arearace must lose
+#                               pages)
+#                    futexrace  a timed-out waiter that a waker counted
+#                               leaves its wake-up behind (run futexrace
+#                               must panic on the waiter-count assertion)
+#                    rcuunlock1 A-RCU's switch-out hook leaves a reader
+#                               stopped between the two steps of
+#                               rcu_read_unlock on the preempted list
+#                               (rcuunlock1 must fail)
+#                    inputflood a full console input ring drops what the
+#                               UART holds (the console flood must lose
+#                               markers)
+#                    asrace1    a page fault inserts its record after
+#                               releasing the area lock (asrace1 must fail)
+#                    mapping2   page_mapping_update inserts a new record and
+#                               removes the old (mapping2 must fail)
+#                    framedf1   a frame free diagnoses from the frame's own
+#                               state (framedf1 must panic with the old
+#                               'freed twice or with a wrong count')
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in TSC cycles, instructions under
@@ -89,6 +113,10 @@ endif
 CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
 comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
+# Fixed defects put back (one build each in `make controls`).
+BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
+	mapping2 framedf1
+BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
 ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
@@ -110,6 +138,10 @@ endif
 ifneq ($(filter sharedcount,$(BROKEN_LIST)),)
 CFLAGS += -DCONFIG_BROKEN_SHAREDCOUNT
 endif
+# A defect knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
+upper = $(shell echo '$(1)' | tr a-z A-Z)
+CFLAGS += $(foreach k,$(filter $(BROKEN_DEFECTS),$(BROKEN_LIST)),\
+	-DCONFIG_BROKEN_$(call upper,$(k)))
 empty :=
 space := $(empty) $(empty)
 BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
@@ -346,6 +378,10 @@ controls:
 		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
 	@$(MAKE) --no-print-directory BUILD=build/broken-sharedcount DEBUG=0 \
 		RCU=a-rcu RCU_BROKEN=0 BROKEN=sharedcount PAGE_HT=cht kernel
+	@for k in $(BROKEN_DEFECTS); do \
+		$(MAKE) --no-print-directory BUILD=build/broken-$$k RCU=a-rcu \
+			RCU_BROKEN=0 BROKEN=$$k PAGE_HT=cht kernel || exit 1; \
+	done
 
 test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \

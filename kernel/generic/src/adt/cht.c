@@ -334,11 +334,17 @@ void cht__check_shrink(cht_t *h, cht_buckets_t *b, int64_t items)
  * while updates run can be off by their in-flight deltas either way; it is
  * exact when no update runs). Any context.
  */
-static int64_t count_sum(cht_t *h)
+static int64_t count_sum_raw(cht_t *h)
 {
 	int64_t sum = __atomic_load_n(&h->item_cnt, __ATOMIC_RELAXED);
 	for (size_t i = 0; h->cnt_slots && i < h->cnt_nslots; i++)
 		sum += __atomic_load_n(&h->cnt_slots[i].delta, __ATOMIC_RELAXED);
+	return sum;
+}
+
+static int64_t count_sum(cht_t *h)
+{
+	int64_t sum = count_sum_raw(h);
 	return sum < 0 ? 0 : sum;
 }
 
@@ -664,6 +670,13 @@ int cht_resize(cht_t *h, size_t max_load)
 size_t cht_count(cht_t *h)
 {
 	return (size_t) count_sum(h);
+}
+
+int64_t cht_count_raw(cht_t *h, bool *split)
+{
+	if (split)
+		*split = __atomic_load_n(&h->cnt_batch, __ATOMIC_RELAXED) != 0;
+	return count_sum_raw(h);
 }
 
 void cht_get_stats(cht_t *h, cht_stats_t *st)

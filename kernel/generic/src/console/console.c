@@ -167,6 +167,21 @@ static size_t input_count_locked(void)
  */
 static void input_drain_uart_locked(void)
 {
+#ifdef CONFIG_BROKEN_INPUTFLOOD
+	/*
+	 * Negative control (make BROKEN=inputflood): the defect before
+	 * f4f9df0, a full ring drops what the UART still holds (the console
+	 * flood test, tests/test_fuzz.py, must lose markers).
+	 */
+	int b;
+	while ((b = uart_getc_nowait()) >= 0) {
+		if (input_count_locked() == INPUT_RING - 1)
+			continue;  /* full: drop */
+		input_ring[input_head] = (char) b;
+		input_head = (input_head + 1) % INPUT_RING;
+	}
+	return;
+#endif
 	while (input_count_locked() < INPUT_RING - 1) {
 		int c = uart_getc_nowait();
 		if (c < 0)

@@ -447,9 +447,18 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 	 * area_mtx stays held until that is done: an area created in the
 	 * released range before the unmap finished would lose its pages to it.
 	 */
+#ifdef CONFIG_BROKEN_AREARACE
+	/*
+	 * Negative control (make BROKEN=arearace): the defect before 4bf68e6,
+	 * the mutex released before the unmap (run arearace must lose pages).
+	 */
+	mutex_unlock(&as->area_mtx);
+#endif
 	if (rc == EOK && pages < old)
 		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
+#ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
+#endif
 	return rc;
 }
 
@@ -467,8 +476,13 @@ int as_area_destroy(as_t *as, uintptr_t base)
 	as->area_pages -= a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
 	/* The range stays reserved (area_mtx) until its unmap is done. */
+#ifdef CONFIG_BROKEN_AREARACE
+	mutex_unlock(&as->area_mtx);  /* negative control, as in resize */
+#endif
 	unmap_range(as, a->base, a->pages);
+#ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
+#endif
 	free(a);
 	return EOK;
 }
@@ -634,9 +648,20 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 			return ENOMEM;
 		}
 		pte = area_page_pte(a, frame);
+#ifdef CONFIG_BROKEN_ASRACE1
+		/*
+		 * Negative control (make BROKEN=asrace1): the defect before
+		 * 47a1c24, the record inserted after the area lock is released,
+		 * so a destroy or shrink whose unmap ran meanwhile leaves it
+		 * behind the area (test asrace1 must fail).
+		 */
+		irq_spinlock_unlock(&as->area_lock, true);
+#endif
 		pte_t existing;
 		int rc = page_mapping_insert(as->id, page, &pte, &existing);
+#ifndef CONFIG_BROKEN_ASRACE1
 		irq_spinlock_unlock(&as->area_lock, true);
+#endif
 		if (rc == EEXIST) {
 			/* Another CPU faulted the page first: use its frame. */
 			__atomic_fetch_add(&as->faults_raced, 1, __ATOMIC_RELAXED);
