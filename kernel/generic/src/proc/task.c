@@ -562,10 +562,9 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 			 * and was remembered. Take that wake-up (we are woken), or
 			 * the next waiter would consume it without being counted
 			 * and f->waiters would stay one too high. It is pending:
-			 * under the bucket's mutex, waiters == (sleepers +
-			 * timed-out waiters not yet here) - remembered wake-ups,
-			 * and we are one of the timed-out ones (see the file
-			 * comment).
+			 * under b->mtx, waiters == (sleepers + timed-out waiters
+			 * not yet here) - remembered wake-ups, and we are one of the
+			 * timed-out ones (see the file comment).
 			 */
 			int taken = waitq_sleep_timeout(&f->wq, SYNCH_NO_TIMEOUT,
 			    SYNCH_FLAGS_NON_BLOCKING);
