@@ -88,7 +88,7 @@ typedef struct {
 	list_t futexes;
 } __attribute__((aligned(64))) futex_bucket_t;
 
-/** The futex table; futex_init() initializes every bucket at boot. */
+/** The futex table; futex_table_init() (from task_init()) sets it up at boot. */
 static futex_bucket_t futex_table[FUTEX_BUCKETS];
 
 /* Scheduler hook: the kernel stack of an entry from ring 3 */
@@ -225,9 +225,10 @@ void task_mark_killed(task_t *task, int status, const char *reason)
 void task_kill_wake(task_t *task)
 {
 	/*
-	 * Every bucket: a waiter counted itself under its bucket's mutex after
-	 * the killed flag was set is seen here, or it saw the flag itself
-	 * (futex_wait() checks it under the bucket's mutex).
+	 * Every bucket, one at a time: a waiter of this task that counted
+	 * itself under its bucket's mutex before this walk took that mutex is
+	 * woken here; one that takes the mutex after it sees the killed flag
+	 * (set before this call; futex_wait() checks it under the mutex).
 	 */
 	for (size_t i = 0; i < FUTEX_BUCKETS; i++) {
 		futex_bucket_t *b = &futex_table[i];
