@@ -23,7 +23,9 @@ chtbench window; counts, never times.
   the window markers in user mode): at most 0.01 lines per call. The
   single per-task futex mutex before the futex table shared about 50 at -smp 2
   (``KTEST_FUTEX_KERNEL`` boots another kernel, e.g. a build of the
-  previous code, to see it fail).
+  previous code, to see it fail). The control: ``futexbench -s`` (every
+  thread on one word) at -smp 2 must share at least 1 line per call,
+  hottest line written by the lock functions.
 
 One boot each, a 1-second window per command; ``make test`` builds the
 plugin (``make plugin``: the header comes from Debian's qemu source package
@@ -175,21 +177,23 @@ class TestSharingControl:
             "the hottest line is not the injected counter:\n%s" % describe(cht)
 
 
-def measure_futexbench(elf, smp, calls=FUTEX_CALLS):
+def measure_futexbench(elf, smp, calls=FUTEX_CALLS, shared=False):
     """Boot ``elf`` at -smp ``smp`` with the plugin, ``run futexbench -c
-    CALLS``; return the resolved window of its user-mode markers."""
+    CALLS`` (``-s``: every thread on one futex word); return the resolved
+    window of its user-mode markers."""
     for path in (PLUGIN, elf):
         if not os.path.isfile(path):
             pytest.fail("%s is missing (make plugin; make flavours)" % path)
     fd, out = tempfile.mkstemp(prefix="sharing-futex-", suffix=".jsonl")
     os.close(fd)
     try:
-        k = kconsole.Kernel(smp=smp, kernel=elf, name="sharing-futex-smp%d"
-                            % smp, extra_args=[
+        k = kconsole.Kernel(smp=smp, kernel=elf, name="sharing-futex%s-smp%d"
+                            % ("-shared" if shared else "", smp), extra_args=[
                                 "-plugin", "%s,out=%s,top=20" % (PLUGIN, out)])
         with k:
             k.wait_prompt(BOOT_TIMEOUT)
-            text = k.cmd("run futexbench -c %d" % calls, timeout=CMD_TIMEOUT)
+            text = k.cmd("run futexbench -c %d%s" % (
+                calls, " -s" if shared else ""), timeout=CMD_TIMEOUT)
             m = re.search(r"futexbench: threads=(\d+) calls=(\d+) "
                           r"errors=(\d+)", text)
             assert m, "futexbench printed no result line:\n%s" % text
@@ -224,3 +228,18 @@ class TestFutexSharing:
             "at -smp %d (> %g): the hottest lines are the lock(s) they " \
             "have in common:\n%s" % (w["per_op"], smp, FUTEX_CALL_MAX,
                                        describe(w))
+
+    def test_shared_futex_is_caught(self):
+        """The control of the measure: the same calls on ONE futex word from
+        both CPUs must share its bucket's lock (at least 1 line per call,
+        written by the mutex): the user-mode window sees kernel sharing."""
+        w = measure_futexbench(RELEASE_ELF, 2, shared=True)
+        print("futexbench -s -smp 2: %s" % describe(w))
+        assert w["per_op"] >= 1.0, \
+            "calls on one shared futex share only %.4g lines per call " \
+            "(< 1): the window misses the futex's lock\n%s" % (
+                w["per_op"], describe(w))
+        assert any(f.startswith(("mutex_", "irq_spinlock_", "spinlock_"))
+                   for f in w["top"][0]["writers"]), \
+            "the hottest line of calls on one futex is not written by the " \
+            "lock functions:\n%s" % describe(w)

@@ -2,14 +2,15 @@
  * Futex calls of one task on different futexes from different CPUs, in a
  * window of the sharing counter (docs/SHARING.md, issue 30):
  *
- *   futexbench [-n THREADS] [-c CALLS]
+ *   futexbench [-n THREADS] [-c CALLS] [-s]
  *
  * THREADS threads (default one per CPU), thread i wired to CPU i % CPUs,
  * each on its own futex word in its own cache line, make CALLS futex calls
  * each (default 20000, rounded up to even): alternately a wake with no
  * waiter (SYS_FUTEX_WAKE, must return 0) and a wait whose value does not
  * match (SYS_FUTEX_WAIT with expected 1 on a word holding 0, must return
- * EAGAIN). The window markers run in user mode: the main thread (wired to
+ * EAGAIN). With -s every thread uses the same word instead (the control of
+ * the measure: the calls then share that futex's lock). The window markers run in user mode: the main thread (wired to
  * CPU 0) opens the window when every thread is ready and then raises the
  * start flag; the thread that finishes last closes it, the others spin
  * (reading only) until it has, so thread exits and joins stay out. After the
@@ -40,11 +41,13 @@ static uint32_t done __attribute__((aligned(64)));    /* threads finished */
 static uint32_t closed __attribute__((aligned(64)));  /* window closed */
 static uint32_t errors __attribute__((aligned(64)));  /* relaxed */
 static long nthreads, calls = 20000;
+/** -s: every thread on futexes[0]; set before the threads start. */
+static bool shared_word;
 
 static int worker(void *arg)
 {
 	long i = (long) arg;
-	const uint32_t *w = &futexes[i].word;
+	const uint32_t *w = &futexes[shared_word ? 0 : i].word;
 	long cpu = i % sys_cpu_count();
 	uint32_t err = 0;
 	if (sys_thread_wire((unsigned) cpu) != 0 || sys_cpu_current() != cpu)
@@ -79,12 +82,14 @@ int main(int argc, char **argv)
 			nthreads = strtol(argv[++a], NULL, 0);
 		else if (!strcmp(argv[a], "-c") && a + 1 < argc)
 			calls = strtol(argv[++a], NULL, 0);
+		else if (!strcmp(argv[a], "-s"))
+			shared_word = true;
 		else
 			nthreads = 0;
 	}
 	if (nthreads < 1 || nthreads > MAX_THREADS || calls < 2) {
-		printf("usage: futexbench [-n THREADS (1-%d)] [-c CALLS (>= 2)]\n",
-		    MAX_THREADS);
+		printf("usage: futexbench [-n THREADS (1-%d)] [-c CALLS (>= 2)] "
+		    "[-s]\n", MAX_THREADS);
 		return 2;
 	}
 	calls = (calls + 1) & ~1L;
