@@ -149,7 +149,11 @@ NO_RETURN void task_thread_exit(int status);
  * sleepers are woken by task_kill_wake().
  */
 void task_mark_killed(task_t *task, int status, const char *reason);
-/** Wakes every sleeper of a killed task (futexes, joins). Thread context. */
+/**
+ * Wakes every sleeper of a killed task (futexes, joins): walks the futex
+ * table's buckets one at a time under each bucket's mutex. Thread context,
+ * may sleep; call after task_mark_killed().
+ */
 void task_kill_wake(task_t *task);
 
 /**
