@@ -165,7 +165,7 @@ endif
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
 USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
-	sysfuzz arearace futexrace
+	sysfuzz arearace futexrace futexbench
 ULIBC := uspace/lib/c
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \

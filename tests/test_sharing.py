@@ -17,6 +17,16 @@ chtbench window; counts, never times.
   lookup bound, with that counter (``cht_broken_lookups``) as its hottest
   line.
 
+* ``TestFutexSharing``: the release build at -smp 2 and 4, ``run
+  futexbench`` (uspace/app/futexbench: one thread per CPU, each on its own
+  futex word, wakes with no waiter and waits whose value does not match,
+  the window markers in user mode): at most 0.01 lines per call. The
+  single per-task futex mutex before the futex table shared about 50 at -smp 2
+  (``KTEST_FUTEX_KERNEL`` boots another kernel, e.g. a build of the
+  previous code, to see it fail). The control: ``futexbench -s`` (every
+  thread on one word) at -smp 2 must share at least 1 line per call,
+  hottest line written by the lock functions.
+
 One boot each, a 1-second window per command; ``make test`` builds the
 plugin (``make plugin``: the header comes from Debian's qemu source package
 through tools/ensure-deps.sh plugin) and the kernels (``make flavours
@@ -24,6 +34,7 @@ controls``).
 """
 
 import os
+import re
 import tempfile
 
 import pytest
@@ -34,12 +45,16 @@ from conftest import REPO, RELEASE_ELF
 import sharing  # noqa: E402  (tools/sharing.py; conftest put tools/ on the path)
 
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
+FUTEX_ELF = os.environ.get("KTEST_FUTEX_KERNEL") or RELEASE_ELF
 SHAREDCOUNT_ELF = os.environ.get("KTEST_SHAREDCOUNT_KERNEL") or os.path.join(
     REPO, "build", "broken-sharedcount", "kernel.elf")
 
 SECONDS = 1
 #: Issue 30's bounds for the `make test` boot (transfers per operation).
 LOOKUP_MAX = 0.01
+#: Futex calls on different futexes of one task (issue 30, item 4).
+FUTEX_CALL_MAX = 0.01
+FUTEX_CALLS = 20000
 SPINLOCK_MIN = 1.0
 BOOT_TIMEOUT = 300
 CMD_TIMEOUT = 600
@@ -160,3 +175,71 @@ class TestSharingControl:
                                                describe(cht))
         assert "cht_broken_lookups" in cht["top"][0]["name"], \
             "the hottest line is not the injected counter:\n%s" % describe(cht)
+
+
+def measure_futexbench(elf, smp, calls=FUTEX_CALLS, shared=False):
+    """Boot ``elf`` at -smp ``smp`` with the plugin, ``run futexbench -c
+    CALLS`` (``-s``: every thread on one futex word); return the resolved
+    window of its user-mode markers."""
+    for path in (PLUGIN, elf):
+        if not os.path.isfile(path):
+            pytest.fail("%s is missing (make plugin; make flavours)" % path)
+    fd, out = tempfile.mkstemp(prefix="sharing-futex-", suffix=".jsonl")
+    os.close(fd)
+    try:
+        k = kconsole.Kernel(smp=smp, kernel=elf, name="sharing-futex%s-smp%d"
+                            % ("-shared" if shared else "", smp), extra_args=[
+                                "-plugin", "%s,out=%s,top=20" % (PLUGIN, out)])
+        with k:
+            k.wait_prompt(BOOT_TIMEOUT)
+            text = k.cmd("run futexbench -c %d%s" % (
+                calls, " -s" if shared else ""), timeout=CMD_TIMEOUT)
+            m = re.search(r"futexbench: threads=(\d+) calls=(\d+) "
+                          r"errors=(\d+)", text)
+            assert m, "futexbench printed no result line:\n%s" % text
+            assert "exited with status 0" in text and m.group(3) == "0", \
+                "futexbench failed (a wake found a waiter or a wait did " \
+                "not see the mismatch):\n%s" % text
+            k.check_no_panic()
+            k.halt(timeout=BOOT_TIMEOUT)
+        windows = sharing.read_windows(out)
+    finally:
+        os.unlink(out)
+    assert len(windows) == 1, "%d plugin windows for one futexbench run " \
+        "(the user-mode markers were not seen)" % len(windows)
+    w = windows[0]
+    assert w["ops"] == int(m.group(2)), \
+        "the plugin counted %d calls, futexbench %s" % (w["ops"], m.group(2))
+    assert not w["incomplete"]
+    return sharing.resolve(w, sharing.Symbols(elf), 20)
+
+
+class TestFutexSharing:
+    """Futex calls of one task on different futexes from different CPUs:
+    a wake with no waiter and a wait whose value does not match must share
+    no line (issue 30, item 4: at most 0.01 transfers per call)."""
+
+    @pytest.mark.parametrize("smp", [2, 4])
+    def test_futex_calls_share_nothing(self, smp):
+        w = measure_futexbench(FUTEX_ELF, smp)
+        print("futexbench -smp %d: %s" % (smp, describe(w)))
+        assert w["per_op"] <= FUTEX_CALL_MAX, \
+            "futex calls on different futexes share %.4g lines per call " \
+            "at -smp %d (> %g): the hottest lines are the lock(s) they " \
+            "have in common:\n%s" % (w["per_op"], smp, FUTEX_CALL_MAX,
+                                       describe(w))
+
+    def test_shared_futex_is_caught(self):
+        """The control of the measure: the same calls on ONE futex word from
+        both CPUs must share its bucket's lock (at least 1 line per call,
+        written by the mutex): the user-mode window sees kernel sharing."""
+        w = measure_futexbench(RELEASE_ELF, 2, shared=True)
+        print("futexbench -s -smp 2: %s" % describe(w))
+        assert w["per_op"] >= 1.0, \
+            "calls on one shared futex share only %.4g lines per call " \
+            "(< 1): the window misses the futex's lock\n%s" % (
+                w["per_op"], describe(w))
+        assert any(f.startswith(("mutex_", "irq_spinlock_", "spinlock_"))
+                   for f in w["top"][0]["writers"]), \
+            "the hottest line of calls on one futex is not written by the " \
+            "lock functions:\n%s" % describe(w)

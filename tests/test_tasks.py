@@ -49,7 +49,8 @@ CMD_TIMEOUT = 120
 SETTLE_TIMEOUT = 30
 
 PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
-            "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace")
+            "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
+            "futexbench")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)

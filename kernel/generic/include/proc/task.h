@@ -91,12 +91,11 @@ typedef struct task {
 	/** Link in the task list; protected by tasks_lock. */
 	link_t tasks_link;
 	/**
-	 * Protects futexes, nfutexes and every futex_t's counters (sleeping
-	 * lock).
+	 * futex_t objects of this task in the futex table (task.c); at most
+	 * TASK_FUTEXES_MAX. Atomics (relaxed): changed only when a futex object
+	 * is created or freed (a wait that sleeps), never on the paths that
+	 * find no waiter or a value that does not match.
 	 */
-	mutex_t futex_mtx;
-	list_t futexes;
-	/** futex_t objects in futexes; at most TASK_FUTEXES_MAX (task.c). */
 	size_t nfutexes;
 	/** Next candidate base of SYS_AREA_CREATE(0, ...); atomics. */
 	uintptr_t next_area;
@@ -150,7 +149,11 @@ NO_RETURN void task_thread_exit(int status);
  * sleepers are woken by task_kill_wake().
  */
 void task_mark_killed(task_t *task, int status, const char *reason);
-/** Wakes every sleeper of a killed task (futexes, joins). Thread context. */
+/**
+ * Wakes every sleeper of a killed task (futexes, joins): walks the futex
+ * table's buckets one at a time under each bucket's mutex. Thread context,
+ * may sleep; call after task_mark_killed().
+ */
 void task_kill_wake(task_t *task);
 
 /**
@@ -196,7 +199,12 @@ void tasks_print(void);
  * Thread context, may sleep.
  */
 int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns);
-/** Wakes up to @a count waiters on @a uaddr. @return the number woken. */
+/**
+ * Wakes up to @a count waiters on the user word @a uaddr of the current task
+ * (SYS_FUTEX_WAKE). @return the number woken, or EINVAL (a misaligned or
+ * non-user address, @a count 0). Thread context, may sleep (the futex
+ * table's bucket mutex); never touches user memory.
+ */
 int futex_wake(uintptr_t uaddr, uint64_t count);
 
 #endif

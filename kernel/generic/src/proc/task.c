@@ -1,26 +1,35 @@
 /** @file task.c
  * User tasks and their threads, the kill path and futexes (proc/task.h).
  *
- * Futexes: per task, a list of futex_t keyed by the user address, under the
- * task's futex mutex. A waiter counts itself in f->waiters under the mutex
- * after it read the expected value from user memory, then sleeps on f->wq
- * outside the mutex; a waker takes min(count, waiters) off the counter and
- * wakes that many with waitq_wake_one(), whose wake-up is remembered if the
- * waiter has not gone to sleep yet (waitq.h). A waiter that times out
- * removes itself from the counter if a waker did not already; if one did,
- * it counts as woken and consumes the wake-up that waker left remembered
- * in f->wq (it found no sleeper): under futex_mtx, f->waiters equals the
- * sleepers plus the timed-out waiters not yet back under the mutex, minus
- * the remembered wake-ups, so with f->waiters == 0 one is pending for
- * every such waiter. Kill wakes every counted waiter the same way.
+ * Futexes: one table for all tasks, FUTEX_BUCKETS buckets hashed by (task,
+ * user address), each with its own mutex and list of futex_t (Linux hashes
+ * futexes the same way; HelenOS cached them per task in a CHT). Calls on
+ * different futexes share no written line, unless their keys collide in a
+ * bucket: the calls that find no waiter (a wake) or a value that does not
+ * match (a wait) touch only their bucket, never the task structure, and
+ * create no object (issue 30: one per-task futex mutex had every call of a
+ * task write the same lines). A waiter reads the expected value from user
+ * memory and counts itself in f->waiters under the bucket's mutex, then
+ * sleeps on f->wq outside it; a waker takes min(count, waiters) off the
+ * counter under the same mutex and wakes that many with waitq_wake_one(),
+ * whose wake-up is remembered if the waiter has not gone to sleep yet
+ * (waitq.h). A waiter that times out removes itself from the counter if a
+ * waker did not already; if one did, it counts as woken and consumes the
+ * wake-up that waker left remembered in f->wq (it found no sleeper): under
+ * the bucket's mutex, f->waiters equals the sleepers plus the timed-out
+ * waiters not yet back under the mutex, minus the remembered wake-ups, so
+ * with f->waiters == 0 one is pending for every such waiter. Kill wakes
+ * every counted waiter of the task the same way, bucket by bucket.
  *
  * Bound: a futex_t exists only while f->refs > 0, and every reference is a
- * thread inside futex_wait() (taken on entry, dropped on the way out, the
- * object freed with the last one); a thread waits on one futex at a time.
- * So a task never holds more futex objects than live threads
- * (TASK_THREADS_MAX). task->nfutexes counts them and futex_wait() refuses
- * with ELIMIT at TASK_FUTEXES_MAX all the same, so the bound does not rest
- * on that argument alone.
+ * thread inside futex_wait() that found the expected value (taken under the
+ * bucket's mutex after the value check, dropped on the way out, the object
+ * freed with the last one); a thread waits on one futex at a time. So a task
+ * never holds more futex objects than live threads (TASK_THREADS_MAX).
+ * task->nfutexes counts them (atomically: buckets have different mutexes)
+ * and futex_wait() refuses with ELIMIT at TASK_FUTEXES_MAX all the same, so
+ * the bound does not rest on that argument alone. The table itself is
+ * static: no per-task memory.
  */
 #include <proc/task.h>
 #include <proc/scheduler.h>
@@ -49,15 +58,38 @@ static uint64_t next_task_id = 1;
 #define TASK_AREA_FIRST 0x0000100000000000UL
 
 typedef struct futex {
+	/** Key: the task and the user address; set once. */
+	task_t *task;
 	uintptr_t uaddr;
 	waitq_t wq;
-	/** Waiters not yet woken (see the file comment); task->futex_mtx. */
+	/** Waiters not yet woken (see the file comment); the bucket's mtx. */
 	size_t waiters;
-	/** Threads inside futex_wait() on this futex; task->futex_mtx. */
+	/** Threads inside futex_wait() on this futex; the bucket's mtx. */
 	size_t refs;
-	/** Link in task->futexes; task->futex_mtx. */
+	/** Link in the bucket's list; the bucket's mtx. */
 	link_t link;
 } futex_t;
+
+/** Buckets of the futex table (a power of two). */
+#define FUTEX_BUCKETS 256
+
+/**
+ * A bucket: the futexes whose key hashes here. Aligned to a cache line so
+ * that calls on futexes of different buckets write no common line.
+ */
+typedef struct {
+	/**
+	 * Protects `futexes` and every listed futex_t's waiters, refs and link
+	 * (sleeping: held across the read of the user word, which may fault a
+	 * page in). Nothing else is taken under it but the wait queue locks of
+	 * waitq_wake_one() and the allocator (malloc/free).
+	 */
+	mutex_t mtx;
+	list_t futexes;
+} __attribute__((aligned(64))) futex_bucket_t;
+
+/** The futex table; futex_table_init() (from task_init()) sets it up at boot. */
+static futex_bucket_t futex_table[FUTEX_BUCKETS];
 
 /* Scheduler hook: the kernel stack of an entry from ring 3 */
 
@@ -77,8 +109,11 @@ static const sched_hooks_t task_hooks = {
 	.before_thread_runs = task_before_thread_runs,
 };
 
+static void futex_table_init(void);
+
 void task_init(void)
 {
+	futex_table_init();
 	sched_hooks_register(&task_hooks);
 	printf("User space: syscall/sysretq, SMEP %s, SMAP %s\n",
 	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)",
@@ -105,8 +140,6 @@ task_t *task_create(const char *name)
 	task->state = TASK_RUNNING;
 	waitq_initialize(&task->wq);
 	atomic_set(&task->refcount, 1);
-	mutex_initialize(&task->futex_mtx, MUTEX_PASSIVE);
-	list_initialize(&task->futexes);
 	task->next_area = TASK_AREA_FIRST;
 	irq_spinlock_lock(&tasks_lock, true);
 	list_append(&task->tasks_link, &tasks_list);
@@ -141,10 +174,8 @@ void task_release(task_t *task)
 		list_remove(l);
 		free(list_get_instance(l, uthread_t, link));
 	}
-	while ((l = list_first(&task->futexes))) {
-		list_remove(l);
-		free(list_get_instance(l, futex_t, link));
-	}
+	/* Futex objects live only while a thread waits in one (task.c top). */
+	assert(__atomic_load_n(&task->nfutexes, __ATOMIC_RELAXED) == 0);
 	as_release(task->as);
 	free(task);
 }
@@ -193,14 +224,25 @@ void task_mark_killed(task_t *task, int status, const char *reason)
 
 void task_kill_wake(task_t *task)
 {
-	mutex_lock(&task->futex_mtx);
-	for (link_t *l = list_first(&task->futexes); l;
-	    l = list_next(l, &task->futexes)) {
-		futex_t *f = list_get_instance(l, futex_t, link);
-		for (; f->waiters; f->waiters--)
-			waitq_wake_one(&f->wq);
+	/*
+	 * Every bucket, one at a time: a waiter of this task that counted
+	 * itself under its bucket's mutex before this walk took that mutex is
+	 * woken here; one that takes the mutex after it sees the killed flag
+	 * (set before this call; futex_wait() checks it under the mutex).
+	 */
+	for (size_t i = 0; i < FUTEX_BUCKETS; i++) {
+		futex_bucket_t *b = &futex_table[i];
+		mutex_lock(&b->mtx);
+		for (link_t *l = list_first(&b->futexes); l;
+		    l = list_next(l, &b->futexes)) {
+			futex_t *f = list_get_instance(l, futex_t, link);
+			if (f->task != task)
+				continue;
+			for (; f->waiters; f->waiters--)
+				waitq_wake_one(&f->wq);
+		}
+		mutex_unlock(&b->mtx);
 	}
-	mutex_unlock(&task->futex_mtx);
 	waitq_wake_all(&task->wq);
 }
 
@@ -405,23 +447,43 @@ void task_user_return(void)
 
 /* Futexes */
 
-static futex_t *futex_find_locked(task_t *task, uintptr_t uaddr)
+static void futex_table_init(void)
 {
-	for (link_t *l = list_first(&task->futexes); l;
-	    l = list_next(l, &task->futexes)) {
+	for (size_t i = 0; i < FUTEX_BUCKETS; i++) {
+		mutex_initialize(&futex_table[i].mtx, MUTEX_PASSIVE);
+		list_initialize(&futex_table[i].futexes);
+	}
+}
+
+/** The bucket of (task, uaddr): Fibonacci hashing of the key's mix. */
+static futex_bucket_t *futex_bucket(task_t *task, uintptr_t uaddr)
+{
+	uint64_t h = ((uint64_t) uaddr >> 2) ^ (task->id * 0xc2b2ae3d27d4eb4fULL);
+	h *= 0x9e3779b97f4a7c15ULL;
+	return &futex_table[h >> (64 - 8)];
+}
+_Static_assert(FUTEX_BUCKETS == 1 << 8, "futex_bucket() takes 8 bits");
+
+static futex_t *futex_find_locked(futex_bucket_t *b, task_t *task,
+    uintptr_t uaddr)
+{
+	assert(mutex_locked_by_me(&b->mtx));
+	for (link_t *l = list_first(&b->futexes); l;
+	    l = list_next(l, &b->futexes)) {
 		futex_t *f = list_get_instance(l, futex_t, link);
-		if (f->uaddr == uaddr)
+		if (f->uaddr == uaddr && f->task == task)
 			return f;
 	}
 	return NULL;
 }
 
-static void futex_put_locked(task_t *task, futex_t *f)
+static void futex_put_locked(futex_bucket_t *b, futex_t *f)
 {
+	assert(mutex_locked_by_me(&b->mtx));
 	if (--f->refs == 0) {
 		assert(f->waiters == 0);
 		list_remove(&f->link);
-		task->nfutexes--;
+		__atomic_fetch_sub(&f->task->nfutexes, 1, __ATOMIC_RELAXED);
 		free(f);
 	}
 }
@@ -437,41 +499,49 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 	task_t *task = uthread_current()->task;
 	if (!futex_addr_ok(uaddr))
 		return EINVAL;
-	mutex_lock(&task->futex_mtx);
+	futex_bucket_t *b = futex_bucket(task, uaddr);
+	mutex_lock(&b->mtx);
 	if (task_killed(task)) {
-		mutex_unlock(&task->futex_mtx);
+		mutex_unlock(&b->mtx);
 		return EINTR;
 	}
-	futex_t *f = futex_find_locked(task, uaddr);
-	if (!f) {
-		if (task->nfutexes >= TASK_FUTEXES_MAX) {
-			mutex_unlock(&task->futex_mtx);
-			return ELIMIT;
-		}
-		f = malloc(sizeof(futex_t));
-		if (!f) {
-			mutex_unlock(&task->futex_mtx);
-			return ENOMEM;
-		}
-		task->nfutexes++;
-		f->uaddr = uaddr;
-		waitq_initialize(&f->wq);
-		f->waiters = 0;
-		f->refs = 0;
-		list_append(&f->link, &task->futexes);
-	}
-	f->refs++;
+	/*
+	 * The value first: a wait that will not sleep creates no object and
+	 * touches nothing but its bucket. A waker that changes the word and
+	 * then wakes takes this mutex after us, so it sees our count below.
+	 */
 	uint32_t val;
 	int rc = copy_from_user(&val, (const void *) uaddr, sizeof(val));
 	if (rc == EOK && val != expected)
 		rc = EAGAIN;
 	if (rc != EOK) {
-		futex_put_locked(task, f);
-		mutex_unlock(&task->futex_mtx);
+		mutex_unlock(&b->mtx);
 		return rc;
 	}
+	futex_t *f = futex_find_locked(b, task, uaddr);
+	if (!f) {
+		if (__atomic_fetch_add(&task->nfutexes, 1, __ATOMIC_RELAXED) >=
+		    TASK_FUTEXES_MAX) {
+			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
+			mutex_unlock(&b->mtx);
+			return ELIMIT;
+		}
+		f = malloc(sizeof(futex_t));
+		if (!f) {
+			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
+			mutex_unlock(&b->mtx);
+			return ENOMEM;
+		}
+		f->task = task;
+		f->uaddr = uaddr;
+		waitq_initialize(&f->wq);
+		f->waiters = 0;
+		f->refs = 0;
+		list_append(&f->link, &b->futexes);
+	}
+	f->refs++;
 	f->waiters++;
-	mutex_unlock(&task->futex_mtx);
+	mutex_unlock(&b->mtx);
 
 	uint64_t usec = SYNCH_NO_TIMEOUT;
 	if (timeout_ns) {
@@ -482,7 +552,7 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 	}
 	rc = waitq_sleep_timeout(&f->wq, usec, SYNCH_FLAGS_NONE);
 
-	mutex_lock(&task->futex_mtx);
+	mutex_lock(&b->mtx);
 	if (rc == ETIMEOUT) {
 		if (f->waiters > 0) {
 			f->waiters--;
@@ -493,7 +563,7 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 			 * and was remembered. Take that wake-up (we are woken), or
 			 * the next waiter would consume it without being counted
 			 * and f->waiters would stay one too high. It is pending:
-			 * under futex_mtx, waiters == (sleepers + timed-out waiters
+			 * under b->mtx, waiters == (sleepers + timed-out waiters
 			 * not yet here) - remembered wake-ups, and we are one of the
 			 * timed-out ones (see the file comment).
 			 */
@@ -510,8 +580,8 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 			rc = EOK;
 		}
 	}
-	futex_put_locked(task, f);
-	mutex_unlock(&task->futex_mtx);
+	futex_put_locked(b, f);
+	mutex_unlock(&b->mtx);
 	if (task_killed(task))
 		return EINTR;
 	return rc;
@@ -523,15 +593,16 @@ int futex_wake(uintptr_t uaddr, uint64_t count)
 	if (!futex_addr_ok(uaddr) || count == 0)
 		return EINVAL;
 	int woken = 0;
-	mutex_lock(&task->futex_mtx);
-	futex_t *f = futex_find_locked(task, uaddr);
+	futex_bucket_t *b = futex_bucket(task, uaddr);
+	mutex_lock(&b->mtx);
+	futex_t *f = futex_find_locked(b, task, uaddr);
 	while (f && f->waiters && count) {
 		f->waiters--;
 		count--;
 		woken++;
 		waitq_wake_one(&f->wq);
 	}
-	mutex_unlock(&task->futex_mtx);
+	mutex_unlock(&b->mtx);
 	return woken;
 }
 
