@@ -345,49 +345,72 @@ static size_t slab_space_free(slab_cache_t *c, slab_t *s)
 }
 
 /**
+ * Takes up to @a want (unconstructed) objects out of the slabs into @a objs in
+ * one hold of the cache lock, creating a slab (with the lock dropped) only
+ * when no slab has a free object and none was taken yet.
+ * @return the number taken: 0 only when the frame allocator is exhausted.
+ */
+static size_t slab_objs_get(slab_cache_t *c, void **objs, size_t want)
+{
+	size_t got = 0;
+
+	irq_spinlock_lock(&c->lock, true);
+	while (got < want) {
+		if (list_empty(&c->slabs_partial) && list_empty(&c->slabs_empty)) {
+			if (got > 0)
+				break;
+			irq_spinlock_unlock(&c->lock, true);
+			slab_t *fresh = slab_space_alloc(c);
+			if (fresh == NULL)
+				return 0;
+			irq_spinlock_lock(&c->lock, true);
+			list_append(&fresh->link, &c->slabs_empty);
+			c->nslabs++;
+			c->nempty++;
+			continue;
+		}
+
+		slab_t *s;
+		if (!list_empty(&c->slabs_partial)) {
+			s = list_get_instance(list_first(&c->slabs_partial), slab_t, link);
+		} else {
+			s = list_get_instance(list_first(&c->slabs_empty), slab_t, link);
+			list_remove(&s->link);
+			list_prepend(&s->link, &c->slabs_partial);
+			c->nempty--;
+		}
+		while (got < want && s->available > 0) {
+			void *obj = s->free;
+			assert(obj != NULL);
+			s->free = *(void **) obj;
+			s->available--;
+			c->objs_used++;
+			objs[got++] = obj;
+		}
+		if (s->available == 0) {
+			list_remove(&s->link);
+			list_append(&s->link, &c->slabs_full);
+		}
+	}
+	irq_spinlock_unlock(&c->lock, true);
+
+#ifdef CONFIG_DEBUG
+	if (cache_poisons(c)) {
+		for (size_t i = 0; i < got; i++)
+			obj_check_poison(c, objs[i]);
+	}
+#endif
+	return got;
+}
+
+/**
  * Takes one (unconstructed) object out of a slab, creating a slab when needed.
  * @return the object, or NULL when the frame allocator is exhausted.
  */
 static void *slab_obj_get(slab_cache_t *c)
 {
-	irq_spinlock_lock(&c->lock, true);
-	while (list_empty(&c->slabs_partial) && list_empty(&c->slabs_empty)) {
-		irq_spinlock_unlock(&c->lock, true);
-		slab_t *fresh = slab_space_alloc(c);
-		if (fresh == NULL)
-			return NULL;
-		irq_spinlock_lock(&c->lock, true);
-		list_append(&fresh->link, &c->slabs_empty);
-		c->nslabs++;
-		c->nempty++;
-	}
-
-	slab_t *s;
-	if (!list_empty(&c->slabs_partial)) {
-		s = list_get_instance(list_first(&c->slabs_partial), slab_t, link);
-	} else {
-		s = list_get_instance(list_first(&c->slabs_empty), slab_t, link);
-		list_remove(&s->link);
-		list_prepend(&s->link, &c->slabs_partial);
-		c->nempty--;
-	}
-
-	void *obj = s->free;
-	assert(obj != NULL && s->available > 0);
-	s->free = *(void **) obj;
-	s->available--;
-	c->objs_used++;
-	if (s->available == 0) {
-		list_remove(&s->link);
-		list_append(&s->link, &c->slabs_full);
-	}
-	irq_spinlock_unlock(&c->lock, true);
-
-#ifdef CONFIG_DEBUG
-	if (cache_poisons(c))
-		obj_check_poison(c, obj);
-#endif
-	return obj;
+	void *obj;
+	return slab_objs_get(c, &obj, 1) == 1 ? obj : NULL;
 }
 
 /**
@@ -671,6 +694,91 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 	return done;
 }
 
+/**
+ * The miss path of a magazine cache (the depot had no full magazine): fills a
+ * magazine from the slab layer in one hold of the cache lock (slab_objs_get()),
+ * constructs its objects with no lock held, returns one of them and installs
+ * the magazine with the rest in the local CPU's slot. One trip to the slab
+ * layer then serves up to mag_size allocations instead of one: the objects a
+ * CPU allocates while its RCU-deferred frees wait for a grace period come from
+ * the slabs a magazine at a time (Linux SLAB's batched refill, cache_alloc_refill()).
+ * The magazine is the slot's empty one when it has one, else a new one.
+ * @return the object, or NULL when no object could be had (the caller then
+ *         goes to the single-object path with its reclaim).
+ */
+static void *mag_refill(slab_cache_t *c, unsigned kmflags)
+{
+	slab_magazine_t *m = NULL;
+	ipl_t ipl = interrupts_disable();
+	unsigned id = CPU->id;
+
+	if (unlikely(cpu_flush_requested(id))) {
+		interrupts_restore(ipl);
+		return NULL;
+	}
+	slab_cpu_cache_t *cc = &c->cpu[id];
+	if (cc->last != NULL && cc->last->busy == 0) {
+		m = cc->last;
+		cc->last = NULL;
+	} else if (cc->current != NULL && cc->current->busy == 0) {
+		m = cc->current;
+		cc->current = NULL;
+	}
+	interrupts_restore(ipl);
+
+	if (m == NULL) {
+		m = mag_new(c);
+		if (m == NULL)
+			return NULL;
+	}
+
+	size_t n = slab_objs_get(c, m->objs, m->size);
+	if (n > 0 && c->constructor != NULL) {
+		for (size_t i = 0; i < n; i++) {
+			if (c->constructor(m->objs[i], kmflags) != 0) {
+				/* The rest go back unconstructed. */
+				(void) slab_objs_put(c, &m->objs[i], n - i);
+				n = i;
+				break;
+			}
+		}
+	}
+	if (n == 0) {
+		slab_free(&slab_mag_cache, m);
+		return NULL;
+	}
+	void *obj = m->objs[n - 1];
+	m->busy = n - 1;
+	atomic_inc(&c->slow_allocs);
+
+	/* Install it; we may have migrated, so look at the slot again. */
+	slab_magazine_t *extra = NULL;
+	ipl = interrupts_disable();
+	id = CPU->id;
+	if (unlikely(cpu_flush_requested(id))) {
+		extra = m;
+	} else {
+		cc = &c->cpu[id];
+		if (cc->current == NULL || cc->current->busy == 0) {
+			if (cc->last == NULL) {
+				cc->last = cc->current;
+			} else {
+				extra = cc->current;
+			}
+			cc->current = m;
+		} else if (cc->last == NULL || cc->last->busy == 0) {
+			extra = cc->last;
+			cc->last = m;
+		} else {
+			extra = m;
+		}
+	}
+	interrupts_restore(ipl);
+	if (extra != NULL)
+		(void) mag_destroy(extra);
+	return obj;
+}
+
 /*
  * Allocation and free.
  */
@@ -691,6 +799,9 @@ void *slab_alloc(slab_cache_t *c, unsigned kmflags)
 			return obj;
 		}
 		atomic_inc(&c->misses);
+		obj = mag_refill(c, kmflags);
+		if (obj != NULL)
+			return obj;
 	}
 
 	obj = slab_obj_get(c);
