@@ -85,6 +85,8 @@ static bool cache_init(slab_cache_t *c, const char *name, size_t size,
 		frame_stats_t fs;
 		frame_get_stats(&fs);
 		c->depot_cap = fs.total * (FRAME_SIZE / 256) / (c->mag_size * size);
+		/* Each CPU's stack: at most 1/1024 of memory, at least 4 magazines. */
+		c->cpu_cap = MAX(c->depot_cap / 4, (size_t) 4);
 	}
 	return true;
 }

@@ -64,6 +64,8 @@ typedef struct slab_magazine {
 	size_t busy;
 	/** Capacity (cache->mag_size). Immutable. */
 	size_t size;
+	/** Next magazine on a CPU's stack (slab_cpu_cache_t.full/empty); owned like the slot. */
+	struct slab_magazine *next;
 	void *objs[SLAB_MAG_MAX];
 } slab_magazine_t;
 
@@ -71,6 +73,16 @@ typedef struct slab_magazine {
 typedef struct {
 	slab_magazine_t *current;
 	slab_magazine_t *last;
+	/**
+	 * The CPU's own stacks of full and empty magazines (linked through
+	 * slab_magazine_t.next), at most cache->cpu_cap each: a batch of frees
+	 * on this CPU (RCU callbacks) parks its magazines here, and the CPU's
+	 * allocations take them back, with no lock (slab.c, "Per-CPU stacks").
+	 */
+	slab_magazine_t *full;
+	slab_magazine_t *empty;
+	uint32_t nfull;
+	uint32_t nempty;
 	/** Statistics: relaxed atomic stores by the owner, racy reads by anyone. */
 	uint64_t hits;
 	uint64_t allocs;
@@ -119,6 +131,8 @@ struct slab_cache {
 	uint64_t depot_trim_us;
 	/** depot_cap() for this cache's object size; set at creation. */
 	size_t depot_cap;
+	/** Most magazines on each of a CPU's stacks; set at creation. */
+	size_t cpu_cap;
 
 	/** Frames held by the slabs. Atomics. */
 	atomic_t frames;

@@ -4,7 +4,7 @@
  */
 #include "slab_impl.h"
 
-/** Moves the magazines of slot @a cc to @a out (the caller owns the slot). */
+/** Moves the magazines of slot @a cc (current, last and both stacks) to @a out (the caller owns the slot). */
 static void cpu_slot_detach(slab_cpu_cache_t *cc, list_t *out)
 {
 	if (cc->current != NULL)
@@ -13,6 +13,18 @@ static void cpu_slot_detach(slab_cpu_cache_t *cc, list_t *out)
 		list_append(&cc->last->link, out);
 	cc->current = NULL;
 	cc->last = NULL;
+	for (slab_magazine_t *m = cc->full, *next; m != NULL; m = next) {
+		next = m->next;
+		list_append(&m->link, out);
+	}
+	for (slab_magazine_t *m = cc->empty, *next; m != NULL; m = next) {
+		next = m->next;
+		list_append(&m->link, out);
+	}
+	cc->full = NULL;
+	cc->empty = NULL;
+	cc->nfull = 0;
+	cc->nempty = 0;
 }
 
 /**
