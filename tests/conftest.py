@@ -112,7 +112,7 @@ LOCKED_SOAK_SMP = (1, 4, 8)
 #: the soak's race boots run the release build at -smp 4 too.
 RELEASE_SOAK_SMP = (4,)
 #: Podzimek RCU at -smp 8 runs in the soak only: its `test *` boot took 96 s
-#: of the 15-minute `make test` budget (A-RCU keeps -smp 8 in `make test`).
+#: of the then 15-minute `make test` budget (A-RCU keeps -smp 8 in `make test`).
 PODZIMEK_SOAK_SMP = (8,)
 
 
