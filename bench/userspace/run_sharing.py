@@ -62,9 +62,10 @@ BEGIN = "<!-- userspace-sharing:begin -->"
 END = "<!-- userspace-sharing:end -->"
 
 #: Every table library of the harness; presized where the harness has the
-#: variant (no resize before or in the window: under the emulator cds_lfht's
-#: automatic resizes from one bucket took minutes in the prefill, and with
-#: updates lfht-qsbr did not finish in 120 s); ck and libcuckoo grow in the
+#: variant (no resize before or in the window: under the emulator
+#: lfht-memb's automatic resizes from one bucket made the prefill take 50 s
+#: and more, once past the 20-s stall watchdog, and lfht-qsbr with 100 %
+#: updates had not finished after 120 s); ck and libcuckoo grow in the
 #: prefill, and the insert/remove pairs leave the key count as it is.
 IMPLS = ["cht-presized", "lfht-memb-presized", "lfht-qsbr-presized", "ckhs",
          "ckht", "cuckoo", "rwlock-presized"]
