@@ -229,6 +229,7 @@ help:
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
 	@echo "make bench-sharing cache-line transfers per operation, -smp 2/4/8 (sharing plugin)"
+	@echo "make -C uspace bench-sharing  the same for the userspace tables under qemu-x86_64"
 	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
 	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
 	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"

@@ -17,8 +17,9 @@
 #                 matplotlib importable by $PYTHON
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
 #                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
-#                 pkg-config, matplotlib (linux-perf is optional and not
-#                 checked)
+#                 pkg-config, matplotlib, and qemu-user (qemu-x86_64, which
+#                 runs it under the sharing plugin: make -C uspace
+#                 bench-sharing; linux-perf is optional and not checked)
 #   memcached     make memcached / memcached-test / memcached-bench: gcc, make,
 #                 pkg-config, libevent-dev, dpkg-dev (apt-get source), xz-utils,
 #                 perl (prove), libmemcached-tools (memccapable, memcaslap),
@@ -78,6 +79,7 @@ uspace-bench pkg libck-dev libck-dev
 uspace-bench cmd g++ g++
 uspace-bench cmd valgrind valgrind
 uspace-bench cmd pkg-config pkg-config
+uspace-bench cmd qemu-x86_64 qemu-user
 uspace-bench py matplotlib python3-matplotlib
 memcached cmd gcc gcc
 memcached cmd make make

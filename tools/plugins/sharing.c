@@ -10,7 +10,18 @@
  *
  * What it counts. Every load and store of every vCPU, by 64-byte physical
  * line (qemu_plugin_hwaddr_phys_addr; MMIO accesses are skipped), but only
- * while the window is open. The guest opens and closes the window and tells
+ * while the window is open. Under QEMU's user-mode emulator (qemu-x86_64
+ * -plugin ...: one Linux process, every guest thread a vCPU of its own, the
+ * vCPU index QEMU's cpu_index of that thread) there are no physical
+ * addresses and all threads share one address space: lines are keyed by
+ * guest virtual address there, and the report says "mode": "user" and gives
+ * each top line's "va" instead of "pa". QEMU numbers a new thread from the
+ * indices of the live ones, so an exited thread's index can be given again:
+ * a window must not see threads exit and others start (their counts would
+ * merge). Accesses of vCPUs with an index of MAX_VCPUS or more are not
+ * counted, in either mode.
+ *
+ * The guest opens and closes the window and tells
  * the operation count with marker instructions, recognised here at
  * translation time: `nopl 0x5348000K(%rax)` (bytes 0f 1f 80 0K 00 48 53), a
  * 7-byte NOP on real hardware (no memory access), with K:
@@ -91,6 +102,8 @@ static unsigned nvcpus;
 static unsigned windows;
 static unsigned top_n = 20;
 static FILE *out;
+/* Set once at install: lines by guest virtual address (user mode). */
+static bool user_mode;
 
 static inline uint64_t hash64(uint64_t x)
 {
@@ -152,10 +165,13 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 {
 	if (!__atomic_load_n(&window_open, __ATOMIC_ACQUIRE) || vcpu >= MAX_VCPUS)
 		return;
-	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-	if (!hw || qemu_plugin_hwaddr_is_io(hw))
-		return;
-	uint64_t pa = qemu_plugin_hwaddr_phys_addr(hw);
+	uint64_t pa = vaddr;
+	if (!user_mode) {
+		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+		if (!hw || qemu_plugin_hwaddr_is_io(hw))
+			return;
+		pa = qemu_plugin_hwaddr_phys_addr(hw);
+	}
 	unsigned size = 1u << qemu_plugin_mem_size_shift(info);
 	bool store = qemu_plugin_mem_is_store(info);
 	vtable_t *t = &vt[vcpu];
@@ -208,9 +224,9 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 /* Writes one line of a top list as a JSON object (bound, rest, per-vCPU data). */
 static void print_line(const merged_t *x, unsigned nv, bool comma)
 {
-	fprintf(out, "%s{\"pa\": \"0x%" PRIx64 "\", \"bound\": %.0f, "
-	    "\"rest\": %.1f, \"loads\": [", comma ? ", " : "", x->line, x->bound,
-	    x->rest);
+	fprintf(out, "%s{\"%s\": \"0x%" PRIx64 "\", \"bound\": %.0f, "
+	    "\"rest\": %.1f, \"loads\": [", comma ? ", " : "",
+	    user_mode ? "va" : "pa", x->line, x->bound, x->rest);
 	for (unsigned v = 0; v < nv; v++)
 		fprintf(out, "%s%" PRIu64, v ? ", " : "", x->ls[2 * v]);
 	fprintf(out, "], \"stores\": [");
@@ -341,10 +357,11 @@ static void report(uint64_t ops)
 		shared += b > 0;
 	}
 	qsort(m, nm, sizeof(*m), cmp_bound);
-	fprintf(out, "{\"window\": %u, \"ops\": %" PRIu64 ", \"vcpus\": %u, "
-	    "\"lines\": %zu, \"shared_lines\": %zu, \"bound\": %.0f, "
+	fprintf(out, "{\"window\": %u, \"mode\": \"%s\", \"ops\": %" PRIu64
+	    ", \"vcpus\": %u, \"lines\": %zu, \"shared_lines\": %zu, \"bound\": %.0f, "
 	    "\"bound_store\": %.0f, \"bound_load\": %.0f, \"per_op\": %.6g, "
-	    "\"incomplete\": %s, \"loads\": [", windows, ops, nv, nm, shared,
+	    "\"incomplete\": %s, \"loads\": [", windows,
+	    user_mode ? "user" : "system", ops, nv, nm, shared,
 	    bound, bound_w, bound_r, ops ? bound / (double) ops : 0.0,
 	    failed ? "true" : "false");
 	for (unsigned v = 0; v < nv; v++)
@@ -479,10 +496,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	if (!info->system_emulation) {
-		fprintf(stderr, "sharing: system emulation only\n");
-		return -1;
-	}
+	/* User mode: no physical addresses; one address space (see the top). */
+	user_mode = !info->system_emulation;
 	out = path ? fopen(path, "w") : stderr;
 	if (!out) {
 		perror(path);
