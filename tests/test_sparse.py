@@ -64,6 +64,12 @@ int scratch_user_kernel_ptr(void *kbuf)
 	return copy_to_user(kbuf, kbuf, 8);  /* EXPECT: incorrect type in argument 1 (different address spaces) */
 }
 
+int scratch_user_cast(void *kbuf);
+int scratch_user_cast(void *kbuf)
+{
+	return copy_to_user((void __user *) kbuf, kbuf, 8);  /* EXPECT: cast adds address space '__user' to expression */
+}
+
 int scratch_futex(uintptr_t addr);
 int scratch_futex(uintptr_t addr)
 {
@@ -95,6 +101,12 @@ int scratch_rcu_atomic_load(void)
 {
 	scratch_obj_t *p = __atomic_load_n(&scratch_cur, __ATOMIC_ACQUIRE);  /* EXPECT: incorrect type in initializer (different address spaces) */
 	return p->x;
+}
+
+void scratch_rcu_plain_store(scratch_obj_t *fresh);
+void scratch_rcu_plain_store(scratch_obj_t *fresh)
+{
+	scratch_cur = fresh;  /* EXPECT: incorrect type in assignment (different address spaces) */
 }
 
 int scratch_rcu_next(scratch_obj_t *o);
@@ -171,7 +183,7 @@ def test_deliberate_violations_fail_the_check(tmp_path):
     src = tmp_path / "scratch_violations.c"
     src.write_text(SCRATCH)
     want = expected_lines(SCRATCH)
-    assert len(want) == 9
+    assert len(want) == 11
     r = run_check_one(str(src))
     out = r.stdout + r.stderr
     assert r.returncode != 0, "the check passed the violations:\n" + out
