@@ -55,6 +55,7 @@
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
+#   SPARSE         the sparse command of make check (default sparse)
 
 CROSS_COMPILE ?=
 DEBUG ?= 1
