@@ -9,8 +9,11 @@
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
 #                 gcc, make, binutils, python3, pkg-config (the library's
 #                 install test; its sanitizer runtimes come with gcc),
-#                 pytest + pexpect importable by $PYTHON, and spin (the
-#                 short model checks, tests/test_models.py)
+#                 pytest + pexpect importable by $PYTHON, spin (the
+#                 short model checks, tests/test_models.py) and sparse
+#                 (make check, tests/test_sparse.py)
+#   check         make check: sparse (the user and RCU pointer check of the
+#                 kernel's C files, tools/sparse_check.py) and python3
 #   verify        make verify: the SPIN models of verify/ (spin, gcc,
 #                 python3)
 #   plot          the benchmark figures (make bench-deps, bench/plot.py):
@@ -69,6 +72,9 @@ test cmd pkg-config pkg-config
 test py pytest python3-pytest
 test py pexpect python3-pexpect
 test cmd spin spin
+test cmd sparse sparse
+check cmd sparse sparse
+check cmd python3 python3
 verify cmd spin spin
 verify cmd gcc gcc
 verify cmd python3 python3
@@ -105,8 +111,8 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        test|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
-        *) echo "usage: $0 [--check] [test|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
+        test|check|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|check|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
     esac
 done
 [ ${#groups[@]} -ne 0 ] || groups=(test)
