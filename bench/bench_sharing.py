@@ -42,7 +42,6 @@ import time
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
 sys.path.insert(0, os.path.join(REPO, "tools"))
-sys.path.insert(0, BENCH_DIR)
 
 import kconsole  # noqa: E402
 import sharing as sh  # noqa: E402  (tools/sharing.py)

@@ -30,18 +30,17 @@ import argparse
 import os
 import sys
 
+from plotlib import cost, pageht, resize, seed
+from plotlib.common import cb  # noqa: F401
+# Re-exported for bench/test_bench.py and other users of plot.py.
+from plotlib.common import (  # noqa: F401
+    BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
+from plotlib.cost import splice_cost  # noqa: F401
+from plotlib.common import (
+    Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
+
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, BENCH_DIR)
-
-from plotlib import cost, pageht, resize, seed  # noqa: E402
-from plotlib.common import cb  # noqa: E402,F401
-# Re-exported for bench/test_bench.py and other users of plot.py.
-from plotlib.common import (  # noqa: E402,F401
-    BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
-from plotlib.cost import splice_cost  # noqa: E402,F401
-from plotlib.common import (  # noqa: E402
-    Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
 
 
 FIGURES = [

@@ -46,10 +46,9 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tools"))
+import kconsole  # tools/kconsole.py (pytest.ini's pythonpath)
 
-import kconsole  # noqa: E402  (path set up above)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 KERNEL_ELF = os.environ.get("KTEST_KERNEL") or kconsole.DEFAULT_KERNEL
 IMAGE_ISO = os.environ.get("KTEST_ISO") or kconsole.DEFAULT_ISO
@@ -158,15 +157,28 @@ def pytest_report_header(config):
                 os.environ.get("KTEST_LOG_DIR", kconsole.DEFAULT_LOG_DIR))]
 
 
-def pytest_configure(config):
-    """Register the ``soak`` marker."""
-    config.addinivalue_line(
-        "markers", "soak: long runs (many boots, long rcutorture); only with "
-        "KTEST_SOAK=1 (make soak)")
+#: Modules whose tests run long host jobs without QEMU (the SPIN models, the
+#: userspace library's sanitizer builds): marked ``slow`` too.
+SLOW_HOST_MODULES = ("test_models", "test_uspace")
+
+
+def _boots_qemu(item):
+    """True if ``item`` boots QEMU: it uses a boot fixture, or its module
+    drives kconsole.Kernel itself."""
+    if "boot_factory" in getattr(item, "fixturenames", ()):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and (
+        getattr(module, "kconsole", None) is kconsole
+        or module.__name__ in SLOW_HOST_MODULES)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip the soak tests unless KTEST_SOAK=1."""
+    """Mark the tests that boot QEMU ``slow`` (the markers are registered in
+    pytest.ini); skip the soak tests unless KTEST_SOAK=1."""
+    for item in items:
+        if _boots_qemu(item):
+            item.add_marker(pytest.mark.slow)
     if soak_enabled():
         return
     skip = pytest.mark.skip(reason="soak test: set KTEST_SOAK=1 (make soak)")
