@@ -102,6 +102,52 @@ def soak_enabled():
     return os.environ.get("KTEST_SOAK") == "1"
 
 
+# ---- Timeouts -------------------------------------------------------------
+# Seconds, in one place.  kconsole.Kernel multiplies every timeout it is given
+# by KTEST_TIMEOUT_SCALE; no verdict depends on them, they bound a hung boot.
+# A test file imports the ones it uses, under its own local names where its
+# value differs (``from conftest import LONG_CMD_TIMEOUT as CMD_TIMEOUT``).
+
+#: QEMU start to the first prompt (TCG, -smp 8, GRUB).
+BOOT_TIMEOUT = 180
+#: An ordinary command.
+CMD_TIMEOUT = 60
+#: ``test NAME``.
+TEST_ONE_TIMEOUT = 600
+#: ``test *``.
+TEST_ALL_TIMEOUT = 900
+#: ``halt`` to QEMU's exit.
+HALT_TIMEOUT = 60
+#: The prompt back after a bad input line (tests/test_kernel.py).
+BAD_LINE_PROMPT_TIMEOUT = 30
+#: The answer to a marker line after a fuzz line (benchmarks run 1 s).
+MARK_TIMEOUT = 60
+#: A 1 s benchmark plus its set-up (the resize rows insert 2^16 items) and
+#: teardown in a debug build under TCG (tests/test_chtbench.py).
+BENCH_TIMEOUT = 240
+#: A panic report expected after ``test NAME`` (tests/test_mm_checks.py,
+#: tests/test_rcu_checks.py).
+PANIC_TIMEOUT = 120
+#: A lock validator report expected after ``test NAME`` (tests/test_lockdep.py).
+REPORT_TIMEOUT = 120
+#: A command that runs user programs or benchmarks (tests/test_tasks.py,
+#: tests/test_fuzz_sys.py, tests/test_lockstat.py).
+LONG_CMD_TIMEOUT = 120
+#: The liveness bound of one command of tests/test_limits.py.
+LIMITS_CMD_TIMEOUT = 150
+#: The release build's boot in tests/test_mm_checks.py.
+MM_BOOT_TIMEOUT = 120
+#: A boot and a command under the sharing plugin (tests/test_sharing.py).
+SHARING_BOOT_TIMEOUT = 300
+SHARING_CMD_TIMEOUT = 600
+#: The counters back at their baseline after tasks ended
+#: (tests/test_tasks.py).
+TASK_SETTLE_TIMEOUT = 30
+#: The counters back at their baseline after the system-call fuzzer
+#: (tests/test_fuzz_sys.py).
+SYSFUZZ_SETTLE_TIMEOUT = 60
+
+
 #: vCPU counts of the locked page hash table that only ``make soak`` boots
 #: (-smp 4 moved there in round 3, issue 28: its `test *` took 79 s of a
 #: loaded `make test`; -smp 2 stays).

@@ -39,11 +39,9 @@ import time
 
 import pytest
 
+from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
+from conftest import SYSFUZZ_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 120
-SETTLE_TIMEOUT = 60
 
 SEED = int(os.environ.get("KTEST_SYSFUZZ_SEED", "29"))
 SECONDS = int(os.environ.get("KTEST_SYSFUZZ_SECONDS", "20"))

@@ -44,6 +44,8 @@ import pytest
 
 import kconsole
 from conftest import REPO, RELEASE_ELF
+from conftest import SHARING_BOOT_TIMEOUT as BOOT_TIMEOUT
+from conftest import SHARING_CMD_TIMEOUT as CMD_TIMEOUT
 
 import sharing  # noqa: E402  (tools/sharing.py; conftest put tools/ on the path)
 
@@ -63,8 +65,6 @@ SPINLOCK_MIN = 1.0
 #: of the bucket-locked table's (chtbench 14) transfers per operation.
 UPDATE_RATIO_MAX = 0.5
 UPDATE_PCT = 20
-BOOT_TIMEOUT = 300
-CMD_TIMEOUT = 600
 
 
 def measure(elf, name, ids, smp=2, update=0):

@@ -42,11 +42,9 @@ import time
 import pytest
 
 import kconsole
+from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
+from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel, flavours
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 120
-SETTLE_TIMEOUT = 30
 
 PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
             "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
