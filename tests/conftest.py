@@ -266,7 +266,7 @@ def build():
                     returncode=1)
 
 
-class Boot:
+class SharedBoot:
     """One QEMU run shared by the steps of a test class."""
 
     def __init__(self, kernel):
@@ -295,7 +295,7 @@ def pytest_runtest_makereport(item, call):
         and call.excinfo.errisinstance(AssertionError))
     if broken:
         for value in getattr(item, "funcargs", {}).values():
-            if isinstance(value, Boot) and value.failure is None:
+            if isinstance(value, SharedBoot) and value.failure is None:
                 value.failure = item.nodeid
 
 
@@ -308,7 +308,7 @@ def boot_factory(request):
     def make(owner, **kwargs):
         kernel = kconsole.Kernel(**kwargs).start()
         owner.addfinalizer(kernel.close)
-        return Boot(kernel)
+        return SharedBoot(kernel)
     return make
 
 
