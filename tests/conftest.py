@@ -209,8 +209,9 @@ SLOW_HOST_MODULES = ("test_models", "test_uspace")
 
 
 def _boots_qemu(item):
-    """True if ``item`` boots QEMU: it uses a boot fixture, or its module
-    drives kconsole.Kernel itself."""
+    """True if ``item`` may boot QEMU: it uses a boot fixture, or its module
+    imports kconsole (and so may drive kconsole.Kernel itself; its tests on
+    canned text are counted too), or it is in SLOW_HOST_MODULES."""
     if "boot_factory" in getattr(item, "fixturenames", ()):
         return True
     module = getattr(item, "module", None)
