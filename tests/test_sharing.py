@@ -47,7 +47,7 @@ from conftest import REPO, RELEASE_ELF
 from conftest import SHARING_BOOT_TIMEOUT as BOOT_TIMEOUT
 from conftest import SHARING_CMD_TIMEOUT as CMD_TIMEOUT
 
-import sharing  # noqa: E402  (tools/sharing.py; conftest put tools/ on the path)
+import sharing  # tools/sharing.py (pytest.ini puts tools/ on the path)
 
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 FUTEX_ELF = os.environ.get("KTEST_FUTEX_KERNEL") or RELEASE_ELF
