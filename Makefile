@@ -55,6 +55,7 @@
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
+#   SPARSE         the sparse command of make check (default sparse)
 
 CROSS_COMPILE ?=
 DEBUG ?= 1
@@ -214,7 +215,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
-	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
+	check check-one verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
 	memcached-bench plugin bench-sharing
 
 all: kernel iso
@@ -224,11 +225,13 @@ help:
 	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
 	@echo "make test          build and run every test (pytest in tests/)"
 	@echo "make soak          long runs: many boots, rcutorture -t 30"
+	@echo "make check         sparse: user and RCU pointers, every kernel C file"
 	@echo "make verify        SPIN models of RCU and the CHT, every broken variant (verify/)"
 	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
 	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
 	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
 	@echo "make bench-sharing cache-line transfers per operation, -smp 2/4/8 (sharing plugin)"
+	@echo "make -C uspace bench-sharing  the same for the userspace tables under qemu-x86_64"
 	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
 	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
 	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
@@ -386,6 +389,37 @@ controls:
 test: deps all flavours controls plugin
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
+
+# The static check (make check): sparse over every kernel C file with the
+# kernel's flags, in each configuration whose #ifdef'ed code differs (A-RCU
+# and Podzimek, the CHT and the locked page hash table, release, lock
+# statistics, every BROKEN knob). sparse defines __CHECKER__, which gives
+# __user and __rcu pointers their own address spaces (compiler.h): any
+# dereference of a user pointer outside the uaccess functions, and any access
+# to an RCU-protected pointer outside synch/rcu.h's accessors, is reported.
+# Fails on any diagnostic (tools/sparse_check.py; tests/test_sparse.py runs
+# it in make test). No build needed; a few seconds.
+SPARSE ?= sparse
+SPARSE_FLAGS := $(CFLAGS) -Wcast-to-as
+CHECK_CONFIGS := \
+	"RCU=a-rcu PAGE_HT=cht DEBUG=1" \
+	"RCU=podzimek-rcu PAGE_HT=cht DEBUG=1" \
+	"RCU=a-rcu PAGE_HT=locked DEBUG=1" \
+	"RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
+	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
+	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))"
+
+check:
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check
+	@for c in $(CHECK_CONFIGS); do \
+		$(MAKE) --no-print-directory RCU_BROKEN=0 LOCKDEP=1 $$c check-one || \
+			exit 1; \
+	done
+
+# One configuration (the variables on the command line); used by check.
+check-one:
+	@$(PYTHON) tools/sparse_check.py --sparse $(SPARSE) \
+		--label "$(CONFIG_NAME)" $(SRC_C) -- $(SPARSE_FLAGS)
 
 # The SPIN models (verify/README.md): every model must pass, every broken
 # variant must be caught with a trail; a table of states and times. No build,

@@ -30,6 +30,15 @@ chtbench window; counts, never times.
   thread on one word) at -smp 2 must share at least 1 line per call,
   hottest line written by the lock functions.
 
+* ``TestUserspaceSharing``: the userspace peer benchmark's harness
+  (bench/userspace, ``bench_us sharing``) under QEMU's user-mode emulator
+  with the plugin (``qemu-x86_64 -plugin``: every thread a vCPU, lines by
+  virtual address), 2 threads, lookups only: libcht (``cht-presized``) at
+  most 0.01 lines per lookup; the table under one ``pthread_rwlock_t``
+  (``rwlock-presized``, the negative control) at least 1, its hottest line
+  (the lock word, in the heap) at least 1 by itself. Needs the peers and
+  qemu-user (``make -C uspace bench-deps``); it builds ``bench_us``.
+
 One boot each, a 1-second window per command; ``make test`` builds the
 plugin (``make plugin``: the header comes from Debian's qemu source package
 through tools/ensure-deps.sh plugin) and the kernels (``make flavours
@@ -38,6 +47,8 @@ controls``).
 
 import os
 import re
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -278,3 +289,76 @@ class TestFutexSharing:
                    for f in w["top"][0]["writers"]), \
             "the hottest line of calls on one futex is not written by the " \
             "lock functions:\n%s" % describe(w)
+
+
+# --------------------------------------------------------------------------
+# The userspace tables under qemu-x86_64 (make -C uspace bench-sharing)
+# --------------------------------------------------------------------------
+
+US_THREADS = 2
+US_OPS = 20000
+
+
+@pytest.fixture(scope="module")
+def run_sharing():
+    """bench/userspace/run_sharing.py as a module, with bench_us built."""
+    chk = subprocess.run(["bash", os.path.join(REPO, "tools",
+                                               "ensure-deps.sh"),
+                          "--check", "uspace-bench"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    if chk.returncode:
+        pytest.skip("the userspace peers or qemu-user are missing (make -C "
+                    "uspace bench-deps): " + chk.stdout.strip())
+    if not os.path.isfile(PLUGIN):
+        pytest.fail("%s is missing (make plugin)" % PLUGIN)
+    env = dict(os.environ)
+    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(var, None)
+    b = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "bench",
+                                                         "userspace")],
+                       env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
+    sys.path.insert(0, os.path.join(REPO, "bench", "userspace"))
+    try:
+        import run_sharing as rs
+    finally:
+        sys.path.pop(0)
+    return rs
+
+
+def us_describe(s):
+    return "%s, %d threads, %d ops: %.4g/op\n" % (
+        s["impl"], s["threads"], s["ops"], s["per_op"]) + "\n".join(
+        "  %-40s %.4g/op w: %s r: %s" % (t["name"], t["per_op"],
+                                         ",".join(t["writers"][:3]),
+                                         ",".join(t["readers"][:3]))
+        for t in s["top"][:3])
+
+
+class TestUserspaceSharing:
+    """libcht's lookups in user space share no line; a reader-writer lock's
+    do (issue 30, item 2's userspace part). run_one() itself requires the
+    plugin's operation count to equal the harness's and every lookup to
+    hit."""
+
+    def test_libcht_lookups(self, run_sharing):
+        s = run_sharing.run_one("cht-presized", US_THREADS, 0, ops=US_OPS)
+        print(us_describe(s))
+        assert s["ops"] == US_THREADS * US_OPS
+        assert s["per_op"] <= LOOKUP_MAX, \
+            "libcht lookups share %.4g lines per lookup (> %g):\n%s" % (
+                s["per_op"], LOOKUP_MAX, us_describe(s))
+
+    def test_rwlock_negative_control(self, run_sharing):
+        s = run_sharing.run_one("rwlock-presized", US_THREADS, 0, ops=US_OPS)
+        print(us_describe(s))
+        assert s["per_op"] >= SPINLOCK_MIN, \
+            "the rwlock table shares only %.4g lines per lookup (< %g): " \
+            "the count misses the lock word\n%s" % (
+                s["per_op"], SPINLOCK_MIN, us_describe(s))
+        assert s["top"][0]["per_op"] >= SPINLOCK_MIN and \
+            s["top"][0]["name"] == "heap", \
+            "the rwlock table's hottest line is not its lock word in the " \
+            "heap:\n%s" % us_describe(s)

@@ -79,7 +79,7 @@ static void ptw_thread(void *arg)
 			return;
 		as_enter(as);
 		mmtest_barrier_wait(&ptw_barrier, NULL);
-		uint64_t *word = (uint64_t *) (PTW_BASE + t * PTW_REGION);
+		uint64_t __user *word = uptr(PTW_BASE + t * PTW_REGION);
 		uint64_t want = ((uint64_t) ptw_round << 8) | t, got = 0;
 		if (uaccess_store64(word, want) != EOK ||
 		    uaccess_load64(word, &got) != EOK || got != want)
