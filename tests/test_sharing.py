@@ -48,7 +48,6 @@ controls``).
 import os
 import re
 import subprocess
-import sys
 import tempfile
 
 import pytest
@@ -320,11 +319,8 @@ def run_sharing():
                        env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
-    sys.path.insert(0, os.path.join(REPO, "bench", "userspace"))
-    try:
-        import run_sharing as rs
-    finally:
-        sys.path.pop(0)
+    # bench/userspace/run_sharing.py (the root is on pytest.ini's pythonpath)
+    from bench.userspace import run_sharing as rs
     return rs
 
 
