@@ -43,11 +43,11 @@ import time
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
 sys.path.insert(0, os.path.join(REPO, "tools"))
-sys.path.insert(0, BENCH_DIR)
 
 import kconsole  # noqa: E402
 import sharing as sh  # noqa: E402  (tools/sharing.py)
 import chtbench as cb  # noqa: E402  (bench/chtbench.py: configs, builds)
+import results_md  # noqa: E402  (bench/results_md.py)
 
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 OUT_DIR = os.path.join(REPO, "build", "bench", "sharing")
@@ -323,14 +323,7 @@ def generate_md(doc):
 def splice(existing, block, begin=SH_BEGIN, end=SH_END):
     """Put ``block`` between ``begin`` and ``end`` in ``existing`` (the
     section is appended when the markers are absent)."""
-    mine = begin + "\n" + block + end
-    if existing is None:
-        return "# Benchmark results\n\n" + mine + "\n"
-    if begin in existing and end in existing:
-        a = existing.index(begin)
-        b = existing.index(end, a) + len(end)
-        return existing[:a] + mine + existing[b:]
-    return existing.rstrip("\n") + "\n\n" + mine + "\n"
+    return results_md.splice(existing, block, begin, end)
 
 
 PLOT_SERIES = [

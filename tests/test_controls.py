@@ -69,13 +69,9 @@ import re
 import pytest
 
 import kconsole
-from conftest import BROKEN_ELF, PODZIMEK_BROKEN_ELF, REPO
+from conftest import (BOOT_TIMEOUT, BROKEN_ELF, CMD_TIMEOUT, HALT_TIMEOUT,
+                      PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT)
 from test_rcu import ORACLE_FAILURE_RE, parse_rcu_stats
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 60
-TEST_ONE_TIMEOUT = 600
-HALT_TIMEOUT = 60
 
 #: rcu1 runs every part and names all failing ones in its one reason
 #: ("N parts failed: part: reason; ...").  Its reasons for a callback run

@@ -24,10 +24,10 @@ import re
 
 import pytest
 
+from conftest import LONG_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import REPO
 
 LOCKSTAT_ELF = os.path.join(REPO, "build", "lockstat", "kernel.elf")
-CMD_TIMEOUT = 120
 ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$",
                     re.MULTILINE)
 RESULT_RE = re.compile(r"^result: bench=(\d+) .* ops=(\d+) ops_per_s=(\d+)",

@@ -48,15 +48,16 @@ controls``).
 import os
 import re
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
 import kconsole
 from conftest import REPO, RELEASE_ELF
+from conftest import SHARING_BOOT_TIMEOUT as BOOT_TIMEOUT
+from conftest import SHARING_CMD_TIMEOUT as CMD_TIMEOUT
 
-import sharing  # noqa: E402  (tools/sharing.py; conftest put tools/ on the path)
+import sharing  # tools/sharing.py (pytest.ini puts tools/ on the path)
 
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 FUTEX_ELF = os.environ.get("KTEST_FUTEX_KERNEL") or RELEASE_ELF
@@ -74,8 +75,6 @@ SPINLOCK_MIN = 1.0
 #: of the bucket-locked table's (chtbench 14) transfers per operation.
 UPDATE_RATIO_MAX = 0.5
 UPDATE_PCT = 20
-BOOT_TIMEOUT = 300
-CMD_TIMEOUT = 600
 
 
 def measure(elf, name, ids, smp=2, update=0):
@@ -320,11 +319,8 @@ def run_sharing():
                        env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
-    sys.path.insert(0, os.path.join(REPO, "bench", "userspace"))
-    try:
-        import run_sharing as rs
-    finally:
-        sys.path.pop(0)
+    # bench/userspace/run_sharing.py (the root is on pytest.ini's pythonpath)
+    from bench.userspace import run_sharing as rs
     return rs
 
 
