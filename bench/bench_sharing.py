@@ -155,13 +155,16 @@ def run_boot(config, smp, rep, seconds, ids, mem):
             ls = w.get("lines_stored", [])
             lf = w.get("load_from", [])
             lm = w.get("load_max", [])
-            if r < len(bv) and r < len(lf):
-                forced = sum(lf[c][r] for c in range(r))
+            sf = w.get("store_from", [])
+            if r < len(bv) and r < len(lf) and r < len(sf):
+                forced = sum(lf[c][r] + sf[c][r] for c in range(r))
                 s["resize"] = {
                     "readers_per_op": sum(bv[:r]) / s["ops"],
-                    # The readers' load terms on lines the resizer stored
-                    # to, in proportion to its share of the stores, and the
-                    # most its stores can force on those loads.
+                    # The readers' terms due to the resizer's CPU (loads
+                    # after its stores, stores to lines it accesses: the
+                    # table's rewrites and its grace periods' cross-calls),
+                    # in proportion to its share, and the most its stores
+                    # can force on the readers' loads.
                     "forced_per_op": forced / s["ops"],
                     "forced_max_per_op": sum(lm[c][r] for c in range(r))
                     / s["ops"],
@@ -275,13 +278,17 @@ def generate_md(doc):
               "reader-writer-lock table; readers on CPUs 0..smp-2, the "
               "resizer wired to the last CPU). The goal: no more transfers "
               "per lookup than the resizer's rewrites force. The plugin "
-              "splits each reader's load terms by the CPU whose stores they "
-              "follow (`load_from`, in proportion to each other CPU's stores "
-              "on the line): *forced* is the readers' part that follows the "
-              "resizer's stores, *forced max* the most those stores can force "
-              "(per line, min(reader loads, resizer stores)), *rest* "
-              "everything else the readers pay (their own stores, lines "
-              "other CPUs write), with its hottest lines (`top_rest`). Met "
+              "splits each reader's terms by the other CPU they involve "
+              "(`load_from`: a load term in proportion to each other CPU's "
+              "stores on the line; `store_from`: a store term in proportion "
+              "to each other CPU's accesses): *forced* is the readers' part "
+              "due to the resizer's CPU (the lines it rewrites, and the "
+              "cross-calls and acknowledgements of its grace periods), "
+              "*forced max* the most the resizer's stores can force on the "
+              "readers' loads (per line, min(reader loads, resizer stores)), "
+              "*rest* everything else the readers pay (lines they share "
+              "among themselves or with nobody's resize), with its hottest "
+              "lines (`top_rest`). Met "
               "when the rest is within the read-path goal (0.001 per lookup "
               "at -smp 2 and 4, 0.005 at 8): the readers then pay only for "
               "the lines the resize rewrites, plus the background every read "

@@ -193,7 +193,8 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 typedef struct {
 	uint64_t line;
 	double bound;
-	/* The terms of every vCPU but the last not due to the last one's stores. */
+	/* The terms of every vCPU but the last not due to the last one's
+	 * accesses (its stores for loads, its accesses for stores). */
 	double rest;
 	uint64_t *ls; /* [2 * nv]: loads, stores per vCPU */
 	uint64_t *pc; /* [2 * nv]: load pc, store pc per vCPU */
@@ -314,11 +315,15 @@ static void report(uint64_t ops)
 	 * for (the term shared in proportion to each other vCPU's stores on
 	 * the line); load_max[c][d] = sum over lines of min(loads by c,
 	 * stores by d), the most misses d's stores alone can force on c's
-	 * loads. The resize goal compares the readers' transfers with the
-	 * resizer's column (docs/SHARING.md). Static: 64 KiB, used only here,
-	 * by the one vCPU that runs the report marker.
+	 * loads. Store terms likewise: store_from[c][d] is the part of c's
+	 * store term min(stores by c, accesses by the others) that d's
+	 * accesses account for. The resize goal compares the readers' terms
+	 * with the resizer's columns (docs/SHARING.md). Static: 96 KiB, used
+	 * only here, by the one vCPU that runs the report marker.
 	 */
 	static double load_from[MAX_VCPUS][MAX_VCPUS], load_max[MAX_VCPUS][MAX_VCPUS];
+	static double store_from[MAX_VCPUS][MAX_VCPUS];
+	memset(store_from, 0, sizeof(store_from));
 	memset(load_from, 0, sizeof(load_from));
 	memset(load_max, 0, sizeof(load_max));
 	size_t shared = 0, stored_lines[MAX_VCPUS] = { 0 };
@@ -345,10 +350,18 @@ static void report(uint64_t ops)
 				load_from[v][d] += (double) r * (double) sd / (double) os;
 				load_max[v][d] += (double) min_u64(l, sd);
 			}
+			for (unsigned d = 0; d < nv && w > 0; d++) {
+				uint64_t ad = x->ls[2 * d] + x->ls[2 * d + 1];
+				if (d != v && ad)
+					store_from[v][d] += (double) w * (double) ad /
+					    (double) (ol + os);
+			}
 			if (v != nv - 1) {
-				uint64_t sl = x->ls[2 * (nv - 1) + 1];
+				unsigned z = nv - 1;
+				uint64_t sz = x->ls[2 * z + 1], az = x->ls[2 * z] + sz;
 				x->rest += (double) (w + r) -
-				    (os ? (double) r * (double) sl / (double) os : 0.0);
+				    (os ? (double) r * (double) sz / (double) os : 0.0) -
+				    (ol + os ? (double) w * (double) az / (double) (ol + os) : 0.0);
 			}
 			b += (double) (w + r);
 		}
@@ -382,6 +395,13 @@ static void report(uint64_t ops)
 			fprintf(out, "%s%.1f", d ? ", " : "", load_from[v][d]);
 		fprintf(out, "]");
 	}
+	fprintf(out, "], \"store_from\": [");
+	for (unsigned v = 0; v < nv; v++) {
+		fprintf(out, "%s[", v ? ", " : "");
+		for (unsigned d = 0; d < nv; d++)
+			fprintf(out, "%s%.1f", d ? ", " : "", store_from[v][d]);
+		fprintf(out, "]");
+	}
 	fprintf(out, "], \"load_max\": [");
 	for (unsigned v = 0; v < nv; v++) {
 		fprintf(out, "%s[", v ? ", " : "");
@@ -394,8 +414,8 @@ static void report(uint64_t ops)
 		print_line(&m[i], nv, i > 0);
 	/*
 	 * top_rest: the lines that most of the other vCPUs' terms fall on once
-	 * the last vCPU's stores are taken out (with a resizer on the last
-	 * CPU: what disturbs the readers besides the resize).
+	 * the parts due to the last vCPU are taken out (with a resizer on the
+	 * last CPU: what disturbs the readers besides the resize).
 	 */
 	qsort(m, nm, sizeof(*m), cmp_rest);
 	fprintf(out, "], \"top_rest\": [");
