@@ -387,6 +387,7 @@ controls:
 	done
 
 test: deps all flavours controls plugin
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
 

@@ -18,6 +18,9 @@
 #                 python3)
 #   plot          the benchmark figures (make bench-deps, bench/plot.py):
 #                 matplotlib importable by $PYTHON
+#   test-user     what make test adds to test for the userspace sharing test
+#                 (tests/test_sharing.py: bench_us under qemu-x86_64):
+#                 qemu-user, liburcu-dev, libcuckoo-dev, libck-dev, g++
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
 #                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
 #                 pkg-config, matplotlib, and qemu-user (qemu-x86_64, which
@@ -79,6 +82,12 @@ verify cmd spin spin
 verify cmd gcc gcc
 verify cmd python3 python3
 plot py matplotlib python3-matplotlib
+test-user cmd qemu-x86_64 qemu-user
+test-user pkg liburcu-dev liburcu-dev
+test-user pkg libcuckoo-dev libcuckoo-dev
+test-user pkg libck-dev libck-dev
+test-user cmd g++ g++
+test-user cmd pkg-config pkg-config
 uspace-bench pkg liburcu-dev liburcu-dev
 uspace-bench pkg libcuckoo-dev libcuckoo-dev
 uspace-bench pkg libck-dev libck-dev
@@ -111,8 +120,8 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        test|check|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
-        *) echo "usage: $0 [--check] [test|check|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
+        test|test-user|check|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|test-user|check|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
     esac
 done
 [ ${#groups[@]} -ne 0 ] || groups=(test)
