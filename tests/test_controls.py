@@ -27,7 +27,11 @@ broken-futexrace    a timed-out waiter a waker counted    run futexrace:
 broken-inputflood   a full console ring drops UART bytes  the flood: lost
                                                           markers
 broken-asrace1      a fault inserts its record after      asrace1
-                    releasing the area lock
+                    releasing the area lock (the locked
+                    look-up as it was)
+broken-areaseq      the lock-free area look-up inserts    asrace1
+                    without re-checking area_seq under
+                    the page-table lock
 broken-mapping2     an update inserts a new record and    mapping2
                     removes the old one
 broken-framedf1     a double free diagnosed from the      framedf1: the
@@ -191,6 +195,11 @@ CONTROLS = {
         # asrace1long (20 x asrace1's 2000 cycles) stops at the first
         # leak: at -smp 2 asrace1 failed at cycles 58-1442 in 7 of 7
         # boots, close enough to its end for a pass now and then.
+        ("asrace1long", ASRACE_RE.search, "a record outliving its area"),
+    ]),
+    "areaseq": (broken_elf("areaseq"), False, [
+        # The fault's lock-free look-up (mm/as.c, "Area look-up") without
+        # its re-check under the page-table lock: the same leak as asrace1.
         ("asrace1long", ASRACE_RE.search, "a record outliving its area"),
     ]),
     "mapping2": (broken_elf("mapping2"), False, [
@@ -394,6 +403,10 @@ def test_control_inputflood():
 
 class TestControlAsrace1(ControlSteps):
     CONTROL = "asrace1"
+
+
+class TestControlAreaseq(ControlSteps):
+    CONTROL = "areaseq"
 
 
 class TestControlMapping2(ControlSteps):
