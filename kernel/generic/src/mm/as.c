@@ -459,6 +459,17 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 			    LARGE_PAGE_SIZE;
 			stop = MIN(stop, end);
 			stop = MIN(stop, va + budget * PAGE_SIZE);
+			/*
+			 * The records first, then the entries of those pages
+			 * under one hold of the region's page-table lock (not
+			 * one per page: the lock's line is shared with the
+			 * region's faults). A fault that inserts a new record
+			 * in between and installs it loses its entry to the
+			 * clear and faults again (minor): as with a lock per
+			 * page, the record decides.
+			 */
+			uint64_t gone[512 / 64] = { 0 };
+			uintptr_t from = va;
 			for (; va < stop; va += PAGE_SIZE) {
 				budget--;
 				if (page_mapping_remove(as->id, va) != EOK)
@@ -467,11 +478,19 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 					first = va;
 				last = va;
 				removed++;
-				irq_spinlock_lock(as_pt_lock(as, va), true);
-				__atomic_store_n(&pt[(va >> 12) & 511], 0,
-				    __ATOMIC_RELEASE);
-				irq_spinlock_unlock(as_pt_lock(as, va), true);
+				unsigned i = (va >> 12) & 511;
+				gone[i / 64] |= 1UL << (i % 64);
 			}
+			if (last < from)
+				continue;
+			irq_spinlock_lock(as_pt_lock(as, from), true);
+			for (unsigned w = 0; w < 512 / 64; w++) {
+				for (uint64_t m = gone[w]; m; m &= m - 1) {
+					unsigned i = w * 64 + __builtin_ctzl(m);
+					__atomic_store_n(&pt[i], 0, __ATOMIC_RELEASE);
+				}
+			}
+			irq_spinlock_unlock(as_pt_lock(as, from), true);
 		}
 		if (removed) {
 			__atomic_fetch_sub(&as_cpu_stats(as)->pages_mapped,
