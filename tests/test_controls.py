@@ -41,9 +41,10 @@ broken-framedf1     a double free diagnosed from the      framedf1: the
 The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
 place of its fix (``make BROKEN=KNOB``, one per race test written for a
 defect), so each such test keeps its power to fail.  ``ptwalk1`` has none:
-with paging_walk()'s plain store put back it passes at -smp 2 and 4, because
-every allocating walk now runs under the address space's area lock (afe5735),
-so its defect cannot happen any more.  ``make soak`` repeats the arearace
+with paging_walk()'s plain store put back it passed at -smp 2 and 4 while
+every allocating walk ran under the address space's area lock (afe5735);
+since the fault's area look-up is lock-free (mm/as.c) it failed again in 1
+of 2 runs at -smp 4, not often enough for a control yet.  ``make soak`` repeats the arearace
 control with ten rounds.  The futexrace control runs at -smp 2 only: at
 -smp 1 the broken build panicked on the first run in one boot and passed
 three runs (about 1,000 timed-out waits each) in another.
