@@ -63,7 +63,8 @@
  * fault, which is what the goal forbids; and over an rcu_synchronize()
  * between change and unmap, which would make every destroy and shrink wait
  * a grace period, where 16 uncontended lock round trips suffice.
- * Step 3 closes the race with an unmap: either the unmapper clears the entry
+ *
+ * Page fault, step 3 closes the race with an unmap: either the unmapper clears the entry
  * after the fault installed it (its removal came first, its clear comes after
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
