@@ -39,7 +39,12 @@
 #                               UART holds (the console flood must lose
 #                               markers)
 #                    asrace1    a page fault inserts its record after
-#                               releasing the area lock (asrace1 must fail)
+#                               releasing the area lock, the fault path as
+#                               it was before its lock-free area look-up
+#                               (asrace1 must fail)
+#                    areaseq    the fault's lock-free area look-up inserts
+#                               without re-checking the area sequence count
+#                               under the page-table lock (asrace1 must fail)
 #                    mapping2   page_mapping_update inserts a new record and
 #                               removes the old (mapping2 must fail)
 #                    framedf1   a frame free diagnoses from the frame's own
@@ -116,7 +121,7 @@ comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
 BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
-	mapping2 framedf1
+	areaseq mapping2 framedf1
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))

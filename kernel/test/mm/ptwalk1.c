@@ -52,8 +52,8 @@ static void round_end(mmtest_barrier_t *b)
 {
 	(void) b;
 	as_t *as = ptw_as;
-	uint64_t faults = __atomic_load_n(&as->faults, __ATOMIC_RELAXED);
-	uint64_t minor = __atomic_load_n(&as->faults_minor, __ATOMIC_RELAXED);
+	uint64_t faults = as_stats(as).faults;
+	uint64_t minor = as_stats(as).faults_minor;
 	if (faults != ptw_threads || minor != 0)
 		mmtest_fail(&ptw_failure, "round %u: %lu faults (%lu minor) for %u "
 		    "first touches: an entry went into a table the hardware does "

@@ -625,8 +625,8 @@ void tasks_print(void)
 		    "running");
 		irq_spinlock_unlock(&t->lock, false);
 		printf("%4lu  %-18s  %7zu  %-9s  %5lu  %8lu\n", t->id, t->name, n,
-		    state, __atomic_load_n(&t->as->pages_mapped, __ATOMIC_RELAXED),
-		    __atomic_load_n(&t->as->faults, __ATOMIC_RELAXED));
+		    state, as_stats(t->as).pages_mapped,
+		    as_stats(t->as).faults);
 	}
 	printf("%zu tasks\n", tasks_n);
 	irq_spinlock_unlock(&tasks_lock, true);
