@@ -12,6 +12,14 @@
  * - lockdep4: B taken with interrupts enabled; B taken under the IRQ lock A
  *   (interrupts off); then A taken in a timer interrupt: the chain from an
  *   interrupt-taken class to a class taken with interrupts enabled.
+ * - lockdep5: one thread takes mutex A then mutex B, later B then A (sleeping
+ *   locks are classes too: the cycle is reported with both chains).
+ * - lockdep6: an RCU callback takes a mutex; later a thread calls
+ *   rcu_synchronize() holding that mutex (the grace period would wait for a
+ *   callback that waits for the caller).
+ * - lockdep7: a rwlock write-locked then a mutex taken under it; later the
+ *   mutex held while read-locking the rwlock (read acquisitions are
+ *   validated as exclusive: with writer preference they deadlock too).
  */
 #include <test.h>
 #include <tests.h>
@@ -19,6 +27,8 @@
 #include <synch/spinlock.h>
 #include <synch/mutex.h>
 #include <synch/lockdep.h>
+#include <synch/rwlock.h>
+#include <synch/rcu.h>
 #include <proc/thread.h>
 #include <time/timeout.h>
 #include <arch/asm.h>
@@ -89,7 +99,7 @@ static mutex_t ld3_mtx;
 
 const char *test_lockdep3(void)
 {
-	mutex_initialize(&ld3_mtx, 0);
+	mutex_initialize_named(&ld3_mtx, MUTEX_PASSIVE, "lockdep3.mtx");
 	printf("lockdep3: mutex_lock while holding lockdep3.spin (a debug "
 	    "build reports it and panics now)\n");
 	spinlock_lock(&ld3_lock);
@@ -137,5 +147,80 @@ const char *test_lockdep4(void)
 	(void) timeout_unregister(&to);
 	if (!__atomic_load_n(&ld4_ran, __ATOMIC_ACQUIRE))
 		return "the timeout handler never ran";
+	return not_caught();
+}
+
+/* lockdep5's mutexes; protect nothing. */
+static mutex_t ld5_a;
+static mutex_t ld5_b;
+
+const char *test_lockdep5(void)
+{
+	mutex_initialize_named(&ld5_a, MUTEX_PASSIVE, "lockdep5.a");
+	mutex_initialize_named(&ld5_b, MUTEX_PASSIVE, "lockdep5.b");
+	printf("lockdep5: mutex lockdep5.a then mutex lockdep5.b\n");
+	mutex_lock(&ld5_a);
+	mutex_lock(&ld5_b);
+	mutex_unlock(&ld5_b);
+	mutex_unlock(&ld5_a);
+	printf("lockdep5: lockdep5.b then lockdep5.a (a debug build reports "
+	    "the cycle and panics now)\n");
+	mutex_lock(&ld5_b);
+	mutex_lock(&ld5_a);
+	mutex_unlock(&ld5_a);
+	mutex_unlock(&ld5_b);
+	return not_caught();
+}
+
+/* lockdep6's mutex (protects nothing) and callback item. */
+static mutex_t ld6_mtx;
+static rcu_item_t ld6_item;
+/** Set by the callback; atomics. */
+static bool ld6_ran;
+
+static void ld6_cb(rcu_item_t *item)
+{
+	(void) item;
+	mutex_lock(&ld6_mtx);
+	mutex_unlock(&ld6_mtx);
+	__atomic_store_n(&ld6_ran, true, __ATOMIC_RELEASE);
+}
+
+const char *test_lockdep6(void)
+{
+	mutex_initialize_named(&ld6_mtx, MUTEX_PASSIVE, "lockdep6.mtx");
+	__atomic_store_n(&ld6_ran, false, __ATOMIC_RELAXED);
+	printf("lockdep6: an RCU callback takes lockdep6.mtx\n");
+	rcu_call(&ld6_item, ld6_cb);
+	rcu_barrier();
+	if (!__atomic_load_n(&ld6_ran, __ATOMIC_ACQUIRE))
+		return "the RCU callback did not run before rcu_barrier returned";
+	printf("lockdep6: rcu_synchronize holding lockdep6.mtx (a debug build "
+	    "reports it and panics now)\n");
+	mutex_lock(&ld6_mtx);
+	rcu_synchronize();
+	mutex_unlock(&ld6_mtx);
+	return not_caught();
+}
+
+/* lockdep7's locks; protect nothing. */
+static rwlock_t ld7_rw;
+static mutex_t ld7_mtx;
+
+const char *test_lockdep7(void)
+{
+	rwlock_initialize_named(&ld7_rw, "lockdep7.rw");
+	mutex_initialize_named(&ld7_mtx, MUTEX_PASSIVE, "lockdep7.mtx");
+	printf("lockdep7: rwlock lockdep7.rw (write) then mutex lockdep7.mtx\n");
+	rwlock_write_lock(&ld7_rw);
+	mutex_lock(&ld7_mtx);
+	mutex_unlock(&ld7_mtx);
+	rwlock_write_unlock(&ld7_rw);
+	printf("lockdep7: lockdep7.mtx then lockdep7.rw (read) (a debug build "
+	    "reports the cycle and panics now)\n");
+	mutex_lock(&ld7_mtx);
+	rwlock_read_lock(&ld7_rw);
+	rwlock_read_unlock(&ld7_rw);
+	mutex_unlock(&ld7_mtx);
 	return not_caught();
 }
