@@ -15,7 +15,9 @@ validator").
   holding a mutex an RCU callback takes: the lock, the callback's site, the
   holder's site and the caller of ``rcu_synchronize``), ``lockdep7`` (a
   rwlock write-locked then a mutex, later the mutex then the rwlock
-  read-locked: both chains).
+  read-locked: both chains), ``lockdep8`` (``workq_stop`` holding a mutex
+  a work item of the queue takes: the lock, the item's site, the holder's
+  site and the caller).
 * ``test_doc_order_table``: docs/LOCKING.md's table of allowed
   ``outer -> inner`` pairs parses and has no cycle.
 * ``test_doc_check_can_fail``: the order check rejects an edge whose pair
@@ -126,6 +128,17 @@ EXPECTED = {
         r'test_lockdep7\+0x[0-9a-f]+',
         r"LOCKDEP REPORT end",
         r"PANIC[^\n]*lockdep: circular locking dependency",
+    ],
+    "lockdep8": [
+        r'LOCKDEP REPORT: workq_stop while holding lock "lockdep8\.mtx", '
+        r'which a work queue item takes',
+        r'"lockdep8\.mtx" taken in a work queue item at '
+        r'ld8_func\+0x[0-9a-f]+',
+        r'"lockdep8\.mtx" held, acquired at test_lockdep8\+0x[0-9a-f]+',
+        r"workq_stop called from test_lockdep8\+0x[0-9a-f]+",
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: workq_stop while holding a lock a work item "
+        r"takes",
     ],
 }
 

@@ -111,6 +111,9 @@ test_t tests[] = {
 	{ "lockdep7", "Lock validator: a rwlock and a mutex in both orders "
 	    "(write, then read): reported with both chains, panic (unsafe)",
 	    test_lockdep7, false },
+	{ "lockdep8", "Lock validator: workq_stop while holding a mutex a work "
+	    "item of the queue takes: reported, panic (unsafe)", test_lockdep8,
+	    false },
 	{ NULL, NULL, NULL, false }
 };
 

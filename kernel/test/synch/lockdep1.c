@@ -20,6 +20,8 @@
  * - lockdep7: a rwlock write-locked then a mutex taken under it; later the
  *   mutex held while read-locking the rwlock (read acquisitions are
  *   validated as exclusive: with writer preference they deadlock too).
+ * - lockdep8: a work item of a queue takes a mutex; later a thread stops
+ *   the queue holding that mutex (the stop waits for the queue's items).
  */
 #include <test.h>
 #include <tests.h>
@@ -29,6 +31,7 @@
 #include <synch/lockdep.h>
 #include <synch/rwlock.h>
 #include <synch/rcu.h>
+#include <synch/workqueue.h>
 #include <proc/thread.h>
 #include <time/timeout.h>
 #include <arch/asm.h>
@@ -222,5 +225,49 @@ const char *test_lockdep7(void)
 	rwlock_read_lock(&ld7_rw);
 	rwlock_read_unlock(&ld7_rw);
 	mutex_unlock(&ld7_mtx);
+	return not_caught();
+}
+
+/* lockdep8's mutex (protects nothing) and work item. */
+static mutex_t ld8_mtx;
+static work_t ld8_work;
+/** Set by the work item; atomics. */
+static bool ld8_ran;
+
+static void ld8_func(work_t *work)
+{
+	(void) work;
+	mutex_lock(&ld8_mtx);
+	mutex_unlock(&ld8_mtx);
+	__atomic_store_n(&ld8_ran, true, __ATOMIC_RELEASE);
+}
+
+const char *test_lockdep8(void)
+{
+	mutex_initialize_named(&ld8_mtx, MUTEX_PASSIVE, "lockdep8.mtx");
+	__atomic_store_n(&ld8_ran, false, __ATOMIC_RELAXED);
+	struct work_queue *q = workq_create("lockdep8");
+	if (!q)
+		return "cannot create a work queue";
+	printf("lockdep8: a work item takes lockdep8.mtx\n");
+	if (!workq_enqueue(q, &ld8_work, ld8_func)) {
+		workq_stop(q);
+		workq_destroy(q);
+		return "cannot enqueue the work item";
+	}
+	for (int i = 0; i < 1000 && !__atomic_load_n(&ld8_ran,
+	    __ATOMIC_ACQUIRE); i++)
+		thread_usleep(1000);
+	if (!__atomic_load_n(&ld8_ran, __ATOMIC_ACQUIRE)) {
+		workq_stop(q);
+		workq_destroy(q);
+		return "the work item never ran";
+	}
+	printf("lockdep8: workq_stop holding lockdep8.mtx (a debug build "
+	    "reports it and panics now)\n");
+	mutex_lock(&ld8_mtx);
+	workq_stop(q);
+	mutex_unlock(&ld8_mtx);
+	workq_destroy(q);
 	return not_caught();
 }

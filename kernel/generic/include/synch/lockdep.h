@@ -39,7 +39,8 @@
  *   inside a reader section are marked; lockdep_rcu_wait() (rcu_synchronize,
  *   rcu_barrier) reports a held class so marked, and a class held across
  *   such a wait that a callback takes later is reported when the callback
- *   takes it.
+ *   takes it. The same for work queues: classes taken in a work item's
+ *   function are marked, lockdep_workq_stop() reports a held one.
  *
  * Tables are static (LOCKDEP_MAX_CLASSES, LOCKDEP_MAX_EDGES): nothing is
  * allocated on the lock path; a full table turns the validator off with one
@@ -96,6 +97,8 @@ typedef struct {
 	unsigned depth;
 	/** Nesting of RCU callback context (lockdep_rcu_cb_enter()). */
 	unsigned rcu_cb;
+	/** Nesting of work item context (lockdep_work_enter()). */
+	unsigned work;
 } lockdep_thread_t;
 
 /** One learned class, copied out by lockdep_snapshot_class(). */
@@ -194,6 +197,19 @@ void lockdep_rcu_wait(const char *what, uintptr_t ip);
  */
 void lockdep_rcu_cb_enter(void);
 void lockdep_rcu_cb_exit(void);
+/**
+ * Brackets a work queue worker's call of an item's function (thread
+ * context): every class acquired in between is marked as taken by a work
+ * item (of any queue: the mark is per class, so the check is conservative).
+ */
+void lockdep_work_enter(void);
+void lockdep_work_exit(void);
+/**
+ * For workq_stop(), called from @a ip: reports a held sleeping lock whose
+ * class a work item takes (the stop waits for the items, an item for the
+ * caller). Thread context; never sleeps. Panics on a report (lockdep_panic).
+ */
+void lockdep_workq_stop(uintptr_t ip);
 
 #else
 
@@ -222,6 +238,16 @@ static inline void lockdep_rcu_cb_enter(void)
 }
 static inline void lockdep_rcu_cb_exit(void)
 {
+}
+static inline void lockdep_work_enter(void)
+{
+}
+static inline void lockdep_work_exit(void)
+{
+}
+static inline void lockdep_workq_stop(uintptr_t ip)
+{
+	(void) ip;
 }
 
 #endif

@@ -21,7 +21,8 @@
  *   thread-local, touched only by the thread itself with interrupts disabled
  *   (interrupt handlers never touch it; a report prints the current thread's).
  * - lockdep_map_t.cls: like spinlock_t.lockdep_class.
- * - The RCU marks (rcu_cb_ip, rcu_read_ip, rcu_wait_ip) like the interrupt
+ * - The RCU and work marks (rcu_cb_ip, rcu_read_ip, rcu_wait_ip, work_ip)
+ *   like the interrupt
  *   marks: written under graph_flag, read relaxed without it.
  * - active, reports: atomics.
  */
@@ -53,6 +54,8 @@ typedef struct {
 	uintptr_t rcu_cb_ip;
 	uintptr_t rcu_read_ip;
 	uintptr_t rcu_wait_ip;
+	/** First site taken in a work queue item's function. */
+	uintptr_t work_ip;
 	/** Where that rcu_synchronize or rcu_barrier was called. */
 	uintptr_t rcu_wait_call_ip;
 	/** A sleeping lock class (mutex, rwlock); set when created. */
@@ -512,19 +515,36 @@ typedef enum {
 	RCU_MARK_CB,
 	RCU_MARK_READ,
 	RCU_MARK_WAIT,
+	/** Not RCU: taken in a work item (checked by workq_stop). */
+	RCU_MARK_WORK,
 } rcu_mark_t;
 
-/** The report of a lock held across an RCU wait that a callback or reader
- *  takes. Called after report_start() or report_claim(). */
-static void rcu_wait_report(unsigned k, bool reader, uintptr_t held_ip,
+/** What takes the lock of a wait report (its words). */
+static const char *const taker_what[] = {
+	[RCU_MARK_CB] = "an RCU callback",
+	[RCU_MARK_READ] = "an RCU reader section",
+	[RCU_MARK_WORK] = "a work queue item",
+};
+static const char *const taker_where[] = {
+	[RCU_MARK_CB] = "in an RCU callback",
+	[RCU_MARK_READ] = "inside an RCU reader section",
+	[RCU_MARK_WORK] = "in a work queue item",
+};
+
+/** The report of a lock held across a wait (@a what) for what takes it
+ *  (@a taker: a callback, a reader, a work item). Called after
+ *  report_start() or report_claim(). */
+static void rcu_wait_report(unsigned k, rcu_mark_t taker, uintptr_t held_ip,
     const char *what, uintptr_t call_ip, ld_cpu_t *c, unsigned cpu)
 {
 	printf("LOCKDEP REPORT: %s while holding lock \"%s\", which %s takes "
-	    "(the grace period waits for it: deadlock)\n", what,
-	    classes[k].name, reader ? "an RCU reader section" : "an RCU callback");
-	printf("  \"%s\" taken %s at ", classes[k].name,
-	    reader ? "inside an RCU reader section" : "in an RCU callback");
-	print_ip(reader ? classes[k].rcu_read_ip : classes[k].rcu_cb_ip);
+	    "(%s waits for it: deadlock)\n", what, classes[k].name,
+	    taker_what[taker], taker == RCU_MARK_WORK ? "the stop" :
+	    "the grace period");
+	printf("  \"%s\" taken %s at ", classes[k].name, taker_where[taker]);
+	print_ip(taker == RCU_MARK_CB ? classes[k].rcu_cb_ip :
+	    taker == RCU_MARK_READ ? classes[k].rcu_read_ip :
+	    classes[k].work_ip);
 	printf("\n  \"%s\" held, acquired at ", classes[k].name);
 	print_ip(held_ip);
 	printf("\n  %s called from ", what);
@@ -545,6 +565,7 @@ static void mark_rcu(ld_cpu_t *c, unsigned cpu, unsigned k, rcu_mark_t which,
 	graph_lock();
 	uintptr_t *slot = which == RCU_MARK_CB ? &classes[k].rcu_cb_ip :
 	    which == RCU_MARK_READ ? &classes[k].rcu_read_ip :
+	    which == RCU_MARK_WORK ? &classes[k].work_ip :
 	    &classes[k].rcu_wait_ip;
 	if (*slot || !is_active()) {
 		graph_unlock();
@@ -555,7 +576,7 @@ static void mark_rcu(ld_cpu_t *c, unsigned cpu, unsigned k, rcu_mark_t which,
 		classes[k].rcu_wait_call_ip = call_ip;
 	if (which == RCU_MARK_CB && classes[k].rcu_wait_ip) {
 		report_start();
-		rcu_wait_report(k, false, classes[k].rcu_wait_ip,
+		rcu_wait_report(k, RCU_MARK_CB, classes[k].rcu_wait_ip,
 		    "rcu_synchronize or rcu_barrier",
 		    classes[k].rcu_wait_call_ip, c, cpu);
 		report_end("RCU wait while holding a lock an RCU callback takes");
@@ -635,6 +656,9 @@ void lockdep_acquire_as(spinlock_t *lock, uintptr_t ip, bool trylock,
 	if (t && t->rcu_cb &&
 	    !__atomic_load_n(&classes[k].rcu_cb_ip, __ATOMIC_RELAXED))
 		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_CB, ip, 0);
+	if (t && t->work &&
+	    !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_WORK, ip, 0);
 	/* Thread context (preemption is off: the reader count is this
 	 * thread's). */
 	if (t && rcu_read_locked() &&
@@ -779,6 +803,8 @@ void lockdep_sleep_acquired(const void *lock, lockdep_map_t *map, uintptr_t ip,
 	if (t->rcu_cb && !__atomic_load_n(&classes[k].rcu_cb_ip,
 	    __ATOMIC_RELAXED))
 		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_CB, ip, 0);
+	if (t->work && !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_WORK, ip, 0);
 	if (t->depth >= LOCKDEP_MAX_HELD_SLEEP) {
 		turn_off("too many sleeping locks held (LOCKDEP_MAX_HELD_SLEEP)");
 	} else {
@@ -838,7 +864,8 @@ static bool rcu_wait_check(ld_held_t *h, const char *what, uintptr_t call_ip,
 	}
 	if (!report_claim())
 		return true;
-	rcu_wait_report(k, !cb, h->ip, what, call_ip, c, cpu);
+	rcu_wait_report(k, cb ? RCU_MARK_CB : RCU_MARK_READ, h->ip, what,
+	    call_ip, c, cpu);
 	report_end(cb ? "RCU wait while holding a lock an RCU callback takes" :
 	    "RCU wait while holding a lock an RCU reader takes");
 	return true;
@@ -868,6 +895,49 @@ void lockdep_rcu_wait(const char *what, uintptr_t ip)
 	interrupts_restore(ipl);
 	if (!reported)
 		might_sleep_at(what, NULL, ip);
+}
+
+void lockdep_work_enter(void)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t)
+		t->work++;
+}
+
+void lockdep_work_exit(void)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t)
+		t->work--;
+}
+
+void lockdep_workq_stop(uintptr_t ip)
+{
+	if (!is_active())
+		return;
+	ipl_t ipl = interrupts_disable();
+	unsigned cpu = CPU->id;
+	ld_cpu_t *c = &ld_cpu[cpu];
+	lockdep_thread_t *t = ld_thread();
+	if (c->recursion || !t) {
+		interrupts_restore(ipl);
+		return;
+	}
+	c->recursion++;
+	for (unsigned i = 0; i < t->depth; i++) {
+		unsigned k = t->held[i].cls;
+		if (!__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+			continue;
+		if (report_claim()) {
+			rcu_wait_report(k, RCU_MARK_WORK, t->held[i].ip,
+			    "workq_stop", ip, c, cpu);
+			report_end("workq_stop while holding a lock a work item "
+			    "takes");
+		}
+		break;
+	}
+	c->recursion--;
+	interrupts_restore(ipl);
 }
 
 void lockdep_might_sleep(const char *what, const spinlock_t *except)
