@@ -53,6 +53,10 @@ void rwlock_initialize(rwlock_t *rwl)
 #else
 #define LD_IP_PARAM
 #define LD_IP_ARG
+/* Without the validator the timed functions are the common ones (release
+ * builds: the same code as before the validator's hooks). */
+#define read_lock_common rwlock_read_lock_timeout
+#define write_lock_common rwlock_write_lock_timeout
 #define LD_ACQUIRE(rwl, usec) ((void) 0)
 #define LD_ACQUIRED(rwl, try) ((void) 0)
 #define LD_RELEASE(rwl) ((void) 0)
@@ -78,7 +82,10 @@ static inline bool write_may_enter(rwlock_t *rwl)
 	return rwl->writer == NULL && rwl->readers == 0;
 }
 
-static errno_t read_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
+#ifdef CONFIG_LOCKDEP
+static
+#endif
+errno_t read_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
 {
 	errno_t rc = EOK;
 
@@ -102,10 +109,12 @@ static errno_t read_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
 	return rc;
 }
 
+#ifdef CONFIG_LOCKDEP
 errno_t rwlock_read_lock_timeout(rwlock_t *rwl, uint64_t usec)
 {
 	return read_lock_common(rwl, usec LD_IP_ARG);
 }
+#endif
 
 void rwlock_read_lock(rwlock_t *rwl)
 {
@@ -143,7 +152,10 @@ void rwlock_read_unlock(rwlock_t *rwl)
 	mutex_unlock(&rwl->lock);
 }
 
-static errno_t write_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
+#ifdef CONFIG_LOCKDEP
+static
+#endif
+errno_t write_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
 {
 	errno_t rc = EOK;
 
@@ -182,10 +194,12 @@ static errno_t write_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
 	return rc;
 }
 
+#ifdef CONFIG_LOCKDEP
 errno_t rwlock_write_lock_timeout(rwlock_t *rwl, uint64_t usec)
 {
 	return write_lock_common(rwl, usec LD_IP_ARG);
 }
+#endif
 
 void rwlock_write_lock(rwlock_t *rwl)
 {
