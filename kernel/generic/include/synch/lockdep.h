@@ -6,7 +6,8 @@
  * - Classes: every spinlock (plain or IRQ) whose name is the same string (by
  *   content, not pointer) is one class, as in lock statistics. Locks without a
  *   name are not validated.
- * - Held locks: one stack per CPU. A spinlock holder runs with preemption
+ * - Held locks: spinlocks on one stack per CPU, sleeping locks on one stack
+ *   per thread (see "Sleeping locks" below). A spinlock holder runs with preemption
  *   disabled and no spinlock is held across a context switch, so a CPU's stack
  *   is at every moment the stack of the thread running on it (a per-thread
  *   stack in effect); locks taken in a hardware interrupt are pushed on the same
@@ -22,12 +23,12 @@
  *   interrupts enabled.
  * - Sleeping: lockdep_might_sleep() (wait queue sleeps, mutexes, RCU
  *   synchronize and barrier) reports every spinlock held.
- *
  * - Sleeping locks: mutex_t (and rwlock_t, whose readers and writers are
  *   validated as one exclusive class: with writer preference a reader waits
  *   for a waiting writer, so a read-read cycle can deadlock too) are classes
- *   in the same graph, named by mutex_initialize_named(). They are held
- *   across sleeps and migrations, so they live on a per-THREAD stack
+ *   in the same graph, named by mutex_initialize_named() and
+ *   rwlock_initialize_named(). They are held across sleeps and migrations,
+ *   so they live on a per-THREAD stack
  *   (thread_t.lockdep); a spinlock taken in thread context with no spinlock
  *   of that context held learns its edge from the thread's newest sleeping
  *   lock, so the graph has mutex -> mutex and mutex -> spinlock edges and
