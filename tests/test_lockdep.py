@@ -103,8 +103,8 @@ EXPECTED = {
         r'"lockdep5\.a" -> "lockdep5\.b": "lockdep5\.a" acquired at '
         r'test_lockdep5\+0x[0-9a-f]+, then "lockdep5\.b" at '
         r'test_lockdep5\+0x[0-9a-f]+',
-        r'sleeping locks held by thread "[^"]+" \(oldest first\):\n'
-        r'    #0 "lockdep5\.b" acquired at test_lockdep5\+0x[0-9a-f]+',
+        r'sleeping locks held by thread "[^"]+" \(oldest first\):\s+'
+        r'#0 "lockdep5\.b" acquired at test_lockdep5\+0x[0-9a-f]+',
         r"LOCKDEP REPORT end",
         r"PANIC[^\n]*lockdep: circular locking dependency",
     ],
