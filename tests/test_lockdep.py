@@ -17,7 +17,9 @@ validator").
   rwlock write-locked then a mutex, later the mutex then the rwlock
   read-locked: both chains), ``lockdep8`` (``workq_stop`` holding a mutex
   a work item of the queue takes: the lock, the item's site, the holder's
-  site and the caller).
+  site and the caller), ``lockdep9`` (``lockdep6`` the other way round:
+  ``rcu_synchronize`` holding a mutex, then a callback takes it: reported
+  in the callback with the same sites).
 * ``test_doc_order_table``: docs/LOCKING.md's table of allowed
   ``outer -> inner`` pairs parses and has no cycle.
 * ``test_doc_check_can_fail``: the order check rejects an edge whose pair
@@ -139,6 +141,17 @@ EXPECTED = {
         r"LOCKDEP REPORT end",
         r"PANIC[^\n]*lockdep: workq_stop while holding a lock a work item "
         r"takes",
+    ],
+    "lockdep9": [
+        r'LOCKDEP REPORT: rcu_synchronize or rcu_barrier while holding lock '
+        r'"lockdep9\.mtx", which an RCU callback takes',
+        r'"lockdep9\.mtx" taken in an RCU callback at ld9_cb\+0x[0-9a-f]+',
+        r'"lockdep9\.mtx" held, acquired at test_lockdep9\+0x[0-9a-f]+',
+        r"rcu_synchronize or rcu_barrier called from "
+        r"test_lockdep9\+0x[0-9a-f]+",
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: RCU wait while holding a lock an RCU "
+        r"callback takes",
     ],
 }
 

@@ -114,6 +114,9 @@ test_t tests[] = {
 	{ "lockdep8", "Lock validator: workq_stop while holding a mutex a work "
 	    "item of the queue takes: reported, panic (unsafe)", test_lockdep8,
 	    false },
+	{ "lockdep9", "Lock validator: rcu_synchronize holding a mutex, then an "
+	    "RCU callback takes it: reported, panic (unsafe)", test_lockdep9,
+	    false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -37,6 +37,7 @@ const char *test_lockdep5(void);
 const char *test_lockdep6(void);
 const char *test_lockdep7(void);
 const char *test_lockdep8(void);
+const char *test_lockdep9(void);
 const char *test_rcusleep1(void);
 const char *test_framedf1(void);
 const char *test_framewc1(void);

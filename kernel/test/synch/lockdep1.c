@@ -22,6 +22,9 @@
  *   validated as exclusive: with writer preference they deadlock too).
  * - lockdep8: a work item of a queue takes a mutex; later a thread stops
  *   the queue holding that mutex (the stop waits for the queue's items).
+ * - lockdep9: lockdep6 the other way round: rcu_synchronize() holding a
+ *   mutex first, then an RCU callback takes that mutex (reported in the
+ *   callback, by the reclaimer).
  */
 #include <test.h>
 #include <tests.h>
@@ -269,5 +272,30 @@ const char *test_lockdep8(void)
 	workq_stop(q);
 	mutex_unlock(&ld8_mtx);
 	workq_destroy(q);
+	return not_caught();
+}
+
+/* lockdep9's mutex (protects nothing) and callback item. */
+static mutex_t ld9_mtx;
+static rcu_item_t ld9_item;
+
+static void ld9_cb(rcu_item_t *item)
+{
+	(void) item;
+	mutex_lock(&ld9_mtx);
+	mutex_unlock(&ld9_mtx);
+}
+
+const char *test_lockdep9(void)
+{
+	mutex_initialize_named(&ld9_mtx, MUTEX_PASSIVE, "lockdep9.mtx");
+	printf("lockdep9: rcu_synchronize holding lockdep9.mtx\n");
+	mutex_lock(&ld9_mtx);
+	rcu_synchronize();
+	mutex_unlock(&ld9_mtx);
+	printf("lockdep9: an RCU callback takes lockdep9.mtx (a debug build "
+	    "reports it and panics now)\n");
+	rcu_call(&ld9_item, ld9_cb);
+	rcu_barrier();
 	return not_caught();
 }
