@@ -9,7 +9,17 @@ validator").
   interrupts enabled, then in a timer interrupt: both sites), ``lockdep3``
   (``mutex_lock`` under a spinlock: the held lock and its site),
   ``lockdep4`` (an interrupt-taken lock held while taking a lock taken
-  elsewhere with interrupts enabled: the chain and both sites).
+  elsewhere with interrupts enabled: the chain and both sites),
+  ``lockdep5`` (two mutexes in both orders: both chains with their sites
+  and the thread's held sleeping locks), ``lockdep6`` (``rcu_synchronize``
+  holding a mutex an RCU callback takes: the lock, the callback's site, the
+  holder's site and the caller of ``rcu_synchronize``), ``lockdep7`` (a
+  rwlock write-locked then a mutex, later the mutex then the rwlock
+  read-locked: both chains), ``lockdep8`` (``workq_stop`` holding a mutex
+  a work item of the queue takes: the lock, the item's site, the holder's
+  site and the caller), ``lockdep9`` (``lockdep6`` the other way round:
+  ``rcu_synchronize`` holding a mutex, then a callback takes it: reported
+  in the callback with the same sites).
 * ``test_doc_order_table``: docs/LOCKING.md's table of allowed
   ``outer -> inner`` pairs parses and has no cycle.
 * ``test_doc_check_can_fail``: the order check rejects an edge whose pair
@@ -82,6 +92,63 @@ EXPECTED = {
         r'test_lockdep4\+0x[0-9a-f]+',
         r"LOCKDEP REPORT end",
         r"PANIC[^\n]*lockdep: interrupt-safe to interrupt-unsafe dependency",
+    ],
+    "lockdep5": [
+        r"LOCKDEP REPORT: possible circular locking dependency",
+        r'new dependency on CPU \d+: "lockdep5\.b" -> "lockdep5\.a"',
+        r'"lockdep5\.b" held, acquired at test_lockdep5\+0x[0-9a-f]+',
+        r'"lockdep5\.a" acquired at test_lockdep5\+0x[0-9a-f]+',
+        r'existing chain "lockdep5\.a" -> \.\.\. -> "lockdep5\.b"',
+        r'"lockdep5\.a" -> "lockdep5\.b": "lockdep5\.a" acquired at '
+        r'test_lockdep5\+0x[0-9a-f]+, then "lockdep5\.b" at '
+        r'test_lockdep5\+0x[0-9a-f]+',
+        r'sleeping locks held by thread "[^"]+" \(oldest first\):\s+'
+        r'#0 "lockdep5\.b" acquired at test_lockdep5\+0x[0-9a-f]+',
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: circular locking dependency",
+    ],
+    "lockdep6": [
+        r'LOCKDEP REPORT: rcu_synchronize while holding lock '
+        r'"lockdep6\.mtx", which an RCU callback takes',
+        r'"lockdep6\.mtx" taken in an RCU callback at ld6_cb\+0x[0-9a-f]+',
+        r'"lockdep6\.mtx" held, acquired at test_lockdep6\+0x[0-9a-f]+',
+        r"rcu_synchronize called from test_lockdep6\+0x[0-9a-f]+",
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: RCU wait while holding a lock an RCU "
+        r"callback takes",
+    ],
+    "lockdep7": [
+        r"LOCKDEP REPORT: possible circular locking dependency",
+        r'new dependency on CPU \d+: "lockdep7\.mtx" -> "lockdep7\.rw"',
+        r'"lockdep7\.mtx" held, acquired at test_lockdep7\+0x[0-9a-f]+',
+        r'"lockdep7\.rw" acquired at test_lockdep7\+0x[0-9a-f]+',
+        r'"lockdep7\.rw" -> "lockdep7\.mtx": "lockdep7\.rw" acquired at '
+        r'test_lockdep7\+0x[0-9a-f]+, then "lockdep7\.mtx" at '
+        r'test_lockdep7\+0x[0-9a-f]+',
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: circular locking dependency",
+    ],
+    "lockdep8": [
+        r'LOCKDEP REPORT: workq_stop while holding lock "lockdep8\.mtx", '
+        r'which a work queue item takes',
+        r'"lockdep8\.mtx" taken in a work queue item at '
+        r'ld8_func\+0x[0-9a-f]+',
+        r'"lockdep8\.mtx" held, acquired at test_lockdep8\+0x[0-9a-f]+',
+        r"workq_stop called from test_lockdep8\+0x[0-9a-f]+",
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: workq_stop while holding a lock a work item "
+        r"takes",
+    ],
+    "lockdep9": [
+        r'LOCKDEP REPORT: rcu_synchronize or rcu_barrier while holding lock '
+        r'"lockdep9\.mtx", which an RCU callback takes',
+        r'"lockdep9\.mtx" taken in an RCU callback at ld9_cb\+0x[0-9a-f]+',
+        r'"lockdep9\.mtx" held, acquired at test_lockdep9\+0x[0-9a-f]+',
+        r"rcu_synchronize or rcu_barrier called from "
+        r"test_lockdep9\+0x[0-9a-f]+",
+        r"LOCKDEP REPORT end",
+        r"PANIC[^\n]*lockdep: RCU wait while holding a lock an RCU "
+        r"callback takes",
     ],
 }
 
@@ -160,6 +227,7 @@ def check_lockdep_after_tests(k, release):
     edges = lockdep_order.parse_edges(out)
     assert len(edges) == nedges, "%d edge lines for %d edges:\n%s" % (
         len(edges), nedges, out)
-    bad = lockdep_order.violations(edges, lockdep_order.parse_doc())
+    bad = lockdep_order.violations(edges, lockdep_order.parse_doc(),
+                                   lockdep_order.parse_sleeping(out))
     assert not bad, "edges not allowed by docs/LOCKING.md's order:\n" + \
         "\n".join("%s -> %s (count %d; %s then %s)" % e for e in bad)

@@ -102,6 +102,21 @@ test_t tests[] = {
 	{ "lockdep4", "Lock validator: an interrupt-taken lock held while taking "
 	    "a lock taken elsewhere with interrupts enabled: the chain reported, "
 	    "panic (unsafe)", test_lockdep4, false },
+	{ "lockdep5", "Lock validator: two mutexes taken in both orders by one "
+	    "thread: reported with both chains, panic (unsafe)", test_lockdep5,
+	    false },
+	{ "lockdep6", "Lock validator: rcu_synchronize while holding a mutex an "
+	    "RCU callback takes: reported, panic (unsafe)", test_lockdep6,
+	    false },
+	{ "lockdep7", "Lock validator: a rwlock and a mutex in both orders "
+	    "(write, then read): reported with both chains, panic (unsafe)",
+	    test_lockdep7, false },
+	{ "lockdep8", "Lock validator: workq_stop while holding a mutex a work "
+	    "item of the queue takes: reported, panic (unsafe)", test_lockdep8,
+	    false },
+	{ "lockdep9", "Lock validator: rcu_synchronize holding a mutex, then an "
+	    "RCU callback takes it: reported, panic (unsafe)", test_lockdep9,
+	    false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -172,7 +172,7 @@ static bool wait_sleepers(size_t n)
 
 static const char *part_single(void)
 {
-	mutex_initialize(&c1.mtx, MUTEX_PASSIVE);
+	mutex_initialize_named(&c1.mtx, MUTEX_PASSIVE, "condvar1.mtx");
 	condvar_initialize(&c1.cv);
 
 	mutex_lock(&c1.mtx);

@@ -127,7 +127,7 @@ static const char *part_stress(void)
 	for (unsigned i = 0; i < cpu_count; i++)
 		online += cpu_is_online(i);
 
-	mutex_initialize(&m1.mtx, MUTEX_PASSIVE);
+	mutex_initialize_named(&m1.mtx, MUTEX_PASSIVE, "mutex1.mtx");
 	m1.counter = 0;
 	m1.count = TOTAL_COUNT / online;
 	atomic_set(&m1.inside, 0);
@@ -166,7 +166,7 @@ static const char *part_semantics(void)
 {
 	mutex_t *m = &m1.mtx;
 
-	mutex_initialize(m, MUTEX_PASSIVE);
+	mutex_initialize_named(m, MUTEX_PASSIVE, "mutex1.mtx");
 	CHECK(!mutex_locked(m), "a new mutex is locked");
 	CHECK(!mutex_locked_by_me(m), "a new mutex is locked by me");
 	CHECK(mutex_trylock(m), "trylock of a free mutex failed");
@@ -222,7 +222,7 @@ static const char *part_semantics(void)
 	CHECK(!mutex_locked(m), "locked after the waiter unlocked");
 
 	/* Recursive mutex. */
-	mutex_initialize(m, MUTEX_PASSIVE | MUTEX_RECURSIVE);
+	mutex_initialize_named(m, MUTEX_PASSIVE | MUTEX_RECURSIVE, "mutex1.mtx");
 	mutex_lock(m);
 	CHECK(mutex_trylock(m), "trylock of an owned recursive mutex failed");
 	CHECK(mutex_lock_timeout(m, 10000) == EOK,

@@ -173,7 +173,7 @@ static bool writer_inside(void)
 static const char *part_semantics(void)
 {
 	rwlock_t *l = &rw.rwl;
-	rwlock_initialize(l);
+	rwlock_initialize_named(l, "rwlock1.rw");
 	atomic_set(&rw.h_stage, 0);
 	atomic_set(&rw.release, 0);
 
@@ -253,7 +253,7 @@ static const char *part_stress(void)
 		if (cpu_is_online(i))
 			ids[online++] = i;
 	}
-	rwlock_initialize(&rw.rwl);
+	rwlock_initialize_named(&rw.rwl, "rwlock1.rw");
 	for (unsigned i = 0; i < SLOTS; i++)
 		rw.data[i] = 0;
 	atomic_set(&rw.readers_in, 0);

@@ -14,6 +14,7 @@
 #include <cpu.h>
 #include <adt/list.h>
 #include <synch/waitq.h>
+#include <synch/lockdep.h>
 
 #define THREAD_NAME_MAX 32
 /** Priorities 0 (highest) .. RQ_COUNT-1 (lowest). */
@@ -107,6 +108,11 @@ typedef struct thread {
 	/** Address space the thread runs in (NULL: kernel); holds a reference.
 	 * Written by the thread itself with interrupts disabled. */
 	struct as *as;
+
+#ifdef CONFIG_LOCKDEP
+	/** The lock validator's: held sleeping locks; thread-local. */
+	lockdep_thread_t lockdep;
+#endif
 
 	/** Per-thread state of other subsystems (work queue) lives here. */
 	uintptr_t subsys[4];

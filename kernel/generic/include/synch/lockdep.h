@@ -6,7 +6,8 @@
  * - Classes: every spinlock (plain or IRQ) whose name is the same string (by
  *   content, not pointer) is one class, as in lock statistics. Locks without a
  *   name are not validated.
- * - Held locks: one stack per CPU. A spinlock holder runs with preemption
+ * - Held locks: spinlocks on one stack per CPU, sleeping locks on one stack
+ *   per thread (see "Sleeping locks" below). A spinlock holder runs with preemption
  *   disabled and no spinlock is held across a context switch, so a CPU's stack
  *   is at every moment the stack of the thread running on it (a per-thread
  *   stack in effect); locks taken in a hardware interrupt are pushed on the same
@@ -22,6 +23,25 @@
  *   interrupts enabled.
  * - Sleeping: lockdep_might_sleep() (wait queue sleeps, mutexes, RCU
  *   synchronize and barrier) reports every spinlock held.
+ * - Sleeping locks: mutex_t (and rwlock_t, whose readers and writers are
+ *   validated as one exclusive class: with writer preference a reader waits
+ *   for a waiting writer, so a read-read cycle can deadlock too) are classes
+ *   in the same graph, named by mutex_initialize_named() and
+ *   rwlock_initialize_named(). They are held across sleeps and migrations,
+ *   so they live on a per-THREAD stack
+ *   (thread_t.lockdep); a spinlock taken in thread context with no spinlock
+ *   of that context held learns its edge from the thread's newest sleeping
+ *   lock, so the graph has mutex -> mutex and mutex -> spinlock edges and
+ *   one cycle search covers both kinds. Semaphores and condition variables
+ *   are not classes (a semaphore has no owner: down and up by different
+ *   threads is its normal use).
+ * - RCU: classes taken inside an RCU callback (lockdep_rcu_cb_enter/exit
+ *   around the reclaimer's batch) and spinlocks taken in thread context
+ *   inside a reader section are marked; lockdep_rcu_wait() (rcu_synchronize,
+ *   rcu_barrier) reports a held class so marked, and a class held across
+ *   such a wait that a callback takes later is reported when the callback
+ *   takes it. The same for work queues: classes taken in a work item's
+ *   function are marked, lockdep_workq_stop() reports a held one.
  *
  * Tables are static (LOCKDEP_MAX_CLASSES, LOCKDEP_MAX_EDGES): nothing is
  * allocated on the lock path; a full table turns the validator off with one
@@ -44,6 +64,44 @@
  *  and then a zone lock. */
 #define LOCKDEP_MAX_HELD 96
 
+/** Most sleeping locks (mutexes, rwlocks) one thread holds at once. */
+#define LOCKDEP_MAX_HELD_SLEEP 16
+
+/**
+ * The validator's part of a sleeping lock (mutex_t): its class name (NULL:
+ * not validated) and the class index + 1 once looked up (a cache written with
+ * relaxed atomics by any thread; every writer writes the same value).
+ */
+typedef struct {
+	const char *name;
+	unsigned cls;
+} lockdep_map_t;
+
+/** One held lock (an entry of a CPU's or a thread's held stack). */
+typedef struct {
+	const void *lock;
+	uintptr_t ip;
+	uint16_t cls;
+	/** Hardware interrupt depth at acquisition (0: thread or exception). */
+	uint8_t ctx;
+	bool trylock;
+} lockdep_held_t;
+
+/**
+ * Per-thread state (thread_t.lockdep): the sleeping locks the thread holds and
+ * whether it runs RCU callbacks. Thread-local: read and written only by the
+ * thread itself (interrupts disabled inside the validator; interrupt handlers
+ * never touch it); zeroed by thread_create().
+ */
+typedef struct {
+	lockdep_held_t held[LOCKDEP_MAX_HELD_SLEEP];
+	unsigned depth;
+	/** Nesting of RCU callback context (lockdep_rcu_cb_enter()). */
+	unsigned rcu_cb;
+	/** Nesting of work item context (lockdep_work_enter()). */
+	unsigned work;
+} lockdep_thread_t;
+
 /** One learned class, copied out by lockdep_snapshot_class(). */
 typedef struct {
 	const char *name;
@@ -53,6 +111,12 @@ typedef struct {
 	uintptr_t irq_ip;
 	/** First site taken with interrupts enabled (0: never). */
 	uintptr_t irq_on_ip;
+	/** A sleeping lock (mutex, rwlock) class. */
+	bool sleeping;
+	/** First site taken inside an RCU callback (0: never). */
+	uintptr_t rcu_cb_ip;
+	/** First site taken in thread context inside an RCU reader (0: never). */
+	uintptr_t rcu_read_ip;
 } lockdep_class_info_t;
 
 /** One learned edge "from -> to", copied out by lockdep_snapshot_edge(). */
@@ -99,6 +163,55 @@ void lockdep_might_sleep(const char *what, const struct spinlock *except);
 void lockdep_hardirq_enter(unsigned vector);
 void lockdep_hardirq_exit(unsigned vector);
 
+/**
+ * Called by a sleeping lock (mutex_lock) before it may sleep, for @a lock of
+ * class @a map acquired at @a ip: learns the edges from the thread's newest
+ * held sleeping lock (and the trylocks above it) and checks each for a cycle
+ * in the combined graph, and the thread holding @a lock already (recursion).
+ * Pushes nothing: lockdep_sleep_acquired() does once the lock is taken, so
+ * the lock's own wait queue lock is not learned as taken under it. Thread
+ * context; never sleeps. On a violation prints the report and panics.
+ */
+void lockdep_sleep_acquire(const void *lock, lockdep_map_t *map, uintptr_t ip);
+/**
+ * Called once @a lock is held (after lockdep_sleep_acquire(), or after a
+ * successful trylock, @a trylock true: no edge to it is learned): pushes it
+ * on the thread's held stack and marks RCU callback context. Thread context;
+ * never sleeps.
+ */
+void lockdep_sleep_acquired(const void *lock, lockdep_map_t *map, uintptr_t ip,
+    bool trylock);
+/** Called by a sleeping lock's release: pops @a lock from the thread's stack. */
+void lockdep_sleep_release(const void *lock, lockdep_map_t *map);
+/**
+ * For rcu_synchronize() and rcu_barrier() (@a what), called from @a ip:
+ * reports a held lock whose class an RCU callback or (spinlocks) a reader
+ * section takes, naming the lock, where the callback or reader took it,
+ * where the caller took it and @a ip; remembers each held class so a
+ * callback taking it later is reported then; finally lockdep_might_sleep().
+ * Thread context; never sleeps itself. Panics on a report (lockdep_panic).
+ */
+void lockdep_rcu_wait(const char *what, uintptr_t ip);
+/**
+ * Brackets the RCU reclaimer's invocation of callbacks (thread context):
+ * every class acquired in between is marked as taken by an RCU callback.
+ */
+void lockdep_rcu_cb_enter(void);
+void lockdep_rcu_cb_exit(void);
+/**
+ * Brackets a work queue worker's call of an item's function (thread
+ * context): every class acquired in between is marked as taken by a work
+ * item (of any queue: the mark is per class, so the check is conservative).
+ */
+void lockdep_work_enter(void);
+void lockdep_work_exit(void);
+/**
+ * For workq_stop(), called from @a ip: reports a held sleeping lock whose
+ * class a work item takes (the stop waits for the items, an item for the
+ * caller). Thread context; never sleeps. Panics on a report (lockdep_panic).
+ */
+void lockdep_workq_stop(uintptr_t ip);
+
 #else
 
 struct spinlock;
@@ -115,6 +228,27 @@ static inline void lockdep_hardirq_enter(unsigned vector)
 static inline void lockdep_hardirq_exit(unsigned vector)
 {
 	(void) vector;
+}
+static inline void lockdep_rcu_wait(const char *what, uintptr_t ip)
+{
+	(void) what;
+	(void) ip;
+}
+static inline void lockdep_rcu_cb_enter(void)
+{
+}
+static inline void lockdep_rcu_cb_exit(void)
+{
+}
+static inline void lockdep_work_enter(void)
+{
+}
+static inline void lockdep_work_exit(void)
+{
+}
+static inline void lockdep_workq_stop(uintptr_t ip)
+{
+	(void) ip;
 }
 
 #endif

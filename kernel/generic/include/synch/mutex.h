@@ -15,6 +15,9 @@
  *   many times as it was locked.
  *
  * Debug builds (CONFIG_DEBUG) assert that only the owner unlocks a mutex.
+ * With the lock validator (CONFIG_LOCKDEP) a mutex initialized with
+ * mutex_initialize_named() is a lock class of that name: its order against
+ * other mutexes and spinlocks is learned and checked (synch/lockdep.h).
  *
  * Timeouts are in microseconds; as everywhere in the kernel a timeout of 0
  * (SYNCH_NO_TIMEOUT) means "wait forever": use mutex_trylock() to not wait.
@@ -27,6 +30,7 @@
 
 #include <typedefs.h>
 #include <synch/semaphore.h>
+#include <synch/lockdep.h>
 
 struct thread;
 
@@ -52,6 +56,10 @@ typedef struct mutex {
 	struct thread *owner;
 	/** Times the owner locked it (1 unless recursive). Protected by the mutex. */
 	unsigned nesting;
+#ifdef CONFIG_LOCKDEP
+	/** The validator's class (name set once at initialization). */
+	lockdep_map_t lockdep;
+#endif
 } mutex_t;
 
 /**
@@ -60,6 +68,23 @@ typedef struct mutex {
  * Context: any; the mutex must not be in use yet. Never sleeps.
  */
 void mutex_initialize(mutex_t *mtx, unsigned flags);
+
+/**
+ * mutex_initialize() that also names the mutex's lock class for the lock
+ * validator (@a name: a static string; mutexes sharing a name are one class,
+ * as spinlocks are). Without CONFIG_LOCKDEP it is mutex_initialize() exactly.
+ * Context: any; the mutex must not be in use yet. Never sleeps.
+ */
+static inline void mutex_initialize_named(mutex_t *mtx, unsigned flags,
+    const char *name)
+{
+	mutex_initialize(mtx, flags);
+#ifdef CONFIG_LOCKDEP
+	mtx->lockdep.name = name;
+#else
+	(void) name;
+#endif
+}
 
 /**
  * Locks @a mtx, sleeping while another thread holds it. A recursive mutex

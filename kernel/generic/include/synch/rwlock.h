@@ -17,6 +17,12 @@
  * every operation (also the trylocks) may briefly sleep on that internal mutex;
  * the trylocks never wait for the reader-writer lock itself.
  *
+ * Lock validator (CONFIG_LOCKDEP): a rwlock initialized with
+ * rwlock_initialize_named() is a lock class of that name; read and write
+ * acquisitions are both validated as exclusive (with writer preference a
+ * reader waits for a waiting writer, so a cycle through read locks can
+ * deadlock too). The internal mutex is the class "rwlock.internal".
+ *
  * Timeouts are in microseconds; 0 (SYNCH_NO_TIMEOUT) means "wait forever".
  * Context of every function: thread, interrupts enabled, no spinlock held; may
  * sleep (unlocking too, briefly, on the internal mutex).
@@ -27,6 +33,7 @@
 #include <typedefs.h>
 #include <synch/mutex.h>
 #include <synch/condvar.h>
+#include <synch/lockdep.h>
 
 struct thread;
 
@@ -46,10 +53,28 @@ typedef struct rwlock {
 	 * atomic stores), read racily by rwlock_write_locked_by_me().
 	 */
 	struct thread *writer;
+#ifdef CONFIG_LOCKDEP
+	/** The validator's class of the rwlock itself (name set once). */
+	lockdep_map_t lockdep;
+#endif
 } rwlock_t;
 
 /** Initializes @a rwl unlocked. Context: any; not in use yet. Never sleeps. */
 void rwlock_initialize(rwlock_t *rwl);
+/**
+ * rwlock_initialize() naming the lock's class for the lock validator (@a name:
+ * a static string). Without CONFIG_LOCKDEP it is rwlock_initialize() exactly.
+ * Context: any; not in use yet. Never sleeps.
+ */
+static inline void rwlock_initialize_named(rwlock_t *rwl, const char *name)
+{
+	rwlock_initialize(rwl);
+#ifdef CONFIG_LOCKDEP
+	rwl->lockdep.name = name;
+#else
+	(void) name;
+#endif
+}
 
 /** Locks @a rwl for reading: waits while a writer holds or waits for it. */
 void rwlock_read_lock(rwlock_t *rwl);

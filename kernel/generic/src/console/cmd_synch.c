@@ -76,8 +76,10 @@ static void print_site(uintptr_t ip)
 
 /**
  * Prints the classes and the edges learned so far. One line per class:
- * `class NAME acq=N irq=SITE irq-on=SITE`, one per edge: `edge FROM -> TO
- * count=N at FROM_SITE TO_SITE` (tests/test_lockdep.py parses them).
+ * `class NAME acq=N irq=SITE irq-on=SITE rcu-cb=SITE rcu-read=SITE`, then
+ * ` sleeping` for a sleeping lock (mutex, rwlock) class; one per edge: `edge
+ * FROM -> TO count=N at FROM_SITE TO_SITE` (tests/lockdep_order.py parses
+ * them).
  */
 static int cmd_lockdep(const cmd_call_t *call)
 {
@@ -101,7 +103,11 @@ static int cmd_lockdep(const cmd_call_t *call)
 		print_site(k.irq_ip);
 		printf(" irq-on=");
 		print_site(k.irq_on_ip);
-		printf("\n");
+		printf(" rcu-cb=");
+		print_site(k.rcu_cb_ip);
+		printf(" rcu-read=");
+		print_site(k.rcu_read_ip);
+		printf("%s\n", k.sleeping ? " sleeping" : "");
 	}
 	for (size_t i = 0; i < ne; i++) {
 		lockdep_edge_info_t e;

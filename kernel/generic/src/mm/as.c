@@ -414,7 +414,7 @@ as_t *as_create(void)
 	atomic_set(&as->refcount, 1);
 	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
 		irq_spinlock_initialize(&as->pt_locks[i].lock, "as.pt");
-	mutex_initialize(&as->area_mtx, MUTEX_PASSIVE);
+	mutex_initialize_named(&as->area_mtx, MUTEX_PASSIVE, "as.area_mtx");
 	irq_spinlock_initialize(&as->area_lock, "as.areas");
 	avl_init(&as->areas);
 	irq_spinlock_lock(&as_list_lock, true);

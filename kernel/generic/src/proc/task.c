@@ -450,7 +450,8 @@ void task_user_return(void)
 static void futex_table_init(void)
 {
 	for (size_t i = 0; i < FUTEX_BUCKETS; i++) {
-		mutex_initialize(&futex_table[i].mtx, MUTEX_PASSIVE);
+		mutex_initialize_named(&futex_table[i].mtx, MUTEX_PASSIVE,
+		    "futex.bucket");
 		list_initialize(&futex_table[i].futexes);
 	}
 }

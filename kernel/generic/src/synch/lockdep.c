@@ -17,10 +17,19 @@
  *   graph_flag (report_start), which makes every other CPU leave the tables
  *   and the search scratch alone, then prints without graph_flag.
  * - ld_cpu[]: CPU-local, touched only by its CPU with interrupts disabled.
+ * - thread_t.lockdep (held sleeping locks, RCU callback nesting):
+ *   thread-local, touched only by the thread itself with interrupts disabled
+ *   (interrupt handlers never touch it; a report prints the current thread's).
+ * - lockdep_map_t.cls: like spinlock_t.lockdep_class.
+ * - The RCU and work marks (rcu_cb_ip, rcu_read_ip, rcu_wait_ip, work_ip)
+ *   like the interrupt
+ *   marks: written under graph_flag, read relaxed without it.
  * - active, reports: atomics.
  */
 #include <synch/lockdep.h>
 #include <synch/spinlock.h>
+#include <synch/rcu.h>
+#include <proc/thread.h>
 #include <debug/symtab.h>
 #include <arch/asm.h>
 #include <lib/str.h>
@@ -40,6 +49,17 @@ typedef struct {
 	/** First site in a hardware interrupt / with interrupts enabled. */
 	uintptr_t irq_ip;
 	uintptr_t irq_on_ip;
+	/** First site taken in an RCU callback / in a reader section (thread
+	 *  context) / held across rcu_synchronize or rcu_barrier. */
+	uintptr_t rcu_cb_ip;
+	uintptr_t rcu_read_ip;
+	uintptr_t rcu_wait_ip;
+	/** First site taken in a work queue item's function. */
+	uintptr_t work_ip;
+	/** Where that rcu_synchronize or rcu_barrier was called. */
+	uintptr_t rcu_wait_call_ip;
+	/** A sleeping lock class (mutex, rwlock); set when created. */
+	bool sleeping;
 	/** Heads of the out- and in-edge lists (edge index + 1, 0: none). */
 	unsigned first_out;
 	unsigned first_in;
@@ -58,14 +78,7 @@ typedef struct {
 	unsigned cpu;
 } ld_edge_t;
 
-typedef struct {
-	spinlock_t *lock;
-	uintptr_t ip;
-	uint16_t cls;
-	/** Hardware interrupt depth at acquisition (0: thread or exception). */
-	uint8_t ctx;
-	bool trylock;
-} ld_held_t;
+typedef lockdep_held_t ld_held_t;
 
 typedef struct {
 	ld_held_t held[LOCKDEP_MAX_HELD];
@@ -140,8 +153,11 @@ static uint32_t name_hash(const char *s)
 	return h;
 }
 
-/** Class index of @a name, or -1 (table full). graph_flag not held. */
-static int class_by_name(const char *name)
+/**
+ * Class index of @a name, or -1 (table full). A new class is a sleeping lock
+ * class when @a sleeping. graph_flag not held.
+ */
+static int class_by_name_kind(const char *name, bool sleeping)
 {
 	graph_lock();
 	uint32_t h = name_hash(name);
@@ -154,6 +170,7 @@ static int class_by_name(const char *name)
 			if (n >= LOCKDEP_MAX_CLASSES)
 				break;
 			classes[n].name = name;
+			classes[n].sleeping = sleeping;
 			class_hash[slot] = (uint16_t) (n + 1);
 			__atomic_store_n(&n_classes, n + 1, __ATOMIC_RELEASE);
 			found = (int) n;
@@ -170,6 +187,11 @@ static int class_by_name(const char *name)
 	return found;
 }
 
+static int class_by_name(const char *name)
+{
+	return class_by_name_kind(name, false);
+}
+
 /** Class index of @a lock (cached in the lock), or -1. */
 static int class_of(spinlock_t *lock)
 {
@@ -183,16 +205,35 @@ static int class_of(spinlock_t *lock)
 	return found;
 }
 
-static void print_held(ld_cpu_t *c, unsigned cpu)
+static void print_stack(ld_held_t *held, unsigned depth)
 {
-	printf("  locks held on CPU %u (oldest first):\n", cpu);
-	for (unsigned i = 0; i < c->depth; i++) {
-		ld_held_t *h = &c->held[i];
+	for (unsigned i = 0; i < depth; i++) {
+		ld_held_t *h = &held[i];
 		printf("    #%u \"%s\"%s%s acquired at ", i, classes[h->cls].name,
 		    h->ctx ? " (interrupt)" : "", h->trylock ? " (trylock)" : "");
 		print_ip(h->ip);
 		printf("\n");
 	}
+}
+
+/** The current thread's validator state, or NULL (no thread yet). */
+static lockdep_thread_t *ld_thread(void)
+{
+	thread_t *t = THREAD;
+	return t ? &t->lockdep : NULL;
+}
+
+static void print_held(ld_cpu_t *c, unsigned cpu)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t && t->depth > 0) {
+		printf("  sleeping locks held by thread \"%s\" (oldest "
+		    "first):\n", THREAD->name);
+		print_stack(t->held, t->depth);
+	}
+	printf("  locks held on CPU %u (oldest first):%s\n", cpu,
+	    c->depth ? "" : " none");
+	print_stack(c->held, c->depth);
 }
 
 static void print_edge(unsigned e)
@@ -466,6 +507,121 @@ static void mark_irq(ld_cpu_t *c, unsigned cpu, unsigned k, bool irq,
 	graph_unlock();
 }
 
+static void might_sleep_at(const char *what, const spinlock_t *except,
+    uintptr_t ip);
+
+/** Which RCU mark mark_rcu() sets. */
+typedef enum {
+	RCU_MARK_CB,
+	RCU_MARK_READ,
+	RCU_MARK_WAIT,
+	/** Not RCU: taken in a work item (checked by workq_stop). */
+	RCU_MARK_WORK,
+} rcu_mark_t;
+
+/** What takes the lock of a wait report (its words). */
+static const char *const taker_what[] = {
+	[RCU_MARK_CB] = "an RCU callback",
+	[RCU_MARK_READ] = "an RCU reader section",
+	[RCU_MARK_WORK] = "a work queue item",
+};
+static const char *const taker_where[] = {
+	[RCU_MARK_CB] = "in an RCU callback",
+	[RCU_MARK_READ] = "inside an RCU reader section",
+	[RCU_MARK_WORK] = "in a work queue item",
+};
+
+/** The report of a lock held across a wait (@a what) for what takes it
+ *  (@a taker: a callback, a reader, a work item). Called after
+ *  report_start() or report_claim(). */
+static void rcu_wait_report(unsigned k, rcu_mark_t taker, uintptr_t held_ip,
+    const char *what, uintptr_t call_ip, ld_cpu_t *c, unsigned cpu)
+{
+	printf("LOCKDEP REPORT: %s while holding lock \"%s\", which %s takes "
+	    "(%s waits for it: deadlock)\n", what, classes[k].name,
+	    taker_what[taker], taker == RCU_MARK_WORK ? "the stop" :
+	    "the grace period");
+	printf("  \"%s\" taken %s at ", classes[k].name, taker_where[taker]);
+	print_ip(taker == RCU_MARK_CB ? classes[k].rcu_cb_ip :
+	    taker == RCU_MARK_READ ? classes[k].rcu_read_ip :
+	    classes[k].work_ip);
+	printf("\n  \"%s\" held, acquired at ", classes[k].name);
+	print_ip(held_ip);
+	printf("\n  %s called from ", what);
+	print_ip(call_ip);
+	printf("\n");
+	print_held(c, cpu);
+}
+
+/**
+ * Marks class @a k taken at @a ip in an RCU callback, in a reader section or
+ * held across an RCU wait (@a call_ip: where the wait was called). A callback
+ * mark on a class held across a wait earlier (or the other way round) is
+ * reported. graph_flag not held.
+ */
+static void mark_rcu(ld_cpu_t *c, unsigned cpu, unsigned k, rcu_mark_t which,
+    uintptr_t ip, uintptr_t call_ip)
+{
+	graph_lock();
+	uintptr_t *slot = which == RCU_MARK_CB ? &classes[k].rcu_cb_ip :
+	    which == RCU_MARK_READ ? &classes[k].rcu_read_ip :
+	    which == RCU_MARK_WORK ? &classes[k].work_ip :
+	    &classes[k].rcu_wait_ip;
+	if (*slot || !is_active()) {
+		graph_unlock();
+		return;
+	}
+	__atomic_store_n(slot, ip, __ATOMIC_RELAXED);
+	if (which == RCU_MARK_WAIT)
+		classes[k].rcu_wait_call_ip = call_ip;
+	if (which == RCU_MARK_CB && classes[k].rcu_wait_ip) {
+		report_start();
+		rcu_wait_report(k, RCU_MARK_CB, classes[k].rcu_wait_ip,
+		    "rcu_synchronize or rcu_barrier",
+		    classes[k].rcu_wait_call_ip, c, cpu);
+		report_end("RCU wait while holding a lock an RCU callback takes");
+		return;
+	}
+	graph_unlock();
+}
+
+/**
+ * Learns the edges to class @a k (acquired at @a ip) from the newest entry of
+ * @a held (depth @a depth) in context @a ctx and the trylocks above it.
+ * Returns true when a non-trylock entry of that context was found (no older
+ * stack adds edges then).
+ */
+static bool edges_from(ld_held_t *held, unsigned depth, unsigned ctx,
+    ld_cpu_t *c, unsigned cpu, unsigned k, uintptr_t ip)
+{
+	for (unsigned i = depth; i > 0; i--) {
+		ld_held_t *h = &held[i - 1];
+		if (h->ctx != ctx || !is_active())
+			return true;
+		add_edge(c, cpu, h, k, ip);
+		if (!h->trylock)
+			return true;
+	}
+	return false;
+}
+
+/** Reports taking @a lock (class @a k) again while holding it, at @a ip. */
+static void recursion_report(const void *lock, unsigned k, ld_held_t *h,
+    uintptr_t ip, ld_cpu_t *c, unsigned cpu)
+{
+	printf("LOCKDEP REPORT: recursive locking: lock \"%s\" (%p) "
+	    "acquired on CPU %u while %s holds it (certain deadlock)\n",
+	    classes[k].name, lock, cpu,
+	    classes[k].sleeping ? "this thread" : "this CPU");
+	printf("  held, acquired at ");
+	print_ip(h->ip);
+	printf("\n  acquired again at ");
+	print_ip(ip);
+	printf("\n");
+	print_held(c, cpu);
+	report_end("recursive locking");
+}
+
 void lockdep_acquire(spinlock_t *lock, uintptr_t ip, bool trylock)
 {
 	lockdep_acquire_as(lock, ip, trylock, NULL);
@@ -489,6 +645,7 @@ void lockdep_acquire_as(spinlock_t *lock, uintptr_t ip, bool trylock,
 		goto out;
 	__atomic_fetch_add(&classes[k].acquisitions, 1, __ATOMIC_RELAXED);
 	unsigned ctx = c->hardirq;
+	lockdep_thread_t *t = ctx == 0 ? ld_thread() : NULL;
 	if (ctx > 0) {
 		if (!__atomic_load_n(&classes[k].irq_ip, __ATOMIC_RELAXED))
 			mark_irq(c, cpu, (unsigned) k, true, ip);
@@ -496,34 +653,38 @@ void lockdep_acquire_as(spinlock_t *lock, uintptr_t ip, bool trylock,
 	    !__atomic_load_n(&classes[k].irq_on_ip, __ATOMIC_RELAXED)) {
 		mark_irq(c, cpu, (unsigned) k, false, ip);
 	}
+	if (t && t->rcu_cb &&
+	    !__atomic_load_n(&classes[k].rcu_cb_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_CB, ip, 0);
+	if (t && t->work &&
+	    !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_WORK, ip, 0);
+	/* Thread context (preemption is off: the reader count is this
+	 * thread's). */
+	if (t && rcu_read_locked() &&
+	    !__atomic_load_n(&classes[k].rcu_read_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_READ, ip, 0);
 	for (unsigned i = 0; i < c->depth && !trylock; i++) {
 		if (c->held[i].lock != lock)
 			continue;
 		if (!report_claim())
 			goto out;
-		printf("LOCKDEP REPORT: recursive locking: lock \"%s\" (%p) "
-		    "acquired on CPU %u while this CPU holds it (certain "
-		    "deadlock)\n", lock->name, lock, cpu);
-		printf("  held, acquired at ");
-		print_ip(c->held[i].ip);
-		printf("\n  acquired again at ");
-		print_ip(ip);
-		printf("\n");
-		print_held(c, cpu);
-		report_end("recursive locking");
+		recursion_report(lock, (unsigned) k, &c->held[i], ip, c, cpu);
 		goto out;
 	}
-	if (!trylock) {
-		/* Edges from the newest held lock of this context (and the
-		 * trylocks above it, which added no edges of their own). */
-		for (unsigned i = c->depth; i > 0; i--) {
-			ld_held_t *h = &c->held[i - 1];
-			if (h->ctx != ctx || !is_active())
-				break;
-			add_edge(c, cpu, h, (unsigned) k, ip);
-			if (!h->trylock)
-				break;
-		}
+	if (!trylock && is_active()) {
+		/*
+		 * Edges from the newest held lock of this context (and the
+		 * trylocks above it, which added no edges of their own); in
+		 * thread context with no spinlock of it held, from the
+		 * thread's newest sleeping lock (a spinlock is never held
+		 * while a sleeping lock is taken, so the spinlocks of this
+		 * context are the newer ones).
+		 */
+		if (!edges_from(c->held, c->depth, ctx, c, cpu, (unsigned) k,
+		    ip) && t)
+			(void) edges_from(t->held, t->depth, 0, c, cpu,
+			    (unsigned) k, ip);
 	}
 	if (c->depth >= LOCKDEP_MAX_HELD) {
 		turn_off("too many locks held (LOCKDEP_MAX_HELD)");
@@ -560,7 +721,233 @@ void lockdep_release(spinlock_t *lock)
 	pop_lock(lock);
 }
 
+/** Class index of sleeping lock @a map (cached in it), or -1. */
+static int class_of_map(lockdep_map_t *map)
+{
+	unsigned v = __atomic_load_n(&map->cls, __ATOMIC_RELAXED);
+	if (v)
+		return (int) v - 1;
+	int found = class_by_name_kind(map->name, true);
+	if (found >= 0)
+		__atomic_store_n(&map->cls, (unsigned) found + 1,
+		    __ATOMIC_RELAXED);
+	return found;
+}
+
+/**
+ * Common entry of the sleeping-lock hooks: interrupts disabled, the
+ * recursion count taken, the class looked up. False (nothing entered) when
+ * there is nothing to validate.
+ */
+static bool sleep_enter(lockdep_map_t *map, ipl_t *ipl, ld_cpu_t **c,
+    unsigned *cpu, lockdep_thread_t **t, int *k)
+{
+	if (!is_active() || !map->name)
+		return false;
+	*ipl = interrupts_disable();
+	*cpu = CPU->id;
+	*c = &ld_cpu[*cpu];
+	*t = ld_thread();
+	if ((*c)->recursion || !*t) {
+		interrupts_restore(*ipl);
+		return false;
+	}
+	(*c)->recursion++;
+	*k = class_of_map(map);
+	if (*k < 0) {
+		(*c)->recursion--;
+		interrupts_restore(*ipl);
+		return false;
+	}
+	return true;
+}
+
+void lockdep_sleep_acquire(const void *lock, lockdep_map_t *map, uintptr_t ip)
+{
+	ipl_t ipl;
+	ld_cpu_t *c;
+	unsigned cpu;
+	lockdep_thread_t *t;
+	int k;
+	if (!sleep_enter(map, &ipl, &c, &cpu, &t, &k))
+		return;
+	for (unsigned i = 0; i < t->depth; i++) {
+		/* The class too: a rwlock and its internal mutex share an
+		 * address. */
+		if (t->held[i].lock != lock || t->held[i].cls != (unsigned) k)
+			continue;
+		if (report_claim())
+			recursion_report(lock, (unsigned) k, &t->held[i], ip, c,
+			    cpu);
+		goto out;
+	}
+	/* A spinlock held here is lockdep_might_sleep()'s report; edges
+	 * from the thread's sleeping locks only. */
+	(void) edges_from(t->held, t->depth, 0, c, cpu, (unsigned) k, ip);
+out:
+	c->recursion--;
+	interrupts_restore(ipl);
+}
+
+void lockdep_sleep_acquired(const void *lock, lockdep_map_t *map, uintptr_t ip,
+    bool trylock)
+{
+	ipl_t ipl;
+	ld_cpu_t *c;
+	unsigned cpu;
+	lockdep_thread_t *t;
+	int k;
+	if (!sleep_enter(map, &ipl, &c, &cpu, &t, &k))
+		return;
+	__atomic_fetch_add(&classes[k].acquisitions, 1, __ATOMIC_RELAXED);
+	if (t->rcu_cb && !__atomic_load_n(&classes[k].rcu_cb_ip,
+	    __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_CB, ip, 0);
+	if (t->work && !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_WORK, ip, 0);
+	if (t->depth >= LOCKDEP_MAX_HELD_SLEEP) {
+		turn_off("too many sleeping locks held (LOCKDEP_MAX_HELD_SLEEP)");
+	} else {
+		t->held[t->depth++] = (ld_held_t) { .lock = lock, .ip = ip,
+		    .cls = (uint16_t) k, .ctx = 0, .trylock = trylock };
+	}
+	c->recursion--;
+	interrupts_restore(ipl);
+}
+
+void lockdep_sleep_release(const void *lock, lockdep_map_t *map)
+{
+	unsigned cls = __atomic_load_n(&map->cls, __ATOMIC_RELAXED);
+	/* No class yet: never pushed. */
+	if (!map->name || !cls)
+		return;
+	ipl_t ipl = interrupts_disable();
+	lockdep_thread_t *t = ld_thread();
+	for (unsigned i = t ? t->depth : 0; i > 0; i--) {
+		if (t->held[i - 1].lock == lock &&
+		    t->held[i - 1].cls == cls - 1) {
+			for (unsigned j = i; j < t->depth; j++)
+				t->held[j - 1] = t->held[j];
+			t->depth--;
+			break;
+		}
+	}
+	/* Not found: taken while the validator was off or inside itself. */
+	interrupts_restore(ipl);
+}
+
+void lockdep_rcu_cb_enter(void)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t)
+		t->rcu_cb++;
+}
+
+void lockdep_rcu_cb_exit(void)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t)
+		t->rcu_cb--;
+}
+
+/** lockdep_rcu_wait() on one held entry: true when it reported. */
+static bool rcu_wait_check(ld_held_t *h, const char *what, uintptr_t call_ip,
+    ld_cpu_t *c, unsigned cpu)
+{
+	unsigned k = h->cls;
+	bool cb = __atomic_load_n(&classes[k].rcu_cb_ip, __ATOMIC_RELAXED);
+	bool rd = __atomic_load_n(&classes[k].rcu_read_ip, __ATOMIC_RELAXED);
+	if (!cb && !rd) {
+		if (!__atomic_load_n(&classes[k].rcu_wait_ip, __ATOMIC_RELAXED))
+			mark_rcu(c, cpu, k, RCU_MARK_WAIT, h->ip, call_ip);
+		return false;
+	}
+	if (!report_claim())
+		return true;
+	rcu_wait_report(k, cb ? RCU_MARK_CB : RCU_MARK_READ, h->ip, what,
+	    call_ip, c, cpu);
+	report_end(cb ? "RCU wait while holding a lock an RCU callback takes" :
+	    "RCU wait while holding a lock an RCU reader takes");
+	return true;
+}
+
+void lockdep_rcu_wait(const char *what, uintptr_t ip)
+{
+	if (!is_active())
+		return;
+	ipl_t ipl = interrupts_disable();
+	unsigned cpu = CPU->id;
+	ld_cpu_t *c = &ld_cpu[cpu];
+	lockdep_thread_t *t = ld_thread();
+	if (c->recursion) {
+		interrupts_restore(ipl);
+		return;
+	}
+	c->recursion++;
+	bool reported = false;
+	for (unsigned i = 0; t && i < t->depth && !reported; i++)
+		reported = rcu_wait_check(&t->held[i], what, ip, c, cpu);
+	for (unsigned i = 0; i < c->depth && !reported; i++) {
+		if (c->held[i].ctx == 0)
+			reported = rcu_wait_check(&c->held[i], what, ip, c, cpu);
+	}
+	c->recursion--;
+	interrupts_restore(ipl);
+	if (!reported)
+		might_sleep_at(what, NULL, ip);
+}
+
+void lockdep_work_enter(void)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t)
+		t->work++;
+}
+
+void lockdep_work_exit(void)
+{
+	lockdep_thread_t *t = ld_thread();
+	if (t)
+		t->work--;
+}
+
+void lockdep_workq_stop(uintptr_t ip)
+{
+	if (!is_active())
+		return;
+	ipl_t ipl = interrupts_disable();
+	unsigned cpu = CPU->id;
+	ld_cpu_t *c = &ld_cpu[cpu];
+	lockdep_thread_t *t = ld_thread();
+	if (c->recursion || !t) {
+		interrupts_restore(ipl);
+		return;
+	}
+	c->recursion++;
+	for (unsigned i = 0; i < t->depth; i++) {
+		unsigned k = t->held[i].cls;
+		if (!__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+			continue;
+		if (report_claim()) {
+			rcu_wait_report(k, RCU_MARK_WORK, t->held[i].ip,
+			    "workq_stop", ip, c, cpu);
+			report_end("workq_stop while holding a lock a work item "
+			    "takes");
+		}
+		break;
+	}
+	c->recursion--;
+	interrupts_restore(ipl);
+}
+
 void lockdep_might_sleep(const char *what, const spinlock_t *except)
+{
+	might_sleep_at(what, except, (uintptr_t) __builtin_return_address(0));
+}
+
+/** lockdep_might_sleep() called at @a ip. */
+static void might_sleep_at(const char *what, const spinlock_t *except,
+    uintptr_t ip)
 {
 	if (!is_active())
 		return;
@@ -585,7 +972,7 @@ void lockdep_might_sleep(const char *what, const spinlock_t *except)
 	printf("LOCKDEP REPORT: %s may sleep, called on CPU %u while holding "
 	    "spinlocks\n", what, cpu);
 	printf("  called from ");
-	print_ip((uintptr_t) __builtin_return_address(0));
+	print_ip(ip);
 	printf("\n");
 	print_held(c, cpu);
 	c->recursion--;
@@ -634,6 +1021,9 @@ bool lockdep_snapshot_class(size_t i, lockdep_class_info_t *out)
 	out->acquisitions = __atomic_load_n(&k->acquisitions, __ATOMIC_RELAXED);
 	out->irq_ip = __atomic_load_n(&k->irq_ip, __ATOMIC_RELAXED);
 	out->irq_on_ip = __atomic_load_n(&k->irq_on_ip, __ATOMIC_RELAXED);
+	out->sleeping = k->sleeping;
+	out->rcu_cb_ip = __atomic_load_n(&k->rcu_cb_ip, __ATOMIC_RELAXED);
+	out->rcu_read_ip = __atomic_load_n(&k->rcu_read_ip, __ATOMIC_RELAXED);
 	return true;
 }
 

@@ -38,14 +38,31 @@ void mutex_initialize(mutex_t *mtx, unsigned flags)
 	semaphore_initialize(&mtx->sem, 1);
 	mtx->owner = NULL;
 	mtx->nesting = 0;
+#ifdef CONFIG_LOCKDEP
+	mtx->lockdep = (lockdep_map_t) { .name = NULL, .cls = 0 };
+#endif
 }
+
+/*
+ * With the lock validator the lock operations pass their caller's address
+ * (the site reports name) down to mutex_lock_common(); without it the code is
+ * exactly what it was (release builds: same instructions).
+ */
+#ifdef CONFIG_LOCKDEP
+#define LD_IP_PARAM , uintptr_t ld_ip
+#define LD_IP_ARG , ((uintptr_t) __builtin_return_address(0))
+#else
+#define LD_IP_PARAM
+#define LD_IP_ARG
+#endif
 
 /**
  * Common part of the lock operations.
  * @param usec  timeout (SYNCH_NO_TIMEOUT: none)
  * @param block false for a trylock
  */
-static errno_t mutex_lock_common(mutex_t *mtx, uint64_t usec, bool block)
+static errno_t mutex_lock_common(mutex_t *mtx, uint64_t usec, bool block
+    LD_IP_PARAM)
 {
 	assert_verbose(!mutex_in_irq(), "mutex used in an interrupt handler");
 	thread_t *self = THREAD;
@@ -69,6 +86,13 @@ static errno_t mutex_lock_common(mutex_t *mtx, uint64_t usec, bool block)
 	if (block) {
 		/* Whether or not it sleeps this time. */
 		lockdep_might_sleep("mutex_lock", NULL);
+#ifdef CONFIG_LOCKDEP
+		/* Before sleeping: an inversion is reported even if it
+		 * deadlocks now. A timed lock gives up, so it is validated
+		 * as a trylock (no edge to it, no recursion check). */
+		if (usec == SYNCH_NO_TIMEOUT)
+			lockdep_sleep_acquire(mtx, &mtx->lockdep, ld_ip);
+#endif
 		errno_t rc = semaphore_down_timeout(&mtx->sem, usec);
 		if (rc != EOK)
 			return rc;
@@ -79,24 +103,28 @@ static errno_t mutex_lock_common(mutex_t *mtx, uint64_t usec, bool block)
 	assert(mutex_owner(mtx) == NULL);
 	mutex_set_owner(mtx, self);
 	mtx->nesting = 1;
+#ifdef CONFIG_LOCKDEP
+	lockdep_sleep_acquired(mtx, &mtx->lockdep, ld_ip,
+	    !block || usec != SYNCH_NO_TIMEOUT);
+#endif
 	return EOK;
 }
 
 void mutex_lock(mutex_t *mtx)
 {
-	errno_t rc = mutex_lock_common(mtx, SYNCH_NO_TIMEOUT, true);
+	errno_t rc = mutex_lock_common(mtx, SYNCH_NO_TIMEOUT, true LD_IP_ARG);
 	assert(rc == EOK);
 	(void) rc;
 }
 
 errno_t mutex_lock_timeout(mutex_t *mtx, uint64_t usec)
 {
-	return mutex_lock_common(mtx, usec, true);
+	return mutex_lock_common(mtx, usec, true LD_IP_ARG);
 }
 
 bool mutex_trylock(mutex_t *mtx)
 {
-	return mutex_lock_common(mtx, SYNCH_NO_TIMEOUT, false) == EOK;
+	return mutex_lock_common(mtx, SYNCH_NO_TIMEOUT, false LD_IP_ARG) == EOK;
 }
 
 void mutex_unlock(mutex_t *mtx)
@@ -108,6 +136,10 @@ void mutex_unlock(mutex_t *mtx)
 
 	if (--mtx->nesting > 0)
 		return;
+#ifdef CONFIG_LOCKDEP
+	/* Before the hand-off (semaphore_up takes the wait queue lock). */
+	lockdep_sleep_release(mtx, &mtx->lockdep);
+#endif
 	mutex_set_owner(mtx, NULL);
 	semaphore_up(&mtx->sem);
 }

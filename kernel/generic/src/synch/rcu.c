@@ -623,12 +623,14 @@ void rcu_call_wake(cpu_t *c)
 static void exec_batch(rcu_item_t *head, cpu_t *c)
 {
 	size_t n = 0;
+	lockdep_rcu_cb_enter();
 	while (head) {
 		rcu_item_t *next = head->next;
 		head->func(head);
 		head = next;
 		n++;
 	}
+	lockdep_rcu_cb_exit();
 	c->rcu.stat_run += n;
 	c->rcu.stat_batches++;
 	if (n > c->rcu.stat_max_batch)
@@ -713,11 +715,9 @@ static void sync_cb(rcu_item_t *item)
 void rcu_synchronize(void)
 {
 	assert_verbose(!rcu_read_locked(), "rcu_synchronize inside a reader section");
-	/*
-	 * Every spinlock held here is a lock a reader path may take (readers
-	 * take spinlocks, callbacks run with none of the caller's): name them.
-	 */
-	lockdep_might_sleep("rcu_synchronize", NULL);
+	/* A held lock a callback or reader takes; any spinlock held. */
+	lockdep_rcu_wait("rcu_synchronize",
+	    (uintptr_t) __builtin_return_address(0));
 	rcu_sync_t s;
 	waitq_initialize(&s.wq);
 	rcu_call(&s.item, sync_cb);
@@ -749,7 +749,7 @@ static void barrier_post(void *arg)
 
 void rcu_barrier(void)
 {
-	lockdep_might_sleep("rcu_barrier", NULL);
+	lockdep_rcu_wait("rcu_barrier", (uintptr_t) __builtin_return_address(0));
 	mutex_lock(&barrier_mtx);
 	unsigned n = 0;
 	for (unsigned i = 0; i < cpu_count; i++)
@@ -818,10 +818,10 @@ void rcu_cpu_get_stats(unsigned cpu, rcu_cpu_stats_t *st)
 void rcu_init(void)
 {
 	waitq_initialize(&readers_done_wq);
-	mutex_initialize(&barrier_mtx, MUTEX_PASSIVE);
+	mutex_initialize_named(&barrier_mtx, MUTEX_PASSIVE, "rcu.barrier");
 	waitq_initialize(&barrier_wq);
 #if defined(CONFIG_RCU_A_RCU)
-	mutex_initialize(&gp_mutex, MUTEX_PASSIVE);
+	mutex_initialize_named(&gp_mutex, MUTEX_PASSIVE, "rcu.gp");
 #else
 	waitq_initialize(&detector_wq);
 	waitq_initialize(&gp_done_wq);

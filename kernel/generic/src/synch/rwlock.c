@@ -14,19 +14,53 @@
 #include <synch/rwlock.h>
 #include <synch/mutex.h>
 #include <synch/condvar.h>
+#include <synch/lockdep.h>
 #include <proc/thread.h>
 #include <errno.h>
 #include <debug.h>
 
 void rwlock_initialize(rwlock_t *rwl)
 {
-	mutex_initialize(&rwl->lock, MUTEX_PASSIVE);
+	mutex_initialize_named(&rwl->lock, MUTEX_PASSIVE, "rwlock.internal");
+#ifdef CONFIG_LOCKDEP
+	rwl->lockdep = (lockdep_map_t) { .name = NULL, .cls = 0 };
+#endif
 	condvar_initialize(&rwl->readers_cv);
 	condvar_initialize(&rwl->writers_cv);
 	rwl->readers = 0;
 	rwl->writers_waiting = 0;
 	rwl->writer = NULL;
 }
+
+/*
+ * The lock validator's hooks (CONFIG_LOCKDEP; nothing without it): the rwlock
+ * is validated as one exclusive class, before waiting (edges), once held
+ * (pushed on the thread's stack) and at the release. A timed acquisition
+ * gives up, so it is validated as a trylock (no edge to it, no recursion
+ * check: rwlock1 read-locks twice with a timeout on purpose). The public
+ * functions pass their caller's address down as the site.
+ */
+#ifdef CONFIG_LOCKDEP
+#define LD_IP_PARAM , uintptr_t ld_ip
+#define LD_IP_ARG , ((uintptr_t) __builtin_return_address(0))
+#define LD_ACQUIRE(rwl, usec) do { \
+	if ((usec) == SYNCH_NO_TIMEOUT) \
+		lockdep_sleep_acquire((rwl), &(rwl)->lockdep, ld_ip); \
+} while (0)
+#define LD_ACQUIRED(rwl, try) \
+	lockdep_sleep_acquired((rwl), &(rwl)->lockdep, ld_ip, (try))
+#define LD_RELEASE(rwl) lockdep_sleep_release((rwl), &(rwl)->lockdep)
+#else
+#define LD_IP_PARAM
+#define LD_IP_ARG
+/* Without the validator the timed functions are the common ones (release
+ * builds: the same code as before the validator's hooks). */
+#define read_lock_common rwlock_read_lock_timeout
+#define write_lock_common rwlock_write_lock_timeout
+#define LD_ACQUIRE(rwl, usec) ((void) 0)
+#define LD_ACQUIRED(rwl, try) ((void) 0)
+#define LD_RELEASE(rwl) ((void) 0)
+#endif
 
 /** Sets the writer; a relaxed atomic store for rwlock_write_locked_by_me(). */
 static inline void set_writer(rwlock_t *rwl, thread_t *t)
@@ -48,10 +82,14 @@ static inline bool write_may_enter(rwlock_t *rwl)
 	return rwl->writer == NULL && rwl->readers == 0;
 }
 
-errno_t rwlock_read_lock_timeout(rwlock_t *rwl, uint64_t usec)
+#ifdef CONFIG_LOCKDEP
+static
+#endif
+errno_t read_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
 {
 	errno_t rc = EOK;
 
+	LD_ACQUIRE(rwl, usec);
 	mutex_lock(&rwl->lock);
 	assert_verbose(rwl->writer != THREAD,
 	    "read lock of a rwlock write-locked by the caller (deadlock)");
@@ -66,12 +104,21 @@ errno_t rwlock_read_lock_timeout(rwlock_t *rwl, uint64_t usec)
 		rc = EOK;
 	}
 	mutex_unlock(&rwl->lock);
+	if (rc == EOK)
+		LD_ACQUIRED(rwl, usec != SYNCH_NO_TIMEOUT);
 	return rc;
 }
 
+#ifdef CONFIG_LOCKDEP
+errno_t rwlock_read_lock_timeout(rwlock_t *rwl, uint64_t usec)
+{
+	return read_lock_common(rwl, usec LD_IP_ARG);
+}
+#endif
+
 void rwlock_read_lock(rwlock_t *rwl)
 {
-	errno_t rc = rwlock_read_lock_timeout(rwl, SYNCH_NO_TIMEOUT);
+	errno_t rc = read_lock_common(rwl, SYNCH_NO_TIMEOUT LD_IP_ARG);
 	assert(rc == EOK);
 	(void) rc;
 }
@@ -86,11 +133,17 @@ bool rwlock_read_trylock(rwlock_t *rwl)
 		ok = true;
 	}
 	mutex_unlock(&rwl->lock);
+#ifdef CONFIG_LOCKDEP
+	uintptr_t ld_ip = (uintptr_t) __builtin_return_address(0);
+	if (ok)
+		LD_ACQUIRED(rwl, true);
+#endif
 	return ok;
 }
 
 void rwlock_read_unlock(rwlock_t *rwl)
 {
+	LD_RELEASE(rwl);
 	mutex_lock(&rwl->lock);
 	assert_verbose(rwl->readers > 0, "read unlock of a rwlock not read-locked");
 	assert(rwl->writer == NULL);
@@ -99,16 +152,21 @@ void rwlock_read_unlock(rwlock_t *rwl)
 	mutex_unlock(&rwl->lock);
 }
 
-errno_t rwlock_write_lock_timeout(rwlock_t *rwl, uint64_t usec)
+#ifdef CONFIG_LOCKDEP
+static
+#endif
+errno_t write_lock_common(rwlock_t *rwl, uint64_t usec LD_IP_PARAM)
 {
 	errno_t rc = EOK;
 
+	LD_ACQUIRE(rwl, usec);
 	mutex_lock(&rwl->lock);
 	assert_verbose(rwl->writer != THREAD,
 	    "recursive write lock of a rwlock (deadlock)");
 	if (write_may_enter(rwl)) {
 		set_writer(rwl, THREAD);
 		mutex_unlock(&rwl->lock);
+		LD_ACQUIRED(rwl, usec != SYNCH_NO_TIMEOUT);
 		return EOK;
 	}
 
@@ -131,12 +189,21 @@ errno_t rwlock_write_lock_timeout(rwlock_t *rwl, uint64_t usec)
 		condvar_broadcast(&rwl->readers_cv);
 	}
 	mutex_unlock(&rwl->lock);
+	if (rc == EOK)
+		LD_ACQUIRED(rwl, usec != SYNCH_NO_TIMEOUT);
 	return rc;
 }
 
+#ifdef CONFIG_LOCKDEP
+errno_t rwlock_write_lock_timeout(rwlock_t *rwl, uint64_t usec)
+{
+	return write_lock_common(rwl, usec LD_IP_ARG);
+}
+#endif
+
 void rwlock_write_lock(rwlock_t *rwl)
 {
-	errno_t rc = rwlock_write_lock_timeout(rwl, SYNCH_NO_TIMEOUT);
+	errno_t rc = write_lock_common(rwl, SYNCH_NO_TIMEOUT LD_IP_ARG);
 	assert(rc == EOK);
 	(void) rc;
 }
@@ -151,11 +218,17 @@ bool rwlock_write_trylock(rwlock_t *rwl)
 		ok = true;
 	}
 	mutex_unlock(&rwl->lock);
+#ifdef CONFIG_LOCKDEP
+	uintptr_t ld_ip = (uintptr_t) __builtin_return_address(0);
+	if (ok)
+		LD_ACQUIRED(rwl, true);
+#endif
 	return ok;
 }
 
 void rwlock_write_unlock(rwlock_t *rwl)
 {
+	LD_RELEASE(rwl);
 	mutex_lock(&rwl->lock);
 	assert_verbose(rwl->writer != NULL && rwl->writer == THREAD,
 	    "write unlock of a rwlock by a thread that does not hold it");

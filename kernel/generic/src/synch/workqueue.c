@@ -49,6 +49,7 @@
 #include <synch/workqueue.h>
 #include <synch/waitq.h>
 #include <synch/spinlock.h>
+#include <synch/lockdep.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <mm/malloc.h>
@@ -318,7 +319,9 @@ static void worker_main(void *arg)
 			irq_spinlock_unlock(&q->lock, true);
 
 			w->in_func = true;
+			lockdep_work_enter();
 			func(work);
+			lockdep_work_exit();
 
 			irq_spinlock_lock(&q->lock, true);
 			w->in_func = false;
@@ -571,6 +574,8 @@ void workq_stop(struct work_queue *q)
 	worker_t *me = (worker_t *) self->subsys[THREAD_SUBSYS_WORKQ];
 	assert_verbose(!me || me->q != q, "workq_stop() called by its own worker");
 	(void) me;
+	/* A held lock an item takes: the wait below would never end. */
+	lockdep_workq_stop((uintptr_t) __builtin_return_address(0));
 
 	irq_spinlock_lock(&q->lock, true);
 	q->stopping = true;
