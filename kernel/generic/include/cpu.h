@@ -2,8 +2,9 @@
  * Per-CPU structures.
  *
  * Each CPU has one cpu_t in the cpus[] array, indexed by the logical CPU id (0 is the
- * bootstrap processor). The GS base of every CPU points at its own cpu_t, so CPU
- * (the current CPU) is one %gs-relative load. Fields say what protects them.
+ * bootstrap processor). The architecture's per-CPU base register of every CPU
+ * points at its own cpu_t (arch/percpu.h), so CPU (the current CPU) is one or two
+ * instructions. Fields say what protects them.
  */
 #ifndef KERN_CPU_H_
 #define KERN_CPU_H_
@@ -42,19 +43,19 @@ typedef struct {
 
 /** CPU life cycle states, see cpu_t.state. */
 typedef enum {
-	CPU_ABSENT = 0,  /**< Listed in MADT but not (yet) started. */
-	CPU_STARTING,    /**< INIT-SIPI-SIPI sent, not acknowledged yet. */
+	CPU_ABSENT = 0,  /**< Enumerated but not (yet) started. */
+	CPU_STARTING,    /**< Start-up requested, not acknowledged yet. */
 	CPU_ONLINE,      /**< Running kernel code, interrupts on. */
 	CPU_FAILED,      /**< Did not acknowledge the start-up in time. */
 	CPU_HALTED       /**< Stopped by panic or halt. */
 } cpu_state_t;
 
 typedef struct cpu {
-	/** Points to itself; must stay the first member (read as %gs:0). */
+	/** Points to itself; must stay the first member (arch/percpu.h). */
 	struct cpu *self;
 	/**
 	 * Kernel stack top of the running thread, loaded by the syscall entry
-	 * (offset CPU_OFF_SYSCALL_KSTACK, checked in arch/amd64/src/userspace.c).
+	 * (offset CPU_OFF_SYSCALL_KSTACK, checked by the architecture's user-mode code).
 	 * Written by this CPU's scheduler hook with interrupts disabled (CPU-local).
 	 */
 	uintptr_t syscall_kstack;
@@ -62,14 +63,17 @@ typedef struct cpu {
 	uintptr_t syscall_ustack;
 	/** Logical id. Set once before the CPU starts. */
 	unsigned id;
-	/** Local APIC id. Set once before the CPU starts. */
-	uint32_t apic_id;
+	/**
+	 * The interrupt controller's id of this CPU (arch_ipi_send() uses it).
+	 * Set once before the CPU starts.
+	 */
+	uint32_t arch_id;
 	/** Life cycle state; atomics (written by the CPU itself and by the BSP at boot). */
 	cpu_state_t state;
 	/** Timer ticks seen by this CPU. CPU-local writes; others read with atomics. */
 	uint64_t ticks;
-	/** LAPIC timer input frequency in Hz (calibrated against the PIT). Set once. */
-	uint64_t lapic_hz;
+	/** The per-CPU timer's input frequency in Hz. Set once. */
+	uint64_t timer_hz;
 	/** Nesting count of preemption_disable(). CPU-local (interrupts or preemption off). */
 	unsigned preemption_disabled;
 	/** Top of the boot/idle stack of this CPU. Set once. */
@@ -89,7 +93,7 @@ typedef struct cpu {
 	runq_t rq;
 	/** Set by the timer when the running thread's quantum is over. CPU-local. */
 	bool need_resched;
-	/** The CPU is halted in its idle loop; wakers send VECTOR_WAKEUP. Atomics. */
+	/** The CPU is halted in its idle loop; wakers send INTR_WAKEUP. Atomics. */
 	bool idle;
 	/** Ticks until the next starvation-avoidance relink. CPU-local. */
 	unsigned relink_countdown;
@@ -102,7 +106,7 @@ typedef struct cpu {
 	irq_spinlock_t timeout_lock;
 	list_t timeouts;
 
-	/** User address space loaded in CR3 (NULL: the kernel's). CPU-local. */
+	/** User address space loaded in the MMU (NULL: the kernel's). CPU-local. */
 	struct as *as;
 
 	/** RCU state of this CPU (see synch/rcu_types.h). */
@@ -115,32 +119,18 @@ typedef struct cpu {
 
 /** All CPUs; entries [0, cpu_count) are valid. Protected by: written during boot only. */
 extern cpu_t cpus[CONFIG_MAX_CPUS];
-/** Number of CPUs found in the MADT (or MP table). Set once at boot. */
+/** Number of CPUs the platform enumerated. Set once at boot. */
 extern unsigned cpu_count;
 /** Number of CPUs that are online (atomic). */
 extern atomic_t cpu_active_count;
 
-/** Returns the current CPU. Meaningful when the caller cannot migrate. */
-static inline cpu_t *cpu_current(void)
-{
-	cpu_t *c;
-	asm volatile ("movq %%gs:0, %0" : "=r" (c));
-	return c;
-}
+/*
+ * cpu_current() (CPU), cpu_current_id() and arch_thread_current(): through
+ * the architecture's per-CPU base register.
+ */
+#include <arch/percpu.h>
 
 #define CPU (cpu_current())
-
-/** Id of the current CPU: one %gs-relative load. Any context; the thread
- * may be on another CPU by the time it uses the value unless preemption is
- * disabled. */
-static inline size_t cpu_current_id(void)
-{
-	/* movl zero-extends into the 64-bit register: no extra instruction. */
-	size_t id;
-	asm volatile ("movl %%gs:%c1, %k0" : "=r" (id) :
-	    "i" (__builtin_offsetof(cpu_t, id)));
-	return id;
-}
 
 /** True when @a id names a CPU that is online. */
 bool cpu_is_online(unsigned id);
