@@ -47,16 +47,16 @@ size_t arch_boot_memory(uintptr_t arg0, uintptr_t arg1, phys_region_t *regions,
     size_t max);
 
 /**
- * Sets up exception and interrupt delivery on the BSP (amd64: IDT, GDT/TSS;
- * arm64: VBAR_EL1) and the handlers of the timer and of the IPIs (they call
+ * Sets up exception and interrupt delivery on the BSP (each architecture's
+ * tables: docs/ARCHITECTURE.md) and the handlers of the timer and of the IPIs (they call
  * clock_tick() and smp_call_ipi_receive()). BSP, once, before frame_init().
  */
 void arch_interrupts_init(struct cpu *bsp);
 
 /**
  * Brings up the interrupt controllers, enumerates the CPUs into cpus[] and
- * cpu_count (amd64: LAPIC, ACPI MADT or MP table, IOAPIC; arm64: the GIC and
- * the device tree), calibrates the timer and the cycle counter (delay_init())
+ * cpu_count (from the platform's tables: ACPI or the device tree),
+ * calibrates the timer and the cycle counter (time_init())
  * and prints the boot summary line ("Memory: ... CPUs: ..."). @a mem_total
  * and @a regions_count are for that line. BSP, once, after the scheduler
  * is initialized, interrupts disabled.
@@ -163,8 +163,8 @@ void arch_as_load(uintptr_t root_phys);
 /* Threads */
 
 /**
- * Prints the architecture's user-mode facts at boot (amd64: "User space:
- * syscall/sysretq, SMEP on, SMAP on"). BSP, once.
+ * Prints the architecture's user-mode facts at boot (the line "User
+ * space: ..." that tests/test_tasks.py reads on amd64). BSP, once.
  */
 void userspace_print_features(void);
 
