@@ -1,0 +1,21 @@
+/** @file uaccess.h
+ * arm64 fault-tolerant user accesses: the address is checked against
+ * USER_SPACE_END, then accessed; a fault inside one of these accesses is
+ * resolved by the generic fault path or returns EFAULT (uaccess.c).
+ */
+#ifndef KERN_ARM64_UACCESS_H_
+#define KERN_ARM64_UACCESS_H_
+
+#include <typedefs.h>
+#include <arch/interrupt.h>
+
+/** Stores @a val at user address @a uaddr. @return EOK or EFAULT. */
+int uaccess_store64(uint64_t *uaddr, uint64_t val);
+/** Loads *@a uaddr into *@a out. @return EOK or EFAULT. */
+int uaccess_load64(const uint64_t *uaddr, uint64_t *out);
+/** Copies @a n bytes to user space. @return EOK or EFAULT. */
+int copy_to_user(void *udst, const void *ksrc, size_t n);
+/** Copies @a n bytes from user space. @return EOK or EFAULT. */
+int copy_from_user(void *kdst, const void *usrc, size_t n);
+
+#endif
