@@ -12,6 +12,7 @@
 #include <arch/smp_arch.h>
 #include <arch/userspace.h>
 #include <arch/paging.h>
+#include <arch/uaccess.h>
 #include <main/main.h>
 #include <mm/frame.h>
 #include <mm/as.h>
@@ -284,6 +285,10 @@ static void sync_dispatch(istate_t *istate)
 			if (rc == EOK)
 				return;
 		}
+		/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
+		if (!istate_from_user(istate) && as && addr < USER_SPACE_END &&
+		    uaccess_fixup(istate))
+			return;
 		if (istate_from_user(istate)) {
 			task_user_fault(istate, rc == ENOMEM ? "abort: out of memory" :
 			    (rc == EINVAL ? "abort: access not permitted by the area" :

@@ -1,14 +1,19 @@
 /** @file uaccess.c
- * arm64 user accesses. The range is checked against USER_SPACE_END and the
- * access is done directly: a missing page is resolved by the generic fault
- * path (sync_dispatch() in arch.c). Not done yet (issue 32, stage 3): an
- * address no area covers panics instead of returning EFAULT (amd64 returns
- * EFAULT through its fix-up table, uaccess.S).
+ * arm64 user accesses: the range is checked against USER_SPACE_END, then the
+ * access runs in uaccess_asm.S, whose user-touching instructions are listed
+ * in uaccess_table. A missing page is resolved by the generic fault path
+ * (arch.c's abort handler); a fault it cannot resolve resumes at ua_fault
+ * (uaccess_fixup()), and the access returns EFAULT.
  */
 #include <arch/uaccess.h>
 #include <mm/as.h>
-#include <lib/str.h>
 #include <errno.h>
+
+int ua_store64(uint64_t *uaddr, uint64_t val);
+int ua_load64(const uint64_t *uaddr, uint64_t *out);
+int ua_copy(void *dst, const void *src, size_t n);
+void ua_fault(void);
+extern const uintptr_t uaccess_table[], uaccess_table_end[];
 
 static bool user_range_ok(const void *p, size_t n)
 {
@@ -20,30 +25,37 @@ int uaccess_store64(uint64_t *uaddr, uint64_t val)
 {
 	if (((uintptr_t) uaddr & 7) || !user_range_ok(uaddr, 8))
 		return EFAULT;
-	__atomic_store_n(uaddr, val, __ATOMIC_RELAXED);
-	return EOK;
+	return ua_store64(uaddr, val);
 }
 
 int uaccess_load64(const uint64_t *uaddr, uint64_t *out)
 {
 	if (((uintptr_t) uaddr & 7) || !user_range_ok(uaddr, 8))
 		return EFAULT;
-	*out = __atomic_load_n(uaddr, __ATOMIC_RELAXED);
-	return EOK;
+	return ua_load64(uaddr, out);
 }
 
 int copy_to_user(void *udst, const void *ksrc, size_t n)
 {
 	if (!user_range_ok(udst, n))
 		return EFAULT;
-	memcpy(udst, ksrc, n);
-	return EOK;
+	return ua_copy(udst, ksrc, n);
 }
 
 int copy_from_user(void *kdst, const void *usrc, size_t n)
 {
 	if (!user_range_ok(usrc, n))
 		return EFAULT;
-	memcpy(kdst, usrc, n);
-	return EOK;
+	return ua_copy(kdst, usrc, n);
+}
+
+bool uaccess_fixup(istate_t *istate)
+{
+	for (const uintptr_t *p = uaccess_table; p < uaccess_table_end; p++) {
+		if (*p == istate->elr) {
+			istate->elr = (uintptr_t) ua_fault;
+			return true;
+		}
+	}
+	return false;
 }

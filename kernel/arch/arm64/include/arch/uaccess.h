@@ -1,7 +1,8 @@
 /** @file uaccess.h
  * arm64 fault-tolerant user accesses: the address is checked against
  * USER_SPACE_END, then accessed; a fault inside one of these accesses is
- * resolved by the generic fault path or returns EFAULT (uaccess.c).
+ * resolved by the generic fault path or returns EFAULT (uaccess.c,
+ * uaccess_asm.S).
  */
 #ifndef KERN_ARM64_UACCESS_H_
 #define KERN_ARM64_UACCESS_H_
@@ -17,5 +18,11 @@ int uaccess_load64(const uint64_t *uaddr, uint64_t *out);
 int copy_to_user(void *udst, const void *ksrc, size_t n);
 /** Copies @a n bytes from user space. @return EOK or EFAULT. */
 int copy_from_user(void *kdst, const void *usrc, size_t n);
+
+/**
+ * If @a istate faulted in one of the user accesses, makes it resume at the
+ * EFAULT return and @return true. Abort handler, kernel mode.
+ */
+bool uaccess_fixup(istate_t *istate);
 
 #endif
