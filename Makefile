@@ -188,15 +188,21 @@ endif
 USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
 	sysfuzz arearace futexrace futexbench
 ULIBC := uspace/lib/c
+ifeq ($(ARCH),arm64)
+UARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics
+UCRT0 := crt0-arm64.S
+else
+UARCH_CFLAGS := -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx -msoft-float
+UCRT0 := crt0.S
+endif
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
-	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
-	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
+	-fno-stack-protector $(UARCH_CFLAGS) -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
 ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
-ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
+ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 	$(GENERIC_DIR)/src/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the kernel's cht.c again, over the third environment
@@ -214,11 +220,11 @@ UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
 	$(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(a)/*.c)))
 $(ULIBCHT_OBJS) $(UCHT_APP_OBJS): UCFLAGS_PRE := $(UCHT_FLAGS)
 ifeq ($(ARCH),arm64)
-# No user programs on arm64 yet (issue 32, stage 3).
-PROGRAMS :=
-else
-PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
+# The programs without x86 code; linked into the kernel image
+# ($(BUILD)/progimage.S, arch_boot_memory() registers them).
+USPACE_APPS := hello sysjunk threads busy ufault
 endif
+PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
@@ -240,6 +246,11 @@ SRC_C := $(shell find $(ARCH_DIR)/src $(GENARCH_SRC) $(GENERIC_DIR)/src $(TEST_D
 SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_SRC) $(GENERIC_DIR)/src \
 	-name '*.S' | sort)
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SRC_S))
+ifeq ($(ARCH),arm64)
+# The user programs inside the image: a table of (start, end, name) and
+# each file by .incbin (page aligned), after the kernel's own objects.
+PROGIMAGE_OBJ := $(BUILD)/progimage.o
+endif
 DEPS := $(OBJS:.o=.d)
 
 # The build configuration is part of every object's inputs: switching DEBUG
@@ -327,9 +338,22 @@ $(BUILD)/obj/%.o: %.S $(CONFIG_STAMP)
 
 # Two-pass link: pass 1 without symbols gives the addresses, the symbol table is
 # generated from it and placed after all code, so code addresses do not move.
-$(BUILD)/kernel.pass1.elf: $(OBJS) $(BUILD)/ksyms.empty.o $(ARCH_DIR)/_link.ld
+$(BUILD)/progimage.S: $(PROGRAMS) Makefile
+	@mkdir -p $(BUILD)
+	@{ echo '	.section .rodata.programs, "a"'; echo '	.balign 8'; \
+	  echo '	.global arm64_programs'; echo 'arm64_programs:'; \
+	  for p in $(USPACE_APPS); do echo "	.quad prog_$${p}_start, prog_$${p}_end, prog_$${p}_name"; done; \
+	  echo '	.quad 0, 0, 0'; \
+	  for p in $(USPACE_APPS); do echo "prog_$${p}_name: .asciz \"$$p\""; \
+	    echo '	.balign 4096'; echo "prog_$${p}_start: .incbin \"$(BUILD)/programs/$$p\""; \
+	    echo "prog_$${p}_end:"; done; } > $@
+
+$(BUILD)/progimage.o: $(BUILD)/progimage.S
+	@$(CC) $(ASFLAGS) -c $< -o $@
+
+$(BUILD)/kernel.pass1.elf: $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.empty.o $(ARCH_DIR)/_link.ld
 	@echo "  LD      $@"
-	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.empty.o
+	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.empty.o
 
 $(BUILD)/ksyms.empty.S: tools/gensyms.py
 	@mkdir -p $(BUILD)
@@ -345,9 +369,9 @@ $(BUILD)/ksyms.empty.o: $(BUILD)/ksyms.empty.S
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.S
 	@$(CC) $(ASFLAGS) -c $< -o $@
 
-$(BUILD)/kernel.elf: $(OBJS) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_image.py
+$(BUILD)/kernel.elf: $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_image.py
 	@echo "  LD      $@"
-	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
+	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.o
 	@$(NM) -n $@ | $(PYTHON) tools/gensyms.py --compare $(BUILD)/ksyms.S
 	@$(if $(filter amd64,$(ARCH)),$(PYTHON) tools/check_image.py $@,true)
 

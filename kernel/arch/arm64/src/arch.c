@@ -16,6 +16,7 @@
 #include <main/main.h>
 #include <mm/frame.h>
 #include <mm/as.h>
+#include <proc/program.h>
 #include <proc/scheduler.h>
 #include <proc/thread.h>
 #include <proc/task.h>
@@ -154,6 +155,11 @@ size_t arch_boot_memory(uintptr_t arg0, uintptr_t arg1, phys_region_t *regions,
 		panic("No usable memory in the device tree");
 	regions[0].base = base;
 	regions[0].size = end - base;
+	/* The user programs linked into the image (Makefile: progimage.S). */
+	extern const uintptr_t arm64_programs[];
+	for (const uintptr_t *p = arm64_programs; p[0]; p += 3)
+		program_register_module(KA2PA((const void *) p[0]),
+		    KA2PA((const void *) p[1]), (const char *) p[2]);
 	/* The DTB and the image below base are kept. */
 	boot_info.mem_total = end - base;
 	return 1;
@@ -309,17 +315,32 @@ static void sync_dispatch(istate_t *istate)
 	    (void *) istate->elr, istate->esr, (void *) istate->far);
 }
 
+void syscall_dispatch(istate_t *istate);
+
 /** Called by vectors.S with the saved state and the vector's kind. */
 void arm64_exception(istate_t *istate, unsigned kind);
 void arm64_exception(istate_t *istate, unsigned kind)
 {
+	/* From EL0 SP_EL0 held the user's stack: make it THREAD again. */
+	if (kind >= 4 && kind < 8)
+		arch_thread_current_set(CPU->thread);
 	switch (kind) {
 	case 1:
 	case 5:
 		irq_dispatch(istate);
 		return;
-	case 0:
 	case 4:
+		if (((istate->esr >> 26) & 0x3f) == EC_SVC64) {
+			/* Returns with interrupts disabled, task_user_return() done. */
+			interrupts_enable();
+			syscall_dispatch(istate);
+			return;
+		}
+		sync_dispatch(istate);
+		/* A thread of a killed task exits instead of returning. */
+		task_user_return();
+		return;
+	case 0:
 		sync_dispatch(istate);
 		return;
 	default:
@@ -654,5 +675,5 @@ void arch_as_load(uintptr_t root_phys)
 
 void userspace_print_features(void)
 {
-	printf("User space: not yet on arm64 (EL0 entry missing)\n");
+	printf("User space: svc at EL0, PXN on user pages\n");
 }

@@ -70,6 +70,12 @@ exception_common:
 	ldp x2, x4, [sp, #256]      /* elr, spsr */
 	msr elr_el1, x2
 	msr spsr_el1, x4
+	/* Back to EL0: SP_EL0 is the user's stack again (not THREAD). */
+	tst x4, #0xf
+	b.ne 7f
+	ldr x2, [sp, #248]
+	msr sp_el0, x2
+7:
 	ldp x2, x3, [sp, #16]
 	ldp x4, x5, [sp, #32]
 	ldp x6, x7, [sp, #48]
@@ -87,5 +93,25 @@ exception_common:
 	ldr x30, [sp, #240]
 	ldp x0, x1, [sp, #0]
 	add sp, sp, #ISTATE_SIZE
+	clrex
+	eret
+
+/*
+ * void userspace_enter(pc, sp, arg0, arg1): leaves for EL0 at pc with
+ * SP_EL0 = sp, x0 = arg0, x1 = arg1, every other register zero, IRQs
+ * unmasked there (SPSR 0: EL0t, DAIF clear). SP_EL1 stays in this thread's
+ * kernel stack, where its exceptions from EL0 will save their state.
+ */
+	.global userspace_enter
+userspace_enter:
+	msr daifset, #2
+	msr elr_el1, x0
+	msr sp_el0, x1
+	msr spsr_el1, xzr
+	mov x0, x2
+	mov x1, x3
+	.irp r, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
+	mov x\r, #0
+	.endr
 	clrex
 	eret

@@ -12,6 +12,9 @@
 
 #include <typedefs.h>
 
+/** e_machine of the user programs the loader accepts (EM_AARCH64). */
+#define ELF_MACHINE    183
+
 #define PAGE_SIZE      4096UL
 #define PAGE_WIDTH     12
 #define LARGE_PAGE_SIZE (2UL << 20)

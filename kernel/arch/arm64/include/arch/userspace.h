@@ -1,6 +1,8 @@
 /** @file userspace.h
- * arm64 user mode (EL0). Not implemented yet (issue 32, stage 3): entering
- * EL0 panics, and no program is linked in.
+ * arm64 user mode (EL0): userspace_enter (vectors.S) erets to EL0; `svc #0`
+ * (number in x8, arguments x0-x4, result x0) and EL0 faults return through
+ * arm64_exception() (arch.c). The programs are linked into the kernel image
+ * (Makefile: progimage.S).
  */
 #ifndef KERN_ARCH_USERSPACE_H_
 #define KERN_ARCH_USERSPACE_H_
