@@ -13,10 +13,16 @@ and their ``BROKEN=rcu`` controls); these tests boot them with
   the oracle's reason and fail ``rcu1``: the tests can catch a broken RCU on
   arm64 too.
 
+* User tasks at EL0 at -smp 2: ``run hello``, ``run threads``,
+  ``run sysjunk`` and ``run ufault`` exit 0 with the amd64 lines, and
+  ``tasks`` is empty afterwards.
+
 Everything skips, with the reason, when aarch64-linux-gnu-gcc or
-qemu-system-aarch64 is missing. User programs (EL0) are not ported yet, so
-``run hello`` and the other task tests have no arm64 counterpart here.
+qemu-system-aarch64 is missing. The programs with x86 code (fault, attack,
+limits, ...) and chtuser are not built for arm64 yet.
 """
+
+import re
 
 import os
 import shutil
@@ -109,6 +115,27 @@ def test_all_tests(config, smp):
         run = k.run_all_tests(timeout=ALL_TESTS_TIMEOUT)
         assert run[1] == 0 and run[0] > 0, \
             "%d passed, %d failed:\n%s" % (run[0], run[1], run[3][-4000:])
+        k.check_no_panic()
+        k.halt()
+
+
+def test_user_programs_smp2():
+    """EL0 programs run, make system calls and exit 0; tasks are reaped."""
+    with boot("a-rcu", 2) as k:
+        out = k.cmd("run hello a b", 120)
+        assert "Hello from user space: task 1, 2 CPUs [a] [b]" in out, out
+        assert "task 1 (hello) exited with status 0" in out, out
+        out = k.cmd("run threads", 300)
+        assert re.search(r"counter (\d+) of \1, wrong CPU 0, errors 0", out), out
+        assert "(threads) exited with status 0" in out, out
+        out = k.cmd("run sysjunk", 300)
+        assert ", 0 did not return an error" in out, out
+        assert "(sysjunk) exited with status 0" in out, out
+        out = k.cmd("run ufault", 300)
+        assert "errors=0" in out and "(ufault) exited with status 0" in out, \
+            out
+        out = k.cmd("tasks", 60)
+        assert "0 tasks" in out, out
         k.check_no_panic()
         k.halt()
 
