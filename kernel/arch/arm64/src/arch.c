@@ -239,9 +239,19 @@ static void irq_dispatch(istate_t *istate)
 	if (intid < IVT_ITEMS)
 		__atomic_fetch_add(&interrupt_counts[cpu->id][intid], 1,
 		    __ATOMIC_RELAXED);
-	/* As amd64's interrupt_dispatch(): an idle CPU is no longer idle. */
-	if (__atomic_load_n(&cpu->idle, __ATOMIC_RELAXED))
+	/*
+	 * As amd64's interrupt_dispatch(): an idle CPU is no longer idle (the
+	 * grace-period detector takes an idle CPU as quiescent without asking
+	 * it, and this handler may enter a reader section). On amd64 the
+	 * seq_cst store is an xchg, a full barrier; on arm64 it is an STLR,
+	 * which later loads may pass: the fence keeps the handler's reader
+	 * loads after the store (no store-load reordering), the detector's
+	 * side being its seq_cst load of the flag after it started the GP.
+	 */
+	if (__atomic_load_n(&cpu->idle, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&cpu->idle, false, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
 	cpu->irq_nesting++;
 	lockdep_hardirq_enter(intid);
 	/*
