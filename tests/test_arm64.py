@@ -14,12 +14,13 @@ and their ``BROKEN=rcu`` controls); these tests boot them with
   arm64 too.
 
 * User tasks at EL0 at -smp 2: ``run hello``, ``run threads``,
-  ``run sysjunk`` and ``run ufault`` exit 0 with the amd64 lines, and
+  ``run sysjunk``, ``run ufault`` and ``run chtuser -t 3`` (the OS build of
+  libcht and its user RCU) exit 0 with the amd64 lines, and
   ``tasks`` is empty afterwards.
 
 Everything skips, with the reason, when aarch64-linux-gnu-gcc or
 qemu-system-aarch64 is missing. The programs with x86 code (fault, attack,
-limits, ...) and chtuser are not built for arm64 yet.
+limits, ...) are not built for arm64 yet.
 """
 
 import re
@@ -134,6 +135,9 @@ def test_user_programs_smp2():
         out = k.cmd("run ufault", 300)
         assert "errors=0" in out and "(ufault) exited with status 0" in out, \
             out
+        out = k.cmd("run chtuser -t 3", 300)
+        assert re.search(r"chtuser: threads=2 ops=\d+ errors=0", out), out
+        assert "(chtuser) exited with status 0" in out, out
         out = k.cmd("tasks", 60)
         assert "0 tasks" in out, out
         k.check_no_panic()
