@@ -318,7 +318,10 @@ static void sync_dispatch(istate_t *istate)
 		    ": no area at that address")) : " (kernel address space)");
 	}
 	if (istate_from_user(istate)) {
-		task_user_fault(istate, "unexpected exception", istate->far);
+		/* EC 0: unknown reason (UDF); 0x18: a trapped system instruction. */
+		task_user_fault(istate, ec == 0 ? "undefined instruction" :
+		    (ec == 0x18 ? "privileged instruction" :
+		    "unexpected exception"), 0);
 		return;
 	}
 	panic_istate(istate, "Exception class %#x at %p, ESR %#lx, FAR %p", ec,
