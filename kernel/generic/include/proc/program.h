@@ -1,5 +1,5 @@
 /** @file program.h
- * Programs in the boot image (multiboot modules) and the ELF64 loader.
+ * Programs in the boot image (boot modules) and the ELF64 loader.
  */
 #ifndef KERN_PROGRAM_H_
 #define KERN_PROGRAM_H_
@@ -28,7 +28,8 @@ typedef struct {
 } program_t;
 
 /**
- * Records the multiboot module [@a start, @a end) with command line
+ * Records the boot module [@a start, @a end) (physical; amd64: a multiboot
+ * module, arm64: a program linked into the image) with command line
  * @a cmdline (its first word's last path component names the program).
  * BSP, boot, before the frame allocator; the range must be kept out of it.
  */

@@ -1,5 +1,5 @@
 /** @file program.c
- * Programs from the boot image (multiboot modules) and the ELF64 loader.
+ * Programs from the boot image (boot modules) and the ELF64 loader.
  *
  * The loader checks the header (ELF64, little endian, x86-64, ET_EXEC),
  * every program header against the image size and every PT_LOAD segment
