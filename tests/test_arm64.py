@@ -15,7 +15,8 @@ and their ``BROKEN=rcu`` controls); these tests boot them with
 
 * User tasks at EL0 at -smp 2: ``run hello``, ``run threads``,
   ``run sysjunk``, ``run ufault`` and ``run chtuser -t 3`` (the OS build of
-  libcht and its user RCU) exit 0 with the amd64 lines, and
+  libcht and its user RCU), ``run arearace`` (no page lost) and
+  ``run futexrace`` exit 0; the loader refuses bigbss with the amd64 lines, and
   ``tasks`` is empty afterwards.
 
 * Every ``run fault`` variant but div (AArch64 division by zero does not
@@ -23,8 +24,7 @@ and their ``BROKEN=rcu`` controls); these tests boot them with
 
 Everything skips, with the reason, when aarch64-linux-gnu-gcc or
 qemu-system-aarch64 is missing. The programs with x86 code (attack, limits,
-bigbss, sysfuzz, arearace, futexrace, futexbench) are not built for arm64
-yet.
+sysfuzz, futexbench) are not built for arm64 yet.
 """
 
 import re
@@ -154,6 +154,14 @@ def test_user_programs_smp2():
             assert re.search(r"task \d+ \(fault\) killed \(%s\)" % re.escape(what),
                              out), out
             assert "survived" not in out, out
+        out = k.cmd("run bigbss", 120)
+        assert re.search(r"^run: cannot start bigbss: ", out, re.M), out
+        for mode in ("", " -d"):
+            out = k.cmd("run arearace -r 100" + mode, 300)
+            assert re.search(r"^arearace: \w+: rounds 100, raced \d+, lost 0$",
+                             out, re.M), out
+        out = k.cmd("run futexrace", 300)
+        assert "(futexrace) exited with status 0" in out, out
         out = k.cmd("tasks", 60)
         assert "0 tasks" in out, out
         k.check_no_panic()
