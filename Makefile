@@ -2,7 +2,9 @@
 # (build/image.iso), runs it (make run) and tests it (make test).
 #
 # Variables:
-#   CROSS_COMPILE  toolchain prefix (empty on an x86-64 host)
+#   ARCH           amd64 (default) or arm64 (AArch64, QEMU virt; cross
+#                  compiler aarch64-linux-gnu-, output in build/arm64)
+#   CROSS_COMPILE  toolchain prefix (empty on an x86-64 host for amd64)
 #   DEBUG          1 (default): asserts on, -O1; 0: release build, -O2, asserts off
 #   SMP            CPUs for `make run` (default 4)
 #   MEM            memory for `make run` (default 512M)
@@ -62,7 +64,16 @@
 #   PYTHON         Python 3 used by the build helpers and the test harness
 #   SPARSE         the sparse command of make check (default sparse)
 
+ARCH ?= amd64
+ifeq ($(ARCH),arm64)
+CROSS_COMPILE ?= aarch64-linux-gnu-
+QEMU ?= qemu-system-aarch64
+BUILD ?= build/arm64
+else ifeq ($(ARCH),amd64)
 CROSS_COMPILE ?=
+else
+$(error ARCH must be amd64 or arm64)
+endif
 DEBUG ?= 1
 RCU ?= a-rcu
 PAGE_HT ?= cht
@@ -84,7 +95,7 @@ BUILD ?= build
 VERSION := 0.1.0
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-ARCH_DIR := kernel/arch/amd64
+ARCH_DIR := kernel/arch/$(ARCH)
 GENARCH_DIR := kernel/genarch
 GENERIC_DIR := kernel/generic
 TEST_DIR := kernel/test
@@ -92,9 +103,19 @@ TEST_DIR := kernel/test
 INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/include \
 	-I$(TEST_DIR)
 
+ifeq ($(ARCH),arm64)
+# armv8-a (Cortex-A72: no LSE atomics, so GCC's __atomic become LL/SC
+# loops; no out-of-line atomics helpers, which live in libgcc);
+# general registers only (no FP/SIMD state to save in the kernel).
+ARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics \
+	-mcmodel=small
+else
+ARCH_CFLAGS := -mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx \
+	-mno-3dnow -mno-avx -msoft-float
+endif
+
 CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
-	-mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
-	-msoft-float -fno-stack-protector -fno-omit-frame-pointer -fno-strict-aliasing \
+	$(ARCH_CFLAGS) -fno-stack-protector -fno-omit-frame-pointer -fno-strict-aliasing \
 	-fno-asynchronous-unwind-tables -ffunction-sections -fdata-sections \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow -Wpointer-arith -g $(INCLUDES) \
@@ -173,15 +194,21 @@ endif
 USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
 	sysfuzz arearace futexrace futexbench
 ULIBC := uspace/lib/c
+ifeq ($(ARCH),arm64)
+UARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics
+UCRT0 := crt0-arm64.S
+else
+UARCH_CFLAGS := -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx -msoft-float
+UCRT0 := crt0.S
+endif
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
-	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
-	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
+	-fno-stack-protector $(UARCH_CFLAGS) -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
 ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
-ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
+ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 	$(GENERIC_DIR)/src/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the kernel's cht.c again, over the third environment
@@ -198,6 +225,11 @@ ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
 UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
 	$(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(a)/*.c)))
 $(ULIBCHT_OBJS) $(UCHT_APP_OBJS): UCFLAGS_PRE := $(UCHT_FLAGS)
+ifeq ($(ARCH),arm64)
+# The programs without x86 code; linked into the kernel image
+# ($(BUILD)/progimage.S, arch_boot_memory() registers them).
+USPACE_APPS := hello fault sysjunk threads busy ufault chtuser bigbss arearace futexrace
+endif
 PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
@@ -208,22 +240,38 @@ ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
 	-T $(ARCH_DIR)/_link.ld
 
-SRC_C := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src $(TEST_DIR) \
+# genarch: the PC platform drivers (ACPI, PIT, 16550) only on amd64; the
+# page hash table (genarch/src/mm) everywhere.
+ifeq ($(ARCH),arm64)
+GENARCH_SRC := $(GENARCH_DIR)/src/mm
+else
+GENARCH_SRC := $(GENARCH_DIR)/src
+endif
+SRC_C := $(shell find $(ARCH_DIR)/src $(GENARCH_SRC) $(GENERIC_DIR)/src $(TEST_DIR) \
 	-name '*.c' | sort)
-SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src \
+SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_SRC) $(GENERIC_DIR)/src \
 	-name '*.S' | sort)
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SRC_S))
+ifeq ($(ARCH),arm64)
+# The user programs inside the image: a table of (start, end, name) and
+# each file by .incbin (page aligned), after the kernel's own objects.
+PROGIMAGE_OBJ := $(BUILD)/progimage.o
+endif
 DEPS := $(OBJS:.o=.d)
 
 # The build configuration is part of every object's inputs: switching DEBUG
 # (or later RCU, PAGE_HT) rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
-.PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
+.PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
 	check check-one verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
 	memcached-bench plugin bench-sharing
 
+ifeq ($(ARCH),arm64)
+all: kernel
+else
 all: kernel iso
+endif
 
 help:
 	@echo "make [DEBUG=0|1]   build build/kernel.elf and build/image.iso"
@@ -298,9 +346,22 @@ $(BUILD)/obj/%.o: %.S $(CONFIG_STAMP)
 
 # Two-pass link: pass 1 without symbols gives the addresses, the symbol table is
 # generated from it and placed after all code, so code addresses do not move.
-$(BUILD)/kernel.pass1.elf: $(OBJS) $(BUILD)/ksyms.empty.o $(ARCH_DIR)/_link.ld
+$(BUILD)/progimage.S: $(PROGRAMS) Makefile
+	@mkdir -p $(BUILD)
+	@{ echo '	.section .rodata.programs, "a"'; echo '	.balign 8'; \
+	  echo '	.global arm64_programs'; echo 'arm64_programs:'; \
+	  for p in $(USPACE_APPS); do echo "	.quad prog_$${p}_start, prog_$${p}_end, prog_$${p}_name"; done; \
+	  echo '	.quad 0, 0, 0'; \
+	  for p in $(USPACE_APPS); do echo "prog_$${p}_name: .asciz \"$$p\""; \
+	    echo '	.balign 4096'; echo "prog_$${p}_start: .incbin \"$(BUILD)/programs/$$p\""; \
+	    echo "prog_$${p}_end:"; done; } > $@
+
+$(BUILD)/progimage.o: $(BUILD)/progimage.S
+	@$(CC) $(ASFLAGS) -c $< -o $@
+
+$(BUILD)/kernel.pass1.elf: $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.empty.o $(ARCH_DIR)/_link.ld
 	@echo "  LD      $@"
-	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.empty.o
+	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.empty.o
 
 $(BUILD)/ksyms.empty.S: tools/gensyms.py
 	@mkdir -p $(BUILD)
@@ -316,11 +377,11 @@ $(BUILD)/ksyms.empty.o: $(BUILD)/ksyms.empty.S
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.S
 	@$(CC) $(ASFLAGS) -c $< -o $@
 
-$(BUILD)/kernel.elf: $(OBJS) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_image.py
+$(BUILD)/kernel.elf: $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.o $(ARCH_DIR)/_link.ld tools/check_image.py
 	@echo "  LD      $@"
-	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
+	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.o
 	@$(NM) -n $@ | $(PYTHON) tools/gensyms.py --compare $(BUILD)/ksyms.S
-	@$(PYTHON) tools/check_image.py $@
+	@$(if $(filter amd64,$(ARCH)),$(PYTHON) tools/check_image.py $@,true)
 
 # grub.cfg gets one `module` line per program after the multiboot line.
 $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
@@ -347,10 +408,19 @@ QEMU_FLAGS := -accel tcg,thread=multi -cpu max -smp $(SMP) -m $(MEM) -display no
 
 # The programs go in as multiboot modules (-initrd, comma-separated).
 comma_list = $(subst $(space),$(comma),$(strip $(1)))
+ifeq ($(ARCH),arm64)
+# QEMU's virt board, Cortex-A72, entered at EL1 (no EL2/EL3: PSCI by HVC...
+# QEMU's virt then implements PSCI itself and the DT names the conduit).
+run: deps all
+	@echo "Booting arm64 with $(SMP) CPUs; type 'help' at kconsole>, 'halt' to quit."
+	@$(QEMU) -M virt -cpu cortex-a72 -smp $(SMP) -m $(MEM) -nographic \
+		-no-reboot -kernel $(BUILD)/kernel.elf
+else
 run: deps all
 	@echo "Booting with $(SMP) CPUs; type 'help' at kconsole>, 'halt' to quit."
 	@$(QEMU) -kernel $(BUILD)/kernel.elf -initrd "$(call comma_list,$(PROGRAMS))" \
 		$(QEMU_FLAGS) || [ $$? -eq 33 ]
+endif
 
 run-iso: deps all
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
@@ -370,6 +440,25 @@ flavours:
 		RCU=a-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=locked kernel
 	@$(MAKE) --no-print-directory BUILD=build/lockstat RCU=a-rcu \
 		RCU_BROKEN=0 BROKEN= PAGE_HT=cht LOCK_STAT=1 kernel
+
+# The arm64 configurations tests/test_arm64.py boots (issue 32): A-RCU,
+# Podzimek and their broken-RCU controls. Skipped with a message when the
+# cross compiler is missing (the tests then skip too).
+ARM64_CC := aarch64-linux-gnu-gcc
+arm64:
+	@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
+		echo "arm64: $(ARM64_CC) missing (apt-get install gcc-aarch64-linux-gnu): not built"; \
+	else \
+		$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64 RCU=a-rcu \
+			RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel && \
+		$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64-podzimek \
+			RCU=podzimek-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel && \
+		$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64-rcu-broken \
+			RCU=a-rcu RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel && \
+		$(MAKE) --no-print-directory ARCH=arm64 \
+			BUILD=build/arm64-podzimek-broken RCU=podzimek-rcu \
+			RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel; \
+	fi
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
@@ -391,7 +480,7 @@ controls:
 			RCU_BROKEN=0 BROKEN=$$k PAGE_HT=cht kernel || exit 1; \
 	done
 
-test: deps all flavours controls plugin
+test: deps all flavours controls plugin arm64
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py

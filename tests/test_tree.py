@@ -110,3 +110,55 @@ def test_locking_md_names_every_lock():
             r'(?:irq_)?spinlock_initialize\([^,]+,\s*"([^"]+)"\)', text))
     missing = sorted(n for n in names if '"%s"' % n not in doc)
     assert not missing, "docs/LOCKING.md does not name: %s" % missing
+
+
+#: Machine names of x86-64 that generic code must not use (issue 32): its
+#: registers, control registers and flags, MSRs, interrupt controllers,
+#: the instructions of privileged work, and fields of its saved state.
+X86_NAMES = re.compile(
+    r"\b(?:[re](?:ax|bx|cx|dx|si|di|bp|sp|ip)|r(?:8|9|1[0-5])[dwb]?|"
+    r"[re]flags|cr[0-4]|x?[re]?msrs?|wrmsr|rdmsr|(?:read|write)_(?:msr|cr\d)|"
+    r"x2apic|l?apic\w*|ioapic\w*|\w*_apic_\w*|invlpg|swapgs|sysretq?|iretq?|"
+    r"rdtscp?|cpuid|cli|sti|hlt|idt|gdt|tss|"
+    r"(?:in|out)[bwl]|%gs|gs_base|isa-debug-exit)\b"
+    r"|istate->\w+", re.IGNORECASE)
+
+
+def x86_names_in(text):
+    """(line number, name) of every x86 name in @a text."""
+    return [(text.count("\n", 0, m.start()) + 1, m.group(0))
+            for m in X86_NAMES.finditer(text)]
+
+
+def test_generic_code_names_no_x86():
+    """kernel/generic reaches the machine only through arch.h's functions
+    and the arch headers (docs/ARCHITECTURE.md, "The arch boundary"): no
+    x86 register, instruction, MSR, APIC or istate field, not even in a
+    comment."""
+    bad = []
+    for f in tracked(r"^kernel/generic/.*\.[ch]$"):
+        text = open(os.path.join(REPO, f)).read()
+        bad += ["%s:%d: %s" % (f, n, w) for n, w in x86_names_in(text)]
+    assert not bad, "x86 names in generic code:\n" + "\n".join(bad)
+
+
+def test_x86_name_checker_finds_names():
+    text = ("x = istate->rdi;\n/* loads CR3 */\nlapic_eoi();\n"
+            "write_msr(1, 2);\nasm(\"invlpg (%0)\");\nrflags\n")
+    assert [w for _, w in x86_names_in(text)] == [
+        "istate->rdi", "CR3", "lapic_eoi", "write_msr", "invlpg", "rflags"]
+    # Words that only look alike pass.
+    assert x86_names_in("raxle capital rip_ off the stick; sticky pauses") \
+        == []
+
+
+def test_generic_code_includes_no_genarch():
+    """Generic code names no platform driver header (genarch/): the page
+    hash table (genarch/mm/page_ht.h) is the only genarch header it uses."""
+    bad = []
+    for f in tracked(r"^kernel/generic/.*\.[ch]$"):
+        for m in re.finditer(r"#\s*include\s*<(genarch/[^>]+)>",
+                             open(os.path.join(REPO, f)).read()):
+            if m.group(1) != "genarch/mm/page_ht.h":
+                bad.append("%s: %s" % (f, m.group(1)))
+    assert not bad, "generic code includes platform headers: %s" % bad

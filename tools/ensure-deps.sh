@@ -62,6 +62,8 @@ PYTHON=${PYTHON:-python3}
 # $PYTHON; PACKAGE is its Debian package, the pip name is the module's).
 DEPS='
 test cmd qemu-system-x86_64 qemu-system-x86
+test cmd qemu-system-aarch64 qemu-system-arm
+test cmd aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
 test dir /usr/lib/grub/i386-pc grub-pc-bin
 test cmd grub-mkrescue grub-common
 test cmd xorriso xorriso

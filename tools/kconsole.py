@@ -432,13 +432,17 @@ class Kernel:
     def __init__(self, smp=1, mem="512M", kernel=None, iso=None, name=None,
                  extra_args=(), accel="tcg,thread=multi", qemu=None,
                  log_dir=None, chunk_size=16, chunk_delay=0.005, eol=b"\r",
-                 mirror=None):
+                 mirror=None, arch="amd64"):
         if pexpect is None:
             raise KernelError(
                 "the Python module 'pexpect' is missing for %s; install it "
                 "(Debian: apt-get install python3-pexpect, or "
                 "%s -m pip install pexpect)"
                 % (sys.executable, sys.executable))
+        #: "amd64" (qemu-system-x86_64, PC) or "arm64" (qemu-system-aarch64
+        #: -M virt -cpu cortex-a72: PL011 console, PSCI SYSTEM_OFF exits 0).
+        self.arch = arch
+        self.halt_status = HALT_STATUS if arch == "amd64" else 0
         self.smp = int(smp)
         self.mem = mem
         self.iso = iso
@@ -447,8 +451,10 @@ class Kernel:
                              else "smp%d" % self.smp)
         self.extra_args = list(extra_args)
         self.accel = accel
-        self.qemu = shlex.split(qemu or os.environ.get("QEMU")
-                                or "qemu-system-x86_64")
+        self.qemu = shlex.split(qemu or (os.environ.get("QEMU")
+                                         if arch == "amd64" else None)
+                                or ("qemu-system-x86_64" if arch == "amd64"
+                                    else "qemu-system-aarch64"))
         self.log_dir = log_dir or os.environ.get("KTEST_LOG_DIR") \
             or DEFAULT_LOG_DIR
         self.log_path = os.path.join(self.log_dir, self.name + ".log")
@@ -474,6 +480,19 @@ class Kernel:
 
     def command_line(self):
         """Return the QEMU argv this instance runs."""
+        if self.arch == "arm64":
+            return list(self.qemu) + [
+                "-M", "virt", "-cpu", "cortex-a72",
+                "-accel", self.accel,
+                "-smp", str(self.smp),
+                "-m", str(self.mem),
+                "-display", "none",
+                "-chardev", "stdio,id=kcon,signal=off",
+                "-serial", "chardev:kcon",
+                "-monitor", "none",
+                "-no-reboot",
+                "-kernel", self.kernel,
+            ] + self.extra_args
         argv = list(self.qemu) + [
             "-accel", self.accel,
             "-smp", str(self.smp),
@@ -822,13 +841,16 @@ class Kernel:
                 "'test *' printed no 'N passed, N failed' line"))
         return TestRun(summary[0], summary[1], parse_verdicts(out), out)
 
-    def halt(self, timeout=60, expect_status=HALT_STATUS):
-        """Send ``halt`` and wait for QEMU to exit with ``expect_status``.
+    def halt(self, timeout=60, expect_status=None):
+        """Send ``halt`` and wait for QEMU to exit with ``expect_status``
+        (default: the architecture's, 33 on amd64, 0 on arm64).
 
         Returns the exit status.  Raises KernelError on another status,
         KernelTimeout if QEMU keeps running, KernelPanic on a panic.
         """
         __tracebackhide__ = True  # pytest: show the caller
+        if expect_status is None:
+            expect_status = self.halt_status
         self.send_line("halt")
         if self._wait([], timeout, "QEMU to exit after 'halt'",
                       True) is pexpect.TIMEOUT:

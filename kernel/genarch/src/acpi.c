@@ -161,11 +161,11 @@ static void cpu_add(uint32_t apic_id, uint32_t bsp_apic_id)
 	if (apic_id == bsp_apic_id)
 		return;
 	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpus[i].apic_id == apic_id)
+		if (cpus[i].arch_id == apic_id)
 			return;
 	}
 	cpus[cpu_count].id = cpu_count;
-	cpus[cpu_count].apic_id = apic_id;
+	cpus[cpu_count].arch_id = apic_id;
 	cpus[cpu_count].state = CPU_ABSENT;
 	cpu_count++;
 }

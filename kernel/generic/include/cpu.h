@@ -2,8 +2,9 @@
  * Per-CPU structures.
  *
  * Each CPU has one cpu_t in the cpus[] array, indexed by the logical CPU id (0 is the
- * bootstrap processor). The GS base of every CPU points at its own cpu_t, so CPU
- * (the current CPU) is one %gs-relative load. Fields say what protects them.
+ * bootstrap processor). The architecture's per-CPU base register of every CPU
+ * points at its own cpu_t (arch/percpu.h), so CPU (the current CPU) is one or two
+ * instructions. Fields say what protects them.
  */
 #ifndef KERN_CPU_H_
 #define KERN_CPU_H_
@@ -48,8 +49,8 @@ typedef struct {
 
 /** CPU life cycle states, see cpu_t.state. */
 typedef enum {
-	CPU_ABSENT = 0,  /**< Listed in MADT but not (yet) started. */
-	CPU_STARTING,    /**< INIT-SIPI-SIPI sent, not acknowledged yet. */
+	CPU_ABSENT = 0,  /**< Enumerated but not (yet) started. */
+	CPU_STARTING,    /**< Start-up requested, not acknowledged yet. */
 	CPU_ONLINE,      /**< Running kernel code, interrupts on. */
 	CPU_FAILED,      /**< Did not acknowledge the start-up in time. */
 	CPU_HALTED       /**< Stopped by panic or halt. */
@@ -64,11 +65,11 @@ typedef struct cpu {
 	 *
 	 * First group: written often, by this CPU only.
 	 */
-	/** Points to itself; must stay the first member (read as %gs:0). */
+	/** Points to itself; must stay the first member (arch/percpu.h). */
 	struct cpu *self;
 	/**
 	 * Kernel stack top of the running thread, loaded by the syscall entry
-	 * (offset CPU_OFF_SYSCALL_KSTACK, checked in arch/amd64/src/userspace.c).
+	 * (offset CPU_OFF_SYSCALL_KSTACK, checked by the architecture's user-mode code).
 	 * Written by this CPU's scheduler hook with interrupts disabled (CPU-local).
 	 */
 	uintptr_t syscall_kstack;
@@ -86,17 +87,20 @@ typedef struct cpu {
 	/* Read by other CPUs, written rarely. */
 	/** Logical id. Set once before the CPU starts. */
 	unsigned id __attribute__((aligned(CACHE_LINE_SIZE)));
-	/** Local APIC id. Set once before the CPU starts. */
-	uint32_t apic_id;
+	/**
+	 * The interrupt controller's id of this CPU (arch_ipi_send() uses it).
+	 * Set once before the CPU starts.
+	 */
+	uint32_t arch_id;
 	/** Life cycle state; atomics (written by the CPU itself and by the BSP at boot). */
 	cpu_state_t state;
-	/** LAPIC timer input frequency in Hz (calibrated against the PIT). Set once. */
-	uint64_t lapic_hz;
+	/** The per-CPU timer's input frequency in Hz. Set once. */
+	uint64_t timer_hz;
 	/** Top of the boot/idle stack of this CPU. Set once. */
 	uintptr_t stack_top;
 	/** This CPU's idle thread. Set once. */
 	struct thread *idle_thread;
-	/** User address space loaded in CR3 (NULL: the kernel's). CPU-local;
+	/** User address space loaded in the MMU (NULL: the kernel's). CPU-local;
 	 * written on address-space switches. */
 	struct as *as;
 	/** Number of test IPIs received (ipi1); atomics. */
@@ -109,7 +113,7 @@ typedef struct cpu {
 	 * Starts a new cache line: this group is written on every timer tick and
 	 * must not share a line with the run queue, which idle CPUs read. */
 	bool need_resched __attribute__((aligned(CACHE_LINE_SIZE)));
-	/** The CPU is halted in its idle loop; wakers send VECTOR_WAKEUP. Atomics. */
+	/** The CPU is halted in its idle loop; wakers send INTR_WAKEUP. Atomics. */
 	bool idle;
 	/** Ticks until the next starvation-avoidance relink. CPU-local. */
 	unsigned relink_countdown;
@@ -140,32 +144,18 @@ _Static_assert(sizeof(cpu_t) % CACHE_LINE_SIZE == 0, "cpu_t: whole cache lines")
 
 /** All CPUs; entries [0, cpu_count) are valid. Protected by: written during boot only. */
 extern cpu_t cpus[CONFIG_MAX_CPUS];
-/** Number of CPUs found in the MADT (or MP table). Set once at boot. */
+/** Number of CPUs the platform enumerated. Set once at boot. */
 extern unsigned cpu_count;
 /** Number of CPUs that are online (atomic). */
 extern atomic_t cpu_active_count;
 
-/** Returns the current CPU. Meaningful when the caller cannot migrate. */
-static inline cpu_t *cpu_current(void)
-{
-	cpu_t *c;
-	asm volatile ("movq %%gs:0, %0" : "=r" (c));
-	return c;
-}
+/*
+ * cpu_current() (CPU), cpu_current_id() and arch_thread_current(): through
+ * the architecture's per-CPU base register.
+ */
+#include <arch/percpu.h>
 
 #define CPU (cpu_current())
-
-/** Id of the current CPU: one %gs-relative load. Any context; the thread
- * may be on another CPU by the time it uses the value unless preemption is
- * disabled. */
-static inline size_t cpu_current_id(void)
-{
-	/* movl zero-extends into the 64-bit register: no extra instruction. */
-	size_t id;
-	asm volatile ("movl %%gs:%c1, %k0" : "=r" (id) :
-	    "i" (__builtin_offsetof(cpu_t, id)));
-	return id;
-}
 
 /** True when @a id names a CPU that is online. */
 bool cpu_is_online(unsigned id);

@@ -12,7 +12,7 @@
 /** Error code: EOK (0) on success, a negative E* constant from errno.h otherwise. */
 typedef int errno_t;
 
-/** Saved interrupt state (the RFLAGS value), see interrupts_disable(). */
+/** Saved interrupt state (its encoding is the architecture's), see interrupts_disable(). */
 typedef uint64_t ipl_t;
 
 #define ALIGN_UP(x, a)    (((x) + ((a) - 1)) & ~((__typeof__(x)) (a) - 1))

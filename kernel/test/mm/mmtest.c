@@ -1,6 +1,7 @@
 /** @file mmtest.c
  * Helpers shared by the memory-management tests; see mmtest.h.
  */
+#include <arch/asm.h>
 #include "mmtest.h"
 #include <testlib.h>
 #include <mm/as.h>
@@ -65,7 +66,7 @@ void mmtest_barrier_wait(mmtest_barrier_t *b, void (*fn)(mmtest_barrier_t *))
 		if (b->yield)
 			thread_yield();
 		else
-			asm volatile ("pause" ::: "memory");
+			cpu_relax();
 	}
 }
 

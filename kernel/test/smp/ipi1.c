@@ -11,7 +11,7 @@
 #include <tests.h>
 #include <cpu.h>
 #include <print.h>
-#include <arch/apic.h>
+#include <arch.h>
 #include <arch/asm.h>
 #include <arch/interrupt.h>
 #include <time/delay.h>
@@ -52,7 +52,7 @@ const char *test_ipi1(void)
 			continue;
 		online++;
 		for (unsigned k = 1; k <= IPIS_PER_CPU; k++) {
-			lapic_send_ipi(c->apic_id, VECTOR_IPI_TEST);
+			arch_ipi_send(c, INTR_IPI_TEST);
 			if (!wait_count(c, base[i] + k)) {
 				snprintf(reason, sizeof(reason), "CPU %u counted %zu of %u "
 				    "directed IPIs", i,
@@ -65,7 +65,7 @@ const char *test_ipi1(void)
 	/* Broadcasts to all but self. */
 	unsigned self = CPU->id;
 	for (unsigned k = 1; k <= BROADCASTS; k++) {
-		lapic_send_ipi_all_but_self(VECTOR_IPI_TEST);
+		arch_ipi_broadcast(INTR_IPI_TEST);
 		for (unsigned i = 0; i < cpu_count; i++) {
 			if (!cpu_is_online(i) || i == self)
 				continue;

@@ -2,7 +2,7 @@
  * void context_switch(context_t *save, context_t *load)
  *
  * Saves the callee-saved registers of the System V ABI on the current stack and
- * the stack pointer into save->rsp, then loads load->rsp and pops the registers
+ * the stack pointer into save->sp, then loads load->sp and pops the registers
  * saved there. Called by the scheduler with interrupts disabled.
  */
 	.text

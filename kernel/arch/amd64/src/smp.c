@@ -74,14 +74,14 @@ unsigned smp_start_aps(void)
 		tramp_write(&ap_tramp_cpu, (uint64_t) c);
 		__atomic_store_n(&c->state, CPU_STARTING, __ATOMIC_RELEASE);
 
-		lapic_send_init(c->apic_id);
+		lapic_send_init(c->arch_id);
 		udelay(10000);
-		lapic_send_startup(c->apic_id, AP_TRAMPOLINE >> 12);
+		lapic_send_startup(c->arch_id, AP_TRAMPOLINE >> 12);
 		if (!wait_online(c, 1000)) {
-			lapic_send_startup(c->apic_id, AP_TRAMPOLINE >> 12);
+			lapic_send_startup(c->arch_id, AP_TRAMPOLINE >> 12);
 			if (!wait_online(c, AP_START_TIMEOUT_MS * 1000UL)) {
 				printf("smp: CPU %u (APIC id %u) did not start\n", i,
-				    c->apic_id);
+				    c->arch_id);
 				/*
 				 * Failed CPUs keep their stack: the AP might still
 				 * wake up and use it.

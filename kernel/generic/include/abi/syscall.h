@@ -2,9 +2,11 @@
  * The system call table shared by the kernel and uspace/lib/c. Numbers are
  * stable: never renumber, only append.
  *
- * Calling convention (amd64): `syscall` with the number in rax, arguments in
- * rdi, rsi, rdx, r10, r8; the result in rax; rcx and r11 are clobbered. A
- * result >= 0 is success; a negative result is an error code of errno.h
+ * Calling convention: the architecture's system-call instruction with the
+ * number and up to five arguments in the registers its istate_syscall_nr()
+ * and istate_syscall_arg() read, the result in the register
+ * istate_set_retval() writes (amd64: kernel/arch/amd64/include/arch/interrupt.h).
+ * A result >= 0 is success; a negative result is an error code of errno.h
  * (EINVAL, EFAULT, ...). Every argument is validated: junk gets an error,
  * never a kernel panic. User pointers must lie below USER_AREA_END (one
  * page below the top of the user half).
@@ -16,7 +18,7 @@
  * |  2 | SYS_AREA_CREATE    | uintptr_t base (0: anywhere), size_t size, unsigned flags (AREA_*; READ required) | the base |
  * |  3 | SYS_AREA_DESTROY   | uintptr_t base                    | 0 |
  * |  4 | SYS_AREA_RESIZE    | uintptr_t base, size_t size       | 0 |
- * |  5 | SYS_THREAD_CREATE  | entry, stack top (16-byte aligned), uint64_t arg (in rdi) | thread id |
+ * |  5 | SYS_THREAD_CREATE  | entry, stack top (16-byte aligned), uint64_t arg (in the first argument register) | thread id |
  * |  6 | SYS_THREAD_EXIT    | int status                        | does not return; the last thread's status is the task's unless SYS_EXIT set one |
  * |  7 | SYS_THREAD_JOIN    | uint64_t tid, int *status (may be NULL) | 0 |
  * |  8 | SYS_FUTEX_WAIT     | const uint32_t *addr (4-aligned), uint32_t expected, uint64_t timeout_ns (0: none) | 0 woken (or spuriously), EAGAIN value differs, ETIMEOUT, EINTR task killed |
@@ -25,7 +27,7 @@
  * | 11 | SYS_CPU_COUNT      | -                                 | CPUs online |
  * | 12 | SYS_CPU_CURRENT    | -                                 | id of the CPU running the caller |
  * | 13 | SYS_THREAD_WIRE    | unsigned cpu                      | 0: the caller now runs on that CPU only |
- * | 14 | SYS_CLOCK_NS       | -                                 | monotonic time since boot in ns (the calibrated TSC: ns resolution) |
+ * | 14 | SYS_CLOCK_NS       | -                                 | monotonic time since boot in ns (the calibrated cycle counter: ns resolution) |
  * | 15 | SYS_MEMBARRIER     | unsigned flags (must be 0)        | 0: every CPU running the task executed a full barrier |
  * | 16 | SYS_TASK_ID        | -                                 | the task id |
  */
@@ -87,7 +89,7 @@
 /**
  * Every user thread's stack is an area of USER_STACK_SIZE bytes aligned to
  * USER_STACK_SIZE: the main thread's is made by the loader just below
- * USER_STACK_TOP, the others by uspace/lib/c. So rsp rounded down to
+ * USER_STACK_TOP, the others by uspace/lib/c. So the stack pointer rounded down to
  * USER_STACK_SIZE is the base of the running thread's stack, where lib/c
  * keeps the thread's control block (its thread pointer: user threads have
  * no TLS register).

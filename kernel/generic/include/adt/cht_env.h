@@ -95,7 +95,7 @@ static inline bool cht_env_work_enqueue(cht_env_work_t *w,
 #define cht_env_assert(expr)   assert(expr)
 #define cht_env_printf         printf
 #define cht_env_memset         memset
-#define cht_env_cpu_relax()    asm volatile ("pause" ::: "memory")
+#define cht_env_cpu_relax()    cpu_relax()
 /** Sleeps a little (waiting for a resize to finish). Thread context. */
 void cht_env_sleep_ms(unsigned ms);
 /** Milliseconds since boot (the resizer's shrink hold-off). Any context. */

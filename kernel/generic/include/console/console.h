@@ -1,5 +1,5 @@
 /** @file console.h
- * The kernel console device: output to COM1, input ring filled by the UART
+ * The kernel console device: output to the console UART (console_hw_*, arch.h), input ring filled by the UART
  * interrupt (with polling as a fallback).
  */
 #ifndef KERN_CONSOLE_H_
@@ -9,7 +9,7 @@
 
 /** Early console set-up (polled output). BSP, before anything prints. */
 void console_init(void);
-/** Routes the UART interrupt to the BSP and enables it. BSP, after the IOAPIC. */
+/** Routes the UART interrupt to the BSP and enables it. BSP, after arch_cpus_init(). */
 void console_enable_input_irq(void);
 
 /**

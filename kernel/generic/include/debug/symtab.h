@@ -17,9 +17,9 @@ void symtab_print_addr(uintptr_t addr);
 size_t symtab_count(void);
 
 /**
- * Prints a backtrace by walking the frame-pointer chain from @a rbp (the kernel is
+ * Prints a backtrace by walking the frame-pointer chain from @a fp (the kernel is
  * built with frame pointers). Stops at a NULL or implausible frame, after 32 frames.
  */
-void backtrace_print_from(uintptr_t rbp);
+void backtrace_print_from(uintptr_t fp);
 
 #endif

@@ -6,15 +6,19 @@
 
 #include <typedefs.h>
 
-/** BSP entry from the boot code: @a mb_magic and @a mb_info from the loader. */
-NO_RETURN void main_bsp(uint32_t mb_magic, uint32_t mb_info);
+/**
+ * BSP entry from the boot code: @a boot_arg0 and @a boot_arg1 are what the
+ * loader passed, handed to arch_boot_memory() (amd64: the multiboot magic and
+ * information address; arm64: the device tree's physical address and 0).
+ */
+NO_RETURN void main_bsp(uintptr_t boot_arg0, uintptr_t boot_arg1);
 /** AP entry after its architecture set-up; enters the idle loop. */
 NO_RETURN void main_ap(void);
 
 /** Memory and boot facts gathered at boot, for `version`, `zones`, etc. */
 typedef struct {
 	uint64_t mem_total;        /**< bytes of usable RAM in the memory map */
-	const char *cpu_source;    /**< "ACPI MADT", "MP table", ... */
+	const char *cpu_source;    /**< "ACPI MADT", "MP table", "device tree" ... */
 	char cmdline[128];         /**< loader command line */
 	char loader[64];           /**< boot loader name */
 } boot_info_t;

@@ -146,7 +146,7 @@ typedef struct as {
 	link_t as_link;
 
 	/**
-	 * Bitmap of CPUs with this address space loaded in CR3. Atomics. Its
+	 * Bitmap of CPUs with this address space loaded in their MMU. Atomics. Its
 	 * own line: written on every switch into or out of the address space.
 	 */
 	uint64_t cpus_running __attribute__((aligned(AS_LINE)));
@@ -186,8 +186,27 @@ typedef struct as {
 	as_cpu_stats_t stats[];
 } as_t;
 
-/** Sets up address spaces (BSP, boot): page fault handler, scheduler hook. */
+/** Sets up address spaces (BSP, boot): the page hash table, scheduler hook. */
 void as_init(void);
+
+/** The kind of access that faulted (decoded by the architecture). */
+typedef enum {
+	PF_ACCESS_READ,
+	PF_ACCESS_WRITE,
+	PF_ACCESS_EXEC,
+} pf_access_t;
+
+/**
+ * Resolves a page fault at user address @a addr (< USER_SPACE_END) in
+ * @a as for an access of kind @a access: maps a zeroed frame in the area
+ * that covers it, or installs the hardware entry of a page mapped already.
+ * Called by the architecture's fault handler with interrupts enabled
+ * (thread context: it may allocate and sleep).
+ * @return EOK when the access can be retried; ENOENT (no area), EINVAL (the
+ * area forbids the access) or ENOMEM: a fatal fault the caller reports
+ * (task_user_fault() for user mode, a panic or a uaccess fix-up otherwise).
+ */
+int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access);
 
 /**
  * Creates an empty address space. @return it (one reference) or NULL on
@@ -248,8 +267,8 @@ int as_unmap_page(as_t *as, uintptr_t page);
 /**
  * Unmaps the mapped pages of [@a base, @a base + @a pages * PAGE_SIZE) as
  * as_unmap_page() does each, but with one TLB shootdown for the whole range:
- * one cross-call per CPU running the address space (invlpg of each page of
- * the span, or a full flush above 32 pages), not one per page. Pages that are
+ * one cross-call per CPU running the address space (the architecture's
+ * tlb_invalidate_pages_local() of the span), not one per page. Pages that are
  * not mapped are skipped, and so is every 2 MiB region without a last-level
  * page table (no page of it can have a record: a fault or as_page_fill()
  * creates the table before it inserts the record): the work is proportional

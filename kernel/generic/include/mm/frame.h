@@ -1,8 +1,8 @@
 /** @file frame.h
  * Physical frame allocator: zones with a binary buddy system each.
  *
- * Zones are created from the usable RAM regions of the multiboot memory map (minus
- * the low 1 MiB and the kernel image), split at the 4 GiB boundary. Each zone keeps
+ * Zones are created from the usable RAM regions the boot loader reported
+ * (arch_boot_memory(): minus the kernel image and, on amd64, the low 1 MiB), split at the 4 GiB boundary. Each zone keeps
  * per-order free lists and counts of free and busy frames, under its own spinlock
  * (IRQ-safe), so the allocator may be called from any CPU and any context, including
  * interrupt handlers; it never sleeps.

@@ -1,5 +1,5 @@
 /** @file program.h
- * Programs in the boot image (multiboot modules) and the ELF64 loader.
+ * Programs in the boot image (boot modules) and the ELF64 loader.
  */
 #ifndef KERN_PROGRAM_H_
 #define KERN_PROGRAM_H_
@@ -19,7 +19,7 @@ struct task;
 #define USTACK_TOP  USER_STACK_TOP
 #define USTACK_SIZE USER_STACK_SIZE
 _Static_assert((USTACK_TOP & (USTACK_SIZE - 1)) == 0,
-    "lib/c finds the thread control block by aligning rsp down");
+    "lib/c finds the thread control block by aligning the stack pointer down");
 
 typedef struct {
 	char name[PROGRAM_NAME_MAX];
@@ -28,7 +28,8 @@ typedef struct {
 } program_t;
 
 /**
- * Records the multiboot module [@a start, @a end) with command line
+ * Records the boot module [@a start, @a end) (physical; amd64: a multiboot
+ * module, arm64: a program linked into the image) with command line
  * @a cmdline (its first word's last path component names the program).
  * BSP, boot, before the frame allocator; the range must be kept out of it.
  */
@@ -44,7 +45,8 @@ const program_t *program_find(const char *name);
 /**
  * Creates a task running @a prog with @a argc words @a argv (argv[0] is the
  * program name): loads its ELF64 segments into areas, builds the stack with
- * the arguments and starts the main thread (rdi = argc, rsi = argv).
+ * the arguments and starts the main thread (argc and argv in its first two
+ * argument registers).
  * @return EOK (*out holds the creator's reference), EINVAL (not a valid
  * ELF64 x86-64 executable, or arguments too long), ENOMEM, ELIMIT (a
  * segment larger than AREA_SIZE_MAX, with a message on the console, or the

@@ -119,8 +119,9 @@ void task_hold(task_t *task);
 void task_release(task_t *task);
 
 /**
- * Creates a user thread of @a task entering ring 3 at @a entry with stack
- * @a stack, rdi = @a arg0, rsi = @a arg1, and starts it.
+ * Creates a user thread of @a task entering user mode at @a entry with stack
+ * @a stack, @a arg0 and @a arg1 in its first two argument registers, and
+ * starts it.
  * @return EOK (*tid set), ENOMEM, ELIMIT (TASK_THREADS_MAX records: live
  * threads plus exited threads not joined yet), EINTR (killed).
  * Thread context.
@@ -174,7 +175,8 @@ static inline uthread_t *uthread_current(void)
 
 /**
  * Called for an exception in user mode that cannot be resolved: prints the
- * one-line report (task, thread, what, address, rip) and kills the task.
+ * one-line report (task, thread, what, address, program counter) and kills
+ * the task.
  * Interrupts disabled (exception handler). The thread exits on its way back
  * to user mode (task_user_return()).
  */

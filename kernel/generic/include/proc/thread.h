@@ -30,10 +30,8 @@ typedef enum {
 	THREAD_LINGERING,  /**< Exited; waiting to be joined/released. */
 } thread_state_t;
 
-/** Callee-saved registers and stack pointer (see context_switch). */
-typedef struct {
-	uintptr_t rsp;
-} context_t;
+/* context_t: the architecture's switched context (see context_switch). */
+#include <arch/context.h>
 
 typedef void (*thread_func_t)(void *arg);
 
@@ -130,10 +128,7 @@ typedef enum {
 /** Returns the current thread (NULL before the scheduler starts). */
 static inline thread_t *thread_current(void)
 {
-	thread_t *t;
-	asm volatile ("movq %%gs:%c1, %0" : "=r" (t) :
-	    "i" (offsetof(cpu_t, thread)));
-	return t;
+	return arch_thread_current();
 }
 
 #define THREAD (thread_current())

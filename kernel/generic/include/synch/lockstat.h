@@ -2,10 +2,10 @@
  * Lock statistics (build option LOCK_STAT=1, CONFIG_LOCK_STAT): for every
  * class of spinlock (the locks that share one name, such as every address
  * space's "as.pt"), how often it was taken, how often the taker had to spin,
- * the time spent spinning and the time it was held, in TSC cycles, in the
+ * the time spent spinning and the time it was held, in cycle-counter ticks, in the
  * manner of Linux's lock_stat (/proc/lock_stat).
  *
- * Under QEMU's `-icount shift=0` the TSC counts guest instructions, so the
+ * Under QEMU's `-icount shift=0` the cycle counter (amd64: the TSC) counts guest instructions, so the
  * hold times become exact instruction counts: the fraction of an operation
  * spent under a lock is the serial fraction that bounds its scaling
  * (Amdahl). The `lockstat` command prints and resets the table.
@@ -32,11 +32,11 @@ typedef struct {
 	uint64_t acquisitions;
 	/** Acquisitions that found the lock held and spun. */
 	uint64_t contended;
-	/** TSC cycles from the first attempt to holding the lock, summed. */
+	/** Cycle-counter ticks from the first attempt to holding the lock, summed. */
 	uint64_t wait_cycles;
-	/** TSC cycles from acquisition to release, summed. */
+	/** Cycle-counter ticks from acquisition to release, summed. */
 	uint64_t hold_cycles;
-	/** Longest single hold, in TSC cycles. */
+	/** Longest single hold, in cycle-counter ticks. */
 	uint64_t max_hold_cycles;
 } lockstat_class_t;
 
@@ -60,14 +60,14 @@ void lockstat_reset(void);
 #ifdef CONFIG_LOCK_STAT
 struct spinlock;
 /**
- * Records an acquisition of @a lock that began at TSC @a t0 and completed at
+ * Records an acquisition of @a lock that began at cycle count @a t0 and completed at
  * @a t1, after spinning when @a contended. Called by the spinlock code with the
  * lock held and preemption disabled.
  */
 void lockstat_acquired(struct spinlock *lock, uint64_t t0, uint64_t t1,
     bool contended);
 /**
- * Records the hold of @a lock ending at TSC @a t1. Called by the spinlock code
+ * Records the hold of @a lock ending at cycle count @a t1. Called by the spinlock code
  * just before the release, with preemption disabled.
  */
 void lockstat_released(struct spinlock *lock, uint64_t t1);

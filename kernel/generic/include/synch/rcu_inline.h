@@ -14,44 +14,26 @@
 
 /*
  * The reader nesting count of the running thread lives in its CPU
- * (cpu_t.rcu.nesting, RCU_CNT_INC per level, bit RCU_WAS_PREEMPTED), addressed
- * through the per-CPU segment as %gs:ARCU_NESTING_OFF, as Linux keeps
- * preempt_count. The switch-out hook saves it to thread_t.rcu_nesting (and
- * marks a reader preempted there), the switch-in hook loads it back. Each
- * access below is one instruction with the %gs base applied when it executes,
- * so an interrupt, a preemption or a migration falls between two accesses,
- * never inside one; a thread that migrates between two of them finds its count
- * in the new CPU. The reader section is four instructions: addq (lock), subq,
- * cmpq, je (unlock).
+ * (cpu_t.rcu.nesting, RCU_CNT_INC per level, bit RCU_WAS_PREEMPTED). The
+ * switch-out hook saves it to thread_t.rcu_nesting (and marks a reader
+ * preempted there), the switch-in hook loads it back. The architecture's
+ * accessors (arch/rcu_arch.h) make each update of the count indivisible by
+ * an interrupt, a preemption or a migration: one instruction on amd64.
  */
-#define ARCU_NESTING_OFF offsetof(cpu_t, rcu.nesting)
-_Static_assert(sizeof(((cpu_t *) 0)->rcu.nesting) == 8,
-    "the A-RCU reader section uses 64-bit add/sub/cmp on the nesting count");
+#include <arch/rcu_arch.h>
 
 /** Slow path of rcu_read_unlock: the section was preempted. */
 void rcu_read_unlock_preempted(void);
-
-/**
- * The running thread's nesting count (one %gs-relative load: consistent even
- * if the thread migrates around it). Thread context, any.
- */
-static inline size_t arcu_nesting(void)
-{
-	size_t n;
-	asm volatile ("movq %%gs:%c1, %0" : "=r" (n) : "i" (ARCU_NESTING_OFF));
-	return n;
-}
 
 /* Model: verify/arcu.pml */
 static inline void rcu_read_lock(void)
 {
 	/*
-	 * One add instruction on memory: an interrupt (and so the scheduler, which
+	 * One indivisible update: an interrupt (and so the scheduler, which
 	 * may set the preempted bit) cannot split it. No fence: the detector makes
-	 * the target CPU run an smp_call (a barrier there) before it trusts it.
+	 * the target CPU run an smp_call (a full fence there) before it trusts it.
 	 */
-	asm volatile ("addq %0, %%gs:%c1" : : "i" (RCU_CNT_INC),
-	    "i" (ARCU_NESTING_OFF) : "memory");
+	arcu_nesting_inc();
 }
 
 /**
@@ -62,8 +44,7 @@ static inline void rcu_read_lock(void)
 /* Model: verify/arcu.pml */
 static inline void arcu_read_unlock_sub(void)
 {
-	asm volatile ("subq %0, %%gs:%c1" : : "i" (RCU_CNT_INC),
-	    "i" (ARCU_NESTING_OFF) : "memory");
+	arcu_nesting_dec();
 }
 
 /**
@@ -76,10 +57,7 @@ static inline void arcu_read_unlock_sub(void)
 /* Model: verify/arcu.pml */
 static inline void arcu_read_unlock_check(void)
 {
-	bool preempted;
-	asm volatile ("cmpq %1, %%gs:%c2" : "=@ccz" (preempted)
-	    : "i" (RCU_WAS_PREEMPTED), "i" (ARCU_NESTING_OFF) : "memory");
-	if (unlikely(preempted))
+	if (unlikely(arcu_nesting_is_preempted()))
 		rcu_read_unlock_preempted();
 }
 

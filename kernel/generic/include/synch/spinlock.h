@@ -21,7 +21,7 @@ typedef struct spinlock {
 	/** Name for reports; also the lock's class in lock statistics. */
 	const char *name;
 #ifdef CONFIG_LOCK_STAT
-	/** TSC at acquisition; protected by the lock (written by the holder). */
+	/** Cycle count at acquisition; protected by the lock (written by the holder). */
 	uint64_t acquired_at;
 	/** Lock statistics class index + 1 (0: not looked up yet); written by
 	 *  the holder, see synch/lockstat.h. */

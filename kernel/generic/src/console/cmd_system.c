@@ -5,10 +5,9 @@
 #include <console/console.h>
 #include <console/cmds.h>
 #include <arch/asm.h>
-#include <arch/apic.h>
+#include <arch.h>
 #include <arch/cpu_arch.h>
 #include <arch/interrupt.h>
-#include <genarch/acpi.h>
 #include <main/main.h>
 #include <mm/frame.h>
 #include <mm/malloc.h>
@@ -38,14 +37,14 @@ static int cmd_version(const cmd_call_t *call)
 {
 	printf("HelenOS-style SMP kernel %s, rev %s\n", KERNEL_VERSION,
 	    KERNEL_GIT_REV);
-	printf("Build: %s (asserts %s), amd64, gcc %d.%d, CONFIG_MAX_CPUS=%d, "
+	printf("Build: %s (asserts %s), %s, gcc %d.%d, CONFIG_MAX_CPUS=%d, "
 	    "HZ=%d\n", CONFIG_BUILD,
 #ifdef CONFIG_DEBUG
 	    "on",
 #else
 	    "off",
 #endif
-	    __GNUC__, __GNUC_MINOR__, CONFIG_MAX_CPUS, HZ);
+	    arch_name, __GNUC__, __GNUC_MINOR__, CONFIG_MAX_CPUS, HZ);
 	printf("Boot loader: %s; command line: '%s'; CPU enumeration: %s; "
 	    "%zu symbols\n", boot_info.loader[0] ? boot_info.loader : "unknown",
 	    boot_info.cmdline, boot_info.cpu_source, symtab_count());
@@ -76,14 +75,14 @@ static int cmd_cpus(const cmd_call_t *call)
 {
 	unsigned online = 0;
 	console_lock();
-	printf("cpu  apic  state     timer-Hz  lapic-Hz     ticks\n");
+	printf("%s\n", CPU_ARCH_TABLE_HEADER);
 	for (unsigned i = 0; i < cpu_count; i++) {
 		cpu_t *c = &cpus[i];
 		cpu_state_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
 		if (st == CPU_ONLINE)
 			online++;
-		printf("%3u  %4u  %-8s  %8d  %9lu  %8lu\n", c->id, c->apic_id,
-		    cpu_state_name(st), HZ, c->lapic_hz,
+		printf("%3u  %4u  %-8s  %8d  %9lu  %8lu\n", c->id, c->arch_id,
+		    cpu_state_name(st), HZ, c->timer_hz,
 		    __atomic_load_n(&c->ticks, __ATOMIC_RELAXED));
 	}
 	printf("%u CPUs online\n", online);
@@ -97,10 +96,10 @@ static int cmd_uptime(const cmd_call_t *call)
 	printf("Up %lu.%03lu s (%lu us); CPU 0 ticks: %lu\n", us / 1000000,
 	    (us / 1000) % 1000, us,
 	    __atomic_load_n(&cpus[0].ticks, __ATOMIC_RELAXED));
-	/* Sums of the per-CPU counts (arch/amd64/src/interrupt.c). */
+	/* Sums of the per-CPU counts (arch_intr_count()). */
 	printf("Interrupts (all CPUs): timer %lu, cross-call %lu, wakeup %lu\n",
-	    interrupt_count(VECTOR_TIMER), interrupt_count(VECTOR_SMP_CALL),
-	    interrupt_count(VECTOR_WAKEUP));
+	    arch_intr_count(INTR_TIMER), arch_intr_count(INTR_SMP_CALL),
+	    arch_intr_count(INTR_WAKEUP));
 	return 0;
 }
 
@@ -122,9 +121,7 @@ static int cmd_halt(const cmd_call_t *call)
 	/* Stop the other CPUs first so nothing else prints or runs. */
 	smp_halt_others();
 	interrupts_disable();
-	/* QEMU's isa-debug-exit (iobase 0xf4): exit status (0x10 << 1) | 1 = 33. */
-	outb(0xf4, 0x10);
-	acpi_poweroff();
+	arch_poweroff();
 	printf("Power off failed; CPUs halted.\n");
 	cpu_arch_stop_self();
 }
@@ -133,7 +130,7 @@ static cmd_info_t cmds[] = {
 	{ .name = "help", .description = "List the commands", .func = cmd_help },
 	{ .name = "version", .description = "Kernel version and build configuration",
 	    .func = cmd_version },
-	{ .name = "cpus", .description = "List CPUs (id, APIC id, state, timer)",
+	{ .name = "cpus", .description = "List CPUs (id, interrupt controller id, state, timer)",
 	    .func = cmd_cpus },
 	{ .name = "uptime", .description = "Time since boot", .func = cmd_uptime },
 	{ .name = "threads", .description = "List threads (id, name, state, priority, "

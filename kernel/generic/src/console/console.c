@@ -14,10 +14,8 @@
  * bytes from the host, which holds them back: flow control by not reading).
  */
 #include <console/console.h>
-#include <genarch/uart16550.h>
 #include <arch/asm.h>
-#include <arch/apic.h>
-#include <arch/interrupt.h>
+#include <arch.h>
 #include <synch/spinlock.h>
 #include <print.h>
 #include <panic.h>
@@ -57,7 +55,7 @@ static bool input_wq_ready;
 
 void console_init(void)
 {
-	uart_init();
+	console_hw_init();
 }
 
 static int self_token(void)
@@ -108,8 +106,8 @@ void console_write_locked(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')
-			uart_putc('\r');
-		uart_putc(s[i]);
+			console_hw_putc('\r');
+		console_hw_putc(s[i]);
 	}
 }
 
@@ -117,8 +115,8 @@ static void console_out(char c, void *data)
 {
 	(void) data;
 	if (c == '\n')
-		uart_putc('\r');
-	uart_putc(c);
+		console_hw_putc('\r');
+	console_hw_putc(c);
 }
 
 int vprintf(const char *fmt, va_list ap)
@@ -174,7 +172,7 @@ static void input_drain_uart_locked(void)
 	 * flood test, tests/test_fuzz.py, must lose markers).
 	 */
 	int b;
-	while ((b = uart_getc_nowait()) >= 0) {
+	while ((b = console_hw_getc_nowait()) >= 0) {
 		if (input_count_locked() == INPUT_RING - 1)
 			continue;  /* full: drop */
 		input_ring[input_head] = (char) b;
@@ -183,24 +181,24 @@ static void input_drain_uart_locked(void)
 	return;
 #endif
 	while (input_count_locked() < INPUT_RING - 1) {
-		int c = uart_getc_nowait();
+		int c = console_hw_getc_nowait();
 		if (c < 0)
 			return;
 		input_ring[input_head] = (char) c;
 		input_head = (input_head + 1) % INPUT_RING;
 	}
 	if (input_irq_routed && !input_irq_masked) {
-		uart_set_rx_irq(false);
+		console_hw_set_rx_irq(false);
 		input_irq_masked = true;
 	}
 }
 
-static void uart_irq_handler(unsigned vector, istate_t *istate)
+/** The receive interrupt (the architecture acknowledges it afterwards). */
+static void uart_irq_handler(void)
 {
 	irq_spinlock_lock(&input_lock, false);
 	input_drain_uart_locked();
 	irq_spinlock_unlock(&input_lock, false);
-	lapic_eoi();
 	if (input_wq_ready)
 		waitq_wake_one(&input_wq);
 }
@@ -209,12 +207,11 @@ void console_enable_input_irq(void)
 {
 	waitq_initialize(&input_wq);
 	input_wq_ready = true;
-	interrupt_register(IVT_IRQBASE + IRQ_COM1, "com1", uart_irq_handler);
-	if (ioapic_route_irq(IRQ_COM1, lapic_id())) {
+	if (console_hw_irq_enable(uart_irq_handler)) {
 		irq_spinlock_lock(&input_lock, true);
 		input_irq_routed = true;
 		input_irq_masked = false;
-		uart_set_rx_irq(true);
+		console_hw_set_rx_irq(true);
 		irq_spinlock_unlock(&input_lock, true);
 	}
 }
@@ -235,7 +232,7 @@ char console_getchar(void)
 			if (input_irq_masked &&
 			    input_count_locked() <= INPUT_RING / 2) {
 				input_irq_masked = false;
-				uart_set_rx_irq(true);
+				console_hw_set_rx_irq(true);
 			}
 			irq_spinlock_unlock(&input_lock, true);
 			return c;

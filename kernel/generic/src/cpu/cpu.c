@@ -1,9 +1,9 @@
 /** @file cpu.c
  * The CPU array and the CPU counters (see cpu.h). The boot CPU fills
  * cpus[] and cpu_count while it enumerates the processors
- * (genarch/src/acpi.c, the MADT or MP table); each CPU that comes online
- * counts itself in cpu_active_count and publishes CPU_ONLINE
- * (arch/amd64/src/smp.c, main.c).
+ * (arch_cpus_init(): ACPI on amd64, the device tree on arm64); each CPU
+ * that comes online counts itself in cpu_active_count and publishes
+ * CPU_ONLINE (the architecture's smp_start_aps() side, main.c).
  */
 #include <cpu.h>
 

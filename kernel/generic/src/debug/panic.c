@@ -25,7 +25,7 @@ bool panic_in_progress(void)
  */
 static void panic_enter(void)
 {
-	asm volatile ("cli" ::: "memory");
+	(void) interrupts_disable();
 	cpu_t *c = CPU;
 	int me = c ? (int) c->id + 1 : 1;
 	int expected = 0;
@@ -35,9 +35,9 @@ static void panic_enter(void)
 	smp_halt_others();
 }
 
-static NO_RETURN void panic_finish(uintptr_t rbp)
+static NO_RETURN void panic_finish(uintptr_t fp)
 {
-	backtrace_print_from(rbp);
+	backtrace_print_from(fp);
 	printf("System halted.\n");
 	cpu_arch_stop_self();
 }
@@ -53,7 +53,7 @@ void panic(const char *fmt, ...)
 	printf("\n");
 	console_unlock();
 	va_end(ap);
-	panic_finish(read_rbp());
+	panic_finish(frame_pointer());
 }
 
 void panic_istate(istate_t *istate, const char *fmt, ...)
@@ -68,7 +68,7 @@ void panic_istate(istate_t *istate, const char *fmt, ...)
 	va_end(ap);
 	istate_print(istate);
 	console_unlock();
-	panic_finish(istate->rbp);
+	panic_finish(istate_get_fp(istate));
 }
 
 void panic_assert(const char *file, int line, const char *func, const char *expr)

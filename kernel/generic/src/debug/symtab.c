@@ -55,23 +55,23 @@ void symtab_print_addr(uintptr_t addr)
 		printf("<?>");
 }
 
-static bool frame_plausible(uintptr_t rbp)
+static bool frame_plausible(uintptr_t fp)
 {
-	if (rbp == 0 || (rbp & 7))
+	if (fp == 0 || (fp & 7))
 		return false;
 	/* Kernel stacks live in the kernel image (.bss) or in the direct map. */
-	if (rbp >= KERNEL_VMA && rbp < 0xfffffffffffff000UL)
+	if (fp >= KERNEL_VMA && fp < 0xfffffffffffff000UL)
 		return true;
-	if (rbp >= PHYS_MAP_BASE && rbp < PHYS_MAP_BASE + PHYS_MAP_MAX)
+	if (fp >= PHYS_MAP_BASE && fp < PHYS_MAP_BASE + PHYS_MAP_MAX)
 		return true;
 	return false;
 }
 
-void backtrace_print_from(uintptr_t rbp)
+void backtrace_print_from(uintptr_t fp)
 {
 	printf("Backtrace:\n");
-	for (int depth = 0; depth < 32 && frame_plausible(rbp); depth++) {
-		uintptr_t *frame = (uintptr_t *) rbp;
+	for (int depth = 0; depth < 32 && frame_plausible(fp); depth++) {
+		uintptr_t *frame = (uintptr_t *) fp;
 		uintptr_t ret = frame[1];
 		if (ret == 0)
 			break;
@@ -86,8 +86,8 @@ void backtrace_print_from(uintptr_t rbp)
 			printf("  %p <%s+%#lx>\n", (void *) ret, name, off + 1);
 		else
 			printf("  %p <?>\n", (void *) ret);
-		if (frame[0] <= rbp)
+		if (frame[0] <= fp)
 			break;  /* stacks grow down: the chain must go up */
-		rbp = frame[0];
+		fp = frame[0];
 	}
 }

@@ -69,21 +69,18 @@
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
  *
- * cpus_running: a CPU sets its bit before loading the address space into CR3
- * and clears it after loading another one (seq_cst). An unmapper clears the
- * entry before it reads the mask: a CPU whose bit it does not see loads CR3
- * later and walks the cleared entry.
+ * cpus_running: a CPU sets its bit before loading the address space into its
+ * MMU (arch_as_load()) and clears it after loading another one (seq_cst). An
+ * unmapper clears the entry before it reads the mask: a CPU whose bit it does
+ * not see loads the tables later and walks the cleared entry.
  */
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/malloc.h>
 #include <genarch/mm/page_ht.h>
+#include <arch.h>
 #include <arch/paging.h>
-#include <arch/asm.h>
 #include <arch/mm.h>
-#include <arch/interrupt.h>
-#include <arch/uaccess.h>
-#include <arch/userspace.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <proc/task.h>
@@ -141,20 +138,9 @@ static irq_spinlock_t as_list_lock = IRQ_SPINLOCK_INITIALIZER("as.list");
 static size_t as_n;
 static uint64_t next_as_id = 1;
 
-/* Page fault error code bits. */
-#define PF_PRESENT (1 << 0)
-#define PF_WRITE   (1 << 1)
-#define PF_USER    (1 << 2)
-/** Internal result of the fault handler: an SMAP violation (see below). */
-#define EPERM_SMAP (-1000)
-#define PF_RSVD    (1 << 3)
-#define PF_FETCH   (1 << 4)
-
-static const char *const pf_names = "#PF Page fault";
-
 /* Address space switching */
 
-/** Loads @a next into CR3 on this CPU. Interrupts disabled. */
+/** Loads @a next into this CPU's MMU. Interrupts disabled. */
 static void as_switch_cpu(as_t *next)
 {
 	cpu_t *c = CPU;
@@ -164,9 +150,9 @@ static void as_switch_cpu(as_t *next)
 	uint64_t bit = 1UL << c->id;
 	if (next) {
 		__atomic_fetch_or(&next->cpus_running, bit, __ATOMIC_SEQ_CST);
-		write_cr3(next->pml4_phys);
+		arch_as_load(next->pml4_phys);
 	} else {
-		write_cr3(paging_kernel_pml4_phys());
+		arch_as_load(0);
 	}
 	if (prev)
 		__atomic_fetch_and(&prev->cpus_running, ~bit, __ATOMIC_SEQ_CST);
@@ -216,13 +202,6 @@ void as_leave(void)
 
 /* TLB shootdown */
 
-/**
- * Above this many pages a shootdown reloads CR3 (flushes the whole TLB but for
- * global entries) instead of one invlpg per page, as Linux's
- * tlb_single_page_flush_ceiling.
- */
-#define TLB_INVLPG_MAX 32
-
 /** What a shootdown invalidates: pages [base, base + pages * PAGE_SIZE). */
 typedef struct {
 	uintptr_t base;
@@ -233,12 +212,7 @@ typedef struct {
 static void tlb_range_func(void *arg)
 {
 	const tlb_range_t *r = arg;
-	if (r->pages > TLB_INVLPG_MAX) {
-		write_cr3(read_cr3());
-		return;
-	}
-	for (size_t i = 0; i < r->pages; i++)
-		invlpg(r->base + i * PAGE_SIZE);
+	tlb_invalidate_pages_local(r->base, r->pages);
 }
 
 /**
@@ -259,12 +233,13 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 	/*
 	 * Store-buffering pattern: the caller stored the cleared entries, this
 	 * loads cpus_running; as_switch_cpu() sets its bit in cpus_running (a
-	 * seq_cst RMW: a full fence) and then loads CR3, after which its CPU's
+	 * seq_cst RMW: a full fence) and then loads the tables into its MMU
+	 * (arch_as_load()), after which its CPU's
 	 * page walks read the entries. With a full fence here between our
 	 * stores and our load, at least one side sees the other: either we see
 	 * the bit (and shoot that CPU down) or its walks see the cleared entry.
-	 * Without the fence C11 lets our load move before our stores (x86-64's
-	 * store buffer does exactly that), and both sides could miss each
+	 * Without the fence C11 lets our load move before our stores (a store
+	 * buffer does exactly that, on x86-64 and on arm64), and both sides could miss each
 	 * other: a CPU keeps translating through the removed frame. (It used
 	 * to hold only because an unrelated locked instruction, the
 	 * pages_mapped update, happened to sit in between.)
@@ -805,19 +780,15 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 
 static uint64_t hw_flags(const pte_t *pte)
 {
-	uint64_t f = PTE_P | PTE_US;
-	if (pte->flags & PTE_REC_WRITABLE)
-		f |= PTE_RW;
-	if (!(pte->flags & PTE_REC_EXEC))
-		f |= PTE_NX;
-	return f;
+	return paging_user_flags(pte->flags & PTE_REC_WRITABLE,
+	    pte->flags & PTE_REC_EXEC);
 }
 
-/** Whether an area with @a flags permits the access of error code @a err. */
-static inline bool area_permits(unsigned flags, uint64_t err)
+/** Whether an area with @a flags permits an access of kind @a access. */
+static inline bool area_permits(unsigned flags, pf_access_t access)
 {
-	return !((err & PF_WRITE) && !(flags & AS_AREA_WRITE)) &&
-	    !((err & PF_FETCH) && !(flags & AS_AREA_EXEC));
+	return !(access == PF_ACCESS_WRITE && !(flags & AS_AREA_WRITE)) &&
+	    !(access == PF_ACCESS_EXEC && !(flags & AS_AREA_EXEC));
 }
 
 /**
@@ -834,7 +805,7 @@ static inline bool area_permits(unsigned flags, uint64_t err)
  * held, @a frame in *@a spare).
  */
 static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
-    uint64_t err, uintptr_t frame, pte_t *pte, uint64_t **entry,
+    pf_access_t access, uintptr_t frame, pte_t *pte, uint64_t **entry,
     uintptr_t *spare, bool *ptl_held)
 {
 	as_cpu_stats_t *st = as_cpu_stats(as);
@@ -854,7 +825,7 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 		found = area_find_rcu(as, addr, &snap, &seq);
 	bool fast = found >= 0;
 	if (fast) {
-		if (!found || !area_permits(snap.flags, err))
+		if (!found || !area_permits(snap.flags, access))
 			return found ? EINVAL : ENOENT;
 		/*
 		 * The page's table before its record (unmap_range() skips
@@ -890,7 +861,7 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 		 */
 		irq_spinlock_lock(&as->area_lock, true);
 		as_area_t *a = area_find_locked(as, addr);
-		if (!a || !area_permits(a->flags, err)) {
+		if (!a || !area_permits(a->flags, access)) {
 			irq_spinlock_unlock(&as->area_lock, true);
 			return a ? EINVAL : ENOENT;
 		}
@@ -939,7 +910,7 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
  * Resolves a fault at @a addr in @a as. @return EOK when the access can be
  * retried; an error code for a fatal fault (the caller reports it).
  */
-static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
+int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 {
 	uintptr_t page = ALIGN_DOWN(addr, PAGE_SIZE);
 	as_cpu_stats_t *st = as_cpu_stats(as);
@@ -952,9 +923,9 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 	bool ptl_held = false;
 	if (page_mapping_find(as->id, page, &pte)) {
 		__atomic_fetch_add(&st->faults_minor, 1, __ATOMIC_RELAXED);
-		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
+		if (access == PF_ACCESS_WRITE && !(pte.flags & PTE_REC_WRITABLE))
 			return EINVAL;
-		if ((err & PF_FETCH) && !(pte.flags & PTE_REC_EXEC))
+		if (access == PF_ACCESS_EXEC && !(pte.flags & PTE_REC_EXEC))
 			return EINVAL;
 	} else {
 		/*
@@ -964,7 +935,7 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
 		if (!frame)
 			return ENOMEM;
-		int irc = fault_insert(as, addr, page, err, frame, &pte, &entry,
+		int irc = fault_insert(as, addr, page, access, frame, &pte, &entry,
 		    &spare, &ptl_held);
 		if (irc != EOK) {
 			frame_free(spare, 1);
@@ -994,82 +965,9 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 	return rc;
 }
 
-static void page_fault_handler(unsigned vector, istate_t *istate)
-{
-	uintptr_t addr = read_cr2();
-	thread_t *t = THREAD;
-	as_t *as = t ? t->as : NULL;
-	int rc = ENOENT;
-	/*
-	 * Whose fault it is follows from the saved CS, not from the error
-	 * code's U bit: an instruction executed in ring 3 can fault with U=0
-	 * on its implicit supervisor-mode accesses (descriptor table reads,
-	 * and in QEMU the stack pops of a far return or iretq), and such a
-	 * fault must kill the task, never take the kernel path below.
-	 */
-	if (istate_from_user(istate)) {
-		/* From user mode: resolve it or kill the task, never panic. */
-		uint64_t err = istate->error_code;
-		/*
-		 * A present page refused to an implicit supervisor access (SMAP
-		 * with U=0) cannot be resolved: the minor-fault path would
-		 * return EOK and the instruction would fault forever. A
-		 * missing page is mapped as for any access; a retry that then
-		 * hits SMAP ends here.
-		 */
-		bool implicit_refused = !(err & PF_USER) && (err & PF_PRESENT);
-		if (as && addr < USER_SPACE_END && !(err & PF_RSVD) &&
-		    !implicit_refused) {
-			rc = as_page_fault(as, addr, err);
-			if (rc == EOK)
-				return;
-		}
-		task_user_fault(istate, implicit_refused ?
-		    "#PF supervisor-mode access from user mode refused by SMAP" :
-		    (rc == ENOMEM ? "#PF out of memory" :
-		    (rc == EINVAL ? "#PF access not permitted by the area" :
-		    "#PF no area at that address")), addr);
-		return;
-	}
-	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {
-		/*
-		 * SMAP: a present user page touched in kernel mode with
-		 * RFLAGS.AC clear. A kernel thread inside a user address space
-		 * (not a user thread) may do that; it ran before the scheduler
-		 * hook set AC for it (as_enter() came after its switch): allow
-		 * and retry. Anything else is a kernel access to user memory
-		 * outside uaccess: no resolution (it would fault forever).
-		 */
-		bool smap_violation = (istate->error_code & PF_PRESENT) &&
-		    userspace_smap_enabled() &&
-		    !(istate->rflags & RFLAGS_AC_BIT) &&
-		    !uaccess_fixup_is_access(istate);
-		if (smap_violation && !t->subsys[THREAD_SUBSYS_TASK]) {
-			istate->rflags |= RFLAGS_AC_BIT;
-			return;
-		}
-		rc = smap_violation ? EPERM_SMAP :
-		    as_page_fault(as, addr, istate->error_code);
-		if (rc == EOK)
-			return;
-		/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
-		if (uaccess_fixup(istate))
-			return;
-	}
-	panic_istate(istate, "Exception #%u (%s) at %p, fault address %p, "
-	    "error code %#lx%s%s", vector, pf_names, (void *) istate->rip,
-	    (void *) addr, istate->error_code,
-	    as ? (rc == ENOMEM ? ": out of memory" :
-	    rc == EPERM_SMAP ? ": kernel access to a user page outside uaccess (SMAP)" :
-	    (rc == EINVAL ? ": access not permitted by the area" :
-	    ": no area at that address")) : "",
-	    as ? "" : " (kernel address space)");
-}
-
 void as_init(void)
 {
 	page_ht_init();
-	interrupt_register(14, "page fault", page_fault_handler);
 	sched_hooks_register(&as_hooks);
 }
 

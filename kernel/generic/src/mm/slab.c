@@ -81,14 +81,18 @@
  * interrupt on that CPU) and waits until each has advanced by two. A magazine
  * operation runs with interrupts disabled, so it lies entirely before or after
  * each tick. An operation before the second tick has all its stores visible
- * once that tick's increment is visible (x86 TSO keeps stores in order). An
- * operation after the second tick follows, in program order, the first tick's
- * increment and a serializing event (the timer handler takes a spinlock right
- * after the increment; leaving the interrupt is an IRET or a context switch,
- * which takes locks too), so its load of flush_req happens after the first
- * increment became visible, which is after the reclaimer read the old tick
- * value, which is after the reclaimer's (sequentially consistent) store of the
- * flag: it sees the flag and keeps off its magazines. The reclaimer then owns
+ * once that tick's increment is visible: clock_tick() stores the tick with
+ * release order (on a weakly ordered CPU such as arm64 nothing else would
+ * keep the magazine stores before it) and the reclaimer loads it with
+ * acquire. An operation after the second tick follows, in program order,
+ * the first tick's increment and the full fence clock_tick() executes right
+ * after it, so its load of flush_req happens after the first increment became
+ * visible, which is after the reclaimer read the old tick value, which (by
+ * the reclaimer's full fence between its stores of the flags and its loads
+ * of the ticks) is after its store of the flag: it sees the flag and keeps
+ * off its magazines. (A store-buffering pattern: each side needs its full
+ * fence; x86's TSO gave the CPU side one for free in the locked instructions
+ * that follow the tick, arm64 gives none.) The reclaimer then owns
  * the magazine slots of those CPUs, detaches the magazines, and clears the
  * flags with release stores (the owner's acquire load of its flag then sees the
  * detached slots). A CPU whose ticks do not advance within

@@ -1,5 +1,5 @@
 /** @file program.c
- * Programs from the boot image (multiboot modules) and the ELF64 loader.
+ * Programs from the boot image (boot modules) and the ELF64 loader.
  *
  * The loader checks the header (ELF64, little endian, x86-64, ET_EXEC),
  * every program header against the image size and every PT_LOAD segment
@@ -98,7 +98,6 @@ typedef struct {
 #define PF_W 2
 #define PF_R 4
 #define ET_EXEC 2
-#define EM_X86_64 62
 
 static int load_segment(as_t *as, const uint8_t *img, const elf64_phdr_t *ph)
 {
@@ -139,7 +138,7 @@ static int load_elf(as_t *as, const program_t *prog, uintptr_t *entry)
 	if (eh->ident[0] != 0x7f || eh->ident[1] != 'E' || eh->ident[2] != 'L' ||
 	    eh->ident[3] != 'F' || eh->ident[4] != 2 /* 64-bit */ ||
 	    eh->ident[5] != 1 /* little endian */ || eh->type != ET_EXEC ||
-	    eh->machine != EM_X86_64 || eh->phentsize != sizeof(elf64_phdr_t))
+	    eh->machine != ELF_MACHINE || eh->phentsize != sizeof(elf64_phdr_t))
 		return EINVAL;
 	if (eh->phoff > prog->size ||
 	    (uint64_t) eh->phnum * sizeof(elf64_phdr_t) > prog->size - eh->phoff)

@@ -13,8 +13,7 @@
 #include <proc/scheduler.h>
 #include <proc/thread.h>
 #include <arch/asm.h>
-#include <arch/apic.h>
-#include <arch/interrupt.h>
+#include <arch.h>
 #include <time/timeout.h>
 #include <synch/spinlock.h>
 #include <print.h>
@@ -126,6 +125,7 @@ void scheduler_init_cpu(void)
 	link_initialize(&idle->wq_link);
 	c->idle_thread = idle;
 	c->thread = idle;
+	arch_thread_current_set(idle);
 	thread_register_idle(idle);
 }
 
@@ -183,7 +183,7 @@ static void cpu_kick(cpu_t *c)
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (c != CPU && __atomic_load_n(&c->idle, __ATOMIC_SEQ_CST))
-		lapic_send_ipi(c->apic_id, VECTOR_WAKEUP);
+		arch_ipi_send(c, INTR_WAKEUP);
 }
 
 void thread_ready(thread_t *t)
@@ -301,6 +301,7 @@ static void switch_to(cpu_t *c, thread_t *prev, thread_t *next)
 	hook_after_ran(prev);
 	c->prev_thread = prev;
 	c->thread = next;
+	arch_thread_current_set(next);
 	c->context_switches++;
 	irq_spinlock_lock(&next->lock, false);
 	next->state = THREAD_RUNNING;
@@ -453,7 +454,7 @@ void scheduler_idle_loop(void)
 			interrupts_enable();
 			continue;
 		}
-		/* sti; hlt: an interrupt arriving in between still wakes us. */
+		/* Enable and wait as one step: an interrupt in between still wakes us. */
 		cpu_sleep_enable_irq();
 		__atomic_store_n(&c->idle, false, __ATOMIC_SEQ_CST);
 	}

@@ -36,6 +36,7 @@
 #include <mm/as.h>
 #include <mm/malloc.h>
 #include <arch/userspace.h>
+#include <arch.h>
 #include <arch/uaccess.h>
 #include <arch/asm.h>
 #include <abi/syscall.h>
@@ -98,9 +99,10 @@ static void task_before_thread_runs(thread_t *t)
 	if (t->kstack)
 		userspace_set_kstack((uintptr_t) t->kstack + THREAD_STACK_SIZE);
 	/*
-	 * SMAP: RFLAGS.AC is not part of the switched context; give each thread
-	 * its own: set only for kernel threads inside a user address space
-	 * (they touch its pages directly), clear for everything else.
+	 * Direct kernel access to user pages (amd64's SMAP override) is not part
+	 * of the switched context; give each thread its own: allowed only for
+	 * kernel threads inside a user address space (they touch its pages
+	 * directly), forbidden for everything else.
 	 */
 	userspace_set_direct_access(t->as && !t->subsys[THREAD_SUBSYS_TASK]);
 }
@@ -115,9 +117,7 @@ void task_init(void)
 {
 	futex_table_init();
 	sched_hooks_register(&task_hooks);
-	printf("User space: syscall/sysretq, SMEP %s, SMAP %s\n",
-	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)",
-	    userspace_smap_enabled() ? "on" : "off (not supported by the CPU)");
+	userspace_print_features();
 }
 
 /* Tasks */
@@ -430,8 +430,9 @@ void task_user_fault(istate_t *istate, const char *what, uintptr_t addr)
 	if (!ut)
 		panic_istate(istate, "user-mode exception without a task: %s", what);
 	task_t *task = ut->task;
-	printf("task %lu (%s) thread %lu killed: %s, address %#lx, rip %#lx\n",
-	    task->id, task->name, ut->tid, what, addr, istate->rip);
+	printf("task %lu (%s) thread %lu killed: %s, address %#lx, %s %#lx\n",
+	    task->id, task->name, ut->tid, what, addr, ISTATE_PC_NAME,
+	    istate_get_pc(istate));
 	task_mark_killed(task, -1, what);
 }
 

@@ -20,7 +20,6 @@
 #include <debug.h>
 #include <errno.h>
 
-extern void thread_entry_asm(void);
 
 /** Every thread (idle ones too); protected by threads_lock. */
 static list_t threads_list = LIST_INITIALIZER(threads_list);
@@ -102,17 +101,8 @@ thread_t *thread_create(thread_func_t func, void *arg, const char *name,
 	waitq_initialize(&t->join_wq);
 	atomic_set(&t->refcount, 2);
 
-	/*
-	 * Initial frame for context_switch: six callee-saved registers (zero) and
-	 * the return address thread_entry_asm, placed so that the stack is 16-byte
-	 * aligned when thread_entry_asm runs.
-	 */
-	uintptr_t top = (uintptr_t) t->kstack + THREAD_STACK_SIZE;
-	uint64_t *sp = (uint64_t *) (top - 16);
-	*--sp = (uint64_t) thread_entry_asm;
-	for (int i = 0; i < 6; i++)
-		*--sp = 0;
-	t->ctx.rsp = (uintptr_t) sp;
+	/* The first context_switch to it starts thread_entry_asm. */
+	context_init(&t->ctx, (uintptr_t) t->kstack + THREAD_STACK_SIZE);
 
 	irq_spinlock_lock(&threads_lock, true);
 	list_append(&t->threads_link, &threads_list);

@@ -8,13 +8,11 @@
  * - target -> caller: after func returns, the handler clears call->pending with
  *   a release store; smp_call_wait() reads it with acquire.
  * - full barrier on the target: seq_cst fences before and after the calls.
- * The handler sends EOI before running the calls, so a call may itself send
- * IPIs or cross-calls (asynchronously) without blocking the local APIC.
+ * The architecture acknowledges the IPI before it runs the calls, so a call may itself send
+ * IPIs or cross-calls (asynchronously) without blocking the interrupt controller.
  */
 #include <smp/smp_call.h>
-#include <arch/apic.h>
-#include <arch/asm.h>
-#include <arch/interrupt.h>
+#include <arch.h>
 #include <synch/spinlock.h>
 #include <cpu.h>
 #include <arch/cpu_arch.h>
@@ -35,15 +33,12 @@ static uint64_t broken_calls;
 /** Static call slots for smp_call_stop_others(): one per target CPU. */
 static smp_call_t stop_calls[CONFIG_MAX_CPUS];
 
-static void smp_call_ipi(unsigned vector, istate_t *istate);
-
 void smp_call_init(void)
 {
 	for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++) {
 		irq_spinlock_initialize(&cpus[i].smp_calls_lock, "smp_calls");
 		list_initialize(&cpus[i].smp_calls);
 	}
-	interrupt_register(VECTOR_SMP_CALL, "smp-call", smp_call_ipi);
 }
 
 static void halt_func(void *arg)
@@ -112,9 +107,8 @@ static void smp_call_process(void)
 	}
 }
 
-static void smp_call_ipi(unsigned vector, istate_t *istate)
+void smp_call_ipi_receive(void)
 {
-	lapic_eoi();
 	smp_call_process();
 }
 
@@ -125,7 +119,7 @@ static void call_enqueue(cpu_t *c, smp_call_t *call)
 	list_append(&call->link, &c->smp_calls);
 	irq_spinlock_unlock(&c->smp_calls_lock, true);
 	__atomic_fetch_add(&calls_sent, 1, __ATOMIC_RELAXED);
-	lapic_send_ipi(c->apic_id, VECTOR_SMP_CALL);
+	arch_ipi_send(c, INTR_SMP_CALL);
 }
 
 int smp_call_async(unsigned cpu_id, smp_call_func_t func, void *arg,
@@ -218,6 +212,6 @@ void smp_call_stop_others(smp_call_func_t func)
 			continue;
 		list_append(&call->link, &c->smp_calls);
 		irq_spinlock_unlock(&c->smp_calls_lock, true);
-		lapic_send_ipi(c->apic_id, VECTOR_SMP_CALL);
+		arch_ipi_send(c, INTR_SMP_CALL);
 	}
 }

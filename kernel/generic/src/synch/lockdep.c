@@ -649,7 +649,7 @@ void lockdep_acquire_as(spinlock_t *lock, uintptr_t ip, bool trylock,
 	if (ctx > 0) {
 		if (!__atomic_load_n(&classes[k].irq_ip, __ATOMIC_RELAXED))
 			mark_irq(c, cpu, (unsigned) k, true, ip);
-	} else if ((ipl & RFLAGS_IF) &&
+	} else if (ipl_enabled(ipl) &&
 	    !__atomic_load_n(&classes[k].irq_on_ip, __ATOMIC_RELAXED)) {
 		mark_irq(c, cpu, (unsigned) k, false, ip);
 	}

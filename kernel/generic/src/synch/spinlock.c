@@ -90,7 +90,7 @@ void spinlock_lock(spinlock_t *lock)
 	bool reported = false;
 #endif
 #ifdef CONFIG_LOCK_STAT
-	uint64_t t0 = rdtsc();
+	uint64_t t0 = cycle_count();
 	bool contended = false;
 #endif
 	while (!spinlock_try_acquire(lock)) {
@@ -119,7 +119,7 @@ void spinlock_lock(spinlock_t *lock)
 	}
 	lock->owner = (int) CPU->id + 1;
 #ifdef CONFIG_LOCK_STAT
-	lockstat_acquired(lock, t0, rdtsc(), contended);
+	lockstat_acquired(lock, t0, cycle_count(), contended);
 #endif
 #ifdef CONFIG_DEBUG
 	if (reported)
@@ -141,7 +141,7 @@ bool spinlock_trylock(spinlock_t *lock)
 		lockdep_acquire(lock, ld_ip, true);
 #endif
 #ifdef CONFIG_LOCK_STAT
-		uint64_t now = rdtsc();
+		uint64_t now = cycle_count();
 		lockstat_acquired(lock, now, now, false);
 #endif
 		return true;
@@ -157,7 +157,7 @@ void spinlock_unlock(spinlock_t *lock)
 	lockdep_release(lock);
 #endif
 #ifdef CONFIG_LOCK_STAT
-	lockstat_released(lock, rdtsc());
+	lockstat_released(lock, cycle_count());
 #endif
 	lock->owner = 0;
 	/* Release: the critical section cannot move below the unlock. */

@@ -87,7 +87,7 @@ errno_t waitq_sleep_finish(waitq_t *wq, ipl_t ipl, uint64_t usec, unsigned flags
 	lockdep_might_sleep("a wait queue sleep", &wq->lock.lock);
 	assert_verbose(CPU->preemption_disabled == 1,
 	    "sleeping while holding a spinlock or with preemption disabled");
-	assert_verbose(ipl & RFLAGS_IF, "sleeping with interrupts disabled");
+	assert_verbose(ipl_enabled(ipl), "sleeping with interrupts disabled");
 
 	t->sleep_result = EOK;
 	list_append(&t->wq_link, &wq->sleepers);

@@ -285,22 +285,25 @@ static const syscall_fn_t syscall_table[SYS_COUNT] = {
 };
 
 /**
- * Called by syscall_entry (syscall.S) with interrupts enabled on the
- * thread's kernel stack; the result goes to istate->rax.
+ * Called by the architecture's system-call entry with interrupts enabled on
+ * the thread's kernel stack; the number and arguments come from the
+ * architecture's registers (istate_syscall_nr/arg), the result goes back
+ * through istate_set_retval().
  */
 void syscall_dispatch(istate_t *istate);
 void syscall_dispatch(istate_t *istate)
 {
-	uint64_t nr = istate->rax;
+	uint64_t nr = istate_syscall_nr(istate);
 	int64_t rc = ENOTSUP;
 	if (uthread_current() && nr < SYS_COUNT && syscall_table[nr])
-		rc = syscall_table[nr](istate->rdi, istate->rsi, istate->rdx,
-		    istate->r10, istate->r8);
-	istate->rax = (uint64_t) rc;
+		rc = syscall_table[nr](istate_syscall_arg(istate, 0),
+		    istate_syscall_arg(istate, 1), istate_syscall_arg(istate, 2),
+		    istate_syscall_arg(istate, 3), istate_syscall_arg(istate, 4));
+	istate_set_retval(istate, (uint64_t) rc);
 	interrupts_disable();
 	/* A thread the call woke on this CPU may preempt us (as on an IRQ exit). */
 	if (CPU->need_resched)
 		scheduler_preempt_check();
 	task_user_return();
-	/* Back to user mode with interrupts disabled (sysretq sets RFLAGS). */
+	/* Back to user mode with interrupts disabled (the return restores them). */
 }

@@ -17,9 +17,14 @@
 
 #include <stdint.h>
 
+#ifdef __aarch64__
+/* No markers on arm64 (the plugin knows x86 encodings only). */
+#define SHARING_MARKER(k) __asm__ volatile ("" ::: "memory")
+#else
 #define SHARING_MARKER(k) \
 	__asm__ volatile (".byte 0x0f, 0x1f, 0x80, " #k ", 0x00, 0x48, 0x53" \
 	    ::: "memory")
+#endif
 
 /** Opens the counting window (the plugin clears its counts). */
 static inline void sharing_window_open(void)

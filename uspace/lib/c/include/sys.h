@@ -11,6 +11,22 @@
 #include <abi/syscall.h>
 #include <errno.h>
 
+#ifdef __aarch64__
+/* arm64: `svc #0`, number in x8, arguments x0-x4, result in x0. */
+static inline long __syscall5(long n, long a1, long a2, long a3, long a4,
+    long a5)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a1;
+	register long x1 __asm__("x1") = a2;
+	register long x2 __asm__("x2") = a3;
+	register long x3 __asm__("x3") = a4;
+	register long x4 __asm__("x4") = a5;
+	__asm__ volatile ("svc #0" : "+r" (x0) : "r" (x8), "r" (x1), "r" (x2),
+	    "r" (x3), "r" (x4) : "memory");
+	return x0;
+}
+#else
 static inline long __syscall5(long n, long a1, long a2, long a3, long a4,
     long a5)
 {
@@ -21,6 +37,7 @@ static inline long __syscall5(long n, long a1, long a2, long a3, long a4,
 	    "d" (a3), "r" (r10), "r" (r8) : "rcx", "r11", "memory");
 	return ret;
 }
+#endif
 
 #define __syscall0(n) __syscall5((n), 0, 0, 0, 0, 0)
 #define __syscall1(n, a) __syscall5((n), (long) (a), 0, 0, 0, 0)

@@ -44,7 +44,11 @@ typedef struct thread_tcb {
 static inline __attribute__((always_inline)) thread_tcb_t *thread_tcb(void)
 {
 	uintptr_t sp;
+#ifdef __aarch64__
+	__asm__ ("mov %0, sp" : "=r" (sp));
+#else
 	__asm__ ("mov %%rsp, %0" : "=r" (sp));
+#endif
 	return (thread_tcb_t *) (sp & ~(uintptr_t) (USER_STACK_SIZE - 1));
 }
 

@@ -6,8 +6,8 @@
 
 #include <typedefs.h>
 
-/** Timer frequency (ticks per second) of every CPU. */
-#define HZ 100
+/* HZ, the timer frequency of every CPU: arch.h. */
+#include <arch.h>
 
 /** Maps and enables the local APIC of the BSP; reads its id. BSP, once. */
 void lapic_init_bsp(void);

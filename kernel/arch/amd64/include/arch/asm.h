@@ -138,6 +138,21 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t) hi << 32) | lo;
 }
 
+/**
+ * The cycle counter generic code times with (time/delay.c, lock statistics):
+ * the TSC (invariant under QEMU). Any context.
+ */
+static inline uint64_t cycle_count(void)
+{
+	return rdtsc();
+}
+
+/** True when the saved interrupt state @a ipl has interrupts enabled. */
+static inline bool ipl_enabled(ipl_t ipl)
+{
+	return (ipl & RFLAGS_IF) != 0;
+}
+
 static inline void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c,
     uint32_t *d)
 {
@@ -150,6 +165,12 @@ static inline uintptr_t read_rbp(void)
 	uintptr_t v;
 	asm volatile ("mov %%rbp, %0" : "=r" (v));
 	return v;
+}
+
+/** The caller's frame pointer, for backtrace_print_from(). */
+static inline uintptr_t frame_pointer(void)
+{
+	return read_rbp();
 }
 
 #define MSR_EFER      0xc0000080

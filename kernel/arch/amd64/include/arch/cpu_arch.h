@@ -22,6 +22,10 @@
 #define IST_STACK_SIZE   8192
 #define KERNEL_STACK_SIZE 16384
 
+/** Header line of the `cpus` command (its columns: arch_id, timer_hz). */
+#define CPU_ARCH_TABLE_HEADER \
+	"cpu  apic  state     timer-Hz  lapic-Hz     ticks"
+
 struct cpu;
 
 /**

@@ -29,6 +29,53 @@ typedef struct istate {
 	uint64_t rip, cs, rflags, rsp, ss;
 } istate_t;
 
+/** Name of the saved program counter in fault reports ("rip"). */
+#define ISTATE_PC_NAME "rip"
+
+/** The interrupted program counter. */
+static inline uintptr_t istate_get_pc(const istate_t *istate)
+{
+	return istate->rip;
+}
+
+/** The interrupted frame pointer (backtraces). */
+static inline uintptr_t istate_get_fp(const istate_t *istate)
+{
+	return istate->rbp;
+}
+
+/** System-call number of a `syscall` entry (rax). */
+static inline uint64_t istate_syscall_nr(const istate_t *istate)
+{
+	return istate->rax;
+}
+
+/**
+ * Argument @a i (0..4) of a `syscall` entry: rdi, rsi, rdx, r10, r8 (the
+ * ABI of kernel/generic/include/abi/syscall.h on amd64).
+ */
+static inline uint64_t istate_syscall_arg(const istate_t *istate, unsigned i)
+{
+	switch (i) {
+	case 0:
+		return istate->rdi;
+	case 1:
+		return istate->rsi;
+	case 2:
+		return istate->rdx;
+	case 3:
+		return istate->r10;
+	default:
+		return istate->r8;
+	}
+}
+
+/** Sets the value a system call returns to user mode (rax). */
+static inline void istate_set_retval(istate_t *istate, uint64_t v)
+{
+	istate->rax = v;
+}
+
 typedef void (*iroutine_t)(unsigned vector, istate_t *istate);
 
 /**
@@ -36,6 +83,9 @@ typedef void (*iroutine_t)(unsigned vector, istate_t *istate);
  * initialization, before the vector can fire; not synchronized against delivery.
  */
 void interrupt_register(unsigned vector, const char *name, iroutine_t handler);
+
+/** Installs the #PF handler (pagefault.c; from arch_interrupts_init()). */
+void page_fault_init(void);
 
 /** Builds the IDT (BSP, once). */
 void idt_init(void);

@@ -11,6 +11,9 @@
 
 #include <typedefs.h>
 
+/** e_machine of the user programs the loader accepts (EM_X86_64). */
+#define ELF_MACHINE    62
+
 #define PAGE_SIZE      4096UL
 #define PAGE_WIDTH     12
 #define LARGE_PAGE_SIZE (2UL << 20)

@@ -5,6 +5,44 @@
 #define KERN_ARCH_PAGING_H_
 
 #include <typedefs.h>
+#include <arch/mm.h>
+#include <arch/asm.h>
+
+/**
+ * Above this many pages an invalidation reloads CR3 (flushes the whole TLB
+ * but for global entries) instead of one invlpg per page, as Linux's
+ * tlb_single_page_flush_ceiling.
+ */
+#define TLB_INVLPG_MAX 32
+
+/**
+ * Invalidates this CPU's TLB entries of the user pages [@a base, @a base +
+ * @a pages * PAGE_SIZE): invlpg each, or a CR3 reload above TLB_INVLPG_MAX
+ * pages. Interrupts disabled or inside a cross-call.
+ */
+static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
+{
+	if (pages > TLB_INVLPG_MAX) {
+		write_cr3(read_cr3());
+		return;
+	}
+	for (size_t i = 0; i < pages; i++)
+		invlpg(base + i * PAGE_SIZE);
+}
+
+/**
+ * Hardware flags of a present user page (user, read; writable and
+ * executable as asked): the last-level entry is frame | these.
+ */
+static inline uint64_t paging_user_flags(bool writable, bool exec)
+{
+	uint64_t f = PTE_P | PTE_US;
+	if (writable)
+		f |= PTE_RW;
+	if (!exec)
+		f |= PTE_NX;
+	return f;
+}
 
 /** Physical address of the kernel's top-level page table (boot_pml4). */
 uintptr_t paging_kernel_pml4_phys(void);

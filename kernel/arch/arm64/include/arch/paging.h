@@ -1,0 +1,76 @@
+/** @file paging.h
+ * arm64 user page tables (TTBR0): four levels of 512 entries, 4 KiB pages,
+ * the same shape as amd64's, so the generic address-space code walks them
+ * through the same functions. paging.c.
+ */
+#ifndef KERN_ARCH_PAGING_H_
+#define KERN_ARCH_PAGING_H_
+
+#include <typedefs.h>
+#include <arch/mm.h>
+#include <arch/asm.h>
+
+/** Root of the kernel's (empty) lower-half table. */
+uintptr_t paging_kernel_pml4_phys(void);
+
+/** Allocates an empty root table for a user address space; 0 on ENOMEM. */
+uintptr_t paging_create_pml4(void);
+
+/** Frees the tables (not the mapped frames) under @a pml4_phys. */
+void paging_destroy_pml4(uintptr_t pml4_phys);
+
+/**
+ * The last-level entry of @a va under @a pml4_phys, allocating missing
+ * tables when @a alloc (NULL when absent or out of memory). Tables are only
+ * freed by paging_destroy_pml4(). Any context; never sleeps.
+ */
+uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
+
+/**
+ * The next last-level entry at or after *@a va below @a end that has a
+ * last-level table; *@a va is set to its address. NULL when none.
+ */
+uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *va, uintptr_t end);
+
+/**
+ * Hardware bits of a present user page: EL0 access, read-only unless
+ * @a writable, never executable by EL1 (PXN, the counterpart of SMEP),
+ * executable by EL0 only if @a exec; not global (nG), inner shareable,
+ * Normal memory, accessed.
+ */
+static inline uint64_t paging_user_flags(bool writable, bool exec)
+{
+	uint64_t f = PTE_VALID | PTE_TABLE | PTE_ATTR(MAIR_IDX_NORMAL) |
+	    PTE_AP_EL0 | PTE_SH_INNER | PTE_AF | PTE_NG | PTE_PXN;
+	if (!writable)
+		f |= PTE_AP_RO;
+	if (!exec)
+		f |= PTE_UXN;
+	return f;
+}
+
+/**
+ * Invalidates the TLB entries of the user pages [@a base, @a base + @a pages
+ * * PAGE_SIZE) on every CPU of the inner shareable domain: `tlbi vae1is`
+ * broadcasts in hardware (so the generic cross-call shootdown is redundant
+ * here, as Linux's arm64 flush_tlb_range() needs none). The DSB ISHST before
+ * orders the caller's cleared entries before the invalidation (a walk after
+ * it cannot reload the old entry); the DSB ISH after waits until every CPU
+ * completed it; the ISB makes this CPU's later accesses use the result.
+ */
+static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
+{
+	asm volatile ("dsb ishst" ::: "memory");
+	if (pages > 32) {
+		asm volatile ("tlbi vmalle1is" ::: "memory");
+	} else {
+		for (size_t i = 0; i < pages; i++) {
+			uint64_t arg = ((base + i * PAGE_SIZE) >> 12) &
+			    ((1UL << 44) - 1);
+			asm volatile ("tlbi vae1is, %0" :: "r" (arg) : "memory");
+		}
+	}
+	asm volatile ("dsb ish\n\tisb" ::: "memory");
+}
+
+#endif
