@@ -103,10 +103,14 @@ BUILD_KIND := release
 endif
 CFLAGS += -DCONFIG_BUILD='"$(BUILD_KIND)"'
 
+# The RCU algorithm's own file (synch/rcu_arcu.c or synch/rcu_podzimek.c); the
+# other one is left out of the kernel.
 ifeq ($(RCU),a-rcu)
 CFLAGS += -DCONFIG_RCU_A_RCU
+RCU_OTHER_SRC := $(GENERIC_DIR)/src/synch/rcu_podzimek.c
 else ifeq ($(RCU),podzimek-rcu)
 CFLAGS += -DCONFIG_RCU_PODZIMEK
+RCU_OTHER_SRC := $(GENERIC_DIR)/src/synch/rcu_arcu.c
 else
 $(error RCU must be a-rcu or podzimek-rcu)
 endif
@@ -202,8 +206,8 @@ ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
 	-T $(ARCH_DIR)/_link.ld
 
-SRC_C := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src $(TEST_DIR) \
-	-name '*.c' | sort)
+SRC_C := $(filter-out $(RCU_OTHER_SRC),$(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src \
+	$(GENERIC_DIR)/src $(TEST_DIR) -name '*.c' | sort))
 SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src \
 	-name '*.S' | sort)
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SRC_S))
