@@ -73,7 +73,7 @@ const char *const rcu_flavour_name = CONFIG_RCU_NAME;
  * rcu_preempt_lock held; read anywhere with atomics. */
 uint64_t rcu_cur_gp;
 /** Completed GP; atomics (seq_cst store after the detection). */
-uint64_t completed_gp;
+static uint64_t completed_gp;
 
 /** Preempted readers; protected by rcu_preempt_lock. */
 irq_spinlock_t rcu_preempt_lock = IRQ_SPINLOCK_INITIALIZER("rcu.preempt");
@@ -86,12 +86,13 @@ static waitq_t readers_done_wq;
 
 /** See rcu_inline.h (its own cache line); atomics. */
 rcu_expedite_flag_t rcu_expedite;
+#define expedite_req rcu_expedite.req
 
 /** Statistics: atomics (relaxed). */
-uint64_t stat_expedited;
-uint64_t stat_delayed;
+static uint64_t stat_expedited;
+uint64_t rcu_stat_delayed;
 static uint64_t stat_blocked_preempted;
-uint64_t stat_cross_calls;
+uint64_t rcu_stat_cross_calls;
 
 static bool rcu_ready;
 
@@ -101,9 +102,8 @@ uint64_t rcu_completed_gps(void)
 	return __atomic_load_n(&completed_gp, __ATOMIC_SEQ_CST);
 }
 
-/** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
 /* Model: verify/arcu.pml */
-bool cpu_quiescent(unsigned i, uint64_t gp)
+bool rcu_cpu_quiescent(unsigned i, uint64_t gp)
 {
 	cpu_t *c = &cpus[i];
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) == gp)
@@ -114,7 +114,7 @@ bool cpu_quiescent(unsigned i, uint64_t gp)
 
 /** Starts GP cur_gp + 1: preempted readers so far may predate it. */
 /* Model: verify/arcu.pml, verify/podzimek.pml */
-uint64_t gp_start(void)
+static uint64_t gp_start(void)
 {
 	irq_spinlock_lock(&rcu_preempt_lock, true);
 	uint64_t gp = rcu_cur_gp + 1;
@@ -134,7 +134,7 @@ uint64_t gp_start(void)
  * the stall warning of @a w when it is due meanwhile.
  */
 /* Model: verify/arcu.pml, verify/podzimek.pml */
-void wait_for_preempted_readers(gp_watch_t *w)
+static UNUSED void wait_for_preempted_readers(gp_watch_t *w)
 {
 	irq_spinlock_lock(&rcu_preempt_lock, true);
 	if (!list_empty(&rcu_cur_preempted))
@@ -156,8 +156,31 @@ void wait_for_preempted_readers(gp_watch_t *w)
 	irq_spinlock_unlock(&rcu_preempt_lock, true);
 }
 
-/** Called with rcu_preempt_lock held after a reader left rcu_cur_preempted. */
-void preempted_reader_left_locked(void)
+void rcu_detect_sleep(bool expedite, unsigned us)
+{
+	if (expedite)
+		thread_yield();
+	else
+		thread_usleep(us);
+}
+
+/* Model: verify/arcu.pml, verify/podzimek.pml */
+void rcu_run_gp(void)
+{
+	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
+	if (expedite)
+		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
+	uint64_t gp = gp_start();
+#ifndef CONFIG_RCU_BROKEN
+	gp_watch_t w;
+	rcu_gp_watch_start(&w, gp);
+	rcu_alg_detect(gp, expedite, &w);
+	wait_for_preempted_readers(&w);
+#endif
+	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
+}
+
+void rcu_preempted_reader_left_locked(void)
 {
 	if (detector_waits_readers && list_empty(&rcu_cur_preempted)) {
 		detector_waits_readers = false;
@@ -165,9 +188,8 @@ void preempted_reader_left_locked(void)
 	}
 }
 
-/** Puts @a t, switched out inside a reader, on the right preempted list. */
 /* Model: verify/arcu.pml, verify/podzimek.pml */
-void add_preempted_locked(thread_t *t)
+void rcu_add_preempted_locked(thread_t *t)
 {
 	cpu_t *c = CPU;
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) != rcu_cur_gp)
@@ -190,7 +212,6 @@ void rcu_thread_sleeps(thread_t *t)
 }
 #endif
 
-/** The scheduler's thread_exits hook: rcu_thread_exiting() (both flavours). */
 void rcu_thread_exits_hook(thread_t *t)
 {
 	(void) t;
@@ -260,7 +281,7 @@ static void reclaimer_thread(void *arg)
 			*tail = head;
 			c->rcu.next_cnt += n;
 			memory_barrier();
-			c->rcu.next_cbs_gp = cur_gp() + 1;
+			c->rcu.next_cbs_gp = rcu_started_gp() + 1;
 			if (!c->rcu.cur_cbs) {
 				c->rcu.cur_cbs = c->rcu.next_cbs;
 				c->rcu.cur_cbs_gp = c->rcu.next_cbs_gp;
@@ -272,7 +293,7 @@ static void reclaimer_thread(void *arg)
 		}
 		if (c->rcu.cur_cbs) {
 			interrupts_restore(ipl);
-			wait_for_gp(c->rcu.cur_cbs_gp);
+			rcu_wait_for_gp(c->rcu.cur_cbs_gp);
 			continue;
 		}
 		/* Nothing at all: sleep until rcu_call wakes us. */
@@ -380,12 +401,12 @@ void rcu_get_stats(rcu_stats_t *st)
 	st->expedite_threshold = EXPEDITE_THRESHOLD;
 	st->critical_threshold = RCU_CRITICAL_THRESHOLD;
 	st->gps_completed = rcu_completed_gps();
-	st->gps_started = cur_gp();
+	st->gps_started = rcu_started_gp();
 	st->gps_expedited = __atomic_load_n(&stat_expedited, __ATOMIC_RELAXED);
-	st->gps_delayed = __atomic_load_n(&stat_delayed, __ATOMIC_RELAXED);
+	st->gps_delayed = __atomic_load_n(&rcu_stat_delayed, __ATOMIC_RELAXED);
 	st->gps_blocked_preempted = __atomic_load_n(&stat_blocked_preempted,
 	    __ATOMIC_RELAXED);
-	st->cross_calls = __atomic_load_n(&stat_cross_calls, __ATOMIC_RELAXED);
+	st->cross_calls = __atomic_load_n(&rcu_stat_cross_calls, __ATOMIC_RELAXED);
 	st->stall_limit_ms = rcu_stall_limit_get();
 	st->stall_warnings = rcu_stall_warnings();
 	st->pending_callbacks = rcu_pending_callbacks();
@@ -415,7 +436,7 @@ void rcu_init(void)
 		c->rcu.arriving_tail = &c->rcu.arriving_head;
 		waitq_initialize(&c->rcu.reclaimer_wq);
 	}
-	sched_hooks_register(&rcu_hooks);
+	sched_hooks_register(&rcu_alg_hooks);
 }
 
 void rcu_start_threads(void)

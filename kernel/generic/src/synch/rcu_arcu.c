@@ -44,7 +44,7 @@ static void record_cs_qs(void)
 {
 	cpu_t *c = CPU;
 	memory_barrier();
-	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->rcu.last_seen_gp, rcu_started_gp(), __ATOMIC_SEQ_CST);
 }
 
 /* Model: verify/arcu.pml */
@@ -57,7 +57,7 @@ void rcu_read_unlock_preempted(void)
 	if (c->rcu.nesting == RCU_WAS_PREEMPTED) {
 		list_remove(&c->thread->rcu_preempt_link);
 		c->rcu.nesting = 0;
-		preempted_reader_left_locked();
+		rcu_preempted_reader_left_locked();
 	}
 	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
@@ -95,12 +95,12 @@ static void arcu_after_thread_ran(thread_t *t)
 		irq_spinlock_lock(&rcu_preempt_lock, false);
 		list_remove(&t->rcu_preempt_link);
 		n = 0;
-		preempted_reader_left_locked();
+		rcu_preempted_reader_left_locked();
 		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	} else if (n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
 		irq_spinlock_lock(&rcu_preempt_lock, false);
 		n |= RCU_WAS_PREEMPTED;
-		add_preempted_locked(t);
+		rcu_add_preempted_locked(t);
 		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
 	__atomic_store_n(&t->rcu_nesting, n, __ATOMIC_RELAXED);
@@ -140,65 +140,52 @@ static UNUSED void arcu_sample_cpu(void *arg)
 	__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
 }
 
-/** A-RCU grace period detection, run by a reclaimer holding gp_mutex. */
+/**
+ * A-RCU's part of the detection of GP @a gp (rcu_run_gp(), run by a reclaimer
+ * holding gp_mutex): polls the CPUs until each is quiescent or its reader is
+ * on rcu_cur_preempted.
+ */
 /* Model: verify/arcu.pml */
-static void run_gp(void)
+void rcu_alg_detect(uint64_t gp, bool expedite, gp_watch_t *w)
 {
-	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
-	if (expedite)
-		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
-	uint64_t gp = gp_start();
-#ifndef CONFIG_RCU_BROKEN
-	gp_watch_t w;
-	rcu_gp_watch_start(&w, gp);
 	bool pending[CONFIG_MAX_CPUS];
 	unsigned npending = 0;
 	for (unsigned i = 0; i < cpu_count; i++) {
-		pending[i] = cpu_is_online(i) && !cpu_quiescent(i, gp);
+		pending[i] = cpu_is_online(i) && !rcu_cpu_quiescent(i, gp);
 		npending += pending[i];
 	}
-	if (npending) {
-		if (expedite)
-			thread_yield();
-		else
-			thread_usleep(DETECT_SLEEP_US);
-	}
+	if (npending)
+		rcu_detect_sleep(expedite, DETECT_SLEEP_US);
 	bool delayed = false;
 	while (npending) {
 		npending = 0;
 		for (unsigned i = 0; i < cpu_count; i++) {
 			if (!pending[i])
 				continue;
-			if (!cpu_quiescent(i, gp)) {
-				__atomic_fetch_add(&stat_cross_calls, 1, __ATOMIC_RELAXED);
+			if (!rcu_cpu_quiescent(i, gp)) {
+				__atomic_fetch_add(&rcu_stat_cross_calls, 1, __ATOMIC_RELAXED);
 				(void) smp_call(i, arcu_sample_cpu, &gp);
 			}
-			pending[i] = cpu_is_online(i) && !cpu_quiescent(i, gp);
+			pending[i] = cpu_is_online(i) && !rcu_cpu_quiescent(i, gp);
 			npending += pending[i];
 		}
 		if (npending) {
 			delayed = true;
-			if (expedite)
-				thread_yield();
-			else
-				thread_usleep(POLL_SLEEP_US);
+			rcu_detect_sleep(expedite, POLL_SLEEP_US);
 		}
 	}
 	if (delayed)
-		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
-	wait_for_preempted_readers(&w);
-#endif
-	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&rcu_stat_delayed, 1, __ATOMIC_RELAXED);
 }
 
 /** Blocks until GP @a gp completed, running the detection if nobody does. */
 /* Model: verify/arcu.pml */
-void wait_for_gp(uint64_t gp)
+void rcu_wait_for_gp(uint64_t gp)
 {
 	while (rcu_completed_gps() < gp) {
 		mutex_lock(&gp_mutex);
 		if (rcu_completed_gps() < gp)
-			run_gp();
+			rcu_run_gp();
 		mutex_unlock(&gp_mutex);
 	}
 }
@@ -217,14 +204,14 @@ void rcu_thread_exiting(void)
 	irq_spinlock_lock(&rcu_preempt_lock, false);
 	if (c->rcu.nesting & RCU_WAS_PREEMPTED) {
 		list_remove(&t->rcu_preempt_link);
-		preempted_reader_left_locked();
+		rcu_preempted_reader_left_locked();
 	}
 	c->rcu.nesting = 0;
 	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
 }
 
-const sched_hooks_t rcu_hooks = {
+const sched_hooks_t rcu_alg_hooks = {
 	.before_thread_runs = arcu_before_thread_runs,
 	.after_thread_ran = arcu_after_thread_ran,
 	.thread_sleeps = RCU_SLEEP_HOOK,

@@ -18,48 +18,6 @@
 #define DETECT_SLEEP_US        10000  /**< first wait of a normal GP detection */
 #define POLL_SLEEP_US          1000   /**< A-RCU: re-poll of CPUs still in readers */
 
-/* rcu.c: the grace-period numbers, the expedite request, statistics. */
-extern uint64_t rcu_cur_gp;
-extern uint64_t completed_gp;
-#define expedite_req rcu_expedite.req
-extern uint64_t stat_expedited;
-extern uint64_t stat_delayed;
-extern uint64_t stat_cross_calls;
-
-/** The GP started last (seq_cst). */
-static inline uint64_t cur_gp(void)
-{
-	return __atomic_load_n(&rcu_cur_gp, __ATOMIC_SEQ_CST);
-}
-
-/** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
-bool cpu_quiescent(unsigned i, uint64_t gp);
-/** Starts GP cur_gp + 1: preempted readers so far may predate it. */
-uint64_t gp_start(void);
-/** Called with rcu_preempt_lock held after a reader left rcu_cur_preempted. */
-void preempted_reader_left_locked(void);
-/** Puts @a t, switched out inside a reader, on the right preempted list. */
-void add_preempted_locked(thread_t *t);
-/** The scheduler's thread_exits hook: rcu_thread_exiting() (both flavours). */
-void rcu_thread_exits_hook(thread_t *t);
-#ifdef CONFIG_DEBUG
-/** Scheduler hook: @a t is about to sleep; asserts it is outside any reader. */
-void rcu_thread_sleeps(thread_t *t);
-#define RCU_SLEEP_HOOK rcu_thread_sleeps
-#else
-#define RCU_SLEEP_HOOK NULL
-#endif
-
-/* The algorithm's file (rcu_arcu.c or rcu_podzimek.c). */
-/** Blocks until GP @a gp completed (the reclaimers). */
-void wait_for_gp(uint64_t gp);
-/** The algorithm's scheduler hooks (rcu_init registers them). */
-extern const sched_hooks_t rcu_hooks;
-/** Initializes the algorithm's own state (rcu_init). */
-void rcu_alg_init(void);
-/** Starts the algorithm's own threads, if any (rcu_start_threads). */
-void rcu_alg_start_threads(void);
-
 /**
  * Readers preempted inside a section that may predate the current GP (rcu.c,
  * "Shared machinery"); rcu_cur_preempted is protected by rcu_preempt_lock,
@@ -94,10 +52,62 @@ void rcu_stall_report(gp_watch_t *w);
 /** Prints the stall warning of @a w if it is due. Detector thread. */
 void rcu_stall_check(gp_watch_t *w);
 
+/* rcu.c: the grace-period numbers, statistics, the shared detection. */
+extern uint64_t rcu_cur_gp;
+/** GPs delayed by CPUs found in readers; atomics (relaxed). */
+extern uint64_t rcu_stat_delayed;
+/** Cross-calls the detection sent; atomics (relaxed). */
+extern uint64_t rcu_stat_cross_calls;
+
+/** The GP started last (seq_cst). */
+static inline uint64_t rcu_started_gp(void)
+{
+	return __atomic_load_n(&rcu_cur_gp, __ATOMIC_SEQ_CST);
+}
+
+/** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
+bool rcu_cpu_quiescent(unsigned i, uint64_t gp);
+/** Called with rcu_preempt_lock held after a reader left rcu_cur_preempted. */
+void rcu_preempted_reader_left_locked(void);
+/** Puts @a t, switched out inside a reader, on the right preempted list. */
+void rcu_add_preempted_locked(thread_t *t);
+/** The scheduler's thread_exits hook: rcu_thread_exiting() (both flavours). */
+void rcu_thread_exits_hook(thread_t *t);
+#ifdef CONFIG_DEBUG
+/** Scheduler hook: @a t is about to sleep; asserts it is outside any reader. */
+void rcu_thread_sleeps(thread_t *t);
+#define RCU_SLEEP_HOOK rcu_thread_sleeps
+#else
+#define RCU_SLEEP_HOOK NULL
+#endif
 /**
- * Waits until every reader preempted before the GP started has left; prints
- * the stall warning of @a w when it is due meanwhile (rcu.c).
+ * The detection's wait for acknowledgements: yields when @a expedite, else
+ * sleeps @a us microseconds. Thread context.
  */
-void wait_for_preempted_readers(gp_watch_t *w);
+void rcu_detect_sleep(bool expedite, unsigned us);
+/**
+ * Detects one grace period, the frame both algorithms share: takes the
+ * expedite request, starts GP rcu_cur_gp + 1, lets the algorithm wait for the
+ * CPUs (rcu_alg_detect()), waits for the readers preempted before the GP and
+ * marks it complete. BROKEN=rcu: completes it right after starting it. Called
+ * by one thread at a time (A-RCU: a reclaimer holding gp_mutex; Podzimek: the
+ * detector thread).
+ */
+void rcu_run_gp(void);
+
+/* The algorithm's file (rcu_arcu.c or rcu_podzimek.c). */
+/**
+ * Waits until every online CPU acknowledged GP @a gp or has its reader on
+ * rcu_cur_preempted (rcu_run_gp()); @a w is the GP's stall watch.
+ */
+void rcu_alg_detect(uint64_t gp, bool expedite, gp_watch_t *w);
+/** Blocks until GP @a gp completed (the reclaimers). */
+void rcu_wait_for_gp(uint64_t gp);
+/** The algorithm's scheduler hooks (rcu_init registers them). */
+extern const sched_hooks_t rcu_alg_hooks;
+/** Initializes the algorithm's own state (rcu_init). */
+void rcu_alg_init(void);
+/** Starts the algorithm's own threads, if any (rcu_start_threads). */
+void rcu_alg_start_threads(void);
 
 #endif

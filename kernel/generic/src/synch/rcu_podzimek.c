@@ -47,7 +47,7 @@ void rcu_record_qs(void)
 {
 	cpu_t *c = CPU;
 	memory_barrier();
-	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->rcu.last_seen_gp, rcu_started_gp(), __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&c->rcu.is_delaying_gp, false, __ATOMIC_SEQ_CST)) {
 		if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) == 0)
 			waitq_wake_one(&delaying_done_wq);
@@ -62,7 +62,7 @@ static void remove_preempted(thread_t *t)
 	if (t->rcu_preempted) {
 		list_remove(&t->rcu_preempt_link);
 		t->rcu_preempted = false;
-		preempted_reader_left_locked();
+		rcu_preempted_reader_left_locked();
 	}
 	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
@@ -81,7 +81,7 @@ static void podzimek_after_thread_ran(thread_t *t)
 	if (t->rcu_nesting > 0 && !t->rcu_preempted) {
 		irq_spinlock_lock(&rcu_preempt_lock, false);
 		t->rcu_preempted = true;
-		add_preempted_locked(t);
+		rcu_add_preempted_locked(t);
 		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
 	c->rcu.nesting = 0;
@@ -111,47 +111,37 @@ static UNUSED void podzimek_sample_cpu(void *arg)
 	}
 }
 
+/**
+ * Podzimek's part of the detection of GP @a gp (rcu_run_gp(), the detector
+ * thread): asks the CPUs that did not acknowledge and sleeps until each
+ * announced its next quiescent state.
+ */
 /* Model: verify/podzimek.pml */
-static void run_gp(void)
+void rcu_alg_detect(uint64_t gp, bool expedite, gp_watch_t *w)
 {
-	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
-	if (expedite)
-		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
-	uint64_t gp = gp_start();
-#ifndef CONFIG_RCU_BROKEN
-	gp_watch_t w;
-	rcu_gp_watch_start(&w, gp);
 	bool any = false;
 	for (unsigned i = 0; i < cpu_count; i++)
-		any |= cpu_is_online(i) && !cpu_quiescent(i, gp);
-	if (any) {
-		if (expedite)
-			thread_yield();
-		else
-			thread_usleep(DETECT_SLEEP_US);
-	}
+		any |= cpu_is_online(i) && !rcu_cpu_quiescent(i, gp);
+	if (any)
+		rcu_detect_sleep(expedite, DETECT_SLEEP_US);
 	/* One reference for the detector itself while it sends the calls. */
 	__atomic_store_n(&delaying_cpus, 1, __ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i) && !cpu_quiescent(i, gp)) {
-			__atomic_fetch_add(&stat_cross_calls, 1, __ATOMIC_RELAXED);
+		if (cpu_is_online(i) && !rcu_cpu_quiescent(i, gp)) {
+			__atomic_fetch_add(&rcu_stat_cross_calls, 1, __ATOMIC_RELAXED);
 			(void) smp_call(i, podzimek_sample_cpu, &gp);
 		}
 	}
 	if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) != 0) {
-		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rcu_stat_delayed, 1, __ATOMIC_RELAXED);
 		while (__atomic_load_n(&delaying_cpus, __ATOMIC_SEQ_CST) != 0) {
-			rcu_stall_check(&w);
+			rcu_stall_check(w);
 			(void) waitq_sleep_timeout(&delaying_done_wq, DETECT_SLEEP_US,
 			    SYNCH_FLAGS_NONE);
 		}
 	}
 	/* Drop a wake-up that raced with the last check. */
 	(void) waitq_sleep_timeout(&delaying_done_wq, 0, SYNCH_FLAGS_NON_BLOCKING);
-	wait_for_preempted_readers(&w);
-#endif
-	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
-	waitq_wake_all(&gp_done_wq);
 }
 
 /* Model: verify/podzimek.pml */
@@ -168,12 +158,13 @@ static void detector_thread(void *arg)
 			continue;
 		}
 		waitq_sleep_cancel(&detector_wq, ipl);
-		run_gp();
+		rcu_run_gp();
+		waitq_wake_all(&gp_done_wq);
 	}
 }
 
 /* Model: verify/podzimek.pml */
-void wait_for_gp(uint64_t gp)
+void rcu_wait_for_gp(uint64_t gp)
 {
 	irq_spinlock_lock(&req_lock, true);
 	if (req_gp < gp)
@@ -209,7 +200,7 @@ void rcu_thread_exiting(void)
 	preemption_enable();
 }
 
-const sched_hooks_t rcu_hooks = {
+const sched_hooks_t rcu_alg_hooks = {
 	.after_thread_ran = podzimek_after_thread_ran,
 	.before_thread_runs = podzimek_before_thread_runs,
 	.thread_sleeps = RCU_SLEEP_HOOK,
