@@ -52,6 +52,9 @@
 #   LOCKDEP        1 (default in debug builds): the lock-dependency validator
 #                  (synch/lockdep.h, the `lockdep` command); 0: none. Release
 #                  builds (DEBUG=0) never have it
+#   TESTS          1 (default): the kernel tests and benchmarks (kernel/test/,
+#                  the `test`, `rcutorture` and `chtbench` commands; defines
+#                  CONFIG_TEST); 0: a production kernel without them
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -64,6 +67,7 @@ RCU_BROKEN ?= 0
 BROKEN ?=
 LOCK_STAT ?= 0
 LOCKDEP ?= 1
+TESTS ?= 1
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -83,8 +87,10 @@ GENARCH_DIR := kernel/genarch
 GENERIC_DIR := kernel/generic
 TEST_DIR := kernel/test
 
+# kernel/test is on the include path only in kernels with the tests
+# (TESTS=1), so that nothing else can include a test's header.
 INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/include \
-	-I$(TEST_DIR)
+	$(if $(filter 1,$(TESTS)),-I$(TEST_DIR))
 
 CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
@@ -103,14 +109,14 @@ BUILD_KIND := release
 endif
 CFLAGS += -DCONFIG_BUILD='"$(BUILD_KIND)"'
 
-# The RCU algorithm's own file (synch/rcu_arcu.c or synch/rcu_podzimek.c); the
-# other one is left out of the kernel.
+# The RCU algorithm's own file (synch/rcu_arcu.c or synch/rcu_podzimek.c, over
+# the shared synch/rcu.c) is in the kernel's source list below.
 ifeq ($(RCU),a-rcu)
 CFLAGS += -DCONFIG_RCU_A_RCU
-RCU_OTHER_SRC := $(GENERIC_DIR)/src/synch/rcu_podzimek.c
+RCU_ALG_SRC := synch/rcu_arcu.c
 else ifeq ($(RCU),podzimek-rcu)
 CFLAGS += -DCONFIG_RCU_PODZIMEK
-RCU_OTHER_SRC := $(GENERIC_DIR)/src/synch/rcu_arcu.c
+RCU_ALG_SRC := synch/rcu_podzimek.c
 else
 $(error RCU must be a-rcu or podzimek-rcu)
 endif
@@ -157,6 +163,13 @@ ifeq ($(DEBUG)$(LOCKDEP),11)
 CFLAGS += -DCONFIG_LOCKDEP
 LOCKDEP_NAME := -lockdep
 endif
+ifeq ($(TESTS),1)
+CFLAGS += -DCONFIG_TEST
+else ifeq ($(TESTS),0)
+NOTESTS_NAME := -notests
+else
+$(error TESTS must be 0 or 1)
+endif
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
 else ifeq ($(PAGE_HT),locked)
@@ -200,17 +213,63 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
 	-T $(ARCH_DIR)/_link.ld
 
-SRC_C := $(filter-out $(RCU_OTHER_SRC),$(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src \
-	$(GENERIC_DIR)/src $(TEST_DIR) -name '*.c' | sort))
-SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_DIR)/src $(GENERIC_DIR)/src \
-	-name '*.S' | sort)
-OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SRC_S))
+# The kernel's sources, every one named here (a file not listed is not built;
+# tests/test_tree.py checks that every kernel source is listed).
+ARCH_SRC := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S uaccess.S \
+	apic.c cpu.c interrupt.c paging.c smp.c uaccess_fixup.c userspace.c
+GENARCH_SRC := acpi.c pit.c uart16550.c mm/page_ht.c
+GENERIC_SRC := \
+	adt/avl.c adt/cht.c adt/cht_kernel.c \
+	console/console.c console/kconsole.c console/cmd_cht.c console/cmd_mm.c \
+	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
+	console/cmd_task.c console/cmd_workq.c \
+	cpu/cpu.c \
+	debug/panic.c debug/symtab.c \
+	lib/errno.c lib/str.c \
+	main/main.c \
+	mm/as.c mm/frame.c mm/malloc.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
+	print/printf_core.c \
+	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
+	smp/smp_call.c \
+	synch/condvar.c synch/lockdep.c synch/lockstat.c synch/mutex.c \
+	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
+	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
+	syscall/syscall.c \
+	time/delay.c time/timeout.c
+# CONFIG_TEST (TESTS=1): the console commands that run them, the tests
+# (kernel/test/) and the benchmarks (kernel/test/bench/).
+GENERIC_TEST_SRC := console/cmd_test.c console/cmd_bench.c
+TEST_SRC := test.c testlib.c \
+	adt/avl1.c \
+	atomic/atomic1.c \
+	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
+	bench/chtbench/resize.c bench/chtbench/page_ht.c \
+	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/cht_sanity.c cht/chtresize.c \
+	debug/dfstack1.c debug/fault1.c \
+	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
+	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
+	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
+	print/print1.c \
+	proc/sched1.c proc/thread1.c \
+	smp/ipi1.c smp/smpcall1.c \
+	synch/condvar1.c synch/lockdep1.c synch/mutex1.c synch/rcu1.c \
+	synch/rcu1_parts1.c synch/rcu1_parts2.c synch/rcusleep1.c synch/rcustall1.c \
+	synch/rcutorture.c synch/rcuunlock1.c synch/rwlock1.c synch/semaphore1.c \
+	synch/semaphore2.c synch/waitq1.c synch/workqueue1.c
+KERNEL_SRC := $(addprefix $(ARCH_DIR)/src/,$(ARCH_SRC)) \
+	$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC)) \
+	$(addprefix $(GENERIC_DIR)/src/,$(GENERIC_SRC))
+ifeq ($(TESTS),1)
+KERNEL_SRC += $(addprefix $(GENERIC_DIR)/src/,$(GENERIC_TEST_SRC)) \
+	$(addprefix $(TEST_DIR)/,$(TEST_SRC))
+endif
+OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNEL_SRC)))
 DEPS := $(OBJS:.o=.d)
 
 # The build configuration is part of every object's inputs: switching DEBUG
@@ -219,7 +278,7 @@ CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
 	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
-	memcached-bench plugin bench-sharing
+	memcached-bench plugin bench-sharing list-sources
 
 all: kernel iso
 
@@ -330,6 +389,12 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 		boot/grub.cfg > $(BUILD)/iso/boot/grub/grub.cfg
 	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+# Every kernel source the Makefile names (both RCU algorithms), one per line (tests/test_tree.py
+# compares the lists of TESTS=1 with the tree).
+list-sources:
+	@printf '%s\n' $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,$(filter-out \
+		$(RCU_ALG_SRC),synch/rcu_arcu.c synch/rcu_podzimek.c))
 
 deps:
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test

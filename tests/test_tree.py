@@ -6,6 +6,7 @@
 * ``CHECK`` is defined only in the kernel tests' library
   (kernel/test/testlib.h) and the userspace tests' (uspace/tests/tutil.h).
 * docs/LOCKING.md names every lock the kernel initializes.
+* The Makefile names every kernel source (make list-sources).
 """
 
 import os
@@ -110,3 +111,17 @@ def test_locking_md_names_every_lock():
             r'(?:irq_)?spinlock_initialize\([^,]+,\s*"([^"]+)"\)', text))
     missing = sorted(n for n in names if '"%s"' % n not in doc)
     assert not missing, "docs/LOCKING.md does not name: %s" % missing
+
+
+def test_makefile_names_every_kernel_source():
+    """The kernel's object list is the Makefile's, not a `find`: every .c and
+    .S under kernel/ is named there (a file the list forgets would silently
+    not be built), and every name there exists."""
+    listed = set(subprocess.run(
+        ["make", "-s", "--no-print-directory", "list-sources"], cwd=REPO,
+        capture_output=True, text=True, check=True).stdout.split())
+    tree = set(tracked(r"^kernel/.*\.(c|S)$"))
+    assert not tree - listed, "kernel sources the Makefile does not name: %s" \
+        % sorted(tree - listed)
+    assert not listed - tree, "the Makefile names missing sources: %s" % \
+        sorted(listed - tree)

@@ -53,7 +53,7 @@
 #define SLOW_EVERY 256
 #define SLOW_NS 3000000
 
-/* chtbench 12's table (kernel/generic/src/bench/chtbench/ht.c). */
+/* chtbench 12's table (kernel/test/bench/chtbench/ht.c). */
 #define BENCH_ITEMS (127 * 4)
 #define BENCH_BUCKETS 128
 

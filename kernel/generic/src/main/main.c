@@ -22,7 +22,6 @@
 #include <synch/workqueue.h>
 #include <adt/cht.h>
 #include <mm/as.h>
-#include <tests.h>
 #include <proc/task.h>
 #include <proc/program.h>
 
@@ -212,11 +211,14 @@ static void kconsole_thread(void *arg)
 	kconsole_run();
 }
 
+#ifdef CONFIG_TEST
+/* The ipi1 test counts these (kernel/test/smp/ipi1.c). */
 static void ipi_test_handler(unsigned vector, istate_t *istate)
 {
 	atomic_inc(&CPU->ipi_test_count);
 	lapic_eoi();
 }
+#endif
 
 static void halt_ipi_handler(unsigned vector, istate_t *istate)
 {
@@ -250,7 +252,9 @@ void main_bsp(uint32_t mb_magic, uint32_t mb_info)
 	idt_init();
 	cpu_arch_init(bsp);
 	interrupt_register(VECTOR_TIMER, "timer", timer_handler);
+#ifdef CONFIG_TEST
 	interrupt_register(VECTOR_IPI_TEST, "ipi-test", ipi_test_handler);
+#endif
 	interrupt_register(VECTOR_HALT, "halt", halt_ipi_handler);
 	interrupt_register(VECTOR_WAKEUP, "wakeup", wakeup_ipi_handler);
 

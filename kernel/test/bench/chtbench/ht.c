@@ -3,7 +3,7 @@
  * hash table (one spinlock or one per bucket) and in the CHT with the same keys
  * (see chtbench.h).
  */
-#include "chtbench.h"
+#include "chtbench_parts.h"
 
 /* ---------------------------------------------------------------------- */
 /* The previous-generation fixed hash table: 127 chained buckets, hashing by

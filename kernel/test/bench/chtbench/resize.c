@@ -3,7 +3,7 @@
  * lookups in the CHT at fixed sizes and while a resizer flips 2^13 <-> 2^14
  * buckets, against a reader-writer-lock table (see chtbench.h).
  */
-#include "chtbench.h"
+#include "chtbench_parts.h"
 
 /* ---------------------------------------------------------------------- */
 /* The resize experiment: 2^16 items, 2^13 <-> 2^14 buckets. */
