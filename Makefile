@@ -86,11 +86,17 @@ ARCH_DIR := kernel/arch/amd64
 GENARCH_DIR := kernel/genarch
 GENERIC_DIR := kernel/generic
 TEST_DIR := kernel/test
+# Sources and headers compiled into more than one of the kernel, lib/c and
+# libcht (common/include: the freestanding C headers, the syscall ABI, errno
+# and the CHT; common/adt/cht.c, common/print/printf_core.c,
+# common/test/cht_sanity.c).
+COMMON_DIR := common
 
 # kernel/test is on the include path only in kernels with the tests
 # (TESTS=1), so that nothing else can include a test's header.
 INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/include \
-	$(if $(filter 1,$(TESTS)),-I$(TEST_DIR))
+	-I$(COMMON_DIR)/include \
+	$(if $(filter 1,$(TESTS)),-I$(TEST_DIR) -iquote $(COMMON_DIR)/test)
 
 CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
@@ -188,12 +194,12 @@ UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
 	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
+	-I$(ULIBC)/include -I$(COMMON_DIR)/include -I$(GENERIC_DIR)/include
 ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
 ULIBC_SRC := $(ULIBC)/src/crt0.S $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
-	$(GENERIC_DIR)/src/print/printf_core.c
+	$(COMMON_DIR)/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the kernel's cht.c again, over the third environment
 # (uspace/lib/cht/osenv ahead of the kernel's include directory) and libcht's
@@ -203,7 +209,7 @@ ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 USPACE_CHT_APPS := chtuser
 UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/urcu/include \
 	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
-ULIBCHT_SRC := $(GENERIC_DIR)/src/adt/cht.c uspace/lib/cht/src/cht_env.c \
+ULIBCHT_SRC := $(COMMON_DIR)/adt/cht.c uspace/lib/cht/src/cht_env.c \
 	uspace/lib/urcu/src/rcu.c
 ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
 UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
@@ -225,7 +231,7 @@ ARCH_SRC := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S uaccess.S 
 	apic.c cpu.c interrupt.c paging.c smp.c uaccess_fixup.c userspace.c
 GENARCH_SRC := acpi.c pit.c uart16550.c mm/page_ht.c
 GENERIC_SRC := \
-	adt/avl.c adt/cht.c adt/cht_kernel.c \
+	adt/avl.c adt/cht_kernel.c \
 	console/console.c console/kconsole.c console/cmd_cht.c console/cmd_mm.c \
 	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
 	console/cmd_task.c console/cmd_workq.c \
@@ -234,7 +240,6 @@ GENERIC_SRC := \
 	lib/errno.c lib/str.c \
 	main/main.c \
 	mm/as.c mm/frame.c mm/malloc.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
-	print/printf_core.c \
 	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
 	smp/smp_call.c \
 	synch/condvar.c synch/lockdep.c synch/lockstat.c synch/mutex.c \
@@ -250,7 +255,7 @@ TEST_SRC := test.c testlib.c \
 	atomic/atomic1.c \
 	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
 	bench/chtbench/resize.c bench/chtbench/page_ht.c \
-	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/cht_sanity.c cht/chtresize.c \
+	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
 	debug/dfstack1.c debug/fault1.c \
 	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
 	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
@@ -262,12 +267,16 @@ TEST_SRC := test.c testlib.c \
 	synch/rcu1_parts1.c synch/rcu1_parts2.c synch/rcusleep1.c synch/rcustall1.c \
 	synch/rcutorture.c synch/rcuunlock1.c synch/rwlock1.c synch/semaphore1.c \
 	synch/semaphore2.c synch/waitq1.c synch/workqueue1.c
+COMMON_SRC := adt/cht.c print/printf_core.c
+COMMON_TEST_SRC := test/cht_sanity.c
 KERNEL_SRC := $(addprefix $(ARCH_DIR)/src/,$(ARCH_SRC)) \
+	$(addprefix $(COMMON_DIR)/,$(COMMON_SRC)) \
 	$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC)) \
 	$(addprefix $(GENERIC_DIR)/src/,$(GENERIC_SRC))
 ifeq ($(TESTS),1)
 KERNEL_SRC += $(addprefix $(GENERIC_DIR)/src/,$(GENERIC_TEST_SRC)) \
-	$(addprefix $(TEST_DIR)/,$(TEST_SRC))
+	$(addprefix $(TEST_DIR)/,$(TEST_SRC)) \
+	$(addprefix $(COMMON_DIR)/,$(COMMON_TEST_SRC))
 endif
 OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNEL_SRC)))
 DEPS := $(OBJS:.o=.d)

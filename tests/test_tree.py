@@ -115,12 +115,13 @@ def test_locking_md_names_every_lock():
 
 def test_makefile_names_every_kernel_source():
     """The kernel's object list is the Makefile's, not a `find`: every .c and
-    .S under kernel/ is named there (a file the list forgets would silently
-    not be built), and every name there exists."""
+    .S under kernel/ and common/ (but common/'s user-space-only files) is named
+    there (a file the list forgets would silently not be built), and every
+    name there exists."""
     listed = set(subprocess.run(
         ["make", "-s", "--no-print-directory", "list-sources"], cwd=REPO,
         capture_output=True, text=True, check=True).stdout.split())
-    tree = set(tracked(r"^kernel/.*\.(c|S)$"))
+    tree = set(tracked(r"^(kernel|common)/.*\.(c|S)$"))
     assert not tree - listed, "kernel sources the Makefile does not name: %s" \
         % sorted(tree - listed)
     assert not listed - tree, "the Makefile names missing sources: %s" % \
