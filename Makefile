@@ -194,7 +194,7 @@ UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
 	-msoft-float -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-	-I$(ULIBC)/include -I$(COMMON_DIR)/include -I$(GENERIC_DIR)/include
+	-I$(ULIBC)/include -I$(COMMON_DIR)/include
 ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
@@ -407,6 +407,10 @@ list-sources:
 
 deps:
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
+
+# The value of a variable (make print-UCFLAGS), for tests/test_tree.py.
+print-%:
+	@echo '$($*)'
 
 # -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
 # -cpu max: the CPU model with SMEP and SMAP (the default qemu64 has neither),

@@ -1,6 +1,6 @@
 /** @file chtuser.c
  * `chtuser [-t S] [-n THREADS] [-k KEYS] [-l] [-B]`: the kernel's concurrent
- * hash table (kernel/generic/src/adt/cht.c) in a user task, through the OS's
+ * hash table (common/adt/cht.c) in a user task, through the OS's
  * libcht (uspace/lib/cht/osenv, libcht's user RCU over SYS_MEMBARRIER and
  * futexes).
  *

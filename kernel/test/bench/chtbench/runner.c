@@ -11,7 +11,7 @@
  * stop when the controlling thread raises the stop flag after -t seconds.
  */
 #include "chtbench_parts.h"
-#include <arch/sharing.h>
+#include <sharing.h>
 
 /* Shared state of one run (see chtbench.h). */
 bench_cfg_t bench_cfg;
