@@ -21,6 +21,5 @@ int printf(const char *fmt, ...) PRINTF_ATTR(1, 2);
 int vprintf(const char *fmt, va_list ap);
 /** Writes a string (no newline added), atomically like printf(). */
 void puts(const char *s);
-void putchar(char c);
 
 #endif

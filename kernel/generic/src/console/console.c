@@ -145,13 +145,6 @@ void puts(const char *s)
 	console_unlock();
 }
 
-void putchar(char c)
-{
-	console_lock();
-	console_out(c, NULL);
-	console_unlock();
-}
-
 /* Input */
 
 static size_t input_count_locked(void)

@@ -197,14 +197,6 @@ task_t *task_find(uint64_t id)
 	return found;
 }
 
-size_t task_count(void)
-{
-	irq_spinlock_lock(&tasks_lock, true);
-	size_t n = tasks_n;
-	irq_spinlock_unlock(&tasks_lock, true);
-	return n;
-}
-
 static bool task_killed(task_t *task)
 {
 	return __atomic_load_n(&task->killed, __ATOMIC_SEQ_CST);
