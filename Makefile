@@ -231,7 +231,7 @@ ARCH_SRC := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S uaccess.S 
 	apic.c cpu.c interrupt.c paging.c smp.c uaccess_fixup.c userspace.c
 GENARCH_SRC := acpi.c pit.c uart16550.c mm/page_ht.c
 GENERIC_SRC := \
-	adt/avl.c adt/cht_kernel.c \
+	adt/avl.c adt/cht_env.c \
 	console/console.c console/kconsole.c console/cmd_cht.c console/cmd_mm.c \
 	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
 	console/cmd_task.c console/cmd_workq.c \
