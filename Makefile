@@ -140,7 +140,7 @@ $(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \
 	known: $(BROKEN_KNOBS))
 endif
 ifneq ($(filter rcu,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_RCU_BROKEN
+CFLAGS += -DCONFIG_BROKEN_RCU
 endif
 ifneq ($(filter shootdown,$(BROKEN_LIST)),)
 CFLAGS += -DCONFIG_BROKEN_SHOOTDOWN

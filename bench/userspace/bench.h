@@ -74,7 +74,7 @@ typedef struct bench_impl {
 	void (*settle)(void *t);
 } bench_impl_t;
 
-/** Every impl, NULL-terminated (impls.c). */
+/** Every impl, NULL-terminated (harness.c). */
 extern const bench_impl_t *const bench_impls[];
 
 /* Adapters (one file per library). */

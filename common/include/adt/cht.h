@@ -15,7 +15,7 @@
  * them lazily; eager insertion keeps that work off the lookups and updates).
  * The relativistic hash table paper (Triplett, McKenney, Walpole, USENIX ATC 2011,
  * section 2) names this combination as the natural relativistic table; see
- * README (CHT design) for why it replaced the bucket-moving resize of HelenOS.
+ * docs/CHT.md ("Design") for why it replaced the bucket-moving resize of HelenOS.
  *
  * Items are intrusive: embed a cht_link_t in your object. Duplicates (items that
  * compare equal) are allowed through cht_insert(); cht_insert_unique() refuses

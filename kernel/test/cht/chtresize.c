@@ -44,7 +44,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>

@@ -14,7 +14,6 @@
  *   interrupt-taken class to a class taken with interrupts enabled.
  */
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 #include <synch/spinlock.h>
 #include <synch/mutex.h>

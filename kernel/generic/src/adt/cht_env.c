@@ -1,4 +1,4 @@
-/** @file cht_kernel.c
+/** @file cht_env.c
  * Kernel side of the CHT environment (adt/cht_env.h): the table registry, the
  * sleep used while waiting for a resize (the `chtstat` command is in
  * console/cmd_cht.c).

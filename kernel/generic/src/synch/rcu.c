@@ -171,7 +171,7 @@ void rcu_run_gp(void)
 	if (expedite)
 		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
 	uint64_t gp = gp_start();
-#ifndef CONFIG_RCU_BROKEN
+#ifndef CONFIG_BROKEN_RCU
 	gp_watch_t w;
 	rcu_gp_watch_start(&w, gp);
 	rcu_alg_detect(gp, expedite, &w);
@@ -391,7 +391,7 @@ size_t rcu_pending_callbacks(void)
 void rcu_get_stats(rcu_stats_t *st)
 {
 	st->algorithm = rcu_flavour_name;
-#ifdef CONFIG_RCU_BROKEN
+#ifdef CONFIG_BROKEN_RCU
 	st->broken = true;
 #else
 	st->broken = false;
