@@ -117,37 +117,15 @@ static void fixed_teardown(void)
 cht_t bench_cht;
 static bool bench_cht_live;
 
-static size_t fi_hash(const cht_link_t *l)
-{
-	return container_of(l, fitem_t, clink)->key;
-}
-
-static size_t fi_key_hash(void *key)
-{
-	return *(uint64_t *) key;
-}
-
-static bool fi_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return container_of(a, fitem_t, clink)->key ==
-	    container_of(b, fitem_t, clink)->key;
-}
-
-static bool fi_key_equal(void *key, const cht_link_t *l)
-{
-	return container_of(l, fitem_t, clink)->key == *(uint64_t *) key;
-}
-
 static void fi_remove_cb(cht_link_t *l)
 {
 	slab_free(fitem_cache, container_of(l, fitem_t, clink));
 }
 
+CHT_DEFINE_U64_KEY(fi, fitem_t, clink, key, cht_u64_identity)
+
 static const cht_ops_t fi_ops = {
-	.hash = fi_hash,
-	.key_hash = fi_key_hash,
-	.equal = fi_equal,
-	.key_equal = fi_key_equal,
+	CHT_U64_KEY_OPS(fi),
 	.remove_callback = fi_remove_cb,
 };
 
