@@ -362,6 +362,7 @@ static inline size_t bucket_index(uint64_t as_id, uintptr_t page)
 
 static pte_rec_t *find_locked(uint64_t as_id, uintptr_t page)
 {
+	assert(irq_spinlock_locked_by_me(&table_lock));
 	list_t *b = &buckets[bucket_index(as_id, page)];
 	for (link_t *l = list_first(b); l; l = list_next(l, b)) {
 		pte_rec_t *r = list_get_instance(l, pte_rec_t, link);

@@ -21,6 +21,7 @@
 #include <synch/spinlock.h>
 #include <print.h>
 #include <panic.h>
+#include <debug.h>
 #include <cpu.h>
 #include <lib/str.h>
 #include <synch/waitq.h>
@@ -106,6 +107,7 @@ void console_unlock(void)
 
 void console_write_locked(const char *s, size_t n)
 {
+	assert(__atomic_load_n(&console_owner, __ATOMIC_RELAXED) == self_token());
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')
 			uart_putc('\r');
@@ -149,6 +151,7 @@ void puts(const char *s)
 
 static size_t input_count_locked(void)
 {
+	assert(irq_spinlock_locked_by_me(&input_lock));
 	return (input_head + INPUT_RING - input_tail) % INPUT_RING;
 }
 
@@ -160,6 +163,7 @@ static size_t input_count_locked(void)
  */
 static void input_drain_uart_locked(void)
 {
+	assert(irq_spinlock_locked_by_me(&input_lock));
 #ifdef CONFIG_BROKEN_INPUTFLOOD
 	/*
 	 * Negative control (make BROKEN=inputflood): the defect before

@@ -182,6 +182,7 @@ void rcu_run_gp(void)
 
 void rcu_preempted_reader_left_locked(void)
 {
+	assert(irq_spinlock_locked_by_me(&rcu_preempt_lock));
 	if (detector_waits_readers && list_empty(&rcu_cur_preempted)) {
 		detector_waits_readers = false;
 		waitq_wake_one(&readers_done_wq);
@@ -191,6 +192,7 @@ void rcu_preempted_reader_left_locked(void)
 /* Model: verify/arcu.pml, verify/podzimek.pml */
 void rcu_add_preempted_locked(thread_t *t)
 {
+	assert(irq_spinlock_locked_by_me(&rcu_preempt_lock));
 	cpu_t *c = CPU;
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) != rcu_cur_gp)
 		list_append(&t->rcu_preempt_link, &rcu_cur_preempted);
