@@ -139,25 +139,9 @@ ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
 $(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \
 	known: $(BROKEN_KNOBS))
 endif
-ifneq ($(filter rcu,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_RCU
-endif
-ifneq ($(filter shootdown,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_SHOOTDOWN
-endif
-ifneq ($(filter smpcall,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_SMPCALL
-endif
-ifneq ($(filter workq,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_WORKQ
-endif
-ifneq ($(filter sharedcount,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_SHAREDCOUNT
-endif
-# A defect knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
+# Each knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
 upper = $(shell echo '$(1)' | tr a-z A-Z)
-CFLAGS += $(foreach k,$(filter $(BROKEN_DEFECTS),$(BROKEN_LIST)),\
-	-DCONFIG_BROKEN_$(call upper,$(k)))
+CFLAGS += $(foreach k,$(BROKEN_LIST),-DCONFIG_BROKEN_$(call upper,$(k)))
 empty :=
 space := $(empty) $(empty)
 BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
@@ -287,28 +271,22 @@ CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
 	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
-	memcached-bench plugin bench-sharing list-sources
+	memcached-bench plugin bench-sharing list-sources print-%
 
-all: kernel iso
+all: kernel iso ## (default) build/kernel.elf, the user programs and build/image.iso
 
-help:
-	@echo "make [DEBUG=0|1]   build build/kernel.elf and build/image.iso"
-	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
-	@echo "make test          build and run every test (pytest in tests/)"
-	@echo "make soak          long runs: many boots, rcutorture -t 30"
-	@echo "make verify        SPIN models of RCU and the CHT, every broken variant (verify/)"
-	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
-	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
-	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
-	@echo "make bench-sharing cache-line transfers per operation, -smp 2/4/8 (sharing plugin)"
-	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
-	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
-	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
-	@echo "make clean         remove build/"
+# Every target with a `## ` comment on its rule line is listed by `make help`,
+# in the order of this file (the one table of targets).
+help: ## this list
+	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
+	@echo "(variables: the comment at the top of the Makefile)"
+	@grep -E '^[a-z][a-zA-Z_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+		sed -E 's/^([a-zA-Z_%-]+):.*## (.*)$$/\1\t\2/' | \
+		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
-kernel: $(BUILD)/kernel.elf $(PROGRAMS)
+kernel: $(BUILD)/kernel.elf $(PROGRAMS) ## the kernel and the user programs, no ISO
 
-programs: $(PROGRAMS)
+programs: $(PROGRAMS) ## the user programs (uspace/app) only
 
 $(BUILD)/os/%.c.o: %.c
 	@mkdir -p $(dir $@)
@@ -343,7 +321,7 @@ $(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
 
-iso: $(BUILD)/image.iso
+iso: $(BUILD)/image.iso ## the GRUB ISO
 
 $(CONFIG_STAMP):
 	@mkdir -p $(BUILD)
@@ -401,15 +379,15 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 
 # Every kernel source the Makefile names (both RCU algorithms), one per line (tests/test_tree.py
 # compares the lists of TESTS=1 with the tree).
-list-sources:
+list-sources: ## the kernel's source files, one per line
 	@printf '%s\n' $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,$(filter-out \
 		$(RCU_ALG_SRC),synch/rcu_arcu.c synch/rcu_podzimek.c))
 
-deps:
+deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
 
 # The value of a variable (make print-UCFLAGS), for tests/test_tree.py.
-print-%:
+print-%: ## print-VAR: the value of a Makefile variable
 	@echo '$($*)'
 
 # -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
@@ -421,89 +399,85 @@ QEMU_FLAGS := -accel tcg,thread=multi -cpu max -smp $(SMP) -m $(MEM) -display no
 
 # The programs go in as multiboot modules (-initrd, comma-separated).
 comma_list = $(subst $(space),$(comma),$(strip $(1)))
-run: deps all
+run: deps all ## boot into kconsole on this terminal, SMP=4 (quit: Ctrl-A X)
 	@echo "Booting with $(SMP) CPUs; type 'help' at kconsole>, 'halt' to quit."
 	@$(QEMU) -kernel $(BUILD)/kernel.elf -initrd "$(call comma_list,$(PROGRAMS))" \
 		$(QEMU_FLAGS) || [ $$? -eq 33 ]
 
-run-iso: deps all
+run-iso: deps all ## the same, booting the ISO
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
+
+# Each configuration below is NAME:VAR=VALUE,... built into build/NAME over the
+# defaults RCU=a-rcu PAGE_HT=cht and no BROKEN= knob.
+FLAVOUR_CONFIGS := podzimek:RCU=podzimek-rcu locked:PAGE_HT=locked \
+	release:DEBUG=0 release-locked:DEBUG=0,PAGE_HT=locked lockstat:LOCK_STAT=1
+CONTROL_CONFIGS := rcu-broken:BROKEN=rcu \
+	podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
+	broken-shootdown:BROKEN=shootdown broken-smpcall:BROKEN=smpcall \
+	broken-workq:BROKEN=workq broken-sharedcount:DEBUG=0,BROKEN=sharedcount \
+	$(foreach k,$(BROKEN_DEFECTS),broken-$(k):BROKEN=$(k))
+# $(call build_configs,CONFIGS): one sub-make per configuration, in order
+# (`+`: a recursive make, which shares the jobserver of -jN),
+# stopping at the first that fails.
+config_name = $(word 1,$(subst :, ,$(1)))
+config_vars = $(subst $(comma), ,$(word 2,$(subst :, ,$(1))))
+define build_configs
+	+@set -e; $(foreach c,$(1),$(MAKE) --no-print-directory \
+		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= \
+		PAGE_HT=cht $(call config_vars,$(c)) kernel;)
+endef
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
 # page hash table, the release builds (DEBUG=0: -O2, asserts off) with the
 # CHT and with the locked page hash table (tests/test_cost.py compares them)
 # and the lock statistics build (LOCK_STAT=1, tests/test_lockstat.py).
-flavours:
-	@$(MAKE) --no-print-directory BUILD=build/podzimek RCU=podzimek-rcu \
-		RCU_BROKEN=0 BROKEN= kernel
-	@$(MAKE) --no-print-directory BUILD=build/locked RCU=a-rcu RCU_BROKEN=0 \
-		BROKEN= PAGE_HT=locked kernel
-	@$(MAKE) --no-print-directory BUILD=build/release DEBUG=0 RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/release-locked DEBUG=0 \
-		RCU=a-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=locked kernel
-	@$(MAKE) --no-print-directory BUILD=build/lockstat RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN= PAGE_HT=cht LOCK_STAT=1 kernel
+flavours: ## the other configurations the tests boot (build/podzimek ...)
+	$(call build_configs,$(FLAVOUR_CONFIGS))
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
-controls:
-	@$(MAKE) --no-print-directory BUILD=build/rcu-broken RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/podzimek-broken \
-		RCU=podzimek-rcu RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-shootdown RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=shootdown PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-smpcall RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=smpcall PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-workq RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-sharedcount DEBUG=0 \
-		RCU=a-rcu RCU_BROKEN=0 BROKEN=sharedcount PAGE_HT=cht kernel
-	@for k in $(BROKEN_DEFECTS); do \
-		$(MAKE) --no-print-directory BUILD=build/broken-$$k RCU=a-rcu \
-			RCU_BROKEN=0 BROKEN=$$k PAGE_HT=cht kernel || exit 1; \
-	done
+controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
+	$(call build_configs,$(CONTROL_CONFIGS))
 
-test: deps all flavours controls plugin
+test: deps all flavours controls plugin ## build everything and run every test (pytest in tests/)
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
 
 # The SPIN models (verify/README.md): every model must pass, every broken
 # variant must be caught with a trail; a table of states and times. No build,
 # no QEMU. The short runs are also in make test (tests/test_models.py).
-verify:
+verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
 	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls
+soak: deps all flavours controls ## long runs: many boots, rcutorture -t 30
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
 # Benchmarks (bench/): build the release kernels (build/bench-*), run the
 # chtbench sweeps in QEMU, write bench/results/ and regenerate the figures and
 # bench/RESULTS.md. Full: about 40 min on 2 cores; quick (-t 1, 2 runs): < 10.
-bench-deps:
+bench-deps: ## install the plotting dependencies of the benchmarks
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plot
 
-bench: deps bench-deps
+bench: deps bench-deps ## benchmark sweeps, figures, bench/RESULTS.md (about 40 min)
 	@$(PYTHON) bench/chtbench.py --suite all && $(PYTHON) bench/plot.py
 
-bench-quick: deps bench-deps
+bench-quick: deps bench-deps ## the same, shorter (< 10 min)
 	@$(PYTHON) bench/chtbench.py --suite all --quick && $(PYTHON) bench/plot.py
 
 # Exact one-CPU costs: instructions per operation of every chtbench id on
 # each release build, QEMU -icount shift=0 (one guest ns per instruction);
 # bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
-bench-cost: deps
+bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min)
 	@$(PYTHON) bench/chtbench.py --suite cost && \
 		$(PYTHON) bench/plot.py --cost-only
 
 # Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):
 # bench/results/goals.md with each ratio's per-repetition values, median and
 # range (needs a quiet host: the two vCPUs need both host cores).
-bench-goals: deps
+bench-goals: deps ## issue 16's timed goals at -smp 2 (5 reps, ~6 min)
 	@$(PYTHON) bench/chtbench.py --suite goals
 
 # The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host
@@ -513,7 +487,7 @@ HOSTCC ?= gcc
 PLUGIN_HDR := build/deps/qemu-plugin/qemu-plugin.h
 SHARING_PLUGIN := build/plugins/sharing.so
 
-plugin: $(SHARING_PLUGIN)
+plugin: $(SHARING_PLUGIN) ## the QEMU sharing-counter plugin (build/plugins/sharing.so)
 
 $(PLUGIN_HDR):
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plugin
@@ -528,14 +502,14 @@ $(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
 # chtbench id on the three release builds at -smp 2, 4 and 8 with the sharing
 # plugin, 2 boots each; bench/results/sharing.{csv,json,png}, the sharing
 # section of bench/RESULTS.md and the scaling model (needs cost.json).
-bench-sharing: deps bench-deps plugin
+bench-sharing: deps bench-deps plugin ## cache-line transfers per operation, -smp 2/4/8
 	@$(PYTHON) bench/bench_sharing.py
 
 # memcached with libcht as its hash table (contrib/memcached): Debian's
 # memcached source (apt-get source), patched under build/memcached with
 # contrib/memcached/patches and linked with libcht.a; the same source unpatched
 # in build/memcached-stock for comparison. Installs what it needs as root.
-memcached:
+memcached: ## memcached 1.6.18 with libcht (build/memcached) and stock
 	@bash contrib/memcached/build.sh cht stock
 
 # memcached's own suite (sizes, testapp, prove t/*.t) and memccapable on stock
@@ -544,7 +518,7 @@ memcached:
 # controls (two deliberately broken builds it must catch):
 # build/memcached-test/summary.txt. About 25 minutes on 2 cores; not part of
 # `make test`.
-memcached-test:
+memcached-test: ## memcached's suite, memccapable, concurrency check (~25 min)
 	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan \
 		cht-broken1 cht-broken2
 	@$(PYTHON) contrib/memcached/test.py
@@ -552,11 +526,11 @@ memcached-test:
 # memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),
 # instructions per request (callgrind) and the resize case: writes
 # bench/results/memcached/ and the memcached section of bench/RESULTS.md.
-memcached-bench: bench-deps
+memcached-bench: bench-deps ## memcaslap stock vs libcht, instructions per request
 	@bash contrib/memcached/build.sh cht stock
 	@$(PYTHON) contrib/memcached/bench.py
 
-clean:
+clean: ## remove build/ (or the BUILD= directory)
 	rm -rf $(BUILD)
 
 -include $(DEPS) $(UDEPS)
