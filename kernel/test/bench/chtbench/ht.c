@@ -43,7 +43,7 @@ static inline spinlock_t *fixed_lock(fbucket_t *b, bool bucket_locks)
 /** Searches bucket @a b for @a key; the caller holds fixed_lock(b). */
 static inline bool fixed_find_locked(fbucket_t *b, uint64_t key)
 {
-	for (link_t *l = list_first(&b->chain); l; l = list_next(l, &b->chain)) {
+	list_foreach(&b->chain, l) {
 		if (list_get_instance(l, fitem_t, link)->key == key)
 			return true;
 	}
@@ -84,7 +84,7 @@ static fitem_t *fixed_remove(uint64_t key, bool bucket_locks)
 	spinlock_t *l = fixed_lock(b, bucket_locks);
 	fitem_t *found = NULL;
 	spinlock_lock(l);
-	for (link_t *x = list_first(&b->chain); x; x = list_next(x, &b->chain)) {
+	list_foreach(&b->chain, x) {
 		fitem_t *it = list_get_instance(x, fitem_t, link);
 		if (it->key == key) {
 			list_remove(&it->link);
