@@ -39,7 +39,12 @@
 #                               UART holds (the console flood must lose
 #                               markers)
 #                    asrace1    a page fault inserts its record after
-#                               releasing the area lock (asrace1 must fail)
+#                               releasing the area lock, the fault path as
+#                               it was before its lock-free area look-up
+#                               (asrace1 must fail)
+#                    areaseq    the fault's lock-free area look-up inserts
+#                               without re-checking the area sequence count
+#                               under the page-table lock (asrace1 must fail)
 #                    mapping2   page_mapping_update inserts a new record and
 #                               removes the old (mapping2 must fail)
 #                    framedf1   a frame free diagnoses from the frame's own
@@ -58,6 +63,7 @@
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
+#   SPARSE         the sparse command of make check (default sparse)
 
 CROSS_COMPILE ?=
 DEBUG ?= 1
@@ -96,7 +102,7 @@ COMMON_DIR := common
 # (TESTS=1), so that nothing else can include a test's header.
 INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/include \
 	-I$(COMMON_DIR)/include \
-	$(if $(filter 1,$(TESTS)),-I$(TEST_DIR) -iquote $(COMMON_DIR)/test)
+	$(if $(filter 1,$(TESTS)),-I$(TEST_DIR) -I$(COMMON_DIR)/test)
 
 CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx -mno-3dnow -mno-avx \
@@ -131,7 +137,7 @@ comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
 BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
-	mapping2 framedf1
+	areaseq mapping2 framedf1
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
@@ -270,8 +276,8 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls clean deps \
-	verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
-	memcached-bench plugin bench-sharing list-sources print-%
+	check check-one verify help bench bench-quick bench-cost bench-goals bench-deps \
+	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
 all: kernel iso ## (default) build/kernel.elf, the user programs and build/image.iso
 
@@ -440,8 +446,40 @@ controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
 	$(call build_configs,$(CONTROL_CONFIGS))
 
 test: deps all flavours controls plugin ## build everything and run every test (pytest in tests/)
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
+
+# The static check (make check): sparse over every kernel C file with the
+# kernel's flags, in each configuration whose #ifdef'ed code differs (A-RCU
+# and Podzimek, the CHT and the locked page hash table, release, lock
+# statistics, every BROKEN knob). sparse defines __CHECKER__, which gives
+# __user and __rcu pointers their own address spaces (compiler.h): any
+# dereference of a user pointer outside the uaccess functions, and any access
+# to an RCU-protected pointer outside synch/rcu.h's accessors, is reported.
+# Fails on any diagnostic (tools/sparse_check.py; tests/test_sparse.py runs
+# it in make test). No build needed; a few seconds.
+SPARSE ?= sparse
+SPARSE_FLAGS := $(CFLAGS) -Wcast-to-as
+CHECK_CONFIGS := \
+	"RCU=a-rcu PAGE_HT=cht DEBUG=1" \
+	"RCU=podzimek-rcu PAGE_HT=cht DEBUG=1" \
+	"RCU=a-rcu PAGE_HT=locked DEBUG=1" \
+	"RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
+	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
+	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))"
+
+check: ## sparse: user and RCU pointers, every kernel C file
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check
+	@for c in $(CHECK_CONFIGS); do \
+		$(MAKE) --no-print-directory RCU_BROKEN=0 LOCKDEP=1 $$c check-one || \
+			exit 1; \
+	done
+
+# One configuration (the variables on the command line); used by check.
+check-one: ## one configuration of check (the variables on the command line)
+	@$(PYTHON) tools/sparse_check.py --sparse $(SPARSE) \
+		--label "$(CONFIG_NAME)" $(filter %.c,$(KERNEL_SRC)) -- $(SPARSE_FLAGS)
 
 # The SPIN models (verify/README.md): every model must pass, every broken
 # variant must be caught with a trail; a table of states and times. No build,

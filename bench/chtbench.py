@@ -152,7 +152,7 @@ def seed_command_lines():
 # Plans: which boots run which points
 # --------------------------------------------------------------------------
 
-class Boot:
+class BootPlan:
     """One boot's work: a kernel configuration, -smp, and a list of groups.
 
     A group is a list of "rows"; each row is a list of points (bench, cpus,
@@ -224,8 +224,8 @@ def plan_seed(smps):
         if smp >= 2 and sc:
             a_groups.append(rows_cpus([B_HTU_CHT, B_HTU_BKT], sc,
                                       update=HT_UPD_SCALING_PCT))
-        boots.append(Boot("seed", "a-rcu", smp, a_groups))
-        boots.append(Boot("seed", "podzimek-rcu", smp, p_groups))
+        boots.append(BootPlan("seed", "a-rcu", smp, a_groups))
+        boots.append(BootPlan("seed", "podzimek-rcu", smp, p_groups))
     return boots
 
 
@@ -237,7 +237,7 @@ def plan_resize(smps):
         cpus = list(range(1, max(1, smp - 1) + 1))
         groups = [rows_cpus([B_RS_CHT13, B_RS_CHT14, B_RS_CHT_CONT, B_RS_RW13,
                              B_RS_RW_CONT], cpus)]
-        boots.append(Boot("resize", "a-rcu", smp, groups))
+        boots.append(BootPlan("resize", "a-rcu", smp, groups))
     return boots
 
 
@@ -252,7 +252,7 @@ def plan_pageht(smps):
             rows_cpus([B_PH_FAULT], range(1, min(2, smp) + 1)),
         ]
         for config in ("a-rcu", "locked"):
-            boots.append(Boot("pageht", config, smp, groups))
+            boots.append(BootPlan("pageht", config, smp, groups))
     return boots
 
 
@@ -307,11 +307,11 @@ def plan_cost(smps=None, table=None):
     boots = []
     for config in ("a-rcu", "podzimek-rcu", "locked"):
         rows = [[pt] for pt in cost_points_of(config, table)]
-        boots.append(Boot("cost", config, COST_SMP, [rows], COST_ACCEL,
+        boots.append(BootPlan("cost", config, COST_SMP, [rows], COST_ACCEL,
+                              COST_QEMU_ARGS))
+    boots.append(BootPlan("cost-check", "a-rcu", COST_SMP,
+                          [[[pt] for pt in COST_CHECK_POINTS]], COST_ACCEL,
                           COST_QEMU_ARGS))
-    boots.append(Boot("cost-check", "a-rcu", COST_SMP,
-                      [[[pt] for pt in COST_CHECK_POINTS]], COST_ACCEL,
-                      COST_QEMU_ARGS))
     return boots
 
 
@@ -380,7 +380,7 @@ def plan_goals(smps=None):
         groups = [other]
         if rs:
             groups.append([[pt for r in rs for pt in r]])
-        boots.append(Boot("goals", config, GOALS_SMP, groups))
+        boots.append(BootPlan("goals", config, GOALS_SMP, groups))
     return boots
 
 

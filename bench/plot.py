@@ -30,18 +30,18 @@ import argparse
 import os
 import sys
 
+import results_md
+from plotlib import cost, pageht, resize, seed
+from plotlib.common import cb  # noqa: F401
+# Re-exported for bench/test_bench.py and other users of plot.py.
+from plotlib.common import (  # noqa: F401
+    BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
+from plotlib.cost import splice_cost  # noqa: F401
+from plotlib.common import (
+    Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
+
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, BENCH_DIR)
-
-from plotlib import cost, pageht, resize, seed  # noqa: E402
-from plotlib.common import cb  # noqa: E402,F401
-# Re-exported for bench/test_bench.py and other users of plot.py.
-from plotlib.common import (  # noqa: E402,F401
-    BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
-from plotlib.cost import splice_cost  # noqa: E402,F401
-from plotlib.common import (  # noqa: E402
-    Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
 
 
 FIGURES = [
@@ -346,23 +346,11 @@ def generate_md(data, figures, rows, readings):
 
 
 def splice(existing, block):
-    """Put ``block`` between the chtbench markers of ``existing``."""
-    mine = BEGIN + "\n" + block + END
+    """Put ``block`` between the chtbench markers of ``existing`` (before
+    the userspace section; a new file gets an empty userspace section)."""
     if existing is None:
-        return ("# Benchmark results\n\n" + mine + "\n\n" + US_BEGIN + "\n"
-                + US_END + "\n")
-    if BEGIN in existing and END in existing:
-        a = existing.index(BEGIN)
-        b = existing.index(END, a) + len(END)
-        return existing[:a] + mine + existing[b:]
-    if US_BEGIN in existing:
-        a = existing.index(US_BEGIN)
-        return existing[:a] + mine + "\n\n" + existing[a:]
-    lines = existing.split("\n", 1)
-    if lines[0].startswith("# "):
-        rest = lines[1] if len(lines) > 1 else ""
-        return lines[0] + "\n\n" + mine + "\n\n" + rest.lstrip("\n")
-    return mine + "\n\n" + existing
+        existing = results_md.TITLE + "\n\n" + US_BEGIN + "\n" + US_END + "\n"
+    return results_md.splice(existing, block, BEGIN, END, before=(US_BEGIN,))
 
 
 def main(argv=None):

@@ -3,15 +3,10 @@
     python3 -m pytest bench/test_bench.py
 """
 
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import chtbench as cb  # noqa: E402
-import plot  # noqa: E402
+import chtbench as cb  # bench/ is on pytest.ini's pythonpath
+import plot
 
 OK_OUT = """\
 thread 0 (cpu 0): ops=100

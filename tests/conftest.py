@@ -46,10 +46,9 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tools"))
+import kconsole  # tools/kconsole.py (pytest.ini's pythonpath)
 
-import kconsole  # noqa: E402  (path set up above)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 KERNEL_ELF = os.environ.get("KTEST_KERNEL") or kconsole.DEFAULT_KERNEL
 IMAGE_ISO = os.environ.get("KTEST_ISO") or kconsole.DEFAULT_ISO
@@ -101,6 +100,52 @@ def flavour_kernel(flavour):
 def soak_enabled():
     """True when the soak tests should run (``KTEST_SOAK=1``)."""
     return os.environ.get("KTEST_SOAK") == "1"
+
+
+# ---- Timeouts -------------------------------------------------------------
+# Seconds, in one place.  kconsole.Kernel multiplies every timeout it is given
+# by KTEST_TIMEOUT_SCALE; no verdict depends on them, they bound a hung boot.
+# A test file imports the ones it uses, under its own local names where its
+# value differs (``from conftest import LONG_CMD_TIMEOUT as CMD_TIMEOUT``).
+
+#: QEMU start to the first prompt (TCG, -smp 8, GRUB).
+BOOT_TIMEOUT = 180
+#: An ordinary command.
+CMD_TIMEOUT = 60
+#: ``test NAME``.
+TEST_ONE_TIMEOUT = 600
+#: ``test *``.
+TEST_ALL_TIMEOUT = 900
+#: ``halt`` to QEMU's exit.
+HALT_TIMEOUT = 60
+#: The prompt back after a bad input line (tests/test_kernel.py).
+BAD_LINE_PROMPT_TIMEOUT = 30
+#: The answer to a marker line after a fuzz line (benchmarks run 1 s).
+MARK_TIMEOUT = 60
+#: A 1 s benchmark plus its set-up (the resize rows insert 2^16 items) and
+#: teardown in a debug build under TCG (tests/test_chtbench.py).
+BENCH_TIMEOUT = 240
+#: A panic report expected after ``test NAME`` (tests/test_mm_checks.py,
+#: tests/test_rcu_checks.py).
+PANIC_TIMEOUT = 120
+#: A lock validator report expected after ``test NAME`` (tests/test_lockdep.py).
+REPORT_TIMEOUT = 120
+#: A command that runs user programs or benchmarks (tests/test_tasks.py,
+#: tests/test_fuzz_sys.py, tests/test_lockstat.py).
+LONG_CMD_TIMEOUT = 120
+#: The liveness bound of one command of tests/test_limits.py.
+LIMITS_CMD_TIMEOUT = 150
+#: The release build's boot in tests/test_mm_checks.py.
+MM_BOOT_TIMEOUT = 120
+#: A boot and a command under the sharing plugin (tests/test_sharing.py).
+SHARING_BOOT_TIMEOUT = 300
+SHARING_CMD_TIMEOUT = 600
+#: The counters back at their baseline after tasks ended
+#: (tests/test_tasks.py).
+TASK_SETTLE_TIMEOUT = 30
+#: The counters back at their baseline after the system-call fuzzer
+#: (tests/test_fuzz_sys.py).
+SYSFUZZ_SETTLE_TIMEOUT = 60
 
 
 #: vCPU counts of the locked page hash table that only ``make soak`` boots
@@ -158,15 +203,29 @@ def pytest_report_header(config):
                 os.environ.get("KTEST_LOG_DIR", kconsole.DEFAULT_LOG_DIR))]
 
 
-def pytest_configure(config):
-    """Register the ``soak`` marker."""
-    config.addinivalue_line(
-        "markers", "soak: long runs (many boots, long rcutorture); only with "
-        "KTEST_SOAK=1 (make soak)")
+#: Modules whose tests run long host jobs without QEMU (the SPIN models, the
+#: userspace library's sanitizer builds): marked ``slow`` too.
+SLOW_HOST_MODULES = ("test_models", "test_uspace")
+
+
+def _boots_qemu(item):
+    """True if ``item`` may boot QEMU: it uses a boot fixture, or its module
+    imports kconsole (and so may drive kconsole.Kernel itself; its tests on
+    canned text are counted too), or it is in SLOW_HOST_MODULES."""
+    if "boot_factory" in getattr(item, "fixturenames", ()):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and (
+        getattr(module, "kconsole", None) is kconsole
+        or module.__name__ in SLOW_HOST_MODULES)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip the soak tests unless KTEST_SOAK=1."""
+    """Mark the tests that boot QEMU ``slow`` (the markers are registered in
+    pytest.ini); skip the soak tests unless KTEST_SOAK=1."""
+    for item in items:
+        if _boots_qemu(item):
+            item.add_marker(pytest.mark.slow)
     if soak_enabled():
         return
     skip = pytest.mark.skip(reason="soak test: set KTEST_SOAK=1 (make soak)")
@@ -208,7 +267,7 @@ def build():
                     returncode=1)
 
 
-class Boot:
+class SharedBoot:
     """One QEMU run shared by the steps of a test class."""
 
     def __init__(self, kernel):
@@ -237,7 +296,7 @@ def pytest_runtest_makereport(item, call):
         and call.excinfo.errisinstance(AssertionError))
     if broken:
         for value in getattr(item, "funcargs", {}).values():
-            if isinstance(value, Boot) and value.failure is None:
+            if isinstance(value, SharedBoot) and value.failure is None:
                 value.failure = item.nodeid
 
 
@@ -250,7 +309,7 @@ def boot_factory(request):
     def make(owner, **kwargs):
         kernel = kconsole.Kernel(**kwargs).start()
         owner.addfinalizer(kernel.close)
-        return Boot(kernel)
+        return SharedBoot(kernel)
     return make
 
 

@@ -26,15 +26,10 @@ import re
 import pytest
 
 import kconsole
-from conftest import flavour_kernel, flavours
+from conftest import (BENCH_TIMEOUT, BOOT_TIMEOUT, CMD_TIMEOUT, flavour_kernel,
+                      flavours)
 from test_kernel import check_workq_idle
 from test_rcu import check_rcu_stats
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 60
-#: A 1 s benchmark plus its set-up (the resize rows insert 2^16 items) and
-#: teardown in a debug build under TCG.
-BENCH_TIMEOUT = 240
 
 THREAD_RE = re.compile(r"^thread (\d+) \(cpu (\d+)\): ops=(\d+)$", re.MULTILINE)
 RESIZES_RE = re.compile(r"^resizes=(\d+)$", re.MULTILINE)

@@ -34,12 +34,8 @@ import time
 import pytest
 
 import kconsole
-from conftest import KERNEL_ELF
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 60
-MARK_TIMEOUT = 60        # a marker after a line (benchmarks run 1 s)
-HALT_TIMEOUT = 60
+from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, KERNEL_ELF,
+                      MARK_TIMEOUT)
 
 SEED = int(os.environ.get("KTEST_FUZZ_SEED", "15"))
 LINES = int(os.environ.get("KTEST_FUZZ_LINES", "2000"))

@@ -39,11 +39,11 @@ import time
 
 import pytest
 
+from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
+from conftest import SYSFUZZ_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 120
-SETTLE_TIMEOUT = 60
+import leaks
+from leaks import diff
 
 SEED = int(os.environ.get("KTEST_SYSFUZZ_SEED", "29"))
 SECONDS = int(os.environ.get("KTEST_SYSFUZZ_SECONDS", "20"))
@@ -64,63 +64,17 @@ KILLED_RE = re.compile(r"^task \d+ \(sysfuzz\) killed", re.MULTILINE)
 ROW_RE = re.compile(r"^sysfuzz: +\d+ (\w+) +calls +(\d+) errors +(\d+)$",
                     re.MULTILINE)
 STALL_RE = re.compile(r"rcu: INFO: stall")
-#: Slab caches whose object count legitimately changes (magazines are
-#: kept per CPU; the cache descriptors are fixed at boot).
-SLABS_IGNORED = ("slab_magazine", "slab_cache")
-
-
 def snapshot(k):
-    """Read zones, slabs, pageht, tasks and as; return the compared values."""
-    zones = k.cmd("zones", CMD_TIMEOUT)
-    slabs = k.cmd("slabs", CMD_TIMEOUT)
-    pageht = k.cmd("pageht", CMD_TIMEOUT)
-    tasks = k.cmd("tasks", CMD_TIMEOUT)
-    aspaces = k.cmd("as", CMD_TIMEOUT)
-    busy = int(re.search(r"^total\s+\d+\s+\d+\s+(\d+)\s*$", zones,
-                         re.MULTILINE).group(1))
-    heap = int(re.search(r"^total: (\d+) allocations", zones,
-                         re.MULTILINE).group(1))
-    slab_frames = int(re.search(r"^\d+ caches, (\d+) frames", slabs,
-                                re.MULTILINE).group(1))
-    values = {
-        "frames outside slabs": busy - slab_frames,
-        "heap allocations": heap,
-        "page hash entries": int(re.search(r"^entries: (\d+)", pageht,
-                                           re.MULTILINE).group(1)),
-        "tasks": int(re.search(r"^(\d+) tasks$", tasks,
-                               re.MULTILINE).group(1)),
-        "address spaces": int(re.search(r"^(\d+) address spaces$", aspaces,
-                                        re.MULTILINE).group(1)),
-    }
-    # name size align slab slabs frames in-use used total mag hits misses
-    for m in re.finditer(r"^(\S+)\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\d+)\s+",
-                         slabs, re.MULTILINE):
-        if m.group(1) not in SLABS_IGNORED and m.group(1) != "name":
-            values["slab %s in use" % m.group(1)] = int(m.group(2))
-    return values
+    """Read zones, slabs, pageht, tasks and as; return the compared values
+    (every slab cache's objects in use)."""
+    return leaks.counters(k, CMD_TIMEOUT, every_slab=True)
 
 
 def settle(k, baseline=None):
     """Repeat snapshot() until it equals ``baseline`` (liveness bound), or
     without one until two readings 0.5 s apart agree."""
-    deadline = time.monotonic() + SETTLE_TIMEOUT * k.scale
-    prev = None
-    while True:
-        now = snapshot(k)
-        if baseline is None and now == prev:
-            return now
-        if now == baseline or time.monotonic() > deadline:
-            return now
-        prev = now
-        time.sleep(0.5)
-
-
-def diff(now, baseline):
-    """The values that differ, as 'name: now (baseline b)'."""
-    return ", ".join("%s: %s (baseline %s)" % (key, now.get(key),
-                                               baseline.get(key))
-                     for key in sorted(set(now) | set(baseline))
-                     if now.get(key) != baseline.get(key))
+    return leaks.settle(lambda: snapshot(k), baseline,
+                        SETTLE_TIMEOUT * k.scale)
 
 
 def run_sysfuzz(k, seed, seconds, threads):

@@ -38,16 +38,12 @@ import kconsole
 from conftest import (LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, RELEASE_SOAK_SMP,
                       flavour_kernel,
                       flavours)
+from conftest import (BAD_LINE_PROMPT_TIMEOUT, BOOT_TIMEOUT, CMD_TIMEOUT,
+                      HALT_TIMEOUT, TEST_ALL_TIMEOUT, TEST_ONE_TIMEOUT)
 from test_rcu import check_rcu_stats
 from test_rcu_checks import stall_lines_outside
 from test_lockdep import check_lockdep_after_tests
 
-BOOT_TIMEOUT = 180       # QEMU start to first prompt (TCG, -smp 8, GRUB)
-CMD_TIMEOUT = 60         # an ordinary command
-TEST_ONE_TIMEOUT = 600   # `test NAME`
-TEST_ALL_TIMEOUT = 900   # `test *`
-HALT_TIMEOUT = 60        # `halt` to QEMU exit
-BAD_LINE_PROMPT_TIMEOUT = 30  # the prompt back after a bad input line
 
 #: Core commands `help` must mention.
 CORE_COMMANDS = ("help", "version", "cpus", "test", "halt")

@@ -36,14 +36,12 @@ import time
 import pytest
 
 import kconsole
-from conftest import KERNEL_ELF
+from conftest import BOOT_TIMEOUT, KERNEL_ELF
+from conftest import LIMITS_CMD_TIMEOUT as CMD_TIMEOUT
 from test_tasks import EXIT_RE, counters, settle
 
-BOOT_TIMEOUT = 180
 #: Most areas ``as`` prints per address space (AS_PRINT_AREAS, mm/as.c).
 AS_PRINT_AREAS = 32
-#: Liveness bound of one command (scaled by KTEST_TIMEOUT_SCALE).
-CMD_TIMEOUT = 150
 
 
 @pytest.fixture(scope="class")

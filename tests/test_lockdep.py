@@ -34,11 +34,8 @@ import pytest
 
 import kconsole
 import lockdep_order
-from conftest import KERNEL_ELF, RELEASE_ELF
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 60
-REPORT_TIMEOUT = 120
+from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, KERNEL_ELF, RELEASE_ELF,
+                      REPORT_TIMEOUT)
 
 _SITE = r"[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+"
 

@@ -5,11 +5,13 @@ counts, per lock class, acquisitions, contended acquisitions, wait and hold
 cycles.  The counts are checked against operations whose locking is known
 exactly:
 
-* a page fault with its unmap (chtbench 22) takes the address space's area
-  lock once and its page-table lock twice (the fault's install, the unmap's
-  clear), so over a run ``as.areas`` is taken once per fault and ``as.pt``
-  twice, give or take the handful of acquisitions by the benchmark's set-up
-  and teardown;
+* a page fault with its unmap (chtbench 22) takes no area lock (its area
+  look-up is lock-free, mm/as.c) and its page-table lock once (the insert
+  and install); the unmap takes it once per 2 MiB region of each round
+  (one CPU: 1024 pages, two regions, so 2 per 1024 faults), so over a run
+  ``as.areas`` is taken only by the benchmark's set-up and teardown and
+  ``as.pt`` once per fault plus at most one per 256 faults, give or take
+  those handful of acquisitions;
 * two CPUs doing nothing but updates under one global spinlock (chtbench 13
   at 100 %) must contend: ``chtbench.ht`` shows contended acquisitions and
   wait cycles, and its hold cycles are bounded by the run's length;
@@ -24,10 +26,10 @@ import re
 
 import pytest
 
+from conftest import LONG_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import REPO
 
 LOCKSTAT_ELF = os.path.join(REPO, "build", "lockstat", "kernel.elf")
-CMD_TIMEOUT = 120
 ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$",
                     re.MULTILINE)
 RESULT_RE = re.compile(r"^result: bench=(\d+) .* ops=(\d+) ops_per_s=(\d+)",
@@ -67,9 +69,9 @@ class TestLockstat:
         assert faults > 1000, faults
         areas, pt = st["as.areas"][0], st["as.pt"][0]
         print("faults %d: as.areas %d, as.pt %d" % (faults, areas, pt))
-        assert faults <= areas <= faults + 16, \
+        assert areas <= 16, \
             "as.areas taken %d times for %d faults" % (areas, faults)
-        assert 2 * faults <= pt <= 2 * faults + 16, \
+        assert faults <= pt <= faults + faults // 256 + 16, \
             "as.pt taken %d times for %d faults" % (pt, faults)
         for name, (acq, _, _, hold, avg, mx) in st.items():
             assert acq > 0 and avg == hold // acq and mx <= hold, \

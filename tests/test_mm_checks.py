@@ -21,11 +21,10 @@ import re
 import pytest
 
 import kconsole
-from conftest import REPO
+from conftest import MM_BOOT_TIMEOUT as BOOT_TIMEOUT
+from conftest import PANIC_TIMEOUT, REPO
 
 RELEASE_ELF = os.path.join(REPO, "build", "release", "kernel.elf")
-BOOT_TIMEOUT = 120
-PANIC_TIMEOUT = 120
 DOUBLE_FREE_RE = re.compile(
     rb"PANIC on CPU \d+: frame_free\(0x[0-9a-f]+, 1\): block is not an "
     rb"allocated single frame \(double free; found when its CPU's cache was "

@@ -11,14 +11,12 @@ build and no QEMU (about 50 s on a loaded 2-core host).
 """
 
 import os
-import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "verify"))
+from verify import run as verify  # verify/run.py (pytest.ini's pythonpath)
 
-import run as verify  # noqa: E402  (verify/run.py, path set up above)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHORT = [r for r in verify.RUNS if r.short]
 

@@ -32,12 +32,9 @@ import pytest
 import kconsole
 from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, flavour_kernel,
                       flavours)
+from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, TEST_ALL_TIMEOUT,
+                      TEST_ONE_TIMEOUT)
 
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 60
-TEST_ONE_TIMEOUT = 600
-TEST_ALL_TIMEOUT = 900
-HALT_TIMEOUT = 60
 #: Times ``rcu`` is asked again (1 s apart) while callbacks are still pending.
 RCU_SETTLE_TRIES = 30
 #: Duration of the soak rcutorture runs (seconds of guest time).

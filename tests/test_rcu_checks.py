@@ -23,13 +23,8 @@ import re
 import pytest
 
 import kconsole
-from conftest import flavour_kernel, flavours
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 60
-TEST_ONE_TIMEOUT = 600
-HALT_TIMEOUT = 60
-PANIC_TIMEOUT = 120
+from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, PANIC_TIMEOUT,
+                      TEST_ONE_TIMEOUT, flavour_kernel, flavours)
 
 #: The debug assertion's message (rcu_assert_may_block / the sleep hook).
 SLEEP_ASSERT_RE = re.compile(

@@ -42,11 +42,10 @@ import time
 import pytest
 
 import kconsole
+from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
+from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel, flavours
-
-BOOT_TIMEOUT = 180
-CMD_TIMEOUT = 120
-SETTLE_TIMEOUT = 30
+import leaks
 
 PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
             "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
@@ -108,28 +107,7 @@ def wait_line(k, out, regex):
 
 def counters(k):
     """Return the values the leak check compares."""
-    zones = k.cmd("zones", CMD_TIMEOUT)
-    slabs = k.cmd("slabs", CMD_TIMEOUT)
-    pageht = k.cmd("pageht", CMD_TIMEOUT)
-    tasks = k.cmd("tasks", CMD_TIMEOUT)
-    aspaces = k.cmd("as", CMD_TIMEOUT)
-    busy = int(re.search(r"^total\s+\d+\s+\d+\s+(\d+)\s*$", zones,
-                         re.MULTILINE).group(1))
-    heap = int(re.search(r"^total: (\d+) allocations", zones,
-                         re.MULTILINE).group(1))
-    slab_frames = int(re.search(r"^\d+ caches, (\d+) frames", slabs,
-                                re.MULTILINE).group(1))
-    pte_rec = int(re.search(r"^pte_rec\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\d+)",
-                            slabs, re.MULTILINE).group(1))
-    entries = int(re.search(r"^entries: (\d+)", pageht,
-                            re.MULTILINE).group(1))
-    ntasks = int(re.search(r"^(\d+) tasks$", tasks, re.MULTILINE).group(1))
-    nas = int(re.search(r"^(\d+) address spaces$", aspaces,
-                        re.MULTILINE).group(1))
-    return {"frames outside slabs": busy - slab_frames,
-            "heap allocations": heap, "pte_rec objects": pte_rec,
-            "page hash entries": entries, "tasks": ntasks,
-            "address spaces": nas}
+    return leaks.counters(k, CMD_TIMEOUT)
 
 
 def settle(k, baseline=None):
@@ -138,16 +116,7 @@ def settle(k, baseline=None):
     Without a baseline: until two readings 0.5 s apart agree (deferred
     frees of the warm-up run done).
     """
-    deadline = time.monotonic() + SETTLE_TIMEOUT
-    prev = None
-    while True:
-        now = counters(k)
-        if baseline is None and now == prev:
-            return now
-        if now == baseline or time.monotonic() > deadline:
-            return now
-        prev = now
-        time.sleep(0.5)
+    return leaks.settle(lambda: counters(k), baseline, SETTLE_TIMEOUT)
 
 
 class TestTasks:

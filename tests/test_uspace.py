@@ -13,21 +13,17 @@ it with `pkg-config --cflags --libs cht` alone.
 Needs only gcc, make and pkg-config (tools/ensure-deps.sh); not QEMU.
 """
 
-import importlib.util
 import os
 import re
 import subprocess
 
 import pytest
 
+from uspace.tests import run as uspace_run  # (pytest.ini's pythonpath)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USPACE = os.path.join(REPO, "uspace")
 BUILD = os.path.join(REPO, "build", "uspace")
-
-_spec = importlib.util.spec_from_file_location(
-    "uspace_run", os.path.join(USPACE, "tests", "run.py"))
-uspace_run = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(uspace_run)
 
 
 #: The rcutorture oracle's own reasons (uspace/tests/test_rcutorture.c): a

@@ -9,16 +9,23 @@
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
 #                 gcc, make, binutils, python3, pkg-config (the library's
 #                 install test; its sanitizer runtimes come with gcc),
-#                 pytest + pexpect importable by $PYTHON, and spin (the
-#                 short model checks, tests/test_models.py)
+#                 pytest + pexpect importable by $PYTHON, spin (the
+#                 short model checks, tests/test_models.py) and sparse
+#                 (make check, tests/test_sparse.py)
+#   check         make check: sparse (the user and RCU pointer check of the
+#                 kernel's C files, tools/sparse_check.py) and python3
 #   verify        make verify: the SPIN models of verify/ (spin, gcc,
 #                 python3)
 #   plot          the benchmark figures (make bench-deps, bench/plot.py):
 #                 matplotlib importable by $PYTHON
+#   test-user     what make test adds to test for the userspace sharing test
+#                 (tests/test_sharing.py: bench_us under qemu-x86_64):
+#                 qemu-user, liburcu-dev, libcuckoo-dev, libck-dev, g++
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
 #                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
-#                 pkg-config, matplotlib (linux-perf is optional and not
-#                 checked)
+#                 pkg-config, matplotlib, and qemu-user (qemu-x86_64, which
+#                 runs it under the sharing plugin: make -C uspace
+#                 bench-sharing; linux-perf is optional and not checked)
 #   memcached     make memcached / memcached-test / memcached-bench: gcc, make,
 #                 pkg-config, libevent-dev, dpkg-dev (apt-get source), xz-utils,
 #                 perl (prove), libmemcached-tools (memccapable, memcaslap),
@@ -68,16 +75,26 @@ test cmd pkg-config pkg-config
 test py pytest python3-pytest
 test py pexpect python3-pexpect
 test cmd spin spin
+test cmd sparse sparse
+check cmd sparse sparse
+check cmd python3 python3
 verify cmd spin spin
 verify cmd gcc gcc
 verify cmd python3 python3
 plot py matplotlib python3-matplotlib
+test-user cmd qemu-x86_64 qemu-user
+test-user pkg liburcu-dev liburcu-dev
+test-user pkg libcuckoo-dev libcuckoo-dev
+test-user pkg libck-dev libck-dev
+test-user cmd g++ g++
+test-user cmd pkg-config pkg-config
 uspace-bench pkg liburcu-dev liburcu-dev
 uspace-bench pkg libcuckoo-dev libcuckoo-dev
 uspace-bench pkg libck-dev libck-dev
 uspace-bench cmd g++ g++
 uspace-bench cmd valgrind valgrind
 uspace-bench cmd pkg-config pkg-config
+uspace-bench cmd qemu-x86_64 qemu-user
 uspace-bench py matplotlib python3-matplotlib
 memcached cmd gcc gcc
 memcached cmd make make
@@ -103,8 +120,8 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        test|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
-        *) echo "usage: $0 [--check] [test|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
+        test|test-user|check|verify|plot|uspace-bench|memcached|plugin) groups+=("$arg") ;;
+        *) echo "usage: $0 [--check] [test|test-user|check|verify|plot|uspace-bench|memcached|plugin]..." >&2; exit 2 ;;
     esac
 done
 [ ${#groups[@]} -ne 0 ] || groups=(test)

@@ -2,10 +2,10 @@
 """Drive the kernel console (kconsole) over QEMU's serial line.
 
 The kernel's COM1 is its console.  This module boots the kernel in QEMU
-with the serial line on a pseudo-terminal, waits for the prompt
-``kconsole> ``, types commands and returns what they printed.  Everything the
-kernel prints is kept in memory and written to a log file
-(``build/logs/<name>.log``).
+with the serial line on a pseudo-terminal (``pexpect.spawn``), waits for the
+prompt ``kconsole> `` (pexpect's ``expect()``), types commands and returns
+what they printed.  Everything the kernel prints is kept in memory and
+written to a log file (``build/logs/<name>.log``).
 
 Library use::
 
@@ -42,7 +42,6 @@ import errno
 import fcntl
 import os
 import re
-import select
 import shlex
 import shutil
 import signal
@@ -76,9 +75,16 @@ PANIC_RE_B = re.compile(PANIC_RE.pattern.encode())
 #: ((0x10 << 1) | 1).
 HALT_STATUS = 33
 
-#: Patterns are searched again over this many bytes of already seen output so
-#: that a match split across two reads is found; patterns must be shorter.
+#: The panic check searches again over this many bytes of already checked
+#: output, so that a report split across two reads is found.
 OVERLAP = 4096
+
+#: Seconds between two tries to write to a full terminal (output is read
+#: meanwhile).
+WRITE_RETRY = 0.01
+
+#: Any output at all (waiting for a panic report to end).
+ANY_OUTPUT_RE = re.compile(rb"(?s).+")
 
 #: Seconds of silence after a panic message before the report is considered
 #: complete (registers, backtrace), and the most to wait for it.
@@ -345,6 +351,47 @@ class KernelExited(KernelError):
 # The driver
 # --------------------------------------------------------------------------
 
+class Match:
+    """A match returned by :meth:`Kernel.expect` and :meth:`Kernel.wait_for`:
+    the ``re.Match`` of pexpect's search, whose ``start()``, ``end()`` and
+    ``span()`` are offsets into :attr:`Kernel.buf`."""
+
+    def __init__(self, match, base):
+        self._match = match
+        self._base = base        # offset in buf of what pexpect searched
+
+    def __getattr__(self, name):  # group(), groups(), groupdict(), re, ...
+        return getattr(self._match, name)
+
+    def __getitem__(self, group):
+        return self._match[group]
+
+    def start(self, group=0):
+        at = self._match.start(group)
+        return at if at < 0 else at + self._base
+
+    def end(self, group=0):
+        at = self._match.end(group)
+        return at if at < 0 else at + self._base
+
+    def span(self, group=0):
+        return self.start(group), self.end(group)
+
+
+class _Transcript:
+    """pexpect's ``logfile_read``: every byte read from the serial line goes
+    to the kernel's ``buf``, its log file and its mirror."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def write(self, data):
+        self._kernel._append(data)
+
+    def flush(self):
+        pass
+
+
 def boot_programs(kernel):
     """Return the user programs built next to ``kernel`` (sorted paths).
 
@@ -414,9 +461,9 @@ class Kernel:
 
         self.buf = bytearray()       # everything the serial line printed
         self.pos = 0                 # end of what expect() has consumed
+        #                              (set it back to search again)
         self._panic_scanned = 0      # buf[:_panic_scanned] holds no panic
         self._child = None
-        self._fd = None
         self._log = None
         self._eof = False
         self.exit_status = None      # QEMU's exit status once it is gone
@@ -471,10 +518,13 @@ class Kernel:
 
         self._child = pexpect.spawn(self.argv[0], self.argv[1:], echo=False,
                                     preexec_fn=redirect_stderr, timeout=None,
-                                    dimensions=(50, 200))
-        self._fd = self._child.child_fd
-        flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)
-        fcntl.fcntl(self._fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+                                    dimensions=(50, 200), maxread=65536)
+        self._child.delaybeforesend = None
+        self._child.logfile_read = _Transcript(self)
+        # Writes must not block (see _write()); pexpect reads after select().
+        fd = self._child.child_fd
+        fcntl.fcntl(fd, fcntl.F_SETFL,
+                    fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
         return self
 
     def __enter__(self):
@@ -527,7 +577,13 @@ class Kernel:
             self._log.close()
             self._log = None
 
-    # ---- low-level I/O ----------------------------------------------------
+    # ---- serial I/O: pexpect ----------------------------------------------
+    #
+    # pexpect reads the terminal (its expect() waits for patterns, timeouts
+    # and EOF) and hands every byte it reads to _Transcript, which keeps the
+    # whole serial output in ``buf`` and the log.  pexpect's own buffer is
+    # the unconsumed output, buf[pos:] (_sync() restores it after pos was set
+    # back); a match's offsets are turned into offsets into buf.
 
     def _t(self, timeout):
         return None if timeout is None else timeout * self.scale
@@ -541,67 +597,58 @@ class Kernel:
             self.mirror.write(decode(data))
             self.mirror.flush()
 
-    def _read(self, timeout):
-        """Read what is available, waiting up to ``timeout`` seconds.
+    def _sync(self):
+        """Make pexpect's buffer the unconsumed output, buf[pos:]."""
+        unconsumed = len(self.buf) - self.pos
+        if len(self._child.buffer) != unconsumed:
+            self._child.buffer = bytes(self.buf[self.pos:])
 
-        Returns True if data arrived, False on timeout, None at EOF (QEMU
-        closed the terminal: it exited).
-        """
-        if self._eof:
-            return None
-        try:
-            ready, _, _ = select.select([self._fd], [], [], max(0, timeout))
-        except InterruptedError:  # pragma: no cover
-            return False
-        if not ready:
-            return False
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return False
-        except OSError as e:
-            if e.errno != errno.EIO:
-                raise
-            data = b""
-        if not data:
+    def _expect_list(self, patterns, timeout):
+        """pexpect's expect() over buf[pos:]: the index of the first of
+        ``patterns`` (compiled bytes regexes, pexpect.EOF, pexpect.TIMEOUT)
+        to match within ``timeout`` seconds (unscaled)."""
+        i = self._child.expect_list(patterns, timeout=max(0.0, timeout))
+        if patterns[i] is pexpect.EOF:
             self._eof = True
             self.wait_exit(10.0)
-            return None
-        self._append(data)
-        return True
+        return i
+
+    def _drain(self, seconds):
+        """Read what the kernel prints for ``seconds`` (kept unconsumed);
+        False once QEMU has closed the terminal."""
+        if self._eof:
+            return False
+        self._sync()
+        return self._expect_list([pexpect.TIMEOUT, pexpect.EOF],
+                                 seconds) == 0
 
     def _write(self, data, timeout):
         """Write all of ``data``, reading output while the line is full."""
         __tracebackhide__ = True  # pytest: show the caller
         deadline = time.monotonic() + timeout
-        view = memoryview(data)
-        while view:
+        while data:
             if self._eof:
-                raise self._exited_error("writing %r" % bytes(view[:32]))
+                raise self._exited_error("writing %r" % data[:32])
+            try:
+                # Non-blocking: a full terminal raises BlockingIOError.
+                data = data[self._child.send(data):]
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                if e.errno != errno.EIO:
+                    raise
+                self._eof = True
+                self.wait_exit(10.0)
+                raise self._exited_error("writing")
+            if not data:
+                break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise KernelTimeout(self._describe(
                     "the console did not accept input for %.0f s (is the "
                     "kernel still reading the serial line?)" % timeout))
-            try:
-                rd, wr, _ = select.select([self._fd], [self._fd], [],
-                                          min(remaining, 1.0))
-            except InterruptedError:  # pragma: no cover
-                continue
-            if rd:
-                self._read(0)
-            if wr:
-                try:
-                    n = os.write(self._fd, view)
-                except BlockingIOError:
-                    continue
-                except OSError as e:
-                    if e.errno != errno.EIO:
-                        raise
-                    self._eof = True
-                    self.wait_exit(10.0)
-                    raise self._exited_error("writing")
-                view = view[n:]
+            # The kernel's echo must not block it: read while waiting.
+            self._drain(min(remaining, WRITE_RETRY))
 
     def send(self, data, chunk_size=None, chunk_delay=None, timeout=60):
         """Send raw ``data`` (bytes or str) in chunks.
@@ -616,11 +663,7 @@ class Kernel:
         for i in range(0, len(data), size):
             self._write(data[i:i + size], self._t(timeout))
             if delay > 0 and i + size < len(data):
-                end = time.monotonic() + delay
-                while True:
-                    left = end - time.monotonic()
-                    if left <= 0 or self._read(left) is None:
-                        break
+                self._drain(delay)
 
     def send_line(self, line, **kw):
         """Send ``line`` followed by the end-of-line bytes."""
@@ -639,16 +682,38 @@ class Kernel:
         self._panic_scanned = len(self.buf)
         if m is None:
             return
-        # Let the report (registers, backtrace) finish before quoting it.
+        # Let the report (registers, backtrace) finish before quoting it:
+        # read until PANIC_SETTLE seconds pass without output.
         end = time.monotonic() + self._t(PANIC_SETTLE_MAX)
         while time.monotonic() < end:
-            got = self._read(PANIC_SETTLE)
-            if got is not True:
+            if self._expect_list([ANY_OUTPUT_RE, pexpect.TIMEOUT, pexpect.EOF],
+                                 PANIC_SETTLE) != 0:
                 break
         self._panic_scanned = len(self.buf)
         raise KernelPanic(self._describe(
             "kernel reported %r while waiting for %s"
             % (decode(m.group(0)), what), around=m.start()))
+
+    def _wait(self, patterns, timeout, what, check_panic):
+        """Wait with pexpect's expect() for the first of ``patterns`` in the
+        unconsumed output, checking every byte read for a panic report.
+
+        Returns the index of the pattern that matched (its match in
+        ``self._child.match``), or ``pexpect.EOF`` or ``pexpect.TIMEOUT``.
+        """
+        __tracebackhide__ = True  # pytest: show the caller
+        n = len(patterns)
+        plist = list(patterns) + ([PANIC_RE_B] if check_panic else []) + [
+            pexpect.EOF, pexpect.TIMEOUT]
+        deadline = time.monotonic() + self._t(timeout)
+        self._sync()
+        while True:
+            i = self._expect_list(plist, deadline - time.monotonic())
+            if check_panic:
+                self._check_panic_stream(what)
+            if i < n or plist[i] in (pexpect.EOF, pexpect.TIMEOUT):
+                return plist[i] if i >= n else i
+            # A panic report the stream check has already raised: wait on.
 
     def expect(self, patterns, timeout, what, check_panic=True):
         """Wait for the first of ``patterns`` after the consumed output.
@@ -656,7 +721,8 @@ class Kernel:
         :param patterns: compiled ``bytes`` regexes (or one of them).
         :param timeout: seconds (scaled) to wait in total.
         :param what: description used in error messages.
-        :returns: ``(index, match, before)`` where ``before`` is the bytes
+        :returns: ``(index, match, before)`` where ``match`` is a
+            :class:`Match` (offsets into ``buf``) and ``before`` is the bytes
             between the previous position and the match.  The position moves
             past the match.
         :raises KernelTimeout, KernelExited, KernelPanic:
@@ -664,34 +730,19 @@ class Kernel:
         __tracebackhide__ = True  # pytest: show the caller
         if not isinstance(patterns, (list, tuple)):
             patterns = [patterns]
-        deadline = time.monotonic() + self._t(timeout)
         start = self.pos
-        scan_from = start
-        while True:
-            if check_panic:
-                self._check_panic_stream(what)
-            best = None
-            for i, pattern in enumerate(patterns):
-                m = pattern.search(self.buf, scan_from)
-                if m and (best is None or m.start() < best[1].start()):
-                    best = (i, m)
-            if best is not None:
-                i, m = best
-                self.pos = m.end()
-                return i, m, bytes(self.buf[start:m.start()])
-            scan_from = max(start, len(self.buf) - OVERLAP)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise KernelTimeout(self._describe(
-                    "timed out after %.0f s waiting for %s"
-                    % (self._t(timeout), what)))
-            if self._read(min(remaining, 1.0)) is None:
-                if check_panic:
-                    self._check_panic_stream(what)
-                # Data read just before EOF may still hold the match.
-                if any(p.search(self.buf, scan_from) for p in patterns):
-                    continue
-                raise self._exited_error(what)
+        i = self._wait(patterns, timeout, what, check_panic)
+        if i is pexpect.TIMEOUT:
+            raise KernelTimeout(self._describe(
+                "timed out after %.0f s waiting for %s"
+                % (self._t(timeout), what)))
+        if i is pexpect.EOF:
+            raise self._exited_error(what)
+        # pexpect's buffer now holds what follows the match: buf[end:].
+        end = len(self.buf) - len(self._child.buffer)
+        m = Match(self._child.match, end - self._child.match.end())
+        self.pos = end
+        return i, m, bytes(self.buf[start:m.start()])
 
     def wait_prompt(self, timeout=120):
         """Wait for the next ``kconsole> ``; return the text before it."""
@@ -779,16 +830,10 @@ class Kernel:
         """
         __tracebackhide__ = True  # pytest: show the caller
         self.send_line("halt")
-        deadline = time.monotonic() + self._t(timeout)
-        while True:
-            self._check_panic_stream("QEMU to exit after 'halt'")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise KernelTimeout(self._describe(
-                    "QEMU still runs %.0f s after 'halt'" % self._t(timeout)))
-            if self._read(min(remaining, 1.0)) is None:
-                break
-        self._check_panic_stream("QEMU to exit after 'halt'")
+        if self._wait([], timeout, "QEMU to exit after 'halt'",
+                      True) is pexpect.TIMEOUT:
+            raise KernelTimeout(self._describe(
+                "QEMU still runs %.0f s after 'halt'" % self._t(timeout)))
         self.pos = len(self.buf)
         status = self.wait_exit(10.0)
         if status is None and self.alive():

@@ -148,27 +148,31 @@ def resolve(window, syms, top=10, slabmap=None):
     ``readers``: the functions whose stores / loads touched the line); heap
     lines by their slab cache when ``slabmap`` (a SlabMap) covers them."""
     w = dict(window)
-    lines = []
-    for t in window.get("top", [])[:top]:
-        pa = int(t["pa"], 16)
-        x = dict(t)
-        offs = [o for o, n in zip(t.get("store_off", []), t["stores"]) if n]
-        offs += [o for o, n in zip(t.get("load_off", []), t["loads"]) if n]
-        x["name"] = syms.line_name(pa, offs)
-        if slabmap and x["name"].startswith("heap"):
-            off = min(offs) if offs else 0
-            named = slabmap.name(PHYS_MAP_BASE + pa + off)
-            if named:
-                x["name"] = "heap %s" % named
-        x["writers"] = sorted({syms.pc_name(int(p, 16))
-                               for p, s in zip(t["store_pc"], t["stores"])
-                               if s and int(p, 16)})
-        x["readers"] = sorted({syms.pc_name(int(p, 16))
-                               for p, n in zip(t["load_pc"], t["loads"])
-                               if n and int(p, 16)})
-        lines.append(x)
-    w["top"] = lines
+    for key in ("top", "top_rest"):
+        w[key] = [_name_line(t, syms, slabmap)
+                  for t in window.get(key, [])[:top]]
     return w
+
+
+def _name_line(t, syms, slabmap):
+    """One plugin top-list entry with ``name``, ``writers``, ``readers``."""
+    pa = int(t["pa"], 16)
+    x = dict(t)
+    offs = [o for o, n in zip(t.get("store_off", []), t["stores"]) if n]
+    offs += [o for o, n in zip(t.get("load_off", []), t["loads"]) if n]
+    x["name"] = syms.line_name(pa, offs)
+    if slabmap and x["name"].startswith("heap"):
+        off = min(offs) if offs else 0
+        named = slabmap.name(PHYS_MAP_BASE + pa + off)
+        if named:
+            x["name"] = "heap %s" % named
+    x["writers"] = sorted({syms.pc_name(int(p, 16))
+                           for p, s in zip(t["store_pc"], t["stores"])
+                           if s and int(p, 16)})
+    x["readers"] = sorted({syms.pc_name(int(p, 16))
+                           for p, n in zip(t["load_pc"], t["loads"])
+                           if n and int(p, 16)})
+    return x
 
 
 def per_op(window, line):

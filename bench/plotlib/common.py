@@ -8,12 +8,11 @@ import os
 import statistics
 import sys
 
+import chtbench as cb  # bench/chtbench.py: ids, seed commands (bench/ is on
+#                       the path: bench/plot.py's own directory, or pytest.ini)
+
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH_DIR)
-if BENCH_DIR not in sys.path:
-    sys.path.insert(0, BENCH_DIR)
-
-import chtbench as cb  # noqa: E402  (bench/chtbench.py: ids, seed commands)
 
 
 BEGIN = "<!-- chtbench:begin -->"

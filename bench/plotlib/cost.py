@@ -6,6 +6,8 @@ import json
 import math
 import os
 
+import results_md
+
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (BEGIN, COST_BEGIN, COST_END, US_BEGIN, md_escape)
 
@@ -128,19 +130,5 @@ def splice_cost(existing, block):
     Without the markers, the section goes before the chtbench section (or
     before the userspace one, or after the title).
     """
-    mine = COST_BEGIN + "\n" + block + COST_END
-    if existing is None:
-        return "# Benchmark results\n\n" + mine + "\n"
-    if COST_BEGIN in existing and COST_END in existing:
-        a = existing.index(COST_BEGIN)
-        b = existing.index(COST_END, a) + len(COST_END)
-        return existing[:a] + mine + existing[b:]
-    for marker in (BEGIN, US_BEGIN):
-        if marker in existing:
-            a = existing.index(marker)
-            return existing[:a] + mine + "\n\n" + existing[a:]
-    lines = existing.split("\n", 1)
-    if lines[0].startswith("# "):
-        rest = lines[1] if len(lines) > 1 else ""
-        return lines[0] + "\n\n" + mine + "\n\n" + rest.lstrip("\n")
-    return mine + "\n\n" + existing
+    return results_md.splice(existing, block, COST_BEGIN, COST_END,
+                             before=(BEGIN, US_BEGIN))

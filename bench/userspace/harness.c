@@ -14,6 +14,13 @@
  *   bench_us icount IMPL [-k KEYS] [-o OPS]
  *       single thread, fixed operation counts between callgrind client
  *       requests (run under valgrind --tool=callgrind --collect-atstart=no)
+ *   bench_us sharing IMPL [-k KEYS] [-t THREADS] [-u UPDATE%] [-o OPS]
+ *       [-M MAPSFILE]
+ *       THREADS threads, OPS operations each (lookups of present keys, or
+ *       with UPDATE% probability an insert and remove of a key of the
+ *       thread's own), inside the sharing counter's window (run under
+ *       qemu-x86_64 -plugin build/plugins/sharing.so; docs/SHARING.md);
+ *       MAPSFILE receives /proc/self/maps for naming the lines
  *
  * Output: CSV rows "kind,impl,workload,keys,threads,metric,value".
  * Keys are 8-byte integers: present key i is fmix64(2i + 2), absent key i is
@@ -35,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <valgrind/callgrind.h>
+/* The sharing counter's markers (uspace/lib/c/include via -iquote). */
+#include "sharing.h"
 
 const bench_impl_t *const bench_impls[] = {
 	&impl_cht, &impl_cht_presized,
@@ -47,7 +56,7 @@ const bench_impl_t *const bench_impls[] = {
 	NULL,
 };
 
-enum { OP_LOOKUP, OP_INSERT, OP_REMOVE, OP_UPDATE };
+enum { OP_LOOKUP, OP_INSERT, OP_REMOVE, OP_UPDATE, OP_INSERT_REMOVE };
 
 typedef struct {
 	uint64_t key;
@@ -266,6 +275,12 @@ static inline uint64_t exec_op(void *t, const op_t *o, uint64_t *hits,
 	case OP_UPDATE:
 		*upd += (uint64_t) impl->update(t, o->key, o->key ^ 0xaaaa);
 		break;
+	case OP_INSERT_REMOVE: {
+		/* chtbench's update: a pair on a key only this thread uses. */
+		int ins = impl->insert(t, o->key, o->key ^ 0x5555);
+		*upd += (uint64_t) (ins && impl->remove(t, o->key));
+		break;
+	}
 	}
 	return v;
 }
@@ -805,6 +820,181 @@ static void mode_icount(size_t n, size_t m)
 	impl->thread_fini();
 }
 
+/* --- cache lines shared per operation (under the sharing plugin) ------------------ */
+
+/*
+ * The window (docs/SHARING.md, "User space"): the main thread opens it once
+ * every worker has set up, warmed up and passed the barrier, then raises
+ * sh_go; the last worker to finish its operations closes it and raises
+ * sh_closed, for which the others wait spinning, so that thread exits, joins
+ * and the teardown stay out. Each flag has a line of its own (each costs one
+ * transfer per thread in the count).
+ */
+static int sh_go __attribute__((aligned(64)));
+static unsigned sh_done __attribute__((aligned(64)));
+static int sh_closed __attribute__((aligned(64)));
+static unsigned sh_threads;
+
+typedef struct {
+	void *t;
+	const op_t *s;
+	size_t len;
+	uint64_t hits, pairs, sum;
+	pthread_barrier_t *bar;
+} sh_worker_t;
+
+static void *sh_main(void *p)
+{
+	sh_worker_t *w = p;
+	uint64_t hits = 0, pairs = 0, sum = 0;
+	impl->thread_init();
+	/* Warm-up outside the window: the same kinds of operation. */
+	for (size_t i = 0; i < w->len && i < 1024; i++)
+		sum += exec_op(w->t, &w->s[i], &hits, &pairs);
+	if (impl->quiescent)
+		impl->quiescent();
+	hits = pairs = 0;
+	if (impl->offline)
+		impl->offline();
+	pthread_barrier_wait(w->bar);
+	if (impl->online)
+		impl->online();
+	/*
+	 * Acquire (pairs with the main thread's release after the open): none
+	 * of this thread's operations is performed before it sees sh_go.
+	 */
+	while (!__atomic_load_n(&sh_go, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	for (size_t i = 0; i < w->len; i++) {
+		sum += exec_op(w->t, &w->s[i], &hits, &pairs);
+		if (impl->quiescent && (i & 63) == 63)
+			impl->quiescent();
+	}
+	/*
+	 * ACQ_REL: the release keeps this thread's operations before its
+	 * increment, the acquire keeps the last thread's close after every
+	 * other thread's increment, so no operation falls after the close.
+	 */
+	if (__atomic_add_fetch(&sh_done, 1, __ATOMIC_ACQ_REL) == sh_threads) {
+		sharing_window_close();
+		/* Release: pairs with the waiters' acquire. */
+		__atomic_store_n(&sh_closed, 1, __ATOMIC_RELEASE);
+	} else {
+		/* Offline: a QSBR grace period must not wait for the spin.
+		 * Acquire (pairs with the release after the close): the exit
+		 * path's accesses are not performed before the close. */
+		if (impl->offline)
+			impl->offline();
+		while (!__atomic_load_n(&sh_closed, __ATOMIC_ACQUIRE))
+			__builtin_ia32_pause();
+		if (impl->online)
+			impl->online();
+	}
+	w->hits = hits;
+	w->pairs = pairs;
+	w->sum = sum;
+	impl->thread_fini();
+	return NULL;
+}
+
+/** Copies /proc/self/maps (the emulator's view of the guest) to @a path. */
+static void dump_maps(const char *path)
+{
+	FILE *in = fopen("/proc/self/maps", "r"), *o = fopen(path, "w");
+	char buf[4096];
+	size_t n;
+	while (in && o && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, o);
+	if (in)
+		fclose(in);
+	if (o)
+		fclose(o);
+	else
+		perror(path);
+}
+
+/**
+ * The sharing mode: @a threads threads do @a ops operations each on a table
+ * of @a n keys (@a upd_pct % insert/remove pairs) inside the sharing
+ * counter's window; reports threads x ops operations to the plugin, prints
+ * the CSV rows, copies /proc/self/maps to @a maps (if not NULL) and exits 1
+ * if a lookup missed or an insert or remove failed.
+ */
+static void mode_sharing(size_t n, int threads, unsigned upd_pct, size_t ops,
+    const char *maps)
+{
+	pthread_t tid[64];
+	sh_worker_t w[64];
+	op_t *s[64];
+	pthread_barrier_t bar;
+	impl->thread_init();
+	void *t = impl->create(n, 0);
+	prefill(t, n);
+	impl->settle(t);
+	for (int i = 0; i < threads; i++) {
+		/* Lookups of present keys (all must hit); updates: an insert and
+		 * remove of one of 1024 absent keys of this thread's own. */
+		uint64_t st = (uint64_t) (i + 1) * 0x9e3779b97f4a7c15ull + upd_pct;
+		s[i] = malloc(ops * sizeof(op_t));
+		for (size_t k = 0; k < ops; k++) {
+			uint64_t r = rnd(&st);
+			bool upd = (unsigned) ((r >> 40) % 100) < upd_pct;
+			s[i][k] = (op_t) {
+				.key = upd ? key_absent((size_t) i * 1024 + r % 1024) :
+				    key_present((size_t) (r % n)),
+				.op = upd ? OP_INSERT_REMOVE : OP_LOOKUP,
+			};
+		}
+	}
+	sh_threads = (unsigned) threads;
+	pthread_barrier_init(&bar, NULL, (unsigned) threads + 1);
+	for (int i = 0; i < threads; i++) {
+		w[i] = (sh_worker_t) { .t = t, .s = s[i], .len = ops, .bar = &bar };
+		pthread_create(&tid[i], NULL, sh_main, &w[i]);
+	}
+	main_offline();
+	pthread_barrier_wait(&bar);
+	sharing_window_open();
+	/*
+	 * Release: the table's set-up is not reordered after the flag (the
+	 * open marker itself is ordered by program order on this vCPU and by
+	 * its "memory" clobber in the compiler).
+	 */
+	__atomic_store_n(&sh_go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	main_online();
+	pthread_barrier_destroy(&bar);
+	uint64_t total = (uint64_t) threads * ops, lookups = 0, hits = 0;
+	uint64_t updates = 0, pairs = 0;
+	/* Under qemu-user every thread is a vCPU of its own: the main thread
+	 * sends all bits of the count on one vCPU. */
+	sharing_window_report(total);
+	for (int i = 0; i < threads; i++) {
+		for (size_t k = 0; k < ops; k++) {
+			lookups += s[i][k].op == OP_LOOKUP;
+			updates += s[i][k].op == OP_INSERT_REMOVE;
+		}
+		hits += w[i].hits;
+		pairs += w[i].pairs;
+		free(s[i]);
+	}
+	char wl[32];
+	snprintf(wl, sizeof(wl), "u%u", upd_pct);
+	out("sharing", wl, n, threads, "ops", (double) total);
+	out("sharing", wl, n, threads, "lookups", (double) lookups);
+	out("sharing", wl, n, threads, "updates", (double) updates);
+	/* Every lookup must hit, every insert and remove must succeed. */
+	out("sharing", wl, n, threads, "errors",
+	    (double) ((lookups - hits) + (updates - pairs)));
+	if (maps)
+		dump_maps(maps);
+	teardown(t, n);
+	impl->thread_fini();
+	if (lookups != hits || updates != pairs)
+		exit(1);
+}
+
 /** A crash prints its backtrace (addr2line-able) before dying. */
 static void crash_handler(int sig)
 {
@@ -820,8 +1010,9 @@ static void crash_handler(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_us list | suite|resize|growshrink|icount IMPL "
-	    "[-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS] [-k KEYS] [-o OPS]\n");
+	fprintf(stderr, "usage: bench_us list | suite|resize|growshrink|icount|"
+	    "sharing IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS] "
+	    "[-k KEYS] [-o OPS] [-u UPDATE%%] [-M MAPSFILE]\n");
 	exit(2);
 }
 
@@ -850,16 +1041,21 @@ int main(int argc, char **argv)
 	size_t sizes[8] = { 1024, 65536, 1048576 }, threads[8] = { 1, 2 };
 	int nsizes = 3, nthreads = 2;
 	size_t mixkeys = 65536, keys = 1048576, ops = 20000;
+	unsigned upd_pct = 0;
+	const char *maps = NULL;
+	bool keys_set = false;
 	int opt;
 	optind = 3;
-	while ((opt = getopt(argc, argv, "s:n:t:m:k:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:t:m:k:o:u:M:")) != -1) {
 		switch (opt) {
 		case 's': secs = atof(optarg); break;
 		case 'n': nsizes = parse_list(optarg, sizes, 8); break;
 		case 't': nthreads = parse_list(optarg, threads, 8); break;
 		case 'm': mixkeys = strtoull(optarg, NULL, 0); break;
-		case 'k': keys = strtoull(optarg, NULL, 0); break;
+		case 'k': keys = strtoull(optarg, NULL, 0); keys_set = true; break;
 		case 'o': ops = strtoull(optarg, NULL, 0); break;
+		case 'u': upd_pct = (unsigned) strtoul(optarg, NULL, 0); break;
+		case 'M': maps = optarg; break;
 		default: usage();
 		}
 	}
@@ -874,6 +1070,12 @@ int main(int argc, char **argv)
 		mode_growshrink(threads, keys);
 	else if (strcmp(argv[1], "icount") == 0)
 		mode_icount(keys, ops);
+	else if (strcmp(argv[1], "sharing") == 0) {
+		if (upd_pct > 100 || ops < 1)
+			usage();
+		mode_sharing(keys_set ? keys : 65536, (int) threads[0], upd_pct,
+		    ops, maps);
+	}
 	else
 		usage();
 	return 0;

@@ -256,12 +256,12 @@ static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
 /* Model: verify/cht.pml */
 static bool buckets_replace(cht_t *h, size_t order)
 {
-	cht_buckets_t *old = h->b;
+	cht_buckets_t *old = cht_env_rcu_access_owned(h->b);
 	cht_buckets_t *nb = buckets_alloc(order);
 	if (!nb)
 		return false;
 	dummies_link(h, nb, old);
-	__atomic_store_n(&h->b, nb, __ATOMIC_RELEASE);
+	cht_env_rcu_assign(h->b, nb);
 	cht_env_rcu_synchronize();
 	dummies_retire(h, old, nb);
 	return true;
@@ -380,14 +380,14 @@ static void count_rebatch(cht_t *h, size_t order)
 static void grow(cht_t *h)
 {
 	/* Without memory the size stays; the next request tries again. */
-	if (buckets_replace(h, h->b->order + 1))
+	if (buckets_replace(h, cht_env_rcu_access_owned(h->b)->order + 1))
 		__atomic_fetch_add(&h->stat_grows, 1, __ATOMIC_RELAXED);
 }
 
 /** Halves the bucket array. Resizer only. */
 static void shrink(cht_t *h)
 {
-	if (buckets_replace(h, h->b->order - 1))
+	if (buckets_replace(h, cht_env_rcu_access_owned(h->b)->order - 1))
 		__atomic_fetch_add(&h->stat_shrinks, 1, __ATOMIC_RELAXED);
 }
 
@@ -396,7 +396,7 @@ static void resize_once(cht_t *h)
 {
 	for (int steps = 0; steps < 2 * MAX_ORDER;) {
 		int64_t items = count_sum(h);
-		cht_buckets_t *b = h->b;
+		cht_buckets_t *b = cht_env_rcu_access_owned(h->b);
 		if (items > (int64_t) grow_limit(h, b->order) && b->order < MAX_ORDER) {
 			grow(h);
 			h->last_grow_ms = cht_env_now_ms();
@@ -417,13 +417,13 @@ static void resize_once(cht_t *h)
 		}
 		steps++;
 		/* The fold threshold follows the size at once. */
-		count_rebatch(h, h->b->order);
+		count_rebatch(h, cht_env_rcu_access_owned(h->b)->order);
 		if (__atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))
 			break;
 	}
 	/* The size fits: a later automatic shrink waits out the hold-off. */
 	__atomic_store_n(&h->resize_forced, false, __ATOMIC_RELEASE);
-	count_rebatch(h, h->b->order);
+	count_rebatch(h, cht_env_rcu_access_owned(h->b)->order);
 }
 
 static void resize_work(cht_env_work_t *work)
@@ -460,7 +460,7 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 		return CHT_ENOMEM;
 	/* Nobody else sees the table yet: linked without reader sections. */
 	dummies_link(h, b, NULL);
-	h->b = b;
+	cht_env_rcu_init_ptr(h->b, b);
 #ifdef CHT_ENV_CNT_SLOTS
 	/*
 	 * Without memory for the slots the table counts in item_cnt alone. The
@@ -492,7 +492,7 @@ int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
 
 int cht_destroy(cht_t *h)
 {
-	if (!h || !__atomic_load_n(&h->b, __ATOMIC_ACQUIRE))
+	if (!h || !cht_env_rcu_access(h->b))
 		return CHT_EINVAL;
 	/* No update runs any more (the caller's promise): the sum is exact. */
 	if (count_sum(h) != 0)
@@ -517,11 +517,12 @@ int cht_destroy(cht_t *h)
 		cht_env_assert(is_dummy(n));
 		left++;
 	}
-	cht_env_assert(left == (size_t) 1 << h->b->order);
+	cht_env_assert(left ==
+	    (size_t) 1 << cht_env_rcu_access_owned(h->b)->order);
 	(void) left;
 	h->head.next = 0;
-	cht_env_free(h->b);
-	h->b = NULL;
+	cht_env_free(cht_env_rcu_access_owned(h->b));
+	cht_env_rcu_init_ptr(h->b, NULL);
 	cht_env_free(h->cnt_mem);
 	h->cnt_mem = NULL;
 	h->cnt_slots = NULL;
@@ -584,7 +585,7 @@ cht_link_t *cht_find_next_equal(cht_t *h, const cht_link_t *item)
 /* Model: verify/cht.pml */
 void cht__cleanup(cht_t *h, uint64_t hash)
 {
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t *prev;
 	cht_node_t *cur;
 	search(h, lookup_start(b, hash), hash, true, &prev, &cur);
@@ -600,7 +601,7 @@ bool cht_remove_item(cht_t *h, cht_link_t *item)
 	cht_env_assert(cht_env_rcu_read_locked());
 	if (!mark_deleted(&item->n))
 		return false;
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	int64_t items = 0;
 	bool check = cht__count(h, -1, &items);
 	cht__cleanup(h, item->n.hash);
@@ -683,7 +684,7 @@ void cht_get_stats(cht_t *h, cht_stats_t *st)
 {
 	/* The bucket array may be freed by a concurrent resize. */
 	cht_env_rcu_read_lock();
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	st->items = (size_t) count_sum(h);
 	st->buckets = b ? (size_t) 1 << b->order : 0;
 	st->dummies = st->buckets;  /* one per bucket, in the bucket array */

@@ -47,6 +47,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -235,9 +236,9 @@ def throughput(args, use_hw):
 
 
 def median(v):
-    v = sorted(v)
-    n = len(v)
-    return (v[n // 2] + v[(n - 1) // 2]) / 2 if n else 0
+    """The median of ``v`` (statistics.median), 0 without runs."""
+    v = list(v)
+    return statistics.median(v) if v else 0
 
 
 def tp_summary(tp, threads, mix):

@@ -10,7 +10,18 @@
  *
  * What it counts. Every load and store of every vCPU, by 64-byte physical
  * line (qemu_plugin_hwaddr_phys_addr; MMIO accesses are skipped), but only
- * while the window is open. The guest opens and closes the window and tells
+ * while the window is open. Under QEMU's user-mode emulator (qemu-x86_64
+ * -plugin ...: one Linux process, every guest thread a vCPU of its own, the
+ * vCPU index QEMU's cpu_index of that thread) there are no physical
+ * addresses and all threads share one address space: lines are keyed by
+ * guest virtual address there, and the report says "mode": "user" and gives
+ * each top line's "va" instead of "pa". QEMU numbers a new thread from the
+ * indices of the live ones, so an exited thread's index can be given again:
+ * a window must not see threads exit and others start (their counts would
+ * merge). Accesses of vCPUs with an index of MAX_VCPUS or more are not
+ * counted, in either mode.
+ *
+ * The guest opens and closes the window and tells
  * the operation count with marker instructions, recognised here at
  * translation time: `nopl 0x5348000K(%rax)` (bytes 0f 1f 80 0K 00 48 53), a
  * 7-byte NOP on real hardware (no memory access), with K:
@@ -91,6 +102,8 @@ static unsigned nvcpus;
 static unsigned windows;
 static unsigned top_n = 20;
 static FILE *out;
+/* Set once at install: lines by guest virtual address (user mode). */
+static bool user_mode;
 
 static inline uint64_t hash64(uint64_t x)
 {
@@ -152,10 +165,13 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 {
 	if (!__atomic_load_n(&window_open, __ATOMIC_ACQUIRE) || vcpu >= MAX_VCPUS)
 		return;
-	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-	if (!hw || qemu_plugin_hwaddr_is_io(hw))
-		return;
-	uint64_t pa = qemu_plugin_hwaddr_phys_addr(hw);
+	uint64_t pa = vaddr;
+	if (!user_mode) {
+		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+		if (!hw || qemu_plugin_hwaddr_is_io(hw))
+			return;
+		pa = qemu_plugin_hwaddr_phys_addr(hw);
+	}
 	unsigned size = 1u << qemu_plugin_mem_size_shift(info);
 	bool store = qemu_plugin_mem_is_store(info);
 	vtable_t *t = &vt[vcpu];
@@ -177,6 +193,9 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 typedef struct {
 	uint64_t line;
 	double bound;
+	/* The terms of every vCPU but the last not due to the last one's
+	 * accesses (its stores for loads, its accesses for stores). */
+	double rest;
 	uint64_t *ls; /* [2 * nv]: loads, stores per vCPU */
 	uint64_t *pc; /* [2 * nv]: load pc, store pc per vCPU */
 	uint8_t *off; /* [2 * nv]: offsets of the last load, store per vCPU */
@@ -190,9 +209,43 @@ static int cmp_bound(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+static int cmp_rest(const void *a, const void *b)
+{
+	const merged_t *x = a, *y = b;
+	if (x->rest != y->rest)
+		return x->rest < y->rest ? 1 : -1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
+}
+
+/* Writes one line of a top list as a JSON object (bound, rest, per-vCPU data). */
+static void print_line(const merged_t *x, unsigned nv, bool comma)
+{
+	fprintf(out, "%s{\"%s\": \"0x%" PRIx64 "\", \"bound\": %.0f, "
+	    "\"rest\": %.1f, \"loads\": [", comma ? ", " : "",
+	    user_mode ? "va" : "pa", x->line, x->bound, x->rest);
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s%" PRIu64, v ? ", " : "", x->ls[2 * v]);
+	fprintf(out, "], \"stores\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s%" PRIu64, v ? ", " : "", x->ls[2 * v + 1]);
+	fprintf(out, "], \"load_pc\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s\"0x%" PRIx64 "\"", v ? ", " : "", x->pc[2 * v]);
+	fprintf(out, "], \"store_pc\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s\"0x%" PRIx64 "\"", v ? ", " : "", x->pc[2 * v + 1]);
+	fprintf(out, "], \"load_off\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s%u", v ? ", " : "", x->off[2 * v]);
+	fprintf(out, "], \"store_off\": [");
+	for (unsigned v = 0; v < nv; v++)
+		fprintf(out, "%s%u", v ? ", " : "", x->off[2 * v + 1]);
+	fprintf(out, "]}");
 }
 
 static void report(uint64_t ops)
@@ -256,6 +309,23 @@ static void report(uint64_t ops)
 	}
 	double bound = 0, bound_w = 0, bound_r = 0;
 	double bound_v[MAX_VCPUS] = { 0 };
+	/*
+	 * Load terms by source: load_from[c][d] is the part of vCPU c's load
+	 * term min(loads by c, stores by the others) that d's stores account
+	 * for (the term shared in proportion to each other vCPU's stores on
+	 * the line); load_max[c][d] = sum over lines of min(loads by c,
+	 * stores by d), the most misses d's stores alone can force on c's
+	 * loads. Store terms likewise: store_from[c][d] is the part of c's
+	 * store term min(stores by c, accesses by the others) that d's
+	 * accesses account for. The resize goal compares the readers' terms
+	 * with the resizer's columns (docs/SHARING.md). Static: 96 KiB, used
+	 * only here, by the one vCPU that runs the report marker.
+	 */
+	static double load_from[MAX_VCPUS][MAX_VCPUS], load_max[MAX_VCPUS][MAX_VCPUS];
+	static double store_from[MAX_VCPUS][MAX_VCPUS];
+	memset(store_from, 0, sizeof(store_from));
+	memset(load_from, 0, sizeof(load_from));
+	memset(load_max, 0, sizeof(load_max));
 	size_t shared = 0, stored_lines[MAX_VCPUS] = { 0 };
 	for (size_t i = 0; i < nm; i++) {
 		merged_t *x = &m[i];
@@ -273,6 +343,26 @@ static void report(uint64_t ops)
 			bound_r += (double) r;
 			bound_v[v] += (double) (w + r);
 			stored_lines[v] += s > 0;
+			for (unsigned d = 0; d < nv && r > 0; d++) {
+				uint64_t sd = x->ls[2 * d + 1];
+				if (d == v || sd == 0)
+					continue;
+				load_from[v][d] += (double) r * (double) sd / (double) os;
+				load_max[v][d] += (double) min_u64(l, sd);
+			}
+			for (unsigned d = 0; d < nv && w > 0; d++) {
+				uint64_t ad = x->ls[2 * d] + x->ls[2 * d + 1];
+				if (d != v && ad)
+					store_from[v][d] += (double) w * (double) ad /
+					    (double) (ol + os);
+			}
+			if (v != nv - 1) {
+				unsigned z = nv - 1;
+				uint64_t sz = x->ls[2 * z + 1], az = x->ls[2 * z] + sz;
+				x->rest += (double) (w + r) -
+				    (os ? (double) r * (double) sz / (double) os : 0.0) -
+				    (ol + os ? (double) w * (double) az / (double) (ol + os) : 0.0);
+			}
 			b += (double) (w + r);
 		}
 		x->bound = b;
@@ -280,10 +370,11 @@ static void report(uint64_t ops)
 		shared += b > 0;
 	}
 	qsort(m, nm, sizeof(*m), cmp_bound);
-	fprintf(out, "{\"window\": %u, \"ops\": %" PRIu64 ", \"vcpus\": %u, "
-	    "\"lines\": %zu, \"shared_lines\": %zu, \"bound\": %.0f, "
+	fprintf(out, "{\"window\": %u, \"mode\": \"%s\", \"ops\": %" PRIu64
+	    ", \"vcpus\": %u, \"lines\": %zu, \"shared_lines\": %zu, \"bound\": %.0f, "
 	    "\"bound_store\": %.0f, \"bound_load\": %.0f, \"per_op\": %.6g, "
-	    "\"incomplete\": %s, \"loads\": [", windows, ops, nv, nm, shared,
+	    "\"incomplete\": %s, \"loads\": [", windows,
+	    user_mode ? "user" : "system", ops, nv, nm, shared,
 	    bound, bound_w, bound_r, ops ? bound / (double) ops : 0.0,
 	    failed ? "true" : "false");
 	for (unsigned v = 0; v < nv; v++)
@@ -297,31 +388,39 @@ static void report(uint64_t ops)
 	fprintf(out, "], \"lines_stored\": [");
 	for (unsigned v = 0; v < nv; v++)
 		fprintf(out, "%s%zu", v ? ", " : "", stored_lines[v]);
-	fprintf(out, "], \"top\": [");
-	for (size_t i = 0; i < nm && i < top_n && m[i].bound > 0; i++) {
-		merged_t *x = &m[i];
-		fprintf(out, "%s{\"pa\": \"0x%" PRIx64 "\", \"bound\": %.0f, "
-		    "\"loads\": [", i ? ", " : "", x->line, x->bound);
-		for (unsigned v = 0; v < nv; v++)
-			fprintf(out, "%s%" PRIu64, v ? ", " : "", x->ls[2 * v]);
-		fprintf(out, "], \"stores\": [");
-		for (unsigned v = 0; v < nv; v++)
-			fprintf(out, "%s%" PRIu64, v ? ", " : "", x->ls[2 * v + 1]);
-		fprintf(out, "], \"load_pc\": [");
-		for (unsigned v = 0; v < nv; v++)
-			fprintf(out, "%s\"0x%" PRIx64 "\"", v ? ", " : "", x->pc[2 * v]);
-		fprintf(out, "], \"store_pc\": [");
-		for (unsigned v = 0; v < nv; v++)
-			fprintf(out, "%s\"0x%" PRIx64 "\"", v ? ", " : "",
-			    x->pc[2 * v + 1]);
-		fprintf(out, "], \"load_off\": [");
-		for (unsigned v = 0; v < nv; v++)
-			fprintf(out, "%s%u", v ? ", " : "", x->off[2 * v]);
-		fprintf(out, "], \"store_off\": [");
-		for (unsigned v = 0; v < nv; v++)
-			fprintf(out, "%s%u", v ? ", " : "", x->off[2 * v + 1]);
-		fprintf(out, "]}");
+	fprintf(out, "], \"load_from\": [");
+	for (unsigned v = 0; v < nv; v++) {
+		fprintf(out, "%s[", v ? ", " : "");
+		for (unsigned d = 0; d < nv; d++)
+			fprintf(out, "%s%.1f", d ? ", " : "", load_from[v][d]);
+		fprintf(out, "]");
 	}
+	fprintf(out, "], \"store_from\": [");
+	for (unsigned v = 0; v < nv; v++) {
+		fprintf(out, "%s[", v ? ", " : "");
+		for (unsigned d = 0; d < nv; d++)
+			fprintf(out, "%s%.1f", d ? ", " : "", store_from[v][d]);
+		fprintf(out, "]");
+	}
+	fprintf(out, "], \"load_max\": [");
+	for (unsigned v = 0; v < nv; v++) {
+		fprintf(out, "%s[", v ? ", " : "");
+		for (unsigned d = 0; d < nv; d++)
+			fprintf(out, "%s%.0f", d ? ", " : "", load_max[v][d]);
+		fprintf(out, "]");
+	}
+	fprintf(out, "], \"top\": [");
+	for (size_t i = 0; i < nm && i < top_n && m[i].bound > 0; i++)
+		print_line(&m[i], nv, i > 0);
+	/*
+	 * top_rest: the lines that most of the other vCPUs' terms fall on once
+	 * the parts due to the last vCPU are taken out (with a resizer on the
+	 * last CPU: what disturbs the readers besides the resize).
+	 */
+	qsort(m, nm, sizeof(*m), cmp_rest);
+	fprintf(out, "], \"top_rest\": [");
+	for (size_t i = 0; i < nm && i < top_n && m[i].rest >= 0.5; i++)
+		print_line(&m[i], nv, i > 0);
 	fprintf(out, "]}\n");
 	fflush(out);
 done:
@@ -417,10 +516,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	if (!info->system_emulation) {
-		fprintf(stderr, "sharing: system emulation only\n");
-		return -1;
-	}
+	/* User mode: no physical addresses; one address space (see the top). */
+	user_mode = !info->system_emulation;
 	out = path ? fopen(path, "w") : stderr;
 	if (!out) {
 		perror(path);

@@ -148,7 +148,8 @@ static inline size_t cht_u64_identity(uint64_t key)
 /**
  * A bucket array (private to the table; in this header only so that
  * cht_find_fast() can be inlined into its callers). Published by the resizer
- * with a release store into cht_t.b and read under RCU with acquire loads; once
+ * with a release store into cht_t.b (cht_env_rcu_assign()) and read under RCU
+ * with acquire loads (cht_env_rcu_access()); once
  * published it never changes (every entry is filled before publication), and
  * it is freed after a grace period once it has been replaced.
  */
@@ -197,9 +198,11 @@ typedef struct cht {
 			const cht_ops_t *op;
 			/**
 			 * Current bucket array; RCU-protected, replaced by the
-			 * resizer.
+			 * resizer. `__rcu` (compiler.h): readers take it with
+			 * cht_env_rcu_access(), the resizer, creator and
+			 * destroyer with cht_env_rcu_access_owned().
 			 */
-			cht_buckets_t *b;
+			cht_buckets_t __rcu *b;
 			size_t min_order;
 			/**
 			 * Average items per bucket above which the table grows
@@ -390,7 +393,7 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 	__atomic_fetch_add(&cht_broken_lookups, 1, __ATOMIC_RELAXED);
 #endif
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t nx = __atomic_load_n(&b->d[hash >> b->shift].next,
 	    __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -563,7 +566,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	uint64_t hash = cht_item_hash(ops->hash(item));
 	item->n.hash = hash;
 	/* item->op is written by the thread that unlinks it, before rcu_call. */
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	cht_node_t *start = &b->d[hash >> b->shift];
 	/*
 	 * Count the item before it is linked. A remover can only find it after
@@ -636,7 +639,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	cht_env_assert(cht_env_rcu_read_locked());
 	cht_env_assert(ops == h->op);
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
-	cht_buckets_t *b = __atomic_load_n(&h->b, __ATOMIC_ACQUIRE);
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t *prev;
 	cht_node_t *cur;
 	cht__search(h, &b->d[hash >> b->shift], hash, false, &prev, &cur);

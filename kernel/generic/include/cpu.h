@@ -13,6 +13,7 @@
 #include <adt/list.h>
 #include <synch/spinlock.h>
 #include <synch/rcu_types.h>
+#include <arch/cpu_arch.h>
 
 struct thread;
 
@@ -30,7 +31,12 @@ typedef struct {
  * scheduler and other CPUs (wake-ups, work stealing) take it.
  */
 typedef struct {
-	irq_spinlock_t lock;
+	/*
+	 * On a line of its own (as the whole run queue): other CPUs take the
+	 * lock (wake-ups, stealing) and read nrdy (stealing: every idle tick),
+	 * and must not share a line with the owner's per-tick fields.
+	 */
+	irq_spinlock_t lock __attribute__((aligned(CACHE_LINE_SIZE)));
 	rq_level_t level[RQ_LEVELS];
 	/** Ready threads in all levels. Written under lock; read racily by stealers. */
 	size_t nrdy;
@@ -50,6 +56,14 @@ typedef enum {
 } cpu_state_t;
 
 typedef struct cpu {
+	/*
+	 * Fields are grouped by who writes them, each group on lines of its own,
+	 * so that what one CPU writes often never shares a line with what
+	 * other CPUs read (docs/SHARING.md: a shared line costs a transfer per
+	 * write on real hardware).
+	 *
+	 * First group: written often, by this CPU only.
+	 */
 	/** Points to itself; must stay the first member (read as %gs:0). */
 	struct cpu *self;
 	/**
@@ -60,39 +74,47 @@ typedef struct cpu {
 	uintptr_t syscall_kstack;
 	/** Scratch: the user stack pointer during the syscall entry. CPU-local. */
 	uintptr_t syscall_ustack;
-	/** Logical id. Set once before the CPU starts. */
-	unsigned id;
-	/** Local APIC id. Set once before the CPU starts. */
-	uint32_t apic_id;
-	/** Life cycle state; atomics (written by the CPU itself and by the BSP at boot). */
-	cpu_state_t state;
-	/** Timer ticks seen by this CPU. CPU-local writes; others read with atomics. */
-	uint64_t ticks;
-	/** LAPIC timer input frequency in Hz (calibrated against the PIT). Set once. */
-	uint64_t lapic_hz;
 	/** Nesting count of preemption_disable(). CPU-local (interrupts or preemption off). */
 	unsigned preemption_disabled;
-	/** Top of the boot/idle stack of this CPU. Set once. */
-	uintptr_t stack_top;
-	/** Number of test IPIs received (ipi1); atomics. */
-	atomic_t ipi_test_count;
 	/** Interrupt nesting depth. CPU-local. */
 	unsigned irq_nesting;
-
 	/** Thread running on this CPU (NULL before the scheduler starts). CPU-local. */
 	struct thread *thread;
 	/** Thread that ran before the last context switch; CPU-local. */
 	struct thread *prev_thread;
+
+	/* Read by other CPUs, written rarely. */
+	/** Logical id. Set once before the CPU starts. */
+	unsigned id __attribute__((aligned(CACHE_LINE_SIZE)));
+	/** Local APIC id. Set once before the CPU starts. */
+	uint32_t apic_id;
+	/** Life cycle state; atomics (written by the CPU itself and by the BSP at boot). */
+	cpu_state_t state;
+	/** LAPIC timer input frequency in Hz (calibrated against the PIT). Set once. */
+	uint64_t lapic_hz;
+	/** Top of the boot/idle stack of this CPU. Set once. */
+	uintptr_t stack_top;
 	/** This CPU's idle thread. Set once. */
 	struct thread *idle_thread;
-	/** The run queue. */
+	/** User address space loaded in CR3 (NULL: the kernel's). CPU-local;
+	 * written on address-space switches. */
+	struct as *as;
+	/** Number of test IPIs received (ipi1); atomics. */
+	atomic_t ipi_test_count;
+
+	/** The run queue (its own lines, see runq_t). */
 	runq_t rq;
-	/** Set by the timer when the running thread's quantum is over. CPU-local. */
-	bool need_resched;
+
+	/** Set by the timer when the running thread's quantum is over. CPU-local.
+	 * Starts a new cache line: this group is written on every timer tick and
+	 * must not share a line with the run queue, which idle CPUs read. */
+	bool need_resched __attribute__((aligned(CACHE_LINE_SIZE)));
 	/** The CPU is halted in its idle loop; wakers send VECTOR_WAKEUP. Atomics. */
 	bool idle;
 	/** Ticks until the next starvation-avoidance relink. CPU-local. */
 	unsigned relink_countdown;
+	/** Timer ticks seen by this CPU. CPU-local writes; others read with atomics. */
+	uint64_t ticks;
 	/** Statistics; CPU-local writes, racy reads. */
 	uint64_t context_switches;
 	uint64_t migrations_in;
@@ -102,16 +124,19 @@ typedef struct cpu {
 	irq_spinlock_t timeout_lock;
 	list_t timeouts;
 
-	/** User address space loaded in CR3 (NULL: the kernel's). CPU-local. */
-	struct as *as;
+	/** RCU state of this CPU (see synch/rcu_types.h). Own lines: the
+	 * grace-period detector reads it from other CPUs. */
+	rcu_cpu_t rcu __attribute__((aligned(CACHE_LINE_SIZE)));
 
-	/** RCU state of this CPU (see synch/rcu_types.h). */
-	rcu_cpu_t rcu;
-
-	/** Pending SMP calls for this CPU; protected by smp_calls_lock. */
-	irq_spinlock_t smp_calls_lock;
+	/** Pending SMP calls for this CPU; protected by smp_calls_lock. Own
+	 * line: other CPUs queue calls here. */
+	irq_spinlock_t smp_calls_lock __attribute__((aligned(CACHE_LINE_SIZE)));
 	list_t smp_calls;
-} cpu_t;
+} __attribute__((aligned(CACHE_LINE_SIZE))) cpu_t;
+
+/* Each cpu_t starts a cache line, so no line holds two CPUs' fields (a line
+ * one CPU writes on every tick would otherwise move to its neighbour). */
+_Static_assert(sizeof(cpu_t) % CACHE_LINE_SIZE == 0, "cpu_t: whole cache lines");
 
 /** All CPUs; entries [0, cpu_count) are valid. Protected by: written during boot only. */
 extern cpu_t cpus[CONFIG_MAX_CPUS];

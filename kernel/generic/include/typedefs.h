@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include <compiler.h>
 
 /** Error code: EOK (0) on success, a negative E* constant from errno.h otherwise. */
 typedef int errno_t;

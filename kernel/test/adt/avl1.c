@@ -6,7 +6,8 @@
  *    unbalanced search tree): the invariants hold and the height stays
  *    within 1.44 log2(n + 2); a second insert of each key gives EEXIST.
  * 2. AVL1_OPS random inserts and removes (a fixed LCG seed): after each, a
- *    random greatest-key-<= and least-key-> query agrees with the bitmap;
+ *    random greatest-key-<= and least-key-> query agrees with the bitmap
+ *    (and avl_find_le_rcu(), the lock-free walk, with avl_find_le());
  *    the invariants are checked every 64 operations and at the end.
  * 3. Everything removed in random order: the tree is empty.
  */
@@ -59,6 +60,12 @@ static const char *avl1_query(const avl_tree_t *t, const bool *in)
 		return "avl_find_le disagrees with the model";
 	if ((gt < 0) != (b == NULL) || (b && b->key != (uintptr_t) gt * 4096))
 		return "avl_find_gt disagrees with the model";
+	/* The lock-free walk on a tree nobody changes: the same answer. */
+	avl_node_t *r = (avl_node_t *) 1;
+	if (!avl_find_le_rcu(t, key, &r))
+		return "avl_find_le_rcu gave up on a quiescent tree";
+	if (r != a)
+		return "avl_find_le_rcu disagrees with avl_find_le";
 	return NULL;
 }
 

@@ -195,7 +195,7 @@ static const char *check_counts(as_t *as, size_t entries0, size_t mapped,
 {
 	static char reason[160];
 	size_t e = entries_now();
-	size_t pm = __atomic_load_n(&as->pages_mapped, __ATOMIC_RELAXED);
+	size_t pm = as_stats(as).pages_mapped;
 	if (e != entries0 + mapped || pm != mapped) {
 		snprintf(reason, sizeof(reason), "%s: %zu entries (baseline %zu), "
 		    "pages_mapped %zu, expected %zu mapped pages", when, e, entries0,
@@ -207,12 +207,12 @@ static const char *check_counts(as_t *as, size_t entries0, size_t mapped,
 
 static uint64_t faults_of(as_t *as)
 {
-	return __atomic_load_n(&as->faults, __ATOMIC_RELAXED);
+	return as_stats(as).faults;
 }
 
 static uint64_t shootdowns_of(as_t *as)
 {
-	return __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED);
+	return as_stats(as).shootdowns;
 }
 
 static const char *area_api_checks(as_t *as)
@@ -554,8 +554,8 @@ static const char *as1_run(unsigned run)
 
 	TPRINTF("as1: run %u: %u threads, %u pages touched; %lu faults (%lu "
 	    "minor), %lu shootdowns\n", run + 1, n, AS1_TOTAL, faults_of(as),
-	    __atomic_load_n(&as->faults_minor, __ATOMIC_RELAXED),
-	    __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED));
+	    as_stats(as).faults_minor,
+	    as_stats(as).shootdowns);
 
 	/* 7. Destroy both. */
 	as_release(as2);

@@ -91,9 +91,9 @@ static uint64_t run_gen;
 static bool finish;
 static mmtest_failure_t failure;
 
-static uint64_t *word_of(size_t page, unsigned w)
+static uint64_t __user *word_of(size_t page, unsigned w)
 {
-	return (uint64_t *) (ASR_BASE + page * PAGE_SIZE + 8 * (w % 64));
+	return uptr(ASR_BASE + page * PAGE_SIZE + 8 * (w % 64));
 }
 
 /*

@@ -224,7 +224,7 @@ static size_t check_hot(void)
 	}
 	for (unsigned j = 0; j < PF_HOT; j++)
 		mapped += page_mapping_find(pf1_hot_as->id, pf1_hot_page(j), &pte);
-	uint64_t pages = __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED);
+	uint64_t pages = as_stats(pf1_hot_as).pages_mapped;
 	TPRINTF("pagefault1: phase 3: %u threads x %u rounds on the same %u pages "
 	    "in %lu ms: %lu faults: %lu inserted the page, %lu lost the insert to "
 	    "another CPU (faults_raced; %lu by the accounting), %lu found another "
@@ -301,17 +301,17 @@ static void check_shadows(size_t entries0)
 				    va, t, want ? "no" : "yes");
 			mapped_priv += want;
 		}
-		if (__atomic_load_n(&a->priv->pages_mapped, __ATOMIC_RELAXED) !=
+		if (as_stats(a->priv).pages_mapped !=
 		    mapped_priv)
 			mmtest_fail(&pf1_failure, "thread %u: private pages_mapped %lu, shadow %zu", t,
-			    a->priv->pages_mapped, mapped_priv);
+			    as_stats(a->priv).pages_mapped, mapped_priv);
 		mapped_other += mapped_priv;
 		for (unsigned q = t + 1; q < pf1_nthreads; q++) {
 			pf_pair_t *pp = &pf1_pairs[t * pf1_nthreads + q];
-			if (pp->as->pages_mapped != 2 * PF_PAIR_K ||
+			if (as_stats(pp->as).pages_mapped != 2 * PF_PAIR_K ||
 			    pp->bar.checks != PF_PAIR_REPS)
 				mmtest_fail(&pf1_failure, "pair %u-%u: %lu pages mapped, %u rounds checked",
-				    t, q, pp->as->pages_mapped, pp->bar.checks);
+				    t, q, as_stats(pp->as).pages_mapped, pp->bar.checks);
 			mapped_other += 2 * PF_PAIR_K;
 		}
 		unsigned want_rounds = PF_PAIR_REPS * (pf1_nthreads - 1) +
@@ -320,9 +320,9 @@ static void check_shadows(size_t entries0)
 			mmtest_fail(&pf1_failure, "thread %u ran %zu pair rounds, expected %u", t,
 			    a->pair_rounds, want_rounds);
 	}
-	if (__atomic_load_n(&pf1_shared_as->pages_mapped, __ATOMIC_RELAXED) !=
+	if (as_stats(pf1_shared_as).pages_mapped !=
 	    mapped_shared)
-		mmtest_fail(&pf1_failure, "shared pages_mapped %lu, shadow %zu", pf1_shared_as->pages_mapped,
+		mmtest_fail(&pf1_failure, "shared pages_mapped %lu, shadow %zu", as_stats(pf1_shared_as).pages_mapped,
 		    mapped_shared);
 	mapped_other += check_hot();
 	page_ht_stats_t ps;
@@ -500,8 +500,8 @@ const char *test_pagefault1(void)
 		    "minor), %lu shootdowns; table peak %zu entries, %zu buckets\n",
 		    steps, unmaps, (phase1_end_us - t0) / 1000,
 		    (phase2a_end_us - phase1_end_us) / 1000,
-		    (t1 - phase3_end_us) / 1000, pf1_shared_as->faults,
-		    pf1_shared_as->faults_minor, pf1_shared_as->shootdowns, peak_entries,
+		    (t1 - phase3_end_us) / 1000, as_stats(pf1_shared_as).faults,
+		    as_stats(pf1_shared_as).faults_minor, as_stats(pf1_shared_as).shootdowns, peak_entries,
 		    peak_buckets);
 	}
 	teardown(n);

@@ -31,7 +31,7 @@
 
 #define PF_BASE         0x10000000UL
 /** Pages of the shared area (all threads together, at least 64 each). */
-#define PF_SHARED_ALL   640
+#define PF_SHARED_ALL   1280
 #define PF_SHARED_MIN   64
 #define PF_SHARED_MAX   (PF_SHARED_ALL / 2)
 #define PF_PRIV         96

@@ -48,11 +48,11 @@ void pf1_hot_counts(hot_counts_t *c)
 		c->unmaps += pf1_args[t].hot_unmaps + pf1_args[t].hot_extra_unmaps;
 		c->overlaps += pf1_args[t].hot_overlaps;
 	}
-	c->faults = __atomic_load_n(&pf1_hot_as->faults, __ATOMIC_RELAXED);
-	c->minor = __atomic_load_n(&pf1_hot_as->faults_minor, __ATOMIC_RELAXED);
-	c->raced = __atomic_load_n(&pf1_hot_as->faults_raced, __ATOMIC_RELAXED);
-	c->unmapped = __atomic_load_n(&pf1_hot_as->faults_unmapped, __ATOMIC_RELAXED);
-	c->inserted = __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED) +
+	c->faults = as_stats(pf1_hot_as).faults;
+	c->minor = as_stats(pf1_hot_as).faults_minor;
+	c->raced = as_stats(pf1_hot_as).faults_raced;
+	c->unmapped = as_stats(pf1_hot_as).faults_unmapped;
+	c->inserted = as_stats(pf1_hot_as).pages_mapped +
 	    c->unmaps;
 	c->lost = c->faults - c->minor - c->inserted;
 }
@@ -84,12 +84,12 @@ static void hot_round_fn(mmtest_barrier_t *b)
 	pf1_hot_rounds = done + 1;
 	for (unsigned j = 0; j < PF_HOT; j++)
 		__atomic_store_n(&pf1_hot_arrived[j], 0, __ATOMIC_RELAXED);
-	uint64_t before = __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED);
+	uint64_t before = as_stats(pf1_hot_as).pages_mapped;
 	if (as_area_resize(pf1_hot_as, PF_HOT_BASE, PAGE_SIZE) != EOK ||
 	    as_area_resize(pf1_hot_as, PF_HOT_BASE, PF_HOT * PAGE_SIZE) != EOK)
 		mmtest_fail(&pf1_failure, "phase 3: as_area_resize failed");
 	pf1_hot_bulk_unmapped += before -
-	    __atomic_load_n(&pf1_hot_as->pages_mapped, __ATOMIC_RELAXED);
+	    as_stats(pf1_hot_as).pages_mapped;
 }
 
 /**
@@ -236,13 +236,13 @@ static uint64_t priv_salt(unsigned t)
 static void pair_before_reads(mmtest_barrier_t *mb)
 {
 	pf_bar_t *b = pf_bar(mb);
-	b->faults_before = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
+	b->faults_before = as_stats(b->as).faults;
 }
 
 static void pair_after_reads(mmtest_barrier_t *mb)
 {
 	pf_bar_t *b = pf_bar(mb);
-	uint64_t f = __atomic_load_n(&b->as->faults, __ATOMIC_RELAXED);
+	uint64_t f = as_stats(b->as).faults;
 	if (f - b->faults_before != b->want)
 		mmtest_fail(&pf1_failure, "stale translation? address space %lu: %lu faults after "
 		    "the unmaps of %lu pages, expected one per page", b->as->id,

@@ -51,8 +51,8 @@ static void round_end(mmtest_barrier_t *b)
 {
 	(void) b;
 	as_t *as = ptw_as;
-	uint64_t faults = __atomic_load_n(&as->faults, __ATOMIC_RELAXED);
-	uint64_t minor = __atomic_load_n(&as->faults_minor, __ATOMIC_RELAXED);
+	uint64_t faults = as_stats(as).faults;
+	uint64_t minor = as_stats(as).faults_minor;
 	if (faults != ptw_threads || minor != 0)
 		mmtest_fail(&ptw_failure, "round %u: %lu faults (%lu minor) for %u "
 		    "first touches: an entry went into a table the hardware does "
@@ -78,7 +78,7 @@ static void ptw_thread(void *arg)
 			return;
 		as_enter(as);
 		mmtest_barrier_wait(&ptw_barrier, NULL);
-		uint64_t *word = (uint64_t *) (PTW_BASE + t * PTW_REGION);
+		uint64_t __user *word = uptr(PTW_BASE + t * PTW_REGION);
 		uint64_t want = ((uint64_t) ptw_round << 8) | t, got = 0;
 		if (uaccess_store64(word, want) != EOK ||
 		    uaccess_load64(word, &got) != EOK || got != want)

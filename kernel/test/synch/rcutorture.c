@@ -145,8 +145,11 @@ static struct {
 	spinlock_t pool_lock;
 	rt_obj_t *free_list;       /**< Protected by pool_lock. */
 	size_t free_count;         /**< Protected by pool_lock. */
-	/** The published object: rcu_assign() / rcu_access(). */
-	rt_obj_t *cur;
+	/**
+	 * The published object: rcu_assign() / rcu_access(), the writer's
+	 * own reads rcu_access_owned().
+	 */
+	rt_obj_t __rcu *cur;
 	/** Retired objects aged by the writer's synchronize (writer only). */
 	rt_obj_t *retired;
 	bool stop;                 /**< Atomics. */
@@ -308,7 +311,7 @@ static void rt_writer(void *arg)
 		__atomic_store_n(&o->version, ++version, __ATOMIC_RELAXED);
 		__atomic_store_n(&o->poison, 0, __ATOMIC_RELAXED);
 		o->next = NULL;
-		rt_obj_t *old = rt.cur;
+		rt_obj_t *old = rcu_access_owned(rt.cur);
 		rcu_assign(rt.cur, o);
 		__atomic_store_n(&rt.version, version, __ATOMIC_RELEASE);
 		/*
@@ -545,7 +548,7 @@ static bool rt_join(thread_t *t)
 static void rt_reset(void)
 {
 	rt_pool_init();
-	rt.cur = NULL;
+	rcu_init_ptr(rt.cur, NULL);
 	rt.retired = NULL;
 	__atomic_store_n(&rt.stop, false, __ATOMIC_RELEASE);
 	__atomic_store_n(&rt.flood_on, false, __ATOMIC_RELEASE);
@@ -673,7 +676,7 @@ static const char *rt_monitor(unsigned seconds)
 /** Retires the last object and waits until every object is back in the pool. */
 static const char *rt_drain(void)
 {
-	rt_obj_t *old = rt.cur;
+	rt_obj_t *old = rcu_access_owned(rt.cur);
 	rcu_assign(rt.cur, NULL);
 	if (old)
 		rt_retire(old, false);

@@ -27,7 +27,7 @@
 	.text
 	.code64
 
-/* int uaccess_store64(uint64_t *uaddr, uint64_t val) */
+/* int uaccess_store64(uint64_t __user *uaddr, uint64_t val) */
 	.global uaccess_store64
 uaccess_store64:
 	UACCESS_BEGIN
@@ -37,7 +37,7 @@ uaccess_store64:
 	xorl %eax, %eax
 	ret
 
-/* int uaccess_load64(const uint64_t *uaddr, uint64_t *out) */
+/* int uaccess_load64(const uint64_t __user *uaddr, uint64_t *out) */
 	.global uaccess_load64
 uaccess_load64:
 	UACCESS_BEGIN

@@ -13,22 +13,22 @@ static bool user_range_ok(uintptr_t a, size_t n)
 	return a < USER_SPACE_END && n <= USER_SPACE_END - a;
 }
 
-int copy_to_user(void *udst, const void *ksrc, size_t n)
+int copy_to_user(void __user *udst, const void *ksrc, size_t n)
 {
 	if (n == 0)
 		return EOK;
 	if (!user_range_ok((uintptr_t) udst, n))
 		return EFAULT;
-	return uaccess_copy_bytes(udst, ksrc, n);
+	return uaccess_copy_bytes((void __force *) udst, ksrc, n);
 }
 
-int copy_from_user(void *kdst, const void *usrc, size_t n)
+int copy_from_user(void *kdst, const void __user *usrc, size_t n)
 {
 	if (n == 0)
 		return EOK;
 	if (!user_range_ok((uintptr_t) usrc, n))
 		return EFAULT;
-	return uaccess_copy_bytes(kdst, usrc, n);
+	return uaccess_copy_bytes(kdst, (const void __force *) usrc, n);
 }
 
 /** Pairs (faulting instruction, fixup) defined in uaccess.S; read-only. */

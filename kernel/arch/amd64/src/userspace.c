@@ -40,7 +40,9 @@ static bool smep_enabled;
  * 1 when SMAP is enabled (every CPU, the same CPUID); read by uaccess.S and
  * isr.S to decide whether to execute stac/clac (invalid opcodes without
  * SMAP). Written by each CPU at boot before it runs anything else.
+ * (Declared here for the assembly files, as syscall_dispatch() is.)
  */
+extern uint8_t uaccess_smap;
 uint8_t uaccess_smap;
 
 static inline uint64_t read_cr4(void)

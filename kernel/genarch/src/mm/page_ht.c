@@ -221,10 +221,22 @@ static const cht_ops_t ops = {
 	.remove_callback = op_remove_callback,
 };
 
+/**
+ * Buckets the page hash table never shrinks below (8 KiB of bucket heads).
+ * Mapped pages come and go by the thousand (a task's exit, a fault-and-
+ * unmap loop: chtbench 22 swings between 0 and 1024 records every few
+ * milliseconds); with a floor of 64 every such swing grew and shrank the
+ * table, and each resize rewrote the bucket array and the count lines
+ * under the faulting CPUs (3-9 of 62-78 transfers per fault at -smp 4,
+ * docs/SHARING.md). Below the floor the table only grows.
+ */
+#define PAGE_HT_MIN_BUCKETS 1024
+
 void page_ht_init(void)
 {
 	caches_init();
-	if (cht_create_named(&table, "page_ht", 64, 64, 1, &ops) != CHT_OK)
+	if (cht_create_named(&table, "page_ht", PAGE_HT_MIN_BUCKETS,
+	    PAGE_HT_MIN_BUCKETS, 1, &ops) != CHT_OK)
 		panic("page_ht: cannot create the page hash table");
 }
 

@@ -32,6 +32,14 @@ typedef link_t cht_env_link_t;
 #define cht_env_rcu_synchronize()     rcu_synchronize()
 #define cht_env_rcu_barrier()         rcu_barrier()
 #define cht_env_rcu_item_of(ptr)      (ptr)
+/*
+ * The accessors of the table's one RCU-protected pointer, cht_t.b (declared
+ * `__rcu`, compiler.h): synch/rcu.h's, which sparse checks (`make check`).
+ */
+#define cht_env_rcu_access(ptr)        rcu_access(ptr)
+#define cht_env_rcu_access_owned(ptr)  rcu_access_owned(ptr)
+#define cht_env_rcu_assign(ptr, value) rcu_assign(ptr, value)
+#define cht_env_rcu_init_ptr(ptr, value) rcu_init_ptr(ptr, value)
 
 /**
  * Fault injection for tests: when non-NULL, cht_env_work_enqueue() calls it

@@ -19,6 +19,7 @@
 #include <adt/avl.h>
 #include <synch/spinlock.h>
 #include <synch/mutex.h>
+#include <synch/rcu_types.h>
 
 /** First address above the user half. */
 #define USER_SPACE_END 0x0000800000000000UL
@@ -40,33 +41,116 @@ struct as;
 #define AS_AREA_PAGES_MAX (TASK_AREA_BYTES_MAX / PAGE_SIZE)
 
 typedef struct as_area {
-	/** Node in as->areas, keyed by base; protected by as->area_lock. */
+	/**
+	 * Node in as->areas, keyed by base; changed under as->area_lock (with
+	 * as->area_seq odd), walked without it by the fault path's look-up
+	 * (avl_find_le_rcu() in an RCU reader section, validated by area_seq).
+	 */
 	avl_node_t node;
 	struct as *as;
-	uintptr_t base;      /**< page aligned */
-	size_t pages;        /**< size in pages; protected by as->area_lock */
-	unsigned flags;
+	uintptr_t base;      /**< page aligned; set once */
+	/**
+	 * Size in pages; written under as->area_lock (area_seq odd) with
+	 * __atomic stores, read by the lock-free look-up with __atomic loads.
+	 */
+	size_t pages;
+	unsigned flags;      /**< set once */
+	/** Frees a destroyed area after a grace period (lock-free readers). */
+	rcu_item_t rcu;
 } as_area_t;
 
 /** Page-table locks per address space (a power of two), see as_t.pt_locks. */
 #define AS_PT_LOCKS 16
 
+/** Bytes of a cache line (x86-64; an arm64 port would say 64 too). */
+#define AS_LINE 64
+
+/**
+ * One page-table lock alone in its cache line: the faults of two CPUs in two
+ * regions must not share a line (two 32-byte locks per line were the hottest
+ * line after the area lock in chtbench 22, docs/SHARING.md). The address
+ * space is placed on a line boundary (as_create()), so the alignment holds.
+ */
+typedef struct {
+	irq_spinlock_t lock;
+} __attribute__((aligned(AS_LINE))) as_pt_lock_t;
+
+/**
+ * Fault and unmap statistics of one CPU in one address space, in a line of
+ * their own: the fault path counts every fault, and one counter for all CPUs
+ * was a line written by every faulting CPU on every fault. Updated with
+ * relaxed __atomic adds (a thread preempted between reading its CPU and the
+ * add counts in another CPU's row: still exact); read by as_stats(), which
+ * sums the rows (pages_mapped wraps per row: the sum is exact).
+ */
+typedef struct {
+	uint64_t faults;
+	uint64_t faults_minor;
+	uint64_t faults_raced;
+	uint64_t faults_unmapped;
+	uint64_t pages_mapped;
+	uint64_t shootdowns;
+} __attribute__((aligned(AS_LINE))) as_cpu_stats_t;
+
+/** The sums of as_cpu_stats_t over every CPU: see as_t and as_stats(). */
+typedef struct {
+	/** Faults handled. */
+	uint64_t faults;
+	/** Hit in the page hash table (cache refill). */
+	uint64_t faults_minor;
+	/** Missed, then lost the insert to another CPU's fault (EEXIST). */
+	uint64_t faults_raced;
+	/**
+	 * The locked re-check found the record gone or mapping another frame
+	 * (an unmap came between lookup and install): nothing installed.
+	 */
+	uint64_t faults_unmapped;
+	/** Pages mapped now (inserted by faults and fills minus unmapped). */
+	uint64_t pages_mapped;
+	/** TLB shootdown cross-calls sent. */
+	uint64_t shootdowns;
+} as_stats_t;
+
 typedef struct as {
+	/* Read by every fault, written (almost) never: */
 	/** Unique id (also the page hash table key part). Set once. */
 	uint64_t id;
-	/** References: creator, threads inside (as_enter). Atomics. */
-	atomic_t refcount;
 	/** Top-level page table (physical and direct-map address). Set once. */
 	uintptr_t pml4_phys;
 	uint64_t *pml4;
+	/** What as_create() got from malloc() (as_t sits on a line boundary). */
+	void *raw;
+	/** Rows of stats[] (cpu_count when created). Set once. */
+	unsigned nstats;
 	/**
-	 * Page-table locks, split by 2 MiB region (one leaf table) as Linux
-	 * splits its page-table locks: the last-level entries of region r are
-	 * written under pt_locks[r % AS_PT_LOCKS] (as_pt_lock()), so faults and
-	 * unmaps in different regions take different locks. Intermediate tables
-	 * need none (paging_walk() installs them by compare-and-swap).
+	 * Sequence count of the area set: odd while a writer (under area_lock)
+	 * changes the tree or an area's size, bumped to the next even value
+	 * when done. The fault path's lock-free look-up reads it before and
+	 * after its walk (a seqlock read) and once more under the page's
+	 * page-table lock before it inserts the page's record (mm/as.c,
+	 * "Area look-up"). Written with __atomic stores under area_lock only,
+	 * read with __atomic loads; orders named where they are.
 	 */
-	irq_spinlock_t pt_locks[AS_PT_LOCKS];
+	uint64_t area_seq;
+	/**
+	 * The areas, ordered by base (an AVL tree: lookups O(log n)); changed
+	 * under area_lock, walked without it by the fault path (see area_seq).
+	 */
+	avl_tree_t areas;
+	/** Pages of all areas together (bounded by AS_AREA_PAGES_MAX); area_lock. */
+	size_t area_pages;
+
+	/** References: creator, threads inside (as_enter). Atomics. */
+	atomic_t refcount __attribute__((aligned(AS_LINE)));
+	/** Link in the global list of address spaces; protected by as_list_lock. */
+	link_t as_link;
+
+	/**
+	 * Bitmap of CPUs with this address space loaded in CR3. Atomics. Its
+	 * own line: written on every switch into or out of the address space.
+	 */
+	uint64_t cpus_running __attribute__((aligned(AS_LINE)));
+
 	/**
 	 * Serializes the changes of the area set (create, resize, destroy) with
 	 * the unmap a shrink or destroy does after it: held from the change
@@ -75,35 +159,31 @@ typedef struct as {
 	 * there are still being removed. Faults do not take it. Order:
 	 * area_mtx, then area_lock.
 	 */
-	mutex_t area_mtx;
+	mutex_t area_mtx __attribute__((aligned(AS_LINE)));
 	/**
-	 * Protects areas, area_pages and every area's pages. IRQ-safe: the page
-	 * fault handler reads it.
+	 * Protects the changes of areas, area_pages, area_seq and every
+	 * area's pages. IRQ-safe. The fault path takes it only when its
+	 * lock-free look-up keeps failing validation (a writer busy), and
+	 * as_page_fill() and as_area_find() always.
 	 */
-	irq_spinlock_t area_lock;
-	/** The areas, ordered by base (an AVL tree: lookups O(log n)). */
-	avl_tree_t areas;
-	/** Pages of all areas together (bounded by AS_AREA_PAGES_MAX). */
-	size_t area_pages;
-	/** Bitmap of CPUs with this address space loaded in CR3. Atomics. */
-	uint64_t cpus_running;
+	irq_spinlock_t area_lock __attribute__((aligned(AS_LINE)));
 	/**
-	 * Statistics: atomics, relaxed (counts only, no ordering; read exactly
-	 * once the faulting threads have synchronized with the reader).
+	 * Page-table locks, split by 2 MiB region (one leaf table) as Linux
+	 * splits its page-table locks: the last-level entries of region r are
+	 * written under pt_locks[r % AS_PT_LOCKS] (as_pt_lock()), so faults and
+	 * unmaps in different regions take different locks. Intermediate tables
+	 * need none (paging_walk() installs them by compare-and-swap). The
+	 * fault path also re-validates its lock-free area look-up and inserts
+	 * the page's record under its page's lock; a shrink or destroy takes
+	 * and releases every one of them after changing the area set and
+	 * before it unmaps (mm/as.c, "Area look-up").
 	 */
-	uint64_t faults;
-	uint64_t faults_minor;   /**< hit in the page hash table (cache refill) */
-	/** Missed, then lost the insert to another CPU's fault (EEXIST). */
-	uint64_t faults_raced;
+	as_pt_lock_t pt_locks[AS_PT_LOCKS];
 	/**
-	 * The locked re-check found the record gone or mapping another frame
-	 * (an unmap came between lookup and install): nothing installed.
+	 * Statistics, one row per CPU (nstats rows): see as_cpu_stats_t;
+	 * as_stats() sums them.
 	 */
-	uint64_t faults_unmapped;
-	uint64_t pages_mapped;
-	uint64_t shootdowns;
-	/** Link in the global list of address spaces; protected by as_list_lock. */
-	link_t as_link;
+	as_cpu_stats_t stats[];
 } as_t;
 
 /** Sets up address spaces (BSP, boot): page fault handler, scheduler hook. */
@@ -202,6 +282,14 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 void as_enter(as_t *as);
 /** Returns the current thread to the kernel address space (drops the reference). */
 void as_leave(void);
+
+/**
+ * The statistics of @a as summed over every CPU's row (as_cpu_stats_t). Racy
+ * while faults and unmaps run (each row is read atomically, relaxed); exact
+ * once the threads that faulted or unmapped have synchronized with the
+ * caller. Any context, never blocks; O(CPUs).
+ */
+as_stats_t as_stats(as_t *as);
 
 /** Number of address spaces that exist. */
 size_t as_count(void);

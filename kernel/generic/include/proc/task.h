@@ -196,13 +196,14 @@ void tasks_print(void);
  * reachable while objects are bounded by live threads, see task.c).
  * Thread context, may sleep.
  */
-int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns);
+int futex_wait(const uint32_t __user *uaddr, uint32_t expected,
+    uint64_t timeout_ns);
 /**
  * Wakes up to @a count waiters on the user word @a uaddr of the current task
  * (SYS_FUTEX_WAKE). @return the number woken, or EINVAL (a misaligned or
  * non-user address, @a count 0). Thread context, may sleep (the futex
  * table's bucket mutex); never touches user memory.
  */
-int futex_wake(uintptr_t uaddr, uint64_t count);
+int futex_wake(const uint32_t __user *uaddr, uint64_t count);
 
 #endif

@@ -69,17 +69,43 @@ void rcu_barrier(void);
 /** Number of grace periods completed since boot. Any context. */
 uint64_t rcu_completed_gps(void);
 
-/**
- * Publishes @a value through @a ptr: initialization of the pointed-to object is
- * ordered before the pointer store (release). Any context.
+/*
+ * The accessors of RCU-protected pointers. Such a pointer is declared
+ * `T __rcu *` (compiler.h): sparse (`make check`) then reports every read or
+ * write of it that does not go through these four, and every dereference of
+ * it. For GCC the annotations and the `__force` casts are empty: each
+ * accessor compiles to the plain access it names.
  */
-#define rcu_assign(ptr, value) __atomic_store_n(&(ptr), (value), __ATOMIC_RELEASE)
+
 /**
- * Reads an RCU-protected pointer once (a reader's dereference of the result
- * sees the initialized object: address dependency, plus acquire for the
- * compiler). Inside a reader section.
+ * Publishes @a value through the `__rcu` pointer @a ptr: initialization of
+ * the pointed-to object is ordered before the pointer store (release). Any
+ * context.
  */
-#define rcu_access(ptr) __atomic_load_n(&(ptr), __ATOMIC_ACQUIRE)
+#define rcu_assign(ptr, value) \
+	__atomic_store_n(&(ptr), \
+	    (__typeof__(*(value)) __force __rcu *) (value), __ATOMIC_RELEASE)
+/**
+ * Reads the `__rcu` pointer @a ptr once (a reader's dereference of the
+ * result sees the initialized object: address dependency, plus acquire for
+ * the compiler). Inside a reader section. @return a plain (kernel) pointer.
+ */
+#define rcu_access(ptr) \
+	((__typeof__(*(ptr)) __force *) __atomic_load_n(&(ptr), __ATOMIC_ACQUIRE))
+/**
+ * Reads the `__rcu` pointer @a ptr with a plain load, in code that no other
+ * updater can race with (it holds the update-side lock, or it is the only
+ * updater: a constructor, a destructor, the one resizer). Readers use
+ * rcu_access().
+ */
+#define rcu_access_owned(ptr) ((__typeof__(*(ptr)) __force *) (ptr))
+/**
+ * Stores @a value into the `__rcu` pointer @a ptr with a plain store, where
+ * no reader can see it yet or the order does not matter: before the
+ * enclosing object is published, or storing NULL. Otherwise rcu_assign().
+ */
+#define rcu_init_ptr(ptr, value) \
+	((void) ((ptr) = (__typeof__(*(value)) __force __rcu *) (value)))
 
 /**
  * Debug builds (CONFIG_DEBUG): panics with "blocking inside an RCU reader

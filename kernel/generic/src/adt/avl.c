@@ -1,10 +1,21 @@
 /** @file avl.c
  * Intrusive AVL tree (adt/avl.h). Insert and remove are recursive and
  * rebalance on the way back up with single and double rotations; every
- * operation touches O(height) nodes. The caller's lock protects the tree.
+ * operation touches O(height) nodes. The caller's lock protects the tree
+ * against other writers.
+ *
+ * Every store to a link (a child pointer or the root) is an __atomic store
+ * with release order, so that avl_find_le_rcu() may walk the tree while a
+ * writer changes it: the release forbids the stores that initialized a node
+ * (its key, its children) from being reordered after the store that links
+ * it, so a reader that loads the link (acquire) sees them. The writer's own
+ * loads of links stay plain: only the writer stores them (race-free reads).
  */
 #include <adt/avl.h>
 #include <errno.h>
+
+/** Stores a link a lock-free reader may load: see the file comment. */
+#define LINK_SET(field, val) __atomic_store_n(&(field), (val), __ATOMIC_RELEASE)
 
 static inline int height(const avl_node_t *n)
 {
@@ -20,8 +31,8 @@ static inline void update(avl_node_t *n)
 static avl_node_t *rotate_right(avl_node_t *n)
 {
 	avl_node_t *l = n->left;
-	n->left = l->right;
-	l->right = n;
+	LINK_SET(n->left, l->right);
+	LINK_SET(l->right, n);
 	update(n);
 	update(l);
 	return l;
@@ -30,8 +41,8 @@ static avl_node_t *rotate_right(avl_node_t *n)
 static avl_node_t *rotate_left(avl_node_t *n)
 {
 	avl_node_t *r = n->right;
-	n->right = r->left;
-	r->left = n;
+	LINK_SET(n->right, r->left);
+	LINK_SET(r->left, n);
 	update(n);
 	update(r);
 	return r;
@@ -45,12 +56,12 @@ static avl_node_t *rebalance(avl_node_t *n)
 	int bf = height(n->left) - height(n->right);
 	if (bf > 1) {
 		if (height(n->left->left) < height(n->left->right))
-			n->left = rotate_left(n->left);
+			LINK_SET(n->left, rotate_left(n->left));
 		return rotate_right(n);
 	}
 	if (bf < -1) {
 		if (height(n->right->right) < height(n->right->left))
-			n->right = rotate_right(n->right);
+			LINK_SET(n->right, rotate_right(n->right));
 		return rotate_left(n);
 	}
 	return n;
@@ -58,7 +69,7 @@ static avl_node_t *rebalance(avl_node_t *n)
 
 void avl_init(avl_tree_t *t)
 {
-	t->root = NULL;
+	LINK_SET(t->root, NULL);
 	t->count = 0;
 }
 
@@ -67,9 +78,9 @@ static avl_node_t *insert(avl_node_t *root, avl_node_t *n, int *rc)
 	if (!root)
 		return n;
 	if (n->key < root->key)
-		root->left = insert(root->left, n, rc);
+		LINK_SET(root->left, insert(root->left, n, rc));
 	else if (n->key > root->key)
-		root->right = insert(root->right, n, rc);
+		LINK_SET(root->right, insert(root->right, n, rc));
 	else {
 		*rc = EEXIST;
 		return root;
@@ -80,9 +91,10 @@ static avl_node_t *insert(avl_node_t *root, avl_node_t *n, int *rc)
 int avl_insert(avl_tree_t *t, avl_node_t *n)
 {
 	int rc = EOK;
+	/* Not reachable yet: plain stores, published by the linking store. */
 	n->left = n->right = NULL;
 	n->height = 1;
-	t->root = insert(t->root, n, &rc);
+	LINK_SET(t->root, insert(t->root, n, &rc));
 	if (rc == EOK)
 		t->count++;
 	return rc;
@@ -95,7 +107,7 @@ static avl_node_t *remove_min(avl_node_t *root, avl_node_t **min)
 		*min = root;
 		return root->right;
 	}
-	root->left = remove_min(root->left, min);
+	LINK_SET(root->left, remove_min(root->left, min));
 	return rebalance(root);
 }
 
@@ -104,9 +116,9 @@ static avl_node_t *remove(avl_node_t *root, uintptr_t key, bool *found)
 	if (!root)
 		return NULL;
 	if (key < root->key) {
-		root->left = remove(root->left, key, found);
+		LINK_SET(root->left, remove(root->left, key, found));
 	} else if (key > root->key) {
-		root->right = remove(root->right, key, found);
+		LINK_SET(root->right, remove(root->right, key, found));
 	} else {
 		*found = true;
 		if (!root->left || !root->right)
@@ -114,8 +126,8 @@ static avl_node_t *remove(avl_node_t *root, uintptr_t key, bool *found)
 		/* Two children: the successor takes this node's place. */
 		avl_node_t *succ;
 		avl_node_t *right = remove_min(root->right, &succ);
-		succ->left = root->left;
-		succ->right = right;
+		LINK_SET(succ->left, root->left);
+		LINK_SET(succ->right, right);
 		root = succ;
 	}
 	return rebalance(root);
@@ -124,7 +136,7 @@ static avl_node_t *remove(avl_node_t *root, uintptr_t key, bool *found)
 void avl_remove(avl_tree_t *t, avl_node_t *n)
 {
 	bool found = false;
-	t->root = remove(t->root, n->key, &found);
+	LINK_SET(t->root, remove(t->root, n->key, &found));
 	if (found)
 		t->count--;
 }
@@ -141,6 +153,28 @@ avl_node_t *avl_find_le(const avl_tree_t *t, uintptr_t key)
 		}
 	}
 	return best;
+}
+
+bool avl_find_le_rcu(const avl_tree_t *t, uintptr_t key, avl_node_t **out)
+{
+	avl_node_t *best = NULL;
+	/*
+	 * Acquire on every link: pairs with LINK_SET's release, so the key
+	 * (and the links) of a node just linked are seen initialized.
+	 */
+	avl_node_t *n = __atomic_load_n(&t->root, __ATOMIC_ACQUIRE);
+	for (unsigned steps = 0; n; steps++) {
+		if (steps >= AVL_RCU_MAX_STEPS)
+			return false;
+		if (n->key <= key) {
+			best = n;
+			n = __atomic_load_n(&n->right, __ATOMIC_ACQUIRE);
+		} else {
+			n = __atomic_load_n(&n->left, __ATOMIC_ACQUIRE);
+		}
+	}
+	*out = best;
+	return true;
 }
 
 avl_node_t *avl_find_gt(const avl_tree_t *t, uintptr_t key)

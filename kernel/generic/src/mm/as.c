@@ -26,11 +26,45 @@
  * paging_walk()'s release install). Exit time is then proportional to what
  * was touched, not to the areas' size.
  *
- * Areas: an AVL tree per address space keyed by base (adt/avl.h), under
- * as->area_lock: the fault's look-up, create's overlap check (predecessor
- * and successor) and destroy are O(log n). Count and total size are bounded
- * (AS_AREAS_MAX, AS_AREA_PAGES_MAX: ELIMIT).
- * Step 3 closes the race with an unmap: either the unmapper clears the entry
+ * Areas: an AVL tree per address space keyed by base (adt/avl.h), changed
+ * under as->area_lock: the fault's look-up, create's overlap check
+ * (predecessor and successor) and destroy are O(log n). Count and total
+ * size are bounded (AS_AREAS_MAX, AS_AREA_PAGES_MAX: ELIMIT).
+ *
+ * Area look-up (the fault path's, issue 30): no lock and no store to a
+ * shared line. Faults of many CPUs in one address space used to take
+ * as->area_lock for the look-up and the insert of the page's record: that
+ * lock line was written by every faulting CPU on every fault, the hottest
+ * line of chtbench 22 (docs/SHARING.md). Now:
+ *   - writers (create, resize, destroy; under area_lock) make as->area_seq
+ *     odd, change the tree or the size, and make it even again (a seqlock's
+ *     write side; the tree's links are stored with release order, adt/avl.c);
+ *   - the fault reads area_seq, walks the tree with avl_find_le_rcu() in an
+ *     RCU reader section, copies the area's base, size and flags, and reads
+ *     area_seq again: a walk that met a change (a rotation can hide a node
+ *     from it) fails validation and is retried, AREA_LOOKUP_TRIES times at
+ *     most, then the fault takes area_lock as before. Destroyed areas are
+ *     freed after a grace period (rcu_call), so a walk never touches freed
+ *     memory; the copy is all the fault keeps;
+ *   - the fault then takes its page's page-table lock (which it took anyway
+ *     to install the entry), checks that area_seq still has the value it
+ *     validated, and inserts the record and installs the entry under that
+ *     lock; a changed count sends it to the locked path;
+ *   - a shrink or destroy, after its change and before its unmap, takes and
+ *     releases every page-table lock of the address space (area_barrier()).
+ * So a fault either inserted under its page-table lock before the writer
+ * passed that lock (and the unmap, which comes after, finds the record and
+ * the page's table) or took the lock after and saw the new count (and
+ * retries under area_lock, where the area is gone or shorter). This is the
+ * guarantee the area lock's single hold gave (test asrace1; BROKEN=areaseq
+ * removes the check and asrace1 must fail). A seqlock over an RCU-walked
+ * tree was chosen over per-area references (Linux's per-VMA locks): a
+ * reference count is a line every CPU faulting in the area writes on every
+ * fault, which is what the goal forbids; and over an rcu_synchronize()
+ * between change and unmap, which would make every destroy and shrink wait
+ * a grace period, where 16 uncontended lock round trips suffice.
+ *
+ * Page fault, step 3 closes the race with an unmap: either the unmapper clears the entry
  * after the fault installed it (its removal came first, its clear comes after
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
@@ -67,7 +101,38 @@
 /** The lock of the page-table entries of @a page (see as_t.pt_locks). */
 static inline irq_spinlock_t *as_pt_lock(as_t *as, uintptr_t page)
 {
-	return &as->pt_locks[(page >> 21) & (AS_PT_LOCKS - 1)];
+	return &as->pt_locks[(page >> 21) & (AS_PT_LOCKS - 1)].lock;
+}
+
+/**
+ * This CPU's row of @a as's statistics (as_cpu_stats_t). The caller may be
+ * preempted and migrate afterwards: the row's counters are updated with
+ * atomic adds, so the count stays exact (only the line may be shared then).
+ */
+static inline as_cpu_stats_t *as_cpu_stats(as_t *as)
+{
+	unsigned id = CPU->id;
+	return &as->stats[id < as->nstats ? id : 0];
+}
+
+as_stats_t as_stats(as_t *as)
+{
+	as_stats_t s = { 0 };
+	for (unsigned i = 0; i < as->nstats; i++) {
+		const as_cpu_stats_t *r = &as->stats[i];
+		s.faults += __atomic_load_n(&r->faults, __ATOMIC_RELAXED);
+		s.faults_minor += __atomic_load_n(&r->faults_minor,
+		    __ATOMIC_RELAXED);
+		s.faults_raced += __atomic_load_n(&r->faults_raced,
+		    __ATOMIC_RELAXED);
+		s.faults_unmapped += __atomic_load_n(&r->faults_unmapped,
+		    __ATOMIC_RELAXED);
+		s.pages_mapped += __atomic_load_n(&r->pages_mapped,
+		    __ATOMIC_RELAXED);
+		s.shootdowns += __atomic_load_n(&r->shootdowns,
+		    __ATOMIC_RELAXED);
+	}
+	return s;
 }
 
 /** All address spaces; protected by as_list_lock. */
@@ -212,28 +277,143 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 			continue;
 		mask &= ~(1UL << i);
 		(void) smp_call(i, tlb_range_func, &r);
-		__atomic_fetch_add(&as->shootdowns, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&as_cpu_stats(as)->shootdowns, 1,
+		    __ATOMIC_RELAXED);
 	}
+}
+
+/* Area set: the writers' sequence count and the lock-free look-up */
+
+/**
+ * Starts a change of @a as's area set (the tree or an area's size): makes
+ * area_seq odd. Caller holds area_lock; area_write_end() after the change.
+ */
+static inline void area_write_begin(as_t *as)
+{
+	assert(irq_spinlock_locked_by_me(&as->area_lock));
+	/* Plain read: area_seq is stored only under area_lock, by us. */
+	__atomic_store_n(&as->area_seq, as->area_seq + 1, __ATOMIC_RELAXED);
+	/*
+	 * Release fence: forbids the change's stores (links, sizes) from being
+	 * reordered before the odd count; a reader that loads one of them
+	 * (and then its acquire fence) sees the count odd or moved on.
+	 */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/** Ends the change area_write_begin() started: area_seq even again. */
+static inline void area_write_end(as_t *as)
+{
+	/*
+	 * Release: forbids the change's stores from being reordered after the
+	 * even count (a reader that sees it sees the whole change).
+	 */
+	__atomic_store_n(&as->area_seq, as->area_seq + 1, __ATOMIC_RELEASE);
+}
+
+/**
+ * After a shrink or destroy changed the area set (area_lock released) and
+ * before it unmaps: takes and releases every page-table lock of @a as. A
+ * fault that inserted a record under its page's lock having validated the
+ * old area set did so before we passed that lock, so the unmap (after this)
+ * sees the record and the page's table; a fault that takes the lock after
+ * us sees the new area_seq there and does not insert (see the file
+ * comment). Thread context; AS_PT_LOCKS uncontended round trips.
+ */
+static void area_barrier(as_t *as)
+{
+	for (unsigned i = 0; i < AS_PT_LOCKS; i++) {
+		irq_spinlock_lock(&as->pt_locks[i].lock, true);
+		irq_spinlock_unlock(&as->pt_locks[i].lock, true);
+	}
+}
+
+/** RCU callback: frees a destroyed area (no lock-free walk reaches it). */
+static void area_free_rcu(rcu_item_t *item)
+{
+	free(container_of(item, as_area_t, rcu));
+}
+
+/** What a fault needs of an area: a copy, taken under the look-up's guard. */
+typedef struct {
+	uintptr_t base;
+	size_t pages;
+	unsigned flags;
+} area_snap_t;
+
+/** Lock-free look-ups a fault tries before it takes area_lock. */
+#define AREA_LOOKUP_TRIES 4
+
+/**
+ * The fault path's look-up without area_lock (see the file comment): the
+ * area containing @a addr, copied to *@a snap, validated by area_seq, whose
+ * value is left in *@a seq for the re-check under the page-table lock.
+ * @return 1 found, 0 no area contains @a addr (both as of the instant the
+ * count was read), -1 a writer was busy or the walk gave up: take the lock.
+ * Any context, never blocks; O(log n), stores to no shared line.
+ */
+static int area_find_rcu(as_t *as, uintptr_t addr, area_snap_t *snap,
+    uint64_t *seq)
+{
+	/* Acquire: forbids the walk's loads from moving before the count. */
+	uint64_t s = __atomic_load_n(&as->area_seq, __ATOMIC_ACQUIRE);
+	if (s & 1)
+		return -1;
+	int found = 0;
+	avl_node_t *n;
+	rcu_read_lock();
+	if (!avl_find_le_rcu(&as->areas, addr, &n)) {
+		rcu_read_unlock();
+		return -1;
+	}
+	if (n) {
+		const as_area_t *a = container_of(n, as_area_t, node);
+		snap->base = a->base;
+		snap->pages = __atomic_load_n(&a->pages, __ATOMIC_RELAXED);
+		snap->flags = a->flags;
+		found = addr - snap->base < snap->pages * PAGE_SIZE;
+	}
+	rcu_read_unlock();
+	/*
+	 * Acquire fence: forbids the walk's and the copy's loads from being
+	 * reordered after the second read of the count (with the writers'
+	 * release fence: a load that saw a change makes this read see the
+	 * count moved on).
+	 */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&as->area_seq, __ATOMIC_RELAXED) != s)
+		return -1;
+	*seq = s;
+	return found;
 }
 
 /* Address spaces */
 
 as_t *as_create(void)
 {
-	as_t *as = malloc(sizeof(as_t));
-	if (!as)
+	/*
+	 * One row of statistics per CPU; the whole on a line boundary (malloc
+	 * aligns to 16 only), so the lines as_t separates stay separate.
+	 */
+	unsigned nstats = cpu_count ? cpu_count : 1;
+	size_t size = sizeof(as_t) + nstats * sizeof(as_cpu_stats_t);
+	void *raw = malloc(size + AS_LINE - 1);
+	if (!raw)
 		return NULL;
-	memset(as, 0, sizeof(*as));
+	as_t *as = (as_t *) ALIGN_UP((uintptr_t) raw, AS_LINE);
+	memset(as, 0, size);
+	as->raw = raw;
+	as->nstats = nstats;
 	as->pml4_phys = paging_create_pml4();
 	if (!as->pml4_phys) {
-		free(as);
+		free(raw);
 		return NULL;
 	}
 	as->pml4 = PA2KA(as->pml4_phys);
 	as->id = __atomic_fetch_add(&next_as_id, 1, __ATOMIC_RELAXED);
 	atomic_set(&as->refcount, 1);
 	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
-		irq_spinlock_initialize(&as->pt_locks[i], "as.pt");
+		irq_spinlock_initialize(&as->pt_locks[i].lock, "as.pt");
 	mutex_initialize(&as->area_mtx, MUTEX_PASSIVE);
 	irq_spinlock_initialize(&as->area_lock, "as.areas");
 	avl_init(&as->areas);
@@ -280,6 +460,17 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 			    LARGE_PAGE_SIZE;
 			stop = MIN(stop, end);
 			stop = MIN(stop, va + budget * PAGE_SIZE);
+			/*
+			 * The records first, then the entries of those pages
+			 * under one hold of the region's page-table lock (not
+			 * one per page: the lock's line is shared with the
+			 * region's faults). A fault that inserts a new record
+			 * in between and installs it loses its entry to the
+			 * clear and faults again (minor): as with a lock per
+			 * page, the record decides.
+			 */
+			uint64_t gone[512 / 64] = { 0 };
+			uintptr_t from = va;
 			for (; va < stop; va += PAGE_SIZE) {
 				budget--;
 				if (page_mapping_remove(as->id, va) != EOK)
@@ -288,15 +479,23 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 					first = va;
 				last = va;
 				removed++;
-				irq_spinlock_lock(as_pt_lock(as, va), true);
-				__atomic_store_n(&pt[(va >> 12) & 511], 0,
-				    __ATOMIC_RELEASE);
-				irq_spinlock_unlock(as_pt_lock(as, va), true);
+				unsigned i = (va >> 12) & 511;
+				gone[i / 64] |= 1UL << (i % 64);
 			}
+			if (last < from)
+				continue;
+			irq_spinlock_lock(as_pt_lock(as, from), true);
+			for (unsigned w = 0; w < 512 / 64; w++) {
+				for (uint64_t m = gone[w]; m; m &= m - 1) {
+					unsigned i = w * 64 + __builtin_ctzl(m);
+					__atomic_store_n(&pt[i], 0, __ATOMIC_RELEASE);
+				}
+			}
+			irq_spinlock_unlock(as_pt_lock(as, from), true);
 		}
 		if (removed) {
-			__atomic_fetch_sub(&as->pages_mapped, removed,
-			    __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&as_cpu_stats(as)->pages_mapped,
+			    removed, __ATOMIC_RELAXED);
 			tlb_shootdown(as, first, (last - first) / PAGE_SIZE + 1);
 		}
 		rcu_read_unlock();
@@ -314,7 +513,9 @@ void as_release(as_t *as)
 		irq_spinlock_lock(&as->area_lock, true);
 		avl_node_t *n = avl_first(&as->areas);
 		if (n) {
+			area_write_begin(as);
 			avl_remove(&as->areas, n);
+			area_write_end(as);
 			as->area_pages -= container_of(n, as_area_t, node)->pages;
 		}
 		irq_spinlock_unlock(&as->area_lock, true);
@@ -322,6 +523,10 @@ void as_release(as_t *as)
 			break;
 		as_area_t *a = container_of(n, as_area_t, node);
 		unmap_range(as, a->base, a->pages);
+		/*
+		 * At once, not after a grace period: nobody is inside the
+		 * address space any more (no reference), so no fault walks it.
+		 */
 		free(a);
 	}
 	irq_spinlock_lock(&as_list_lock, true);
@@ -329,7 +534,7 @@ void as_release(as_t *as)
 	as_n--;
 	irq_spinlock_unlock(&as_list_lock, true);
 	paging_destroy_pml4(as->pml4_phys);
-	free(as);
+	free(as->raw);
 }
 
 size_t as_count(void)
@@ -409,8 +614,12 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 		rc = ELIMIT;
 	else if (overlaps_locked(as, base, size, NULL))
 		rc = EEXIST;
-	else if (avl_insert(&as->areas, &a->node) != EOK)
-		rc = EEXIST;   /* not reached: the overlap check covers it */
+	else {
+		area_write_begin(as);
+		if (avl_insert(&as->areas, &a->node) != EOK)
+			rc = EEXIST;   /* not reached: the overlap check covers it */
+		area_write_end(as);
+	}
 	if (rc == EOK)
 		as->area_pages += a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
@@ -438,10 +647,15 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 		rc = EEXIST;
 	if (rc == EOK) {
 		old = a->pages;
-		a->pages = pages;
+		area_write_begin(as);
+		__atomic_store_n(&a->pages, pages, __ATOMIC_RELAXED);
+		area_write_end(as);
 		as->area_pages = as->area_pages - old + pages;
 	}
 	irq_spinlock_unlock(&as->area_lock, true);
+	/* No fault inserts in the released range after this: */
+	if (rc == EOK && pages < old)
+		area_barrier(as);
 	/*
 	 * New faults beyond the end fail now; remove what was mapped there.
 	 * area_mtx stays held until that is done: an area created in the
@@ -472,9 +686,13 @@ int as_area_destroy(as_t *as, uintptr_t base)
 		mutex_unlock(&as->area_mtx);
 		return ENOENT;
 	}
+	area_write_begin(as);
 	avl_remove(&as->areas, &a->node);
+	area_write_end(as);
 	as->area_pages -= a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
+	/* No fault inserts in the area's range after this: */
+	area_barrier(as);
 	/* The range stays reserved (area_mtx) until its unmap is done. */
 #ifdef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);  /* negative control, as in resize */
@@ -483,7 +701,8 @@ int as_area_destroy(as_t *as, uintptr_t base)
 #ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
 #endif
-	free(a);
+	/* A lock-free look-up may still be walking it (area_find_rcu()). */
+	rcu_call(&a->rcu, area_free_rcu);
 	return EOK;
 }
 
@@ -510,7 +729,7 @@ int as_unmap_page(as_t *as, uintptr_t page)
 	if (e)
 		__atomic_store_n(e, 0, __ATOMIC_RELEASE);
 	irq_spinlock_unlock(as_pt_lock(as, page), true);
-	__atomic_fetch_sub(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&as_cpu_stats(as)->pages_mapped, 1, __ATOMIC_RELAXED);
 	tlb_shootdown(as, page, 1);
 	rcu_read_unlock();
 	return EOK;
@@ -534,7 +753,7 @@ int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed)
  * owning its frame, with the area's write and execute permissions. Area lock
  * held (a->flags is read under it).
  */
-static inline pte_t area_page_pte(const as_area_t *a, uintptr_t frame)
+static inline pte_t area_page_pte(const area_snap_t *a, uintptr_t frame)
 {
 	pte_t pte = { .frame = frame, .flags = PTE_REC_PRESENT | PTE_REC_USER |
 	    PTE_REC_CACHEABLE | PTE_REC_FREE_FRAME };
@@ -568,7 +787,9 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 		frame_free(frame, 1);
 		return a ? ENOMEM : ENOENT;
 	}
-	pte = area_page_pte(a, frame);
+	area_snap_t snap = { .base = a->base, .pages = a->pages,
+	    .flags = a->flags };
+	pte = area_page_pte(&snap, frame);
 	pte_t existing;
 	int rc = page_mapping_insert(as->id, page, &pte, &existing);
 	irq_spinlock_unlock(&as->area_lock, true);
@@ -576,7 +797,7 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 		frame_free(frame, 1);
 		return rc;
 	}
-	__atomic_fetch_add(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&as_cpu_stats(as)->pages_mapped, 1, __ATOMIC_RELAXED);
 	return EOK;
 }
 
@@ -592,62 +813,95 @@ static uint64_t hw_flags(const pte_t *pte)
 	return f;
 }
 
-/**
- * Resolves a fault at @a addr in @a as. @return EOK when the access can be
- * retried; an error code for a fatal fault (the caller reports it).
- */
-static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
+/** Whether an area with @a flags permits the access of error code @a err. */
+static inline bool area_permits(unsigned flags, uint64_t err)
 {
-	uintptr_t page = ALIGN_DOWN(addr, PAGE_SIZE);
-	__atomic_fetch_add(&as->faults, 1, __ATOMIC_RELAXED);
+	return !((err & PF_WRITE) && !(flags & AS_AREA_WRITE)) &&
+	    !((err & PF_FETCH) && !(flags & AS_AREA_EXEC));
+}
 
-	pte_t pte;
-	/* The page's last-level entry once a miss created its table. */
-	uint64_t *entry = NULL;
-	if (page_mapping_find(as->id, page, &pte)) {
-		__atomic_fetch_add(&as->faults_minor, 1, __ATOMIC_RELAXED);
-		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
-			return EINVAL;
-		if ((err & PF_FETCH) && !(pte.flags & PTE_REC_EXEC))
-			return EINVAL;
-	} else {
+/**
+ * The miss half of a fault at @a addr (page @a page): finds the area,
+ * creates the page's table and inserts the page's record of @a frame (or
+ * finds another CPU's: EEXIST). See the file comment, "Area look-up".
+ * @param pte receives the record now in the table.
+ * @param entry receives the page's last-level entry.
+ * @param spare receives a frame the caller frees (after its locks), or 0.
+ * @param ptl_held set when the page's page-table lock is held on return
+ *        (the lock-free path inserts under it; the caller installs, then
+ *        releases it).
+ * @return EOK, or ENOENT / EINVAL / ENOMEM / another insert error (nothing
+ * held, @a frame in *@a spare).
+ */
+static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
+    uint64_t err, uintptr_t frame, pte_t *pte, uint64_t **entry,
+    uintptr_t *spare, bool *ptl_held)
+{
+	as_cpu_stats_t *st = as_cpu_stats(as);
+	irq_spinlock_t *ptl = as_pt_lock(as, page);
+	area_snap_t snap;
+	uint64_t seq = 0;
+	int found = -1;
+	*spare = frame;
+	*ptl_held = false;
+#ifdef CONFIG_BROKEN_ASRACE1
+	/* BROKEN=asrace1 puts back the locked path's defect: no fast path. */
+	const unsigned tries = 0;
+#else
+	const unsigned tries = AREA_LOOKUP_TRIES;
+#endif
+	for (unsigned i = 0; i < tries && found < 0; i++)
+		found = area_find_rcu(as, addr, &snap, &seq);
+	bool fast = found >= 0;
+	if (fast) {
+		if (!found || !area_permits(snap.flags, err))
+			return found ? EINVAL : ENOENT;
 		/*
-		 * Allocated (and zeroed) before the area lock is taken: it may
-		 * sleep. A fault outside any area (a fatal one) wastes it.
+		 * The page's table before its record (unmap_range() skips
+		 * regions without one); inside a validated area only, so junk
+		 * addresses never allocate tables. Tables live as long as the
+		 * address space: the entry pointer stays valid.
 		 */
-		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
-		if (!frame)
+		*entry = paging_walk(as->pml4_phys, page, true);
+		if (!*entry)
 			return ENOMEM;
+		irq_spinlock_lock(ptl, true);
+#ifndef CONFIG_BROKEN_AREASEQ
 		/*
-		 * The area is looked up and the record goes in under one hold of
-		 * the area lock: as_area_destroy() and a shrink change the area list or
-		 * size under this lock before they unmap the range. So either this
-		 * insert comes first and their unmap (after they took the lock)
-		 * finds and removes the record, or they come first and the area
-		 * is gone (or shorter) here. Without this, an insert after their
-		 * unmap left a record and its frame behind the destroyed area.
+		 * Relaxed: the lock orders it. A shrink or destroy that changed
+		 * the count passes this lock (area_barrier()) before unmapping:
+		 * if it passed already we see its count here; if not, it will
+		 * see our record. (BROKEN=areaseq, the negative control, skips
+		 * this check: asrace1 must find a record outliving its area.)
+		 */
+		if (__atomic_load_n(&as->area_seq, __ATOMIC_RELAXED) != seq) {
+			irq_spinlock_unlock(ptl, true);
+			fast = false;
+		}
+#endif
+	}
+	if (!fast) {
+		/*
+		 * Under area_lock: as_area_destroy() and a shrink change the
+		 * area set under it before they unmap the range. So either
+		 * this insert comes first and their unmap finds and removes
+		 * the record, or they come first and the area is gone (or
+		 * shorter) here.
 		 */
 		irq_spinlock_lock(&as->area_lock, true);
 		as_area_t *a = area_find_locked(as, addr);
-		if (!a || ((err & PF_WRITE) && !(a->flags & AS_AREA_WRITE)) ||
-		    ((err & PF_FETCH) && !(a->flags & AS_AREA_EXEC))) {
+		if (!a || !area_permits(a->flags, err)) {
 			irq_spinlock_unlock(&as->area_lock, true);
-			frame_free(frame, 1);
 			return a ? EINVAL : ENOENT;
 		}
-		/*
-		 * The page's table exists before its record does (unmap_range()
-		 * skips regions without one); only inside an area, so junk
-		 * addresses never allocate tables. Tables live until the
-		 * address space does: the entry pointer stays valid.
-		 */
-		entry = paging_walk(as->pml4_phys, page, true);
-		if (!entry) {
+		*entry = paging_walk(as->pml4_phys, page, true);
+		if (!*entry) {
 			irq_spinlock_unlock(&as->area_lock, true);
-			frame_free(frame, 1);
 			return ENOMEM;
 		}
-		pte = area_page_pte(a, frame);
+		snap.base = a->base;
+		snap.pages = a->pages;
+		snap.flags = a->flags;
 #ifdef CONFIG_BROKEN_ASRACE1
 		/*
 		 * Negative control (make BROKEN=asrace1): the defect before
@@ -657,39 +911,87 @@ static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
 		 */
 		irq_spinlock_unlock(&as->area_lock, true);
 #endif
-		pte_t existing;
-		int rc = page_mapping_insert(as->id, page, &pte, &existing);
+	}
+	*pte = area_page_pte(&snap, frame);
+	pte_t existing;
+	int rc = page_mapping_insert(as->id, page, pte, &existing);
 #ifndef CONFIG_BROKEN_ASRACE1
+	if (!fast)
 		irq_spinlock_unlock(&as->area_lock, true);
 #endif
-		if (rc == EEXIST) {
-			/* Another CPU faulted the page first: use its frame. */
-			__atomic_fetch_add(&as->faults_raced, 1, __ATOMIC_RELAXED);
-			frame_free(frame, 1);
-			pte = existing;
-		} else if (rc != EOK) {
-			frame_free(frame, 1);
-			return rc;
-		} else {
-			__atomic_fetch_add(&as->pages_mapped, 1, __ATOMIC_RELAXED);
+	if (rc == EEXIST) {
+		/* Another CPU faulted the page first: use its frame. */
+		__atomic_fetch_add(&st->faults_raced, 1, __ATOMIC_RELAXED);
+		*pte = existing;
+	} else if (rc != EOK) {
+		if (fast)
+			irq_spinlock_unlock(ptl, true);
+		return rc;
+	} else {
+		*spare = 0;
+		__atomic_fetch_add(&st->pages_mapped, 1, __ATOMIC_RELAXED);
+	}
+	*ptl_held = fast;
+	return EOK;
+}
+
+/**
+ * Resolves a fault at @a addr in @a as. @return EOK when the access can be
+ * retried; an error code for a fatal fault (the caller reports it).
+ */
+static int as_page_fault(as_t *as, uintptr_t addr, uint64_t err)
+{
+	uintptr_t page = ALIGN_DOWN(addr, PAGE_SIZE);
+	as_cpu_stats_t *st = as_cpu_stats(as);
+	__atomic_fetch_add(&st->faults, 1, __ATOMIC_RELAXED);
+
+	pte_t pte;
+	/* The page's last-level entry once a miss created its table. */
+	uint64_t *entry = NULL;
+	uintptr_t spare = 0;
+	bool ptl_held = false;
+	if (page_mapping_find(as->id, page, &pte)) {
+		__atomic_fetch_add(&st->faults_minor, 1, __ATOMIC_RELAXED);
+		if ((err & PF_WRITE) && !(pte.flags & PTE_REC_WRITABLE))
+			return EINVAL;
+		if ((err & PF_FETCH) && !(pte.flags & PTE_REC_EXEC))
+			return EINVAL;
+	} else {
+		/*
+		 * Allocated (and zeroed) before any lock is taken: it may
+		 * sleep. A fault outside any area (a fatal one) wastes it.
+		 */
+		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
+		if (!frame)
+			return ENOMEM;
+		int irc = fault_insert(as, addr, page, err, frame, &pte, &entry,
+		    &spare, &ptl_held);
+		if (irc != EOK) {
+			frame_free(spare, 1);
+			return irc;
 		}
 	}
 
-	irq_spinlock_lock(as_pt_lock(as, page), true);
+	irq_spinlock_t *ptl = as_pt_lock(as, page);
+	if (!ptl_held)
+		irq_spinlock_lock(ptl, true);
 	pte_t check;
+	int rc = EOK;
 	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
 		uint64_t *e = entry ? entry : paging_walk(as->pml4_phys, page, true);
-		if (!e) {
-			irq_spinlock_unlock(as_pt_lock(as, page), true);
-			return ENOMEM;
-		}
-		__atomic_store_n(e, pte.frame | hw_flags(&pte), __ATOMIC_RELEASE);
+		if (e)
+			__atomic_store_n(e, pte.frame | hw_flags(&pte),
+			    __ATOMIC_RELEASE);
+		else
+			rc = ENOMEM;
 	} else {
 		/* The page was unmapped meanwhile: the retry faults again. */
-		__atomic_fetch_add(&as->faults_unmapped, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&st->faults_unmapped, 1, __ATOMIC_RELAXED);
 	}
-	irq_spinlock_unlock(as_pt_lock(as, page), true);
-	return EOK;
+	irq_spinlock_unlock(ptl, true);
+	if (spare)
+		frame_free(spare, 1);
+	return rc;
 }
 
 static void page_fault_handler(unsigned vector, istate_t *istate)
@@ -788,15 +1090,12 @@ void as_print(void)
 	    "mapped  shootdowns\n");
 	for (link_t *l = list_first(&as_list); l; l = list_next(l, &as_list)) {
 		as_t *as = list_get_instance(l, as_t, as_link);
+		as_stats_t st = as_stats(as);
 		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %5lu  %6lu  %6lu  %10lu\n",
 		    as->id, atomic_get(&as->refcount),
 		    __atomic_load_n(&as->cpus_running, __ATOMIC_RELAXED),
-		    __atomic_load_n(&as->faults, __ATOMIC_RELAXED),
-		    __atomic_load_n(&as->faults_minor, __ATOMIC_RELAXED),
-		    __atomic_load_n(&as->faults_raced, __ATOMIC_RELAXED),
-		    __atomic_load_n(&as->faults_unmapped, __ATOMIC_RELAXED),
-		    __atomic_load_n(&as->pages_mapped, __ATOMIC_RELAXED),
-		    __atomic_load_n(&as->shootdowns, __ATOMIC_RELAXED));
+		    st.faults, st.faults_minor, st.faults_raced,
+		    st.faults_unmapped, st.pages_mapped, st.shootdowns);
 		irq_spinlock_lock(&as->area_lock, false);
 		size_t shown = 0;
 		for (avl_node_t *m = avl_first(&as->areas);

@@ -528,13 +528,42 @@ static void pcp_flush_oldest(frame_pcp_t *p, size_t n)
 	p->count -= n;
 }
 
+/** Order of the block a refill takes whole: FRAME_PCP_BATCH frames. */
+#define FRAME_PCP_BATCH_ORDER 5
+_Static_assert((1 << FRAME_PCP_BATCH_ORDER) == FRAME_PCP_BATCH,
+    "a refill block is one batch");
+
 /** Refills the empty cache @a p with up to FRAME_PCP_BATCH single frames.
- *  Caller holds @a p's lock. */
+ *  Caller holds @a p's lock.
+ *
+ *  One block of FRAME_PCP_BATCH frames when a zone has one, split here into
+ *  single allocated frames (each its own BUSY head of order 0, as if
+ *  allocated one by one): one free-list removal and one count update in the
+ *  zone per batch instead of one per frame. The zone's lines are shared by
+ *  every CPU, and the per-frame updates made the zone's free-list heads and
+ *  counts lines every faulting CPU wrote about once per fault while the
+ *  caches warmed up (chtbench 22, docs/SHARING.md). Single frames only
+ *  when no such block is left. */
 static void pcp_refill(frame_pcp_t *p)
 {
 	for (size_t i = 0; i < zones_count && p->count < FRAME_PCP_BATCH; i++) {
 		zone_t *z = &zones[i];
 		irq_spinlock_lock(&z->lock, true);
+		if (p->count == 0) {
+			uint32_t idx = zone_alloc_block(z, FRAME_PCP_BATCH_ORDER);
+			if (idx != FRAME_NIL) {
+				for (uint32_t k = 0; k < FRAME_PCP_BATCH; k++) {
+					frame_t *f = &z->frames[idx + k];
+					f->state = FRAME_BUSY;
+					f->order = 0;
+					f->next = FRAME_NIL;
+					f->prev = FRAME_NIL;
+					PCP_SLOT(p, k) = (z->base_pfn + idx + k) *
+					    FRAME_SIZE;
+				}
+				p->count = FRAME_PCP_BATCH;
+			}
+		}
 		while (p->count < FRAME_PCP_BATCH) {
 			uint32_t idx = zone_alloc_block(z, 0);
 			if (idx == FRAME_NIL)

@@ -328,8 +328,21 @@ void scheduler(void)
 		/* Preempted or yielding: back to the run queue. */
 		if (prev->quantum == 0 && prev->priority < RQ_LEVELS - 1)
 			prev->priority++;  /* used its whole quantum: drops */
-		prev->state = THREAD_READY;
 		irq_spinlock_lock(&c->rq.lock, false);
+		if (c->rq.nrdy == 0) {
+			/*
+			 * Nothing else is ready here: adding prev and taking it
+			 * back would pick prev again, but would write nrdy twice,
+			 * and idle CPUs read nrdy on every tick (a cache-line
+			 * transfer per quantum per CPU, docs/SHARING.md). Keep
+			 * running it with a new quantum instead.
+			 */
+			irq_spinlock_unlock(&c->rq.lock, false);
+			prev->quantum = (unsigned) prev->priority + 1;
+			irq_spinlock_unlock(&prev->lock, false);
+			return;
+		}
+		prev->state = THREAD_READY;
 		rq_add_locked(c, prev);
 		irq_spinlock_unlock(&c->rq.lock, false);
 	}

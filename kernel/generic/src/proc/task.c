@@ -483,8 +483,10 @@ static bool futex_addr_ok(uintptr_t uaddr)
 	    uaddr < USER_AREA_END;
 }
 
-int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
+int futex_wait(const uint32_t __user *uword, uint32_t expected,
+    uint64_t timeout_ns)
 {
+	uintptr_t uaddr = (uintptr_t) uword;  /* the key */
 	task_t *task = uthread_current()->task;
 	if (!futex_addr_ok(uaddr))
 		return EINVAL;
@@ -500,7 +502,7 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 	 * then wakes takes this mutex after us, so it sees our count below.
 	 */
 	uint32_t val;
-	int rc = copy_from_user(&val, (const void *) uaddr, sizeof(val));
+	int rc = copy_from_user(&val, uword, sizeof(val));
 	if (rc == EOK && val != expected)
 		rc = EAGAIN;
 	if (rc != EOK) {
@@ -576,8 +578,9 @@ int futex_wait(uintptr_t uaddr, uint32_t expected, uint64_t timeout_ns)
 	return rc;
 }
 
-int futex_wake(uintptr_t uaddr, uint64_t count)
+int futex_wake(const uint32_t __user *uword, uint64_t count)
 {
+	uintptr_t uaddr = (uintptr_t) uword;  /* the key; never dereferenced */
 	task_t *task = uthread_current()->task;
 	if (!futex_addr_ok(uaddr) || count == 0)
 		return EINVAL;
@@ -611,8 +614,8 @@ void tasks_print(void)
 		    "running");
 		irq_spinlock_unlock(&t->lock, false);
 		printf("%4lu  %-18s  %7zu  %-9s  %5lu  %8lu\n", t->id, t->name, n,
-		    state, __atomic_load_n(&t->as->pages_mapped, __ATOMIC_RELAXED),
-		    __atomic_load_n(&t->as->faults, __ATOMIC_RELAXED));
+		    state, as_stats(t->as).pages_mapped,
+		    as_stats(t->as).faults);
 	}
 	printf("%zu tasks\n", tasks_n);
 	irq_spinlock_unlock(&tasks_lock, true);

@@ -25,6 +25,11 @@
  */
 extern irq_spinlock_t rcu_preempt_lock;
 extern list_t rcu_cur_preempted;
+/**
+ * The started grace period (rcu.c); Podzimek's readers see it through
+ * rcu_inline.h, the tests through kernel/test/synch/rcu1.h.
+ */
+extern uint64_t rcu_cur_gp;
 
 /** Stall watch of the GP being detected; owned by the detection (one at a time:
  * A-RCU holds gp_mutex, Podzimek runs it in the detector thread). */

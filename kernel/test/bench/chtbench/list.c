@@ -11,13 +11,18 @@
 #define LIST_LEN 5
 
 typedef struct lnode {
-	struct lnode *next;
+	/** RCU-protected for the RCU benchmarks (synch/rcu.h's accessors). */
+	struct lnode __rcu *next;
 	uint64_t value;
 	rcu_item_t rcu;
 } lnode_t;
 
-/** The list; readers follow it with rcu_access, updaters hold list_lock. */
-static lnode_t *list_head;
+/**
+ * The list; RCU readers follow it with rcu_access(), updaters hold list_lock.
+ * The benchmarks without RCU read it with plain loads (rcu_access_owned():
+ * under list_lock or list_rw, or unsynchronized in the "ideal" ones).
+ */
+static lnode_t __rcu *list_head;
 static spinlock_t list_lock = SPINLOCK_INITIALIZER("chtbench.list");
 static slab_cache_t *lnode_cache;
 
@@ -37,19 +42,19 @@ static int list_setup(void)
 		if (!n)
 			return ENOMEM;
 		n->value = (uint64_t) i + 1;
-		n->next = head;
+		rcu_init_ptr(n->next, head);
 		head = n;
 	}
-	list_head = head;
+	rcu_init_ptr(list_head, head);
 	return EOK;
 }
 
 static void list_teardown(void)
 {
-	lnode_t *n = list_head;
-	list_head = NULL;
+	lnode_t *n = rcu_access_owned(list_head);
+	rcu_init_ptr(list_head, NULL);
 	while (n) {
-		lnode_t *next = n->next;
+		lnode_t *next = rcu_access_owned(n->next);
 		slab_free(lnode_cache, n);
 		n = next;
 	}
@@ -58,7 +63,8 @@ static void list_teardown(void)
 static inline uint64_t list_walk_plain(void)
 {
 	uint64_t sum = 0;
-	for (lnode_t *n = list_head; n; n = n->next)
+	for (lnode_t *n = rcu_access_owned(list_head); n;
+	    n = rcu_access_owned(n->next))
 		sum += n->value;
 	return sum;
 }
@@ -79,16 +85,16 @@ static void lnode_free_cb(rcu_item_t *item)
 /** Replaces the element at @a pos by a copy; returns the old one. Locked. */
 static lnode_t *list_replace_locked(unsigned pos, lnode_t *fresh, bool rcu)
 {
-	lnode_t **link = &list_head;
-	for (unsigned i = 0; i < pos && (*link)->next; i++)
-		link = &(*link)->next;
-	lnode_t *old = *link;
+	lnode_t __rcu **link = &list_head;
+	for (unsigned i = 0; i < pos && rcu_access_owned(*link)->next; i++)
+		link = &rcu_access_owned(*link)->next;
+	lnode_t *old = rcu_access_owned(*link);
 	fresh->value = old->value;
-	fresh->next = old->next;
+	rcu_init_ptr(fresh->next, rcu_access_owned(old->next));
 	if (rcu)
 		rcu_assign(*link, fresh);
 	else
-		*link = fresh;
+		rcu_init_ptr(*link, fresh);  /* no RCU readers: a plain store */
 	return old;
 }
 

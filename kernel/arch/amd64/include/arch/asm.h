@@ -85,7 +85,7 @@ static inline uint64_t read_msr(uint32_t msr)
 
 static inline void write_msr(uint32_t msr, uint64_t v)
 {
-	asm volatile ("wrmsr" :: "c" (msr), "a" ((uint32_t) v),
+	asm volatile ("wrmsr" :: "c" (msr), "a" ((uint32_t) (v & 0xffffffffu)),
 	    "d" ((uint32_t) (v >> 32)) : "memory");
 }
 

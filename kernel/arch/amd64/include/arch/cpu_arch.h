@@ -6,6 +6,10 @@
 
 #include <typedefs.h>
 
+/** Coherence granule in bytes: data that CPUs write independently is
+ * aligned to it so that no line carries two CPUs' writes. */
+#define CACHE_LINE_SIZE 64
+
 #define GDT_SEL_KCODE 0x08
 #define GDT_SEL_KDATA 0x10
 #define GDT_SEL_TSS   0x30
