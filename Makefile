@@ -269,6 +269,9 @@ KERNEL_SRC += $(addprefix $(GENERIC_DIR)/src/,$(GENERIC_TEST_SRC)) \
 	$(addprefix $(COMMON_DIR)/,$(COMMON_TEST_SRC))
 endif
 OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNEL_SRC)))
+# The kernel's C files, what make check reads (tests/test_sparse.py checks a
+# scratch file with make check-one SRC_C=FILE).
+SRC_C := $(filter %.c,$(KERNEL_SRC))
 DEPS := $(OBJS:.o=.d)
 
 # The build configuration is part of every object's inputs: switching DEBUG
@@ -479,7 +482,7 @@ check: ## sparse: user and RCU pointers, every kernel C file
 # One configuration (the variables on the command line); used by check.
 check-one: ## one configuration of check (the variables on the command line)
 	@$(PYTHON) tools/sparse_check.py --sparse $(SPARSE) \
-		--label "$(CONFIG_NAME)" $(filter %.c,$(KERNEL_SRC)) -- $(SPARSE_FLAGS)
+		--label "$(CONFIG_NAME)" $(SRC_C) -- $(SPARSE_FLAGS)
 
 # The SPIN models (verify/README.md): every model must pass, every broken
 # variant must be caught with a trail; a table of states and times. No build,
