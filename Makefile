@@ -59,6 +59,9 @@
 #   LOCKDEP        1 (default in debug builds): the lock-dependency validator
 #                  (synch/lockdep.h, the `lockdep` command); 0: none. Release
 #                  builds (DEBUG=0) never have it
+#   TESTS          1 (default): the kernel tests and benchmarks (kernel/test/,
+#                  the `test`, `rcutorture` and `chtbench` commands; defines
+#                  CONFIG_TEST); 0: a production kernel without them
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -81,6 +84,7 @@ RCU_BROKEN ?= 0
 BROKEN ?=
 LOCK_STAT ?= 0
 LOCKDEP ?= 1
+TESTS ?= 1
 SMP ?= 4
 MEM ?= 512M
 PYTHON ?= python3
@@ -99,9 +103,17 @@ ARCH_DIR := kernel/arch/$(ARCH)
 GENARCH_DIR := kernel/genarch
 GENERIC_DIR := kernel/generic
 TEST_DIR := kernel/test
+# Sources and headers compiled into more than one of the kernel, lib/c and
+# libcht (common/include: the freestanding C headers, the syscall ABI, errno
+# and the CHT; common/adt/cht.c, common/print/printf_core.c,
+# common/test/cht_sanity.c).
+COMMON_DIR := common
 
+# kernel/test is on the include path only in kernels with the tests
+# (TESTS=1), so that nothing else can include a test's header.
 INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/include \
-	-I$(TEST_DIR)
+	-I$(COMMON_DIR)/include \
+	$(if $(filter 1,$(TESTS)),-I$(TEST_DIR) -I$(COMMON_DIR)/test)
 
 ifeq ($(ARCH),arm64)
 # armv8-a (Cortex-A72: no LSE atomics, so GCC's __atomic become LL/SC
@@ -130,10 +142,14 @@ BUILD_KIND := release
 endif
 CFLAGS += -DCONFIG_BUILD='"$(BUILD_KIND)"'
 
+# The RCU algorithm's own file (synch/rcu_arcu.c or synch/rcu_podzimek.c, over
+# the shared synch/rcu.c) is in the kernel's source list below.
 ifeq ($(RCU),a-rcu)
 CFLAGS += -DCONFIG_RCU_A_RCU
+RCU_ALG_SRC := synch/rcu_arcu.c
 else ifeq ($(RCU),podzimek-rcu)
 CFLAGS += -DCONFIG_RCU_PODZIMEK
+RCU_ALG_SRC := synch/rcu_podzimek.c
 else
 $(error RCU must be a-rcu or podzimek-rcu)
 endif
@@ -150,25 +166,9 @@ ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
 $(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \
 	known: $(BROKEN_KNOBS))
 endif
-ifneq ($(filter rcu,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_RCU_BROKEN
-endif
-ifneq ($(filter shootdown,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_SHOOTDOWN
-endif
-ifneq ($(filter smpcall,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_SMPCALL
-endif
-ifneq ($(filter workq,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_WORKQ
-endif
-ifneq ($(filter sharedcount,$(BROKEN_LIST)),)
-CFLAGS += -DCONFIG_BROKEN_SHAREDCOUNT
-endif
-# A defect knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
+# Each knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
 upper = $(shell echo '$(1)' | tr a-z A-Z)
-CFLAGS += $(foreach k,$(filter $(BROKEN_DEFECTS),$(BROKEN_LIST)),\
-	-DCONFIG_BROKEN_$(call upper,$(k)))
+CFLAGS += $(foreach k,$(BROKEN_LIST),-DCONFIG_BROKEN_$(call upper,$(k)))
 empty :=
 space := $(empty) $(empty)
 BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
@@ -179,6 +179,13 @@ endif
 ifeq ($(DEBUG)$(LOCKDEP),11)
 CFLAGS += -DCONFIG_LOCKDEP
 LOCKDEP_NAME := -lockdep
+endif
+ifeq ($(TESTS),1)
+CFLAGS += -DCONFIG_TEST
+else ifeq ($(TESTS),0)
+NOTESTS_NAME := -notests
+else
+$(error TESTS must be 0 or 1)
 endif
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
@@ -204,12 +211,12 @@ endif
 UCFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-stack-protector $(UARCH_CFLAGS) -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-	-I$(ULIBC)/include -I$(GENERIC_DIR)/include
+	-I$(ULIBC)/include -I$(COMMON_DIR)/include
 ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack --no-warn-rwx-segments
 # printf_core.c is the kernel's own formatter, compiled again for user space.
 ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
-	$(GENERIC_DIR)/src/print/printf_core.c
+	$(COMMON_DIR)/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the kernel's cht.c again, over the third environment
 # (uspace/lib/cht/osenv ahead of the kernel's include directory) and libcht's
@@ -219,7 +226,7 @@ ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 USPACE_CHT_APPS := chtuser
 UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/urcu/include \
 	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
-ULIBCHT_SRC := $(GENERIC_DIR)/src/adt/cht.c uspace/lib/cht/src/cht_env.c \
+ULIBCHT_SRC := $(COMMON_DIR)/adt/cht.c uspace/lib/cht/src/cht_env.c \
 	uspace/lib/urcu/src/rcu.c
 ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
 UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
@@ -234,24 +241,77 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
 	-T $(ARCH_DIR)/_link.ld
 
-# genarch: the PC platform drivers (ACPI, PIT, 16550) only on amd64; the
-# page hash table (genarch/src/mm) everywhere.
-ifeq ($(ARCH),arm64)
-GENARCH_SRC := $(GENARCH_DIR)/src/mm
-else
-GENARCH_SRC := $(GENARCH_DIR)/src
+# The kernel's sources, every one named here (a file not listed is not built;
+# tests/test_tree.py checks that every kernel source is listed).
+# Per architecture; genarch: the PC platform drivers (ACPI, PIT, 16550) only
+# on amd64, the page hash table (genarch/src/mm) everywhere.
+ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
+	uaccess.S apic.c arch.c boot.c cpu.c interrupt.c pagefault.c paging.c \
+	smp.c uaccess_fixup.c userspace.c
+ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c paging.c \
+	uaccess.c userspace.c
+GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c mm/page_ht.c
+GENARCH_SRC_arm64 := mm/page_ht.c
+ARCH_SRC := $(ARCH_SRC_$(ARCH))
+GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
+GENERIC_SRC := \
+	adt/avl.c adt/cht_env.c \
+	console/console.c console/kconsole.c console/cmd_cht.c console/cmd_mm.c \
+	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
+	console/cmd_task.c console/cmd_workq.c \
+	cpu/cpu.c \
+	debug/panic.c debug/symtab.c \
+	lib/errno.c lib/str.c \
+	main/main.c \
+	mm/as.c mm/frame.c mm/malloc.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
+	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
+	smp/smp_call.c \
+	synch/condvar.c synch/lockdep.c synch/lockstat.c synch/mutex.c \
+	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
+	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
+	syscall/syscall.c \
+	time/delay.c time/timeout.c
+# CONFIG_TEST (TESTS=1): the console commands that run them, the tests
+# (kernel/test/) and the benchmarks (kernel/test/bench/).
+GENERIC_TEST_SRC := console/cmd_test.c console/cmd_bench.c
+TEST_SRC := test.c testlib.c \
+	adt/avl1.c \
+	atomic/atomic1.c \
+	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
+	bench/chtbench/resize.c bench/chtbench/page_ht.c \
+	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
+	debug/dfstack1.c debug/fault1.c \
+	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
+	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
+	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
+	print/print1.c \
+	proc/sched1.c proc/thread1.c \
+	smp/ipi1.c smp/smpcall1.c \
+	synch/condvar1.c synch/lockdep1.c synch/mutex1.c synch/rcu1.c \
+	synch/rcu1_parts1.c synch/rcu1_parts2.c synch/rcusleep1.c synch/rcustall1.c \
+	synch/rcutorture.c synch/rcuunlock1.c synch/rwlock1.c synch/semaphore1.c \
+	synch/semaphore2.c synch/waitq1.c synch/workqueue1.c
+COMMON_SRC := adt/cht.c print/printf_core.c
+COMMON_TEST_SRC := test/cht_sanity.c
+KERNEL_SRC := $(addprefix $(ARCH_DIR)/src/,$(ARCH_SRC)) \
+	$(addprefix $(COMMON_DIR)/,$(COMMON_SRC)) \
+	$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC)) \
+	$(addprefix $(GENERIC_DIR)/src/,$(GENERIC_SRC))
+ifeq ($(TESTS),1)
+KERNEL_SRC += $(addprefix $(GENERIC_DIR)/src/,$(GENERIC_TEST_SRC)) \
+	$(addprefix $(TEST_DIR)/,$(TEST_SRC)) \
+	$(addprefix $(COMMON_DIR)/,$(COMMON_TEST_SRC))
 endif
-SRC_C := $(shell find $(ARCH_DIR)/src $(GENARCH_SRC) $(GENERIC_DIR)/src $(TEST_DIR) \
-	-name '*.c' | sort)
-SRC_S := $(shell find $(ARCH_DIR)/src $(GENARCH_SRC) $(GENERIC_DIR)/src \
-	-name '*.S' | sort)
-OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SRC_S))
+OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNEL_SRC)))
+# The kernel's C files, what make check reads (tests/test_sparse.py checks a
+# scratch file with make check-one SRC_C=FILE).
+SRC_C := $(filter %.c,$(KERNEL_SRC))
 ifeq ($(ARCH),arm64)
 # The user programs inside the image: a table of (start, end, name) and
 # each file by .incbin (page aligned), after the kernel's own objects.
@@ -264,35 +324,27 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
-	check check-one verify help bench bench-quick bench-cost bench-goals bench-deps memcached memcached-test \
-	memcached-bench plugin bench-sharing
+	check check-one verify help bench bench-quick bench-cost bench-goals bench-deps \
+	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
 ifeq ($(ARCH),arm64)
 all: kernel
 else
-all: kernel iso
+all: kernel iso ## (default) build/kernel.elf, the user programs and build/image.iso
 endif
 
-help:
-	@echo "make [DEBUG=0|1]   build build/kernel.elf and build/image.iso"
-	@echo "make run SMP=4     boot into kconsole on this terminal (quit: Ctrl-A X)"
-	@echo "make test          build and run every test (pytest in tests/)"
-	@echo "make soak          long runs: many boots, rcutorture -t 30"
-	@echo "make check         sparse: user and RCU pointers, every kernel C file"
-	@echo "make verify        SPIN models of RCU and the CHT, every broken variant (verify/)"
-	@echo "make bench         benchmark sweeps, figures, bench/RESULTS.md (bench-quick: < 10 min)"
-	@echo "make bench-cost    instructions per operation, one CPU, QEMU icount (about 10 min)"
-	@echo "make bench-goals   issue 16's timed goals at -smp 2 (5 reps, ~6 min)"
-	@echo "make bench-sharing cache-line transfers per operation, -smp 2/4/8 (sharing plugin)"
-	@echo "make -C uspace bench-sharing  the same for the userspace tables under qemu-x86_64"
-	@echo "make memcached     memcached 1.6.18 with libcht (build/memcached/memcached) + stock"
-	@echo "make memcached-test  memcached's suite + memccapable + concurrency check, both builds"
-	@echo "make memcached-bench memcaslap stock vs libcht, instructions/request, resize case"
-	@echo "make clean         remove build/"
+# Every target with a `## ` comment on its rule line is listed by `make help`,
+# in the order of this file (the one table of targets).
+help: ## this list
+	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
+	@echo "(variables: the comment at the top of the Makefile)"
+	@grep -E '^[a-z][a-zA-Z_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+		sed -E 's/^([a-zA-Z_%-]+):.*## (.*)$$/\1\t\2/' | \
+		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
-kernel: $(BUILD)/kernel.elf $(PROGRAMS)
+kernel: $(BUILD)/kernel.elf $(PROGRAMS) ## the kernel and the user programs, no ISO
 
-programs: $(PROGRAMS)
+programs: $(PROGRAMS) ## the user programs (uspace/app) only
 
 $(BUILD)/os/%.c.o: %.c
 	@mkdir -p $(dir $@)
@@ -327,7 +379,7 @@ $(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
 
-iso: $(BUILD)/image.iso
+iso: $(BUILD)/image.iso ## the GRUB ISO
 
 $(CONFIG_STAMP):
 	@mkdir -p $(BUILD)
@@ -396,8 +448,20 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
-deps:
+# Every kernel source the Makefile names (both RCU algorithms), one per line (tests/test_tree.py
+# compares the lists of TESTS=1 with the tree).
+list-sources: ## the kernel's source files, one per line (every architecture)
+	@printf '%s\n' $(sort $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,synch/rcu_arcu.c \
+		synch/rcu_podzimek.c) $(foreach a,amd64 arm64,$(addprefix \
+		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
+		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))))
+
+deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
+
+# The value of a variable (make print-UCFLAGS), for tests/test_tree.py.
+print-%: ## print-VAR: the value of a Makefile variable
+	@echo '$($*)'
 
 # -serial mon:stdio: the console on this terminal; Ctrl-A X quits QEMU.
 # -cpu max: the CPU model with SMEP and SMAP (the default qemu64 has neither),
@@ -416,36 +480,47 @@ run: deps all
 	@$(QEMU) -M virt -cpu cortex-a72 -smp $(SMP) -m $(MEM) -nographic \
 		-no-reboot -kernel $(BUILD)/kernel.elf
 else
-run: deps all
+run: deps all ## boot into kconsole on this terminal, SMP=4, ARCH=arm64 too (quit: Ctrl-A X)
 	@echo "Booting with $(SMP) CPUs; type 'help' at kconsole>, 'halt' to quit."
 	@$(QEMU) -kernel $(BUILD)/kernel.elf -initrd "$(call comma_list,$(PROGRAMS))" \
 		$(QEMU_FLAGS) || [ $$? -eq 33 ]
 endif
 
-run-iso: deps all
+run-iso: deps all ## the same, booting the ISO
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
+
+# Each configuration below is NAME:VAR=VALUE,... built into build/NAME over the
+# defaults RCU=a-rcu PAGE_HT=cht and no BROKEN= knob.
+FLAVOUR_CONFIGS := podzimek:RCU=podzimek-rcu locked:PAGE_HT=locked \
+	release:DEBUG=0 release-locked:DEBUG=0,PAGE_HT=locked lockstat:LOCK_STAT=1
+CONTROL_CONFIGS := rcu-broken:BROKEN=rcu \
+	podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
+	broken-shootdown:BROKEN=shootdown broken-smpcall:BROKEN=smpcall \
+	broken-workq:BROKEN=workq broken-sharedcount:DEBUG=0,BROKEN=sharedcount \
+	$(foreach k,$(BROKEN_DEFECTS),broken-$(k):BROKEN=$(k))
+# $(call build_configs,CONFIGS): one sub-make per configuration, in order
+# (`+`: a recursive make, which shares the jobserver of -jN),
+# stopping at the first that fails.
+config_name = $(word 1,$(subst :, ,$(1)))
+config_vars = $(subst $(comma), ,$(word 2,$(subst :, ,$(1))))
+define build_configs
+	+@set -e; $(foreach c,$(1),$(MAKE) --no-print-directory \
+		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= \
+		PAGE_HT=cht $(call config_vars,$(c)) kernel;)
+endef
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
 # page hash table, the release builds (DEBUG=0: -O2, asserts off) with the
 # CHT and with the locked page hash table (tests/test_cost.py compares them)
 # and the lock statistics build (LOCK_STAT=1, tests/test_lockstat.py).
-flavours:
-	@$(MAKE) --no-print-directory BUILD=build/podzimek RCU=podzimek-rcu \
-		RCU_BROKEN=0 BROKEN= kernel
-	@$(MAKE) --no-print-directory BUILD=build/locked RCU=a-rcu RCU_BROKEN=0 \
-		BROKEN= PAGE_HT=locked kernel
-	@$(MAKE) --no-print-directory BUILD=build/release DEBUG=0 RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/release-locked DEBUG=0 \
-		RCU=a-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=locked kernel
-	@$(MAKE) --no-print-directory BUILD=build/lockstat RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN= PAGE_HT=cht LOCK_STAT=1 kernel
+flavours: ## the other configurations the tests boot (build/podzimek ...)
+	$(call build_configs,$(FLAVOUR_CONFIGS))
 
 # The arm64 configurations tests/test_arm64.py boots (issue 32): A-RCU,
 # Podzimek and their broken-RCU controls. Skipped with a message when the
 # cross compiler is missing (the tests then skip too).
 ARM64_CC := aarch64-linux-gnu-gcc
-arm64:
+arm64: ## the arm64 kernels tests/test_arm64.py boots (A-RCU, Podzimek, their BROKEN=rcu controls)
 	@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
 		echo "arm64: $(ARM64_CC) missing (apt-get install gcc-aarch64-linux-gnu): not built"; \
 	else \
@@ -462,25 +537,10 @@ arm64:
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
-controls:
-	@$(MAKE) --no-print-directory BUILD=build/rcu-broken RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/podzimek-broken \
-		RCU=podzimek-rcu RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-shootdown RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=shootdown PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-smpcall RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=smpcall PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-workq RCU=a-rcu \
-		RCU_BROKEN=0 BROKEN=workq PAGE_HT=cht kernel
-	@$(MAKE) --no-print-directory BUILD=build/broken-sharedcount DEBUG=0 \
-		RCU=a-rcu RCU_BROKEN=0 BROKEN=sharedcount PAGE_HT=cht kernel
-	@for k in $(BROKEN_DEFECTS); do \
-		$(MAKE) --no-print-directory BUILD=build/broken-$$k RCU=a-rcu \
-			RCU_BROKEN=0 BROKEN=$$k PAGE_HT=cht kernel || exit 1; \
-	done
+controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
+	$(call build_configs,$(CONTROL_CONFIGS))
 
-test: deps all flavours controls plugin arm64
+test: deps all flavours controls plugin arm64 ## build everything and run every test (pytest in tests/)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
@@ -504,7 +564,7 @@ CHECK_CONFIGS := \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))"
 
-check:
+check: ## sparse: user and RCU pointers, every kernel C file
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check
 	@for c in $(CHECK_CONFIGS); do \
 		$(MAKE) --no-print-directory RCU_BROKEN=0 LOCKDEP=1 $$c check-one || \
@@ -512,45 +572,45 @@ check:
 	done
 
 # One configuration (the variables on the command line); used by check.
-check-one:
+check-one: ## one configuration of check (the variables on the command line)
 	@$(PYTHON) tools/sparse_check.py --sparse $(SPARSE) \
 		--label "$(CONFIG_NAME)" $(SRC_C) -- $(SPARSE_FLAGS)
 
 # The SPIN models (verify/README.md): every model must pass, every broken
 # variant must be caught with a trail; a table of states and times. No build,
 # no QEMU. The short runs are also in make test (tests/test_models.py).
-verify:
+verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
 	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls
+soak: deps all flavours controls ## long runs: many boots, rcutorture -t 30
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
 # Benchmarks (bench/): build the release kernels (build/bench-*), run the
 # chtbench sweeps in QEMU, write bench/results/ and regenerate the figures and
 # bench/RESULTS.md. Full: about 40 min on 2 cores; quick (-t 1, 2 runs): < 10.
-bench-deps:
+bench-deps: ## install the plotting dependencies of the benchmarks
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plot
 
-bench: deps bench-deps
+bench: deps bench-deps ## benchmark sweeps, figures, bench/RESULTS.md (about 40 min)
 	@$(PYTHON) bench/chtbench.py --suite all && $(PYTHON) bench/plot.py
 
-bench-quick: deps bench-deps
+bench-quick: deps bench-deps ## the same, shorter (< 10 min)
 	@$(PYTHON) bench/chtbench.py --suite all --quick && $(PYTHON) bench/plot.py
 
 # Exact one-CPU costs: instructions per operation of every chtbench id on
 # each release build, QEMU -icount shift=0 (one guest ns per instruction);
 # bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
-bench-cost: deps
+bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min)
 	@$(PYTHON) bench/chtbench.py --suite cost && \
 		$(PYTHON) bench/plot.py --cost-only
 
 # Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):
 # bench/results/goals.md with each ratio's per-repetition values, median and
 # range (needs a quiet host: the two vCPUs need both host cores).
-bench-goals: deps
+bench-goals: deps ## issue 16's timed goals at -smp 2 (5 reps, ~6 min)
 	@$(PYTHON) bench/chtbench.py --suite goals
 
 # The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host
@@ -560,7 +620,7 @@ HOSTCC ?= gcc
 PLUGIN_HDR := build/deps/qemu-plugin/qemu-plugin.h
 SHARING_PLUGIN := build/plugins/sharing.so
 
-plugin: $(SHARING_PLUGIN)
+plugin: $(SHARING_PLUGIN) ## the QEMU sharing-counter plugin (build/plugins/sharing.so)
 
 $(PLUGIN_HDR):
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plugin
@@ -575,14 +635,14 @@ $(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
 # chtbench id on the three release builds at -smp 2, 4 and 8 with the sharing
 # plugin, 2 boots each; bench/results/sharing.{csv,json,png}, the sharing
 # section of bench/RESULTS.md and the scaling model (needs cost.json).
-bench-sharing: deps bench-deps plugin
+bench-sharing: deps bench-deps plugin ## cache-line transfers per operation, -smp 2/4/8
 	@$(PYTHON) bench/bench_sharing.py
 
 # memcached with libcht as its hash table (contrib/memcached): Debian's
 # memcached source (apt-get source), patched under build/memcached with
 # contrib/memcached/patches and linked with libcht.a; the same source unpatched
 # in build/memcached-stock for comparison. Installs what it needs as root.
-memcached:
+memcached: ## memcached 1.6.18 with libcht (build/memcached) and stock
 	@bash contrib/memcached/build.sh cht stock
 
 # memcached's own suite (sizes, testapp, prove t/*.t) and memccapable on stock
@@ -591,7 +651,7 @@ memcached:
 # controls (two deliberately broken builds it must catch):
 # build/memcached-test/summary.txt. About 25 minutes on 2 cores; not part of
 # `make test`.
-memcached-test:
+memcached-test: ## memcached's suite, memccapable, concurrency check (~25 min)
 	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan \
 		cht-broken1 cht-broken2
 	@$(PYTHON) contrib/memcached/test.py
@@ -599,11 +659,11 @@ memcached-test:
 # memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),
 # instructions per request (callgrind) and the resize case: writes
 # bench/results/memcached/ and the memcached section of bench/RESULTS.md.
-memcached-bench: bench-deps
+memcached-bench: bench-deps ## memcaslap stock vs libcht, instructions per request
 	@bash contrib/memcached/build.sh cht stock
 	@$(PYTHON) contrib/memcached/bench.py
 
-clean:
+clean: ## remove build/ (or the BUILD= directory)
 	rm -rf $(BUILD)
 
 -include $(DEPS) $(UDEPS)

@@ -101,7 +101,7 @@ CONFIGS = {
 #: The ids of the experiments the plans below run.  The table of benchmarks
 #: itself (every id, its name, whether it takes updates or runs a resizer) is
 #: the kernel's: ``chtbench 0 0 0`` prints it (see
-#: kernel/generic/src/bench/chtbench/runner.c); the driver reads it from every boot
+#: kernel/test/bench/chtbench/runner.c); the driver reads it from every boot
 #: (kconsole.Kernel.chtbench_table()) and checks the plans against it.
 B_LIST_IDEAL, B_LIST_RCU, B_LIST_SPIN, B_LIST_RW = 2, 3, 4, 5
 B_UPD_IDEAL, B_UPD_RCU, B_UPD_SPIN = 6, 7, 8

@@ -6,6 +6,8 @@
 * ``CHECK`` is defined only in the kernel tests' library
   (kernel/test/testlib.h) and the userspace tests' (uspace/tests/tutil.h).
 * docs/LOCKING.md names every lock the kernel initializes.
+* The Makefile names every kernel source (make list-sources).
+* No user space build reads kernel/ and the kernel reads no uspace/ (common/).
 """
 
 import os
@@ -24,7 +26,7 @@ ROOTS = ["", "kernel/", "kernel/generic/", "kernel/generic/src/",
          "kernel/genarch/include/", "kernel/arch/amd64/",
          "kernel/arch/amd64/src/", "kernel/arch/amd64/include/",
          "kernel/test/", "uspace/", "uspace/lib/", "bench/", "tools/",
-         "tests/"]
+         "tests/", "common/", "common/include/"]
 
 
 def tracked(pattern):
@@ -71,7 +73,7 @@ def test_comment_paths_exist():
 
 
 def test_checker_finds_a_missing_path():
-    text = "/* see docs/NOWHERE.md and kernel/generic/src/adt/cht.c */\n"
+    text = "/* see docs/NOWHERE.md and common/adt/cht.c */\n"
     bad = unresolved_paths(["kernel/x.c"], read=lambda f: text)
     assert bad == [("kernel/x.c", "docs/NOWHERE.md")]
 
@@ -162,3 +164,78 @@ def test_generic_code_includes_no_genarch():
             if m.group(1) != "genarch/mm/page_ht.h":
                 bad.append("%s: %s" % (f, m.group(1)))
     assert not bad, "generic code includes platform headers: %s" % bad
+
+
+def test_makefile_names_every_kernel_source():
+    """The kernel's object list is the Makefile's, not a `find`: every .c and
+    .S under kernel/ and common/ (but common/'s user-space-only files) is named
+    there (a file the list forgets would silently not be built), and every
+    name there exists."""
+    listed = set(subprocess.run(
+        ["make", "-s", "--no-print-directory", "list-sources"], cwd=REPO,
+        capture_output=True, text=True, check=True).stdout.split())
+    tree = set(tracked(r"^(kernel|common)/.*\.(c|S)$"))
+    assert not tree - listed, "kernel sources the Makefile does not name: %s" \
+        % sorted(tree - listed)
+    assert not listed - tree, "the Makefile names missing sources: %s" % \
+        sorted(listed - tree)
+
+
+def make_var(name):
+    return subprocess.run(
+        ["make", "-s", "--no-print-directory", "print-" + name], cwd=REPO,
+        capture_output=True, text=True, check=True).stdout
+
+
+def makefile_code(path):
+    """A Makefile's lines without its comments."""
+    with open(os.path.join(REPO, path)) as f:
+        return "\n".join(line.split("#", 1)[0] for line in f)
+
+
+def dep_prerequisites(subdir):
+    """Every prerequisite named by the dependency files of the default build
+    under build/@a subdir (obj: the kernel, os: lib/c and the OS programs,
+    uspace: the Linux libcht) whose source is still in the tree (a stale
+    object of a moved source says nothing)."""
+    found = set()
+    top = os.path.join(REPO, "build", subdir)
+    for root, _, files in os.walk(top):
+        for name in files:
+            if not name.endswith(".d"):
+                continue
+            path = os.path.join(root, name)
+            src = os.path.relpath(path, top)[:-2]
+            if subdir in ("obj", "os") and not any(
+                    os.path.exists(os.path.join(REPO, src + ext))
+                    for ext in ("", ".c", ".S")):
+                continue
+            with open(path, errors="replace") as f:
+                found.update(w for w in f.read().replace("\\\n", " ")
+                             .split() if not w.endswith(":"))
+    return found
+
+
+def test_no_kernel_path_in_user_space_builds():
+    """Code shared by the kernel and user space lives in common/: no user
+    space build (lib/c, the OS libcht, the Linux libcht, bench/userspace)
+    compiles or includes anything from kernel/, and the kernel nothing from
+    uspace/ (issue 31)."""
+    for var in ("UCFLAGS", "UCHT_FLAGS", "ULIBC_SRC", "ULIBCHT_SRC"):
+        assert "kernel/" not in make_var(var), \
+            "%s names kernel/: %s" % (var, make_var(var))
+    for var in ("INCLUDES", "KERNEL_SRC"):
+        assert "uspace/" not in make_var(var), \
+            "%s names uspace/: %s" % (var, make_var(var))
+    for mk in ("uspace/Makefile", "bench/userspace/Makefile"):
+        assert "kernel/" not in makefile_code(mk), \
+            "%s names a path under kernel/" % mk
+    # What the last builds really read (their dependency files), if any.
+    user = [p for p in dep_prerequisites("os") | dep_prerequisites("uspace")
+            if os.path.relpath(p, REPO).startswith("kernel/")]
+    assert not user, "user space objects depend on kernel files: %s" % \
+        sorted(user)[:10]
+    kern = [p for p in dep_prerequisites("obj")
+            if os.path.relpath(p, REPO).startswith("uspace/")]
+    assert not kern, "kernel objects depend on uspace files: %s" % \
+        sorted(kern)[:10]

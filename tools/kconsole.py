@@ -221,7 +221,7 @@ _CHTBENCH_ROW_RE = re.compile(
 
 def parse_chtbench_table(text):
     """The benchmark table that ``chtbench 0 0 0`` prints, the one list of
-    benchmark ids (kernel/generic/src/bench/chtbench/runner.c).
+    benchmark ids (kernel/test/bench/chtbench/runner.c).
 
     Returns ``{id: {"name", "updates", "resizer", "single_cpu", "desc"}}`` in
     the kernel's order: ``updates`` (flag u) the id takes the update

@@ -1,7 +1,7 @@
 /*
  * arcu.pml -- A-RCU grace-period detection with preemptible readers.
  *
- * Models (kernel/generic/src/synch/rcu.c unless said otherwise):
+ * Models (kernel/generic/src/synch/rcu.c and rcu_arcu.c unless said otherwise):
  *   - the reader section of rcu_inline.h, CONFIG_RCU_A_RCU: rcu_read_lock()
  *     (one addq on the CPU's nesting count), arcu_read_unlock_sub() (subq),
  *     arcu_read_unlock_check() (cmpq; the slow path
@@ -10,9 +10,9 @@
  *     count, mark and list a preempted reader, take a "zero, preempted"
  *     thread off its list, add_preempted_locked(), record_cs_qs() with its
  *     memory_barrier()) and arcu_before_thread_runs() (switch-in);
- *   - the detector: wait_for_gp() under gp_mutex, run_gp(), gp_start()
+ *   - the detector: rcu_wait_for_gp() under gp_mutex, rcu_run_gp(), gp_start()
  *     (next_preempted moved to rcu_cur_preempted under the lock),
- *     cpu_quiescent() (last_seen_gp only), the smp_call of arcu_sample_cpu()
+ *     rcu_cpu_quiescent() (last_seen_gp only), the smp_call of arcu_sample_cpu()
  *     and its re-poll loop, wait_for_preempted_readers();
  *   - the reclaimer_thread() step that reads cur_gp() + 1 for a batch after
  *     its memory_barrier(), and exec_batch() running the callback.
@@ -46,12 +46,12 @@
  * The idle flag: while T is switched out, CPU 0 may enter the idle loop
  * (scheduler_idle_loop(): idle = true, seq_cst); an interrupt
  * (interrupt_dispatch()) or the wake-up that switches T back in stores
- * idle = false first; cpu_quiescent() counts an idle CPU as quiescent.
+ * idle = false first; rcu_cpu_quiescent() counts an idle CPU as quiescent.
  *
  * Abstracted away: the idle loop's steal and hlt details, migration (T
  * stays on CPU 0), more than one reader thread, the expedite flag and the
  * sleeps (a sleep is only a delay), the stall watch, rcu_thread_exiting(),
- * callback batching (one callback), the cpu_quiescent() of the detector's own
+ * callback batching (one callback), the rcu_cpu_quiescent() of the detector's own
  * CPU and of U's CPU (no readers there).
  *
  * Safety: a reader never dereferences a freed object (assertion in LQ), the
@@ -62,7 +62,7 @@
  *   BROKEN_SAMPLE_SKIP    arcu_sample_cpu() acknowledges without listing a
  *                         reader it finds running (the check skipped)
  *   BROKEN_ALWAYS_NEXT    add_preempted_locked() always uses next_preempted
- *   BROKEN_NO_WAIT_PREEMPTED  run_gp() skips wait_for_preempted_readers()
+ *   BROKEN_NO_WAIT_PREEMPTED  rcu_run_gp() skips wait_for_preempted_readers()
  *   BROKEN_NO_CS_MB       record_cs_qs() without its memory_barrier()
  *   BROKEN_IPI_NO_BARRIER the IPI handler not ordered after T's loads
  *   BROKEN_CB_NO_MB       no full barrier between the unlink and the read of

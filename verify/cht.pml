@@ -2,14 +2,14 @@
  * cht.pml -- the CHT (relativistic split-ordered list): insert, remove (mark,
  * then unlink) and a grow and a shrink racing lookups.
  *
- * Models kernel/generic/include/adt/cht.h: cht_find_fast() (the lookup),
+ * Models common/include/adt/cht.h: cht_find_fast() (the lookup),
  * cht__search() (the walk that unlinks marked nodes with a CAS on the
  * predecessor's next and restarts from its start when that CAS fails),
  * cht__insert() (non-unique: search strict, next = cur, release CAS on prev),
  * cht__remove_key() (search, mark each matching item with a CAS on its next,
  * then one CAS on the found link, else cht__cleanup()), cht__unlinked() /
  * cht__unlinked_item() (an item goes to rcu_call once); and
- * kernel/generic/src/adt/cht.c: cht__cleanup(), dummy_link(),
+ * common/adt/cht.c: cht__cleanup(), dummy_link(),
  * dummies_link() (new dummies linked after the old dummy of their range,
  * before the publish), buckets_replace() (link, publish h->b, a grace
  * period, retire), dummies_retire() (cht__mark_deleted() then a strict

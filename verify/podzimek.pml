@@ -1,7 +1,7 @@
 /*
  * podzimek.pml -- Podzimek RCU (preemptible variant) grace-period detection.
  *
- * Models (kernel/generic/src/synch/rcu.c, CONFIG_RCU_PODZIMEK, unless said
+ * Models (kernel/generic/src/synch/rcu.c and rcu_podzimek.c, unless said
  * otherwise):
  *   - the reader of rcu_inline.h: rcu_read_lock() (preemption off; the
  *     outermost lock records a QS via rcu_record_qs() when last_seen_gp !=
@@ -14,12 +14,12 @@
  *   - podzimek_after_thread_ran() (save the count, list a reader switched out
  *     inside its section with add_preempted_locked(), record a QS) and
  *     podzimek_before_thread_runs();
- *   - the detector thread: detector_thread() serving req_gp, run_gp() with
- *     gp_start(), cpu_quiescent() (last_seen_gp), delaying_cpus starting at
+ *   - the detector thread: detector_thread() serving req_gp, rcu_run_gp() with
+ *     gp_start(), rcu_cpu_quiescent() (last_seen_gp), delaying_cpus starting at
  *     1 for the detector itself, the smp_call of podzimek_sample_cpu() (ack
  *     outside a reader; else count, then raise is_delaying_gp), the wait for
  *     delaying_cpus to reach 0 and wait_for_preempted_readers();
- *   - wait_for_gp() (req_gp raised, wait for completed_gp) and the
+ *   - rcu_wait_for_gp() (req_gp raised, wait for completed_gp) and the
  *     reclaimer_thread() step reading cur_gp() + 1 after its memory_barrier().
  *
  * Processes: T, a reader thread on CPU 0 (NSEC sections: lock, load the
@@ -40,7 +40,7 @@
  *
  * The idle flag as in arcu.pml: CPU 0 may idle while T is switched out
  * (seq_cst idle = true), an interrupt or the wake-up clears it first, and
- * cpu_quiescent() counts an idle CPU as quiescent.
+ * rcu_cpu_quiescent() counts an idle CPU as quiescent.
  *
  * Abstracted away: the idle loop's details, migration, more readers, sleeps and time-outs
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
@@ -52,8 +52,8 @@
  * Broken variants (spin -DBROKEN_xxx):
  *   BROKEN_NO_QS_MB        rcu_record_qs() without its memory_barrier()
  *   BROKEN_SAMPLE_SKIP     podzimek_sample_cpu() acks a CPU inside a reader
- *   BROKEN_NO_WAIT_DELAYING  run_gp() does not wait for delaying_cpus == 0
- *   BROKEN_NO_WAIT_PREEMPTED run_gp() skips wait_for_preempted_readers()
+ *   BROKEN_NO_WAIT_DELAYING  rcu_run_gp() does not wait for delaying_cpus == 0
+ *   BROKEN_NO_WAIT_PREEMPTED rcu_run_gp() skips wait_for_preempted_readers()
  *   BROKEN_IPI_NO_BARRIER  the IPI is not ordered after T's loads
  *   BROKEN_IDLE_LATE_CLEAR CPU 0 runs T before it stores idle = false
  *   BROKEN_UNLOCK_NO_QS    the outermost unlock never records a QS (the

@@ -129,16 +129,6 @@ class Data:
         return None
 
 
-def fmt_rate(v):
-    if v is None:
-        return "n/a"
-    if v >= 1e6:
-        return "%.2f M/s" % (v / 1e6)
-    if v >= 1e3:
-        return "%.1f k/s" % (v / 1e3)
-    return "%.0f /s" % v
-
-
 def fmt_ratio(r, digits=2):
     if r is None:
         return "n/a"

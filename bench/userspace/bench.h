@@ -22,7 +22,7 @@ extern "C" {
 
 /**
  * The one 64-bit mixing hash every table uses: the CHT's own cht_mix_hash()
- * (multiplicative hashing, kernel/generic/include/adt/cht_mix.h). libcht
+ * (multiplicative hashing, common/include/adt/cht_mix.h). libcht
  * applies it itself to the raw key, so its adapter hands the raw key over;
  * every other adapter calls bench_mix() once.
  */
@@ -74,7 +74,7 @@ typedef struct bench_impl {
 	void (*settle)(void *t);
 } bench_impl_t;
 
-/** Every impl, NULL-terminated (impls.c). */
+/** Every impl, NULL-terminated (harness.c). */
 extern const bench_impl_t *const bench_impls[];
 
 /* Adapters (one file per library). */

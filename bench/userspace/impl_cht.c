@@ -19,35 +19,15 @@ typedef struct {
 	cht_t h;
 } ctable_t;
 
-static size_t c_hash(const cht_link_t *l)
-{
-	/* The raw key: the table mixes it (bench_mix() once per op). */
-	return (size_t) cht_item_of(l, cnode_t, link)->key;
-}
-
-static size_t c_key_hash(void *key)
-{
-	return (size_t) *(uint64_t *) key;
-}
-
-static bool c_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return cht_item_of(a, cnode_t, link)->key == cht_item_of(b, cnode_t, link)->key;
-}
-
-static bool c_key_equal(void *key, const cht_link_t *l)
-{
-	return *(uint64_t *) key == cht_item_of(l, cnode_t, link)->key;
-}
-
 static void c_free(cht_link_t *l)
 {
 	free(cht_item_of(l, cnode_t, link));
 }
 
+CHT_DEFINE_U64_KEY(c, cnode_t, link, key, cht_u64_identity)
+
 static const cht_ops_t c_ops = {
-	.hash = c_hash, .key_hash = c_key_hash, .equal = c_equal,
-	.key_equal = c_key_equal, .remove_callback = c_free,
+	CHT_U64_KEY_OPS(c), .remove_callback = c_free,
 };
 
 static void *c_create_common(size_t init, size_t min, size_t max_load)

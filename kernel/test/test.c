@@ -6,7 +6,6 @@
 #include <lib/str.h>
 #include <cpu.h>
 
-#include <tests.h>
 
 test_t tests[] = {
 	{ "atomic1", "Atomic operations on integers and pointers", test_atomic1, true },

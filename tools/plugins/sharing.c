@@ -30,7 +30,7 @@
  *   3 bit 0, 4 bit 1  (the operation count, most significant bit first:
  *             the plugin API of QEMU 7.2 cannot read registers)
  *   5 report (the count is complete: one JSON line is written to FILE)
- * (kernel/arch/amd64/include/arch/sharing.h emits them.)
+ * (common/include/sharing.h emits them.)
  *
  * The report: for every line and every vCPU c,
  *   min(stores by c, accesses by the others) + min(loads by c, stores by the others)

@@ -220,7 +220,7 @@ static void test_sanity(void)
 }
 
 /*
- * The project kernel's own sanity sequence: kernel/test/cht/cht_sanity.c, the
+ * The project kernel's own sanity sequence: common/test/cht_sanity.c, the
  * same source the kernel test `cht` runs, linked into this test (see
  * uspace/Makefile); here is its environment.
  */

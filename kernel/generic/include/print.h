@@ -12,22 +12,14 @@
 
 #include <typedefs.h>
 #include <stdarg.h>
+/* printf_core(), snprintf(), vsnprintf(): common/print/printf_core.c. */
+#include <printf_core.h>
 
 #define PRINTF_ATTR(f, a) __attribute__((format(printf, f, a)))
 
 int printf(const char *fmt, ...) PRINTF_ATTR(1, 2);
 int vprintf(const char *fmt, va_list ap);
-/** Formats into @a buf (always NUL-terminated if size > 0); returns the full length. */
-int snprintf(char *buf, size_t size, const char *fmt, ...) PRINTF_ATTR(3, 4);
-int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 /** Writes a string (no newline added), atomically like printf(). */
 void puts(const char *s);
-void putchar(char c);
-
-/**
- * Core formatter: calls @a out(ch, data) for each output character.
- * @return number of characters produced.
- */
-int printf_core(void (*out)(char, void *), void *data, const char *fmt, va_list ap);
 
 #endif

@@ -12,7 +12,6 @@
  * 3. Everything removed in random order: the tree is empty.
  */
 #include <test.h>
-#include <tests.h>
 #include <adt/avl.h>
 #include <mm/malloc.h>
 #include <errno.h>

@@ -7,7 +7,6 @@
  */
 #include <atomic.h>
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 

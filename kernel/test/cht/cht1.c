@@ -108,26 +108,6 @@ static size_t key_hash_of(uint64_t key)
 	return (key >> 3) & 1023;
 }
 
-static size_t cht1_hash(const cht_link_t *l)
-{
-	return key_hash_of(item_of(l)->key);
-}
-
-static size_t cht1_key_hash(void *key)
-{
-	return key_hash_of(*(uint64_t *) key);
-}
-
-static bool cht1_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return item_of(a)->key == item_of(b)->key;
-}
-
-static bool cht1_key_equal(void *key, const cht_link_t *l)
-{
-	return *(uint64_t *) key == item_of(l)->key;
-}
-
 /** Stress callback: checks the item, counts the callback, frees the item. */
 static void cht1_stress_cb(cht_link_t *l)
 {
@@ -152,11 +132,10 @@ static void cht1_stress_cb(cht_link_t *l)
 	slab_free(cache, it);
 }
 
+CHT_DEFINE_U64_KEY(cht1, cht1_item_t, link, key, key_hash_of)
+
 static const cht_ops_t stress_ops = {
-	.hash = cht1_hash,
-	.key_hash = cht1_key_hash,
-	.equal = cht1_equal,
-	.key_equal = cht1_key_equal,
+	CHT_U64_KEY_OPS(cht1),
 	.remove_callback = cht1_stress_cb,
 };
 

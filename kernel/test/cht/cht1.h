@@ -9,7 +9,6 @@
 #define KERN_TEST_CHT_CHT1_H_
 
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include "cht_sanity.h"
 #include <lib/str.h>

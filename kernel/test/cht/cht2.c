@@ -54,7 +54,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
@@ -118,26 +117,6 @@ static unsigned npairs;
 static atomic_t callbacks;
 static atomic_t bad_callbacks;
 
-static size_t cht2_hash(const cht_link_t *item)
-{
-	return ((const cht2_item_t *) item)->key;
-}
-
-static size_t cht2_key_hash(void *key)
-{
-	return *(uint64_t *) key;
-}
-
-static bool cht2_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return ((const cht2_item_t *) a)->key == ((const cht2_item_t *) b)->key;
-}
-
-static bool cht2_key_equal(void *key, const cht_link_t *item)
-{
-	return ((const cht2_item_t *) item)->key == *(uint64_t *) key;
-}
-
 static void cht2_remove_callback(cht_link_t *item)
 {
 	cht2_item_t *it = (cht2_item_t *) item;
@@ -149,11 +128,10 @@ static void cht2_remove_callback(cht_link_t *item)
 	free(it);
 }
 
+CHT_DEFINE_U64_KEY(cht2, cht2_item_t, link, key, cht_u64_identity)
+
 static const cht_ops_t cht2_ops = {
-	.hash = cht2_hash,
-	.key_hash = cht2_key_hash,
-	.equal = cht2_equal,
-	.key_equal = cht2_key_equal,
+	CHT_U64_KEY_OPS(cht2),
 	.remove_callback = cht2_remove_callback,
 };
 

@@ -44,7 +44,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <adt/cht.h>
 #include <synch/rcu.h>
@@ -110,26 +109,6 @@ static bool stop;
 static atomic_t callbacks;
 static atomic_t bad_callbacks;
 
-static size_t chtr_hash(const cht_link_t *item)
-{
-	return ((const chtr_item_t *) item)->key;
-}
-
-static size_t chtr_key_hash(void *key)
-{
-	return *(uint64_t *) key;
-}
-
-static bool chtr_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return ((const chtr_item_t *) a)->key == ((const chtr_item_t *) b)->key;
-}
-
-static bool chtr_key_equal(void *key, const cht_link_t *item)
-{
-	return *(uint64_t *) key == ((const chtr_item_t *) item)->key;
-}
-
 static void chtr_remove_cb(cht_link_t *link)
 {
 	chtr_item_t *it = (chtr_item_t *) link;
@@ -139,11 +118,10 @@ static void chtr_remove_cb(cht_link_t *link)
 	atomic_inc(&callbacks);
 }
 
+CHT_DEFINE_U64_KEY(chtr, chtr_item_t, link, key, cht_u64_identity)
+
 static const cht_ops_t chtr_ops = {
-	.hash = chtr_hash,
-	.key_hash = chtr_key_hash,
-	.equal = chtr_equal,
-	.key_equal = chtr_key_equal,
+	CHT_U64_KEY_OPS(chtr),
 	.remove_callback = chtr_remove_cb,
 };
 

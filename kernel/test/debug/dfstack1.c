@@ -9,7 +9,6 @@
  * the halt, never a silent triple fault. tests/test_security.py runs it.
  */
 #include <test.h>
-#include <tests.h>
 
 const char *test_dfstack1(void)
 {

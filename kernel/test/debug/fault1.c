@@ -4,7 +4,6 @@
  * system halts. The host harness runs it to check that report.
  */
 #include <test.h>
-#include <tests.h>
 #include <arch/mm.h>
 
 /* Not static and not inlined, so it shows up by name in the backtrace. */

@@ -46,7 +46,6 @@
  *     delta to the baseline is printed, not required to be zero).
  */
 #include <test.h>
-#include <tests.h>
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/slab.h>

@@ -33,7 +33,6 @@
  * been refused (EFAULT: a fault that found the area gone) many times.
  */
 #include <test.h>
-#include <tests.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <mm/frame.h>

@@ -16,7 +16,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <mm/frame.h>
 #include <arch/mm.h>
 #include <print.h>

@@ -18,7 +18,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <mm/frame.h>
 #include <mm/slab.h>
 #include <arch/mm.h>

@@ -20,7 +20,6 @@
  * inside an allocated block, not call it a double free.
  */
 #include <test.h>
-#include <tests.h>
 #include <mm/frame.h>
 #include <synch/spinlock.h>
 #include <print.h>

@@ -16,7 +16,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <mm/malloc.h>
 #include <mm/frame.h>
 #include <mm/slab.h>

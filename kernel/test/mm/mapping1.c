@@ -43,7 +43,6 @@
  * check fails (the table is global).
  */
 #include <test.h>
-#include <tests.h>
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/slab.h>
@@ -315,7 +314,7 @@ static const char *phase_a(void)
 		 * update walks past it. Walk past every key and look again.
 		 */
 		cht_stats_t cs = { 0 };
-		bool cht = mmtest_pageht_cht_stats(&cs);
+		bool cht = mmtest_page_ht_cht_stats(&cs);
 		size_t pending = rcu_pending_callbacks();
 		for (unsigned i = 0; i < MAP_KEYS; i++)
 			(void) page_mapping_remove(as_b->id, a_page(i));

@@ -29,7 +29,6 @@
  * at least once before the remove in most rounds.
  */
 #include <test.h>
-#include <tests.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <mm/frame.h>

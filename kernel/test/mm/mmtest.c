@@ -83,7 +83,7 @@ static void visit(cht_env_link_t *link)
 	}
 }
 
-bool mmtest_pageht_cht_stats(cht_stats_t *st)
+bool mmtest_page_ht_cht_stats(cht_stats_t *st)
 {
 	found = false;
 	cht_env_registry_foreach(visit);
@@ -132,7 +132,7 @@ void mmtest_quiesce(void)
 	cht_stats_t cs = { 0 };
 	for (unsigned k = 0; k < 2000; k++) {
 		rcu_barrier();
-		if (!mmtest_pageht_cht_stats(&cs) || !cs.resizing)
+		if (!mmtest_page_ht_cht_stats(&cs) || !cs.resizing)
 			break;
 		thread_usleep(10000);
 	}

@@ -74,7 +74,7 @@ void mmtest_barrier_wait(mmtest_barrier_t *b, void (*fn)(mmtest_barrier_t *));
  * CHT statistics of the page hash table (found by name in the registry of
  * live tables). Returns false with the locked back end. Thread context.
  */
-bool mmtest_pageht_cht_stats(cht_stats_t *st);
+bool mmtest_page_ht_cht_stats(cht_stats_t *st);
 
 /** Memory counters of a settled system (mmtest_snap()). */
 typedef struct {

@@ -190,7 +190,7 @@ void pf1_phase1_end(mmtest_barrier_t *b)
 	 * the table grew is still required below.
 	 */
 	cht_stats_t st;
-	for (unsigned i = 0; i < 5000 && mmtest_pageht_cht_stats(&st) &&
+	for (unsigned i = 0; i < 5000 && mmtest_page_ht_cht_stats(&st) &&
 	    st.resizing; i++)
 		thread_usleep(1000);
 	pf1_sample_table();

@@ -9,7 +9,6 @@
 #define KERN_TEST_PAGEFAULT1_H_
 
 #include <test.h>
-#include <tests.h>
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/slab.h>

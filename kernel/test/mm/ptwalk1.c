@@ -20,7 +20,6 @@
  * entries must be back at their baseline.
  */
 #include <test.h>
-#include <tests.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <arch/uaccess.h>

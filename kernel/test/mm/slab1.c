@@ -18,7 +18,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <mm/slab.h>
 #include <mm/frame.h>
 #include <synch/spinlock.h>

@@ -24,7 +24,6 @@
  */
 
 #include <test.h>
-#include <tests.h>
 #include <mm/slab.h>
 #include <mm/malloc.h>
 #include <mm/frame.h>

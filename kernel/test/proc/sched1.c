@@ -12,7 +12,6 @@
  * priorities do not starve anyone.
  */
 #include <test.h>
-#include <tests.h>
 #include <proc/thread.h>
 #include <cpu.h>
 #include <atomic.h>

@@ -8,7 +8,6 @@
  * in the system returns to what it was before the test.
  */
 #include <test.h>
-#include <tests.h>
 #include <proc/thread.h>
 #include <cpu.h>
 #include <atomic.h>

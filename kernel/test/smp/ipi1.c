@@ -8,7 +8,6 @@
  * timeout (10 s per IPI, far above any delivery time), reported as a failure.
  */
 #include <test.h>
-#include <tests.h>
 #include <cpu.h>
 #include <print.h>
 #include <arch.h>

@@ -10,7 +10,6 @@
  * Finally calls to an offline or non-existent CPU must return ENOENT at once.
  */
 #include <test.h>
-#include <tests.h>
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <arch/asm.h>

@@ -19,7 +19,6 @@
  * a failure; no verdict depends on timing.
  */
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 #include <cpu.h>

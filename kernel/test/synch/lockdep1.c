@@ -27,7 +27,6 @@
  *   callback, by the reclaimer).
  */
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 #include <synch/spinlock.h>
 #include <synch/mutex.h>

@@ -15,7 +15,6 @@
  * No verdict depends on timing.
  */
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 #include <cpu.h>

@@ -227,7 +227,7 @@ static size_t settled_live_allocs(unsigned tries)
 		cht_stats_t cs = { 0 };
 		size_t t = thread_count();
 		heap_get_stats(&hs);
-		(void) mmtest_pageht_cht_stats(&cs);
+		(void) mmtest_page_ht_cht_stats(&cs);
 		cur = hs.allocs - t - cs.dummies;
 		if (cur == prev)
 			break;

@@ -8,7 +8,6 @@
 #define KERN_TEST_RCU1_H_
 
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 #include <cpu.h>

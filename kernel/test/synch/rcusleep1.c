@@ -5,7 +5,6 @@
  * assertions: the sleep happens and the test reports that nothing stopped it.
  */
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 #include <proc/thread.h>
 #include <synch/rcu.h>

@@ -15,7 +15,6 @@
  * count of warnings and what they named are checked.
  */
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 #include <atomic.h>
 #include <cpu.h>

@@ -50,7 +50,6 @@
  * or reused.
  */
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 #include <cpu.h>

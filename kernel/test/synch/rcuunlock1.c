@@ -21,7 +21,6 @@
  * the test says so and passes.
  */
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 #include <atomic.h>
 #include <errno.h>

@@ -18,7 +18,6 @@
  * Final data: every slot equals WRITERS x WRITES.
  */
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 #include <cpu.h>

@@ -12,7 +12,6 @@
  * No verdict depends on timing.
  */
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>

@@ -13,7 +13,6 @@
  * is likely with several CPUs but not required).
  */
 #include <test.h>
-#include <tests.h>
 #include <testlib.h>
 #include <print.h>
 #include <cpu.h>

@@ -20,7 +20,6 @@
  *   which turns a lost wake_all into a failure instead of a hang).
  */
 #include <test.h>
-#include <tests.h>
 #include <proc/thread.h>
 #include <synch/waitq.h>
 #include <time/delay.h>

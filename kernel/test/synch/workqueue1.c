@@ -37,7 +37,6 @@
  * Verdicts depend only on counts; time bounds only turn a hang into a failure.
  */
 #include <test.h>
-#include <tests.h>
 #include <synch/workqueue.h>
 #include <synch/spinlock.h>
 #include <proc/thread.h>
@@ -250,7 +249,7 @@ static size_t live_allocs(void)
 	cht_stats_t cs = { 0 };
 	size_t t = thread_count();
 	heap_get_stats(&hs);
-	(void) mmtest_pageht_cht_stats(&cs);
+	(void) mmtest_page_ht_cht_stats(&cs);
 	return hs.allocs - t - cs.dummies;
 }
 

@@ -1,6 +1,6 @@
 /** @file chtuser.c
  * `chtuser [-t S] [-n THREADS] [-k KEYS] [-l] [-B]`: the kernel's concurrent
- * hash table (kernel/generic/src/adt/cht.c) in a user task, through the OS's
+ * hash table (common/adt/cht.c) in a user task, through the OS's
  * libcht (uspace/lib/cht/osenv, libcht's user RCU over SYS_MEMBARRIER and
  * futexes).
  *
@@ -53,7 +53,7 @@
 #define SLOW_EVERY 256
 #define SLOW_NS 3000000
 
-/* chtbench 12's table (kernel/generic/src/bench/chtbench/ht.c). */
+/* chtbench 12's table (kernel/test/bench/chtbench/ht.c). */
 #define BENCH_ITEMS (127 * 4)
 #define BENCH_BUCKETS 128
 
@@ -88,26 +88,6 @@ static uint64_t keys_per_thread = 1024;
 /** Remove callbacks run; items poisoned twice. Atomics. */
 static uint64_t callbacks, double_callbacks;
 
-static size_t item_hash(const cht_link_t *l)
-{
-	return ((const item_t *) l)->key;
-}
-
-static size_t key_hash(void *key)
-{
-	return *(uint64_t *) key;
-}
-
-static bool item_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return ((const item_t *) a)->key == ((const item_t *) b)->key;
-}
-
-static bool key_equal(void *key, const cht_link_t *l)
-{
-	return ((const item_t *) l)->key == *(uint64_t *) key;
-}
-
 static void remove_cb(cht_link_t *l)
 {
 	item_t *it = (item_t *) l;
@@ -118,11 +98,10 @@ static void remove_cb(cht_link_t *l)
 	free(it);
 }
 
+CHT_DEFINE_U64_KEY(item, item_t, link, key, cht_u64_identity)
+
 static const cht_ops_t ops = {
-	.hash = item_hash,
-	.key_hash = key_hash,
-	.equal = item_equal,
-	.key_equal = key_equal,
+	CHT_U64_KEY_OPS(item),
 	.remove_callback = remove_cb,
 };
 

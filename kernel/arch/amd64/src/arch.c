@@ -40,11 +40,14 @@ static void smp_call_handler(unsigned vector, istate_t *istate)
 	smp_call_ipi_receive();
 }
 
+#ifdef CONFIG_TEST
+/* The ipi1 test counts these (kernel/test/smp/ipi1.c). */
 static void ipi_test_handler(unsigned vector, istate_t *istate)
 {
 	atomic_inc(&CPU->ipi_test_count);
 	lapic_eoi();
 }
+#endif
 
 static void halt_ipi_handler(unsigned vector, istate_t *istate)
 {
@@ -64,7 +67,9 @@ void arch_interrupts_init(cpu_t *bsp)
 	idt_init();
 	cpu_arch_init(bsp);
 	interrupt_register(VECTOR_TIMER, "timer", timer_handler);
+#ifdef CONFIG_TEST
 	interrupt_register(VECTOR_IPI_TEST, "ipi-test", ipi_test_handler);
+#endif
 	interrupt_register(VECTOR_HALT, "halt", halt_ipi_handler);
 	interrupt_register(VECTOR_WAKEUP, "wakeup", wakeup_ipi_handler);
 	interrupt_register(VECTOR_SMP_CALL, "smp-call", smp_call_handler);

@@ -18,6 +18,8 @@
  * entry swapped. With SMAP an entry from ring 3 also clears RFLAGS.AC (user
  * code may set it).
  */
+#include <arch/istate_asm.h>
+
 	.text
 	.code64
 
@@ -38,21 +40,7 @@ isr_\vec:
 
 isr_common:
 	cld
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	ISTATE_PUSH_GPRS
 	xorl %ebx, %ebx
 	testb $3, 144(%rsp)        /* saved CS: from ring 3? */
 	jnz 1f
@@ -82,21 +70,7 @@ isr_common:
 	cli
 	swapgs
 3:
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
-	popq %rcx
-	popq %rbx
-	popq %rax
+	ISTATE_POP_GPRS
 	addq $16, %rsp
 	iretq
 

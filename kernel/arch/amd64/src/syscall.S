@@ -12,57 +12,38 @@
  * a syscall instruction's successor is never the non-canonical boundary.
  */
 #include <arch/userspace.h>
+#include <arch/istate_asm.h>
 
-	.text
-	.code64
-
-	.global syscall_entry
-syscall_entry:
+/*
+ * Switches to the kernel GS and the thread's kernel stack and builds there the
+ * istate_t of an entry from ring 3 with code segment \cs and vector \vec.
+ */
+.macro SYSCALL_ISTATE cs, vec
 	swapgs
 	movq %rsp, %gs:CPU_OFF_SYSCALL_USTACK
 	movq %gs:CPU_OFF_SYSCALL_KSTACK, %rsp
 	pushq $GDT_SEL_UDATA              /* ss */
 	pushq %gs:CPU_OFF_SYSCALL_USTACK  /* rsp */
 	pushq %r11                        /* rflags */
-	pushq $GDT_SEL_UCODE              /* cs */
+	pushq $\cs                        /* cs */
 	pushq %rcx                        /* rip */
 	pushq $0                          /* error code */
-	pushq $VECTOR_SYSCALL             /* vector */
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	pushq $\vec                       /* vector */
+	ISTATE_PUSH_GPRS
+.endm
+
+	.text
+	.code64
+
+	.global syscall_entry
+syscall_entry:
+	SYSCALL_ISTATE GDT_SEL_UCODE, VECTOR_SYSCALL
 	xorl %ebp, %ebp
 	sti
 	movq %rsp, %rdi
 	call syscall_dispatch
 	cli
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
-	popq %rcx
-	popq %rbx
-	popq %rax
+	ISTATE_POP_GPRS
 	addq $16, %rsp        /* vector, error code */
 	popq %rcx             /* rip */
 	addq $8, %rsp         /* cs */
@@ -85,31 +66,7 @@ syscall_entry:
  */
 	.global syscall_compat_entry
 syscall_compat_entry:
-	swapgs
-	movq %rsp, %gs:CPU_OFF_SYSCALL_USTACK
-	movq %gs:CPU_OFF_SYSCALL_KSTACK, %rsp
-	pushq $GDT_SEL_UDATA              /* ss */
-	pushq %gs:CPU_OFF_SYSCALL_USTACK  /* rsp */
-	pushq %r11                        /* rflags */
-	pushq $GDT_SEL_UCODE32            /* cs */
-	pushq %rcx                        /* rip */
-	pushq $0                          /* error code */
-	pushq $VECTOR_SYSCALL_COMPAT      /* vector */
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	SYSCALL_ISTATE GDT_SEL_UCODE32, VECTOR_SYSCALL_COMPAT
 	xorl %ebp, %ebp
 	movq %rsp, %rdi
 	call syscall_compat_dispatch      /* does not return */

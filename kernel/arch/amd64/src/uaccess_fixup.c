@@ -1,4 +1,4 @@
-/** @file uaccess.c
+/** @file uaccess_fixup.c
  * The fixup lookup of the fault-tolerant user accesses (uaccess.S).
  */
 #include <arch/uaccess.h>

@@ -386,10 +386,13 @@ static void smp_call_handler(unsigned vector, istate_t *istate)
 	smp_call_ipi_receive();
 }
 
+#ifdef CONFIG_TEST
+/* The ipi1 test counts these (kernel/test/smp/ipi1.c). */
 static void ipi_test_handler(unsigned vector, istate_t *istate)
 {
 	atomic_inc(&CPU->ipi_test_count);
 }
+#endif
 
 static void halt_ipi_handler(unsigned vector, istate_t *istate)
 {
@@ -451,7 +454,9 @@ void arch_interrupts_init(cpu_t *bsp)
 	(void) bsp;
 	interrupt_register(INTID_VTIMER, "timer", timer_handler);
 	interrupt_register(INTID_SMP_CALL, "smp-call", smp_call_handler);
+#ifdef CONFIG_TEST
 	interrupt_register(INTID_IPI_TEST, "ipi-test", ipi_test_handler);
+#endif
 	interrupt_register(INTID_HALT, "halt", halt_ipi_handler);
 	interrupt_register(INTID_WAKEUP, "wakeup", wakeup_ipi_handler);
 }

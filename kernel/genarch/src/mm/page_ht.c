@@ -374,8 +374,9 @@ static inline size_t bucket_index(uint64_t as_id, uintptr_t page)
 
 static pte_rec_t *find_locked(uint64_t as_id, uintptr_t page)
 {
+	assert(irq_spinlock_locked_by_me(&table_lock));
 	list_t *b = &buckets[bucket_index(as_id, page)];
-	for (link_t *l = list_first(b); l; l = list_next(l, b)) {
+	list_foreach(b, l) {
 		pte_rec_t *r = list_get_instance(l, pte_rec_t, link);
 		if (r->as_id == as_id && r->page == page)
 			return r;
@@ -449,7 +450,7 @@ size_t page_mapping_count(uint64_t as_id, uintptr_t page)
 	size_t n = 0;
 	irq_spinlock_lock(&table_lock, true);
 	list_t *b = &buckets[bucket_index(as_id, page)];
-	for (link_t *l = list_first(b); l; l = list_next(l, b)) {
+	list_foreach(b, l) {
 		pte_rec_t *r = list_get_instance(l, pte_rec_t, link);
 		if (r->as_id == as_id && r->page == page)
 			n++;

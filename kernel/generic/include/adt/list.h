@@ -91,4 +91,13 @@ static inline size_t list_count(const list_t *list)
 
 #define list_get_instance(link, type, member) container_of(link, type, member)
 
+/**
+ * Iterates over the list @a list (a list_t *): declares `link_t *@a link` and
+ * runs the body with it set to each element's link, first to last. The body
+ * must not remove @a link from the list (HelenOS's list_foreach gives the
+ * element; here list_get_instance() does that in the body).
+ */
+#define list_foreach(list, link) \
+	for (link_t *link = list_first(list); link; link = list_next(link, list))
+
 #endif

@@ -16,8 +16,12 @@ void cmd_rcu_init(void);
 void cmd_synch_init(void);
 void cmd_workq_init(void);
 void cmd_cht_init(void);
+#ifdef CONFIG_TEST
+/** test, rcutorture (cmd_test.c; kernels built with TESTS=1 only). */
 void cmd_test_init(void);
+/** chtbench (cmd_bench.c; kernels built with TESTS=1 only). */
 void cmd_bench_init(void);
+#endif
 /** programs, run, tasks, kill (cmd_task.c; user tasks). */
 void cmd_task_init(void);
 

@@ -188,8 +188,6 @@ void task_user_fault(istate_t *istate, const char *what, uintptr_t addr);
  */
 void task_user_return(void);
 
-/** Number of tasks that exist. */
-size_t task_count(void);
 /** Prints the task list (`tasks`). */
 void tasks_print(void);
 

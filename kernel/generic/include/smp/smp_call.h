@@ -56,12 +56,6 @@ int smp_call_async(unsigned cpu_id, smp_call_func_t func, void *arg,
 void smp_call_wait(smp_call_t *call);
 
 /**
- * Runs func(arg) on every online CPU (the caller's included, in place) and waits
- * for all of them. @return the number of CPUs it ran on.
- */
-unsigned smp_call_broadcast(smp_call_func_t func, void *arg);
-
-/**
  * Queues func(arg) on every other online CPU without waiting and without
  * asserting the interrupt state: for panic and halt, where the caller stops
  * anyway. Uses per-CPU static call slots; a CPU whose queue lock is busy is
@@ -75,8 +69,5 @@ void smp_call_stop_others(smp_call_func_t func);
  * Any context; the caller should stop itself afterwards.
  */
 void smp_halt_others(void);
-
-/** Cross-calls sent from this boot (statistics; racy read). */
-uint64_t smp_call_count(void);
 
 #endif

@@ -77,6 +77,19 @@ typedef struct {
 /** The queue statistics' load averages are fixed point with this many fraction bits. */
 #define WORKQ_LOAD_SHIFT 10
 
+/** A work queue's totals since it was created (workq_stats_t.totals). */
+typedef struct {
+	uint64_t enqueued;
+	uint64_t completed;
+	uint64_t refused;
+	uint64_t workers_created;
+	uint64_t workers_retired;
+	uint64_t worker_create_failures;
+	uint64_t nonblock_add_requests;
+	uint64_t activations;
+	size_t peak_workers;
+} workq_totals_t;
+
 /** A snapshot of a queue's state (taken under its lock; see workq_get_stats()). */
 typedef struct {
 	/** The queue's name (NULL before the system queue exists). */
@@ -104,15 +117,7 @@ typedef struct {
 	/** The queue is stopping or stopped (enqueues are refused). */
 	bool stopping;
 	/** Totals since the queue was created. */
-	uint64_t enqueued;
-	uint64_t completed;
-	uint64_t refused;
-	uint64_t workers_created;
-	uint64_t workers_retired;
-	uint64_t worker_create_failures;
-	uint64_t nonblock_add_requests;
-	uint64_t activations;
-	size_t peak_workers;
+	workq_totals_t totals;
 } workq_stats_t;
 
 /**

@@ -1,6 +1,6 @@
 /** @file cmd_bench.c
  * `chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS] [-m]`: runs one
- * benchmark of kernel/generic/src/bench/chtbench/ (docs/CHTBENCH.md);
+ * benchmark of kernel/test/bench/chtbench/ (docs/CHTBENCH.md);
  * `chtbench`, `chtbench 0` and `chtbench 0 0 0` list them.
  */
 #include <console/kconsole.h>

@@ -1,6 +1,6 @@
 /** @file cmd_cht.c
  * `chtstat`: every live concurrent hash table (the registry of
- * adt/cht_kernel.c) with its items, buckets, load, dummies and resizes, from
+ * adt/cht_env.c) with its items, buckets, load, dummies and resizes, from
  * cht_get_stats() (cht_print_tables() of adt/cht.c, which the userspace
  * library shares).
  */

@@ -6,7 +6,6 @@
 #include <console/cmds.h>
 #include <lib/str.h>
 #include <test.h>
-#include <tests.h>
 #include <print.h>
 
 static void test_list(void)

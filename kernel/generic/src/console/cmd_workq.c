@@ -38,12 +38,13 @@ static int cmd_workq(const cmd_call_t *call)
 	    s.load_slow >> LOAD_SHIFT,
 	    ((s.load_slow & ((1 << LOAD_SHIFT) - 1)) * 100) >> LOAD_SHIFT);
 	printf("  state: %s\n", s.stopping ? "stopped" : "running");
+	const workq_totals_t *t = &s.totals;
 	printf("  totals: %lu enqueued, %lu completed, %lu refused; workers: %lu "
 	    "created, %lu retired, %lu creation failures, peak %zu; %lu wake-ups "
-	    "of idle workers, %lu non-blocking add requests\n", s.enqueued,
-	    s.completed, s.refused, s.workers_created, s.workers_retired,
-	    s.worker_create_failures, s.peak_workers, s.activations,
-	    s.nonblock_add_requests);
+	    "of idle workers, %lu non-blocking add requests\n", t->enqueued,
+	    t->completed, t->refused, t->workers_created, t->workers_retired,
+	    t->worker_create_failures, t->peak_workers, t->activations,
+	    t->nonblock_add_requests);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <synch/spinlock.h>
 #include <print.h>
 #include <panic.h>
+#include <debug.h>
 #include <cpu.h>
 #include <lib/str.h>
 #include <synch/waitq.h>
@@ -104,6 +105,7 @@ void console_unlock(void)
 
 void console_write_locked(const char *s, size_t n)
 {
+	assert(__atomic_load_n(&console_owner, __ATOMIC_RELAXED) == self_token());
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')
 			console_hw_putc('\r');
@@ -143,17 +145,11 @@ void puts(const char *s)
 	console_unlock();
 }
 
-void putchar(char c)
-{
-	console_lock();
-	console_out(c, NULL);
-	console_unlock();
-}
-
 /* Input */
 
 static size_t input_count_locked(void)
 {
+	assert(irq_spinlock_locked_by_me(&input_lock));
 	return (input_head + INPUT_RING - input_tail) % INPUT_RING;
 }
 
@@ -165,6 +161,7 @@ static size_t input_count_locked(void)
  */
 static void input_drain_uart_locked(void)
 {
+	assert(irq_spinlock_locked_by_me(&input_lock));
 #ifdef CONFIG_BROKEN_INPUTFLOOD
 	/*
 	 * Negative control (make BROKEN=inputflood): the defect before

@@ -217,6 +217,14 @@ void kconsole_exec(char *line)
 
 	cmd_info_t *cmd = cmd_find(words[0]);
 	if (!cmd) {
+#ifndef CONFIG_TEST
+		if (!strcmp(words[0], "test") || !strcmp(words[0], "rcutorture") ||
+		    !strcmp(words[0], "chtbench")) {
+			printf("%s: not built in (a kernel built with TESTS=0)\n",
+			    words[0]);
+			return;
+		}
+#endif
 		printf("Unknown command: %s (type 'help' for the list)\n", words[0]);
 		return;
 	}
@@ -384,8 +392,10 @@ void kconsole_init(void)
 	cmd_synch_init();
 	cmd_workq_init();
 	cmd_cht_init();
+#ifdef CONFIG_TEST
 	cmd_test_init();
 	cmd_bench_init();
+#endif
 	cmd_task_init();
 }
 

@@ -173,24 +173,6 @@ size_t strlen(const char *s)
 }
 
 /**
- * Returns the length of a string, looking at most at @a max characters.
- *
- * @param s   String.
- * @param max Maximum number of characters to examine.
- * @return min(strlen(@a s), @a max).
- */
-NO_LOOP_PATTERNS
-size_t strnlen(const char *s, size_t max)
-{
-	size_t n = 0;
-
-	while (n < max && s[n] != '\0')
-		n++;
-
-	return n;
-}
-
-/**
  * Compares two strings (characters as unsigned char).
  *
  * @param a First string.

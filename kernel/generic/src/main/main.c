@@ -17,7 +17,6 @@
 #include <synch/workqueue.h>
 #include <adt/cht.h>
 #include <mm/as.h>
-#include <tests.h>
 #include <proc/task.h>
 #include <proc/program.h>
 

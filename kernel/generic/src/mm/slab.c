@@ -203,6 +203,7 @@ static inline link_t *depot_take_empty(slab_cache_t *c)
  */
 static void depot_trim_locked(slab_cache_t *c, list_t *out)
 {
+	assert(irq_spinlock_locked_by_me(&c->lock));
 	uint64_t now = uptime_us();
 	if (now - c->depot_trim_us >= SLAB_DEPOT_TRIM_US) {
 		c->depot_trim_us = now;

@@ -221,8 +221,7 @@ size_t slab_cache_count(void)
 {
 	size_t n = 0;
 	irq_spinlock_lock(&slab_cache_list_lock, true);
-	for (link_t *l = list_first(&slab_cache_list); l != NULL;
-	    l = list_next(l, &slab_cache_list))
+	list_foreach(&slab_cache_list, l)
 		n++;
 	irq_spinlock_unlock(&slab_cache_list_lock, true);
 	return n;

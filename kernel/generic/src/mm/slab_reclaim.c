@@ -69,8 +69,7 @@ void slab_flush_all_cpus(slab_cache_t *only, list_t *out)
 	}
 
 	irq_spinlock_lock(&slab_cache_list_lock, true);
-	for (link_t *l = list_first(&slab_cache_list); l != NULL;
-	    l = list_next(l, &slab_cache_list)) {
+	list_foreach(&slab_cache_list, l) {
 		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
 		if ((only != NULL && c != only) || !cache_has_magazines(c))
 			continue;
@@ -97,8 +96,7 @@ void slab_flush_local_cpu(slab_cache_t *only, list_t *out)
 	irq_spinlock_lock(&slab_cache_list_lock, true);
 	unsigned id = CPU->id;
 	assert(!cpu_flush_requested(id));
-	for (link_t *l = list_first(&slab_cache_list); l != NULL;
-	    l = list_next(l, &slab_cache_list)) {
+	list_foreach(&slab_cache_list, l) {
 		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
 		if ((only == NULL || c == only) && cache_has_magazines(c))
 			cpu_slot_detach(&c->cpu[id], out);
@@ -110,8 +108,7 @@ void slab_flush_local_cpu(slab_cache_t *only, list_t *out)
 void slab_drain_depots(slab_cache_t *only, list_t *out)
 {
 	irq_spinlock_lock(&slab_cache_list_lock, true);
-	for (link_t *l = list_first(&slab_cache_list); l != NULL;
-	    l = list_next(l, &slab_cache_list)) {
+	list_foreach(&slab_cache_list, l) {
 		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
 		if ((only != NULL && c != only) || !cache_has_magazines(c))
 			continue;

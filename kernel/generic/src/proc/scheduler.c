@@ -246,7 +246,7 @@ static thread_t *steal_thread(cpu_t *me)
 	/* Take from the lowest priority first: the victim keeps its urgent work. */
 	for (int p = RQ_LEVELS - 1; p >= 0 && !stolen; p--) {
 		list_t *lst = &victim->rq.level[p].threads;
-		for (link_t *l = list_first(lst); l; l = list_next(l, lst)) {
+		list_foreach(lst, l) {
 			thread_t *t = list_get_instance(l, thread_t, rq_link);
 			if (!t->wired) {
 				rq_remove_locked(victim, t);

@@ -184,7 +184,7 @@ task_t *task_find(uint64_t id)
 {
 	task_t *found = NULL;
 	irq_spinlock_lock(&tasks_lock, true);
-	for (link_t *l = list_first(&tasks_list); l; l = list_next(l, &tasks_list)) {
+	list_foreach(&tasks_list, l) {
 		task_t *t = list_get_instance(l, task_t, tasks_link);
 		/* Counts drop under tasks_lock: a listed task has references. */
 		if (t->id == id) {
@@ -195,14 +195,6 @@ task_t *task_find(uint64_t id)
 	}
 	irq_spinlock_unlock(&tasks_lock, true);
 	return found;
-}
-
-size_t task_count(void)
-{
-	irq_spinlock_lock(&tasks_lock, true);
-	size_t n = tasks_n;
-	irq_spinlock_unlock(&tasks_lock, true);
-	return n;
 }
 
 static bool task_killed(task_t *task)
@@ -233,8 +225,7 @@ void task_kill_wake(task_t *task)
 	for (size_t i = 0; i < FUTEX_BUCKETS; i++) {
 		futex_bucket_t *b = &futex_table[i];
 		mutex_lock(&b->mtx);
-		for (link_t *l = list_first(&b->futexes); l;
-		    l = list_next(l, &b->futexes)) {
+		list_foreach(&b->futexes, l) {
 			futex_t *f = list_get_instance(l, futex_t, link);
 			if (f->task != task)
 				continue;
@@ -378,8 +369,7 @@ int task_thread_join(uint64_t tid, int *status)
 	uthread_t *ut = NULL;
 
 	irq_spinlock_lock(&task->lock, true);
-	for (link_t *l = list_first(&task->uthreads); l;
-	    l = list_next(l, &task->uthreads)) {
+	list_foreach(&task->uthreads, l) {
 		uthread_t *u = list_get_instance(l, uthread_t, link);
 		if (u->tid == tid) {
 			ut = u;
@@ -470,8 +460,7 @@ static futex_t *futex_find_locked(futex_bucket_t *b, task_t *task,
     uintptr_t uaddr)
 {
 	assert(mutex_locked_by_me(&b->mtx));
-	for (link_t *l = list_first(&b->futexes); l;
-	    l = list_next(l, &b->futexes)) {
+	list_foreach(&b->futexes, l) {
 		futex_t *f = list_get_instance(l, futex_t, link);
 		if (f->uaddr == uaddr && f->task == task)
 			return f;
@@ -618,7 +607,7 @@ void tasks_print(void)
 	console_lock();
 	irq_spinlock_lock(&tasks_lock, true);
 	printf("  id  name                threads  state      pages    faults\n");
-	for (link_t *l = list_first(&tasks_list); l; l = list_next(l, &tasks_list)) {
+	list_foreach(&tasks_list, l) {
 		task_t *t = list_get_instance(l, task_t, tasks_link);
 		irq_spinlock_lock(&t->lock, false);
 		size_t n = t->nthreads;

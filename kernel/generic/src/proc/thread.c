@@ -242,8 +242,7 @@ void threads_print(void)
 {
 	irq_spinlock_lock(&threads_lock, true);
 	printf("  tid  name                 state      prio  cpu  wired     ticks  migr\n");
-	for (link_t *l = list_first(&threads_list); l;
-	    l = list_next(l, &threads_list)) {
+	list_foreach(&threads_list, l) {
 		thread_t *t = list_get_instance(l, thread_t, threads_link);
 		printf("%5lu  %-20s %-9s  %4d  %3d  %-5s  %8lu  %4lu\n", t->tid,
 		    t->name, thread_state_name(t->state), t->priority,

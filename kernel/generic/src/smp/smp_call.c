@@ -20,8 +20,6 @@
 #include <debug.h>
 #include <errno.h>
 
-/** Cross-calls sent; statistics (relaxed atomics). */
-static uint64_t calls_sent;
 #ifdef CONFIG_BROKEN_SMPCALL
 /**
  * Negative control (make BROKEN=smpcall): every SMPCALL_DROP_EVERY-th call is
@@ -63,11 +61,6 @@ void smp_halt_others(void)
 	}
 	/* CPUs spinning with interrupts disabled only answer an NMI. */
 	cpu_arch_stop_others();
-}
-
-uint64_t smp_call_count(void)
-{
-	return __atomic_load_n(&calls_sent, __ATOMIC_RELAXED);
 }
 
 static void call_run_local(smp_call_t *call)
@@ -118,7 +111,6 @@ static void call_enqueue(cpu_t *c, smp_call_t *call)
 	irq_spinlock_lock(&c->smp_calls_lock, true);
 	list_append(&call->link, &c->smp_calls);
 	irq_spinlock_unlock(&c->smp_calls_lock, true);
-	__atomic_fetch_add(&calls_sent, 1, __ATOMIC_RELAXED);
 	arch_ipi_send(c, INTR_SMP_CALL);
 }
 
@@ -175,24 +167,6 @@ int smp_call(unsigned cpu_id, smp_call_func_t func, void *arg)
 	if (rc == EOK)
 		smp_call_wait(&call);
 	return rc;
-}
-
-unsigned smp_call_broadcast(smp_call_func_t func, void *arg)
-{
-	smp_call_t calls[CONFIG_MAX_CPUS];
-	bool sent[CONFIG_MAX_CPUS];
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < cpu_count; i++) {
-		sent[i] = smp_call_async(i, func, arg, &calls[i]) == EOK;
-		if (sent[i])
-			n++;
-	}
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (sent[i])
-			smp_call_wait(&calls[i]);
-	}
-	return n;
 }
 
 void smp_call_stop_others(smp_call_func_t func)

@@ -18,22 +18,8 @@
  *   cur_gp + 1, a GP that starts after the move) -> cur, waits for the GP of cur
  *   and runs it. Callbacks of one CPU run in posting order.
  *
- * A-RCU detection (Hraska 2013): no detector thread. A reclaimer that needs a GP
- * takes gp_mutex and, if the GP is still not complete, runs the detection itself
- * (other reclaimers block on the mutex and find their GP done). Detection: start
- * the GP, drop idle and already-acknowledged CPUs, sleep DETECT_SLEEP_US (yield
- * when expedited) to let context switches acknowledge, then smp_call each
- * remaining CPU: the call runs with interrupts off on the target, so the running
- * thread's nesting count (kept in the CPU while the thread runs, saved to the
- * thread at switch-out: rcu_inline.h) is stable there, and the IPI is the
- * memory barrier the reader never paid for. A CPU found inside a reader is
- * polled again later. Last, wait for rcu_cur_preempted to drain.
- *
- * Podzimek detection (Podzimek 2010, preemptible variant): a detector thread
- * serves GP requests. After the first sleep it smp_calls the CPUs that did not
- * acknowledge; a CPU found inside a reader sets is_delaying_gp and the detector
- * sleeps until all such CPUs announced their next QS (from the outermost unlock
- * or a context switch), instead of polling.
+ * The detection itself is one file per algorithm over rcu_impl.h, chosen by
+ * the Makefile (RCU=a-rcu or RCU=podzimek-rcu): rcu_arcu.c and rcu_podzimek.c.
  *
  * Idle CPUs and memory ordering: the idle loop stores idle = true (seq_cst)
  * after everything it did before, including reader sections; an interrupt on an
@@ -79,9 +65,7 @@
 
 const char *const rcu_flavour_name = CONFIG_RCU_NAME;
 
-/** Tunables. */
-#define DETECT_SLEEP_US        10000  /**< first wait of a normal GP detection */
-#define POLL_SLEEP_US          1000   /**< A-RCU: re-poll of CPUs still in readers */
+/** Tunables (the detection's are in rcu_impl.h). */
 #define EXPEDITE_THRESHOLD     RCU_EXPEDITE_THRESHOLD
 #define RECLAIMER_IDLE_US      1000000 /**< reclaimer's sleep with no callbacks */
 
@@ -106,40 +90,20 @@ rcu_expedite_flag_t rcu_expedite;
 
 /** Statistics: atomics (relaxed). */
 static uint64_t stat_expedited;
-static uint64_t stat_delayed;
+uint64_t rcu_stat_delayed;
 static uint64_t stat_blocked_preempted;
-static uint64_t stat_cross_calls;
+uint64_t rcu_stat_cross_calls;
 
 static bool rcu_ready;
 
-#if defined(CONFIG_RCU_A_RCU)
-/** The detector role (A-RCU): held by the reclaimer running the detection. */
-static mutex_t gp_mutex;
-#else
-/** GP requests to the detector thread; protected by req_lock. */
-static irq_spinlock_t req_lock = IRQ_SPINLOCK_INITIALIZER("rcu.req");
-static uint64_t req_gp;
-static waitq_t detector_wq;
-/** Waiters for GP completion sleep here (checked under its lock). */
-static waitq_t gp_done_wq;
-/** CPUs that must still announce a QS to the detector; atomics. */
-static size_t delaying_cpus;
-static waitq_t delaying_done_wq;
-#endif
 
 uint64_t rcu_completed_gps(void)
 {
 	return __atomic_load_n(&completed_gp, __ATOMIC_SEQ_CST);
 }
 
-static inline uint64_t cur_gp(void)
-{
-	return __atomic_load_n(&rcu_cur_gp, __ATOMIC_SEQ_CST);
-}
-
-/** Is CPU @a i known to be quiescent for GP @a gp without asking it? */
 /* Model: verify/arcu.pml */
-static UNUSED bool cpu_quiescent(unsigned i, uint64_t gp)
+bool rcu_cpu_quiescent(unsigned i, uint64_t gp)
 {
 	cpu_t *c = &cpus[i];
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) == gp)
@@ -192,19 +156,43 @@ static UNUSED void wait_for_preempted_readers(gp_watch_t *w)
 	irq_spinlock_unlock(&rcu_preempt_lock, true);
 }
 
-/** Called with rcu_preempt_lock held after a reader left rcu_cur_preempted. */
-static void preempted_reader_left_locked(void)
+void rcu_detect_sleep(bool expedite, unsigned us)
 {
+	if (expedite)
+		thread_yield();
+	else
+		thread_usleep(us);
+}
+
+/* Model: verify/arcu.pml, verify/podzimek.pml */
+void rcu_run_gp(void)
+{
+	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
+	if (expedite)
+		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
+	uint64_t gp = gp_start();
+#ifndef CONFIG_BROKEN_RCU
+	gp_watch_t w;
+	rcu_gp_watch_start(&w, gp);
+	rcu_alg_detect(gp, expedite, &w);
+	wait_for_preempted_readers(&w);
+#endif
+	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
+}
+
+void rcu_preempted_reader_left_locked(void)
+{
+	assert(irq_spinlock_locked_by_me(&rcu_preempt_lock));
 	if (detector_waits_readers && list_empty(&rcu_cur_preempted)) {
 		detector_waits_readers = false;
 		waitq_wake_one(&readers_done_wq);
 	}
 }
 
-/** Puts @a t, switched out inside a reader, on the right preempted list. */
 /* Model: verify/arcu.pml, verify/podzimek.pml */
-static void add_preempted_locked(thread_t *t)
+void rcu_add_preempted_locked(thread_t *t)
 {
+	assert(irq_spinlock_locked_by_me(&rcu_preempt_lock));
 	cpu_t *c = CPU;
 	if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) != rcu_cur_gp)
 		list_append(&t->rcu_preempt_link, &rcu_cur_preempted);
@@ -219,396 +207,19 @@ static void add_preempted_locked(thread_t *t)
  * grace period for as long as it sleeps (and forever if the waker waits for a
  * grace period). Preemption is not a sleep and does not come here.
  */
-static void rcu_thread_sleeps(thread_t *t)
+void rcu_thread_sleeps(thread_t *t)
 {
 	assert_verbose(!rcu_thread_in_reader(t),
 	    "blocking inside an RCU reader section (thread goes to sleep)");
 }
-#define RCU_SLEEP_HOOK rcu_thread_sleeps
-#else
-#define RCU_SLEEP_HOOK NULL
 #endif
 
-/** The scheduler's thread_exits hook: rcu_thread_exiting() (both flavours). */
-static void rcu_thread_exits_hook(thread_t *t)
+void rcu_thread_exits_hook(thread_t *t)
 {
 	(void) t;
 	rcu_thread_exiting();
 }
 
-#if defined(CONFIG_RCU_A_RCU)
-
-/** Context switch: a quiescent state of the CPU. Interrupts disabled. */
-/* Model: verify/arcu.pml */
-static void record_cs_qs(void)
-{
-	cpu_t *c = CPU;
-	memory_barrier();
-	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
-}
-
-/* Model: verify/arcu.pml */
-void rcu_read_unlock_preempted(void)
-{
-	ipl_t ipl = interrupts_disable();
-	/* Interrupts off: no migration, the count is this CPU's. */
-	cpu_t *c = CPU;
-	irq_spinlock_lock(&rcu_preempt_lock, false);
-	if (c->rcu.nesting == RCU_WAS_PREEMPTED) {
-		list_remove(&c->thread->rcu_preempt_link);
-		c->rcu.nesting = 0;
-		preempted_reader_left_locked();
-	}
-	irq_spinlock_unlock(&rcu_preempt_lock, false);
-	interrupts_restore(ipl);
-}
-
-/**
- * Switch-out hook (interrupts disabled; t is not running). First saves the
- * CPU's nesting count to t (t's count is stable there until it runs again,
- * which is after on_cpu is released), then works on the saved count:
- * - Inside a reader and not yet on a list: mark it and put it on one.
- * - Count "zero, preempted": t was switched out between the subtraction of
- *   rcu_read_unlock() and its check (or inside the slow path, before it took
- *   rcu_preempt_lock). Its section is over; left on the list it would hold up every
- *   grace period until it runs again, which may be long if it blocks next.
- *   Do what the slow path would do. When t runs again its check reads 0 (or
- *   rcu_read_unlock_preempted() re-checks under rcu_preempt_lock) and does nothing.
- * The CPU's count is 0 until the switch-in hook loads the next thread's.
- */
-/* Model: verify/arcu.pml */
-static void arcu_after_thread_ran(thread_t *t)
-{
-	cpu_t *c = CPU;
-	size_t n = c->rcu.nesting;
-	c->rcu.nesting = 0;
-#ifdef CONFIG_BROKEN_RCUUNLOCK1
-	/*
-	 * Negative control (make BROKEN=rcuunlock1): the defect before fe0fdb0,
-	 * a thread switched out between the two steps of rcu_read_unlock()
-	 * stays on the preempted-readers list (test rcuunlock1 must fail).
-	 */
-	if (false) {
-#else
-	if (n == RCU_WAS_PREEMPTED) {
-#endif
-		irq_spinlock_lock(&rcu_preempt_lock, false);
-		list_remove(&t->rcu_preempt_link);
-		n = 0;
-		preempted_reader_left_locked();
-		irq_spinlock_unlock(&rcu_preempt_lock, false);
-	} else if (n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
-		irq_spinlock_lock(&rcu_preempt_lock, false);
-		n |= RCU_WAS_PREEMPTED;
-		add_preempted_locked(t);
-		irq_spinlock_unlock(&rcu_preempt_lock, false);
-	}
-	__atomic_store_n(&t->rcu_nesting, n, __ATOMIC_RELAXED);
-	record_cs_qs();
-}
-
-/** Switch-in hook (interrupts disabled): t's count becomes the CPU's. */
-/* Model: verify/arcu.pml */
-static void arcu_before_thread_runs(thread_t *t)
-{
-	CPU->rcu.nesting = __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED);
-}
-
-/** smp_call target: acknowledge the GP if the CPU is outside any reader. */
-/* Model: verify/arcu.pml */
-static UNUSED void arcu_sample_cpu(void *arg)
-{
-	uint64_t gp = *(uint64_t *) arg;
-	cpu_t *c = CPU;
-	thread_t *t = c->thread;
-	size_t n = c->rcu.nesting;
-	if (t && n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
-		/*
-		 * Inside a reader: treat it as preempted (Hraska's A-RCU). Its
-		 * outermost unlock takes the slow path and leaves the list, so the
-		 * GP waits about one reader section instead of polling a CPU whose
-		 * only thread never context switches. The thread is interrupted
-		 * between two instructions, so its single add/sub on the count
-		 * cannot lose this bit.
-		 */
-		irq_spinlock_lock(&rcu_preempt_lock, false);
-		c->rcu.nesting = n | RCU_WAS_PREEMPTED;
-		list_append(&t->rcu_preempt_link, &rcu_cur_preempted);
-		irq_spinlock_unlock(&rcu_preempt_lock, false);
-	}
-	/* Either outside any reader or its reader is now on rcu_cur_preempted. */
-	__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
-}
-
-/** A-RCU grace period detection, run by a reclaimer holding gp_mutex. */
-/* Model: verify/arcu.pml */
-static void run_gp(void)
-{
-	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
-	if (expedite)
-		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
-	uint64_t gp = gp_start();
-#ifndef CONFIG_RCU_BROKEN
-	gp_watch_t w;
-	rcu_gp_watch_start(&w, gp);
-	bool pending[CONFIG_MAX_CPUS];
-	unsigned npending = 0;
-	for (unsigned i = 0; i < cpu_count; i++) {
-		pending[i] = cpu_is_online(i) && !cpu_quiescent(i, gp);
-		npending += pending[i];
-	}
-	if (npending) {
-		if (expedite)
-			thread_yield();
-		else
-			thread_usleep(DETECT_SLEEP_US);
-	}
-	bool delayed = false;
-	while (npending) {
-		npending = 0;
-		for (unsigned i = 0; i < cpu_count; i++) {
-			if (!pending[i])
-				continue;
-			if (!cpu_quiescent(i, gp)) {
-				__atomic_fetch_add(&stat_cross_calls, 1, __ATOMIC_RELAXED);
-				(void) smp_call(i, arcu_sample_cpu, &gp);
-			}
-			pending[i] = cpu_is_online(i) && !cpu_quiescent(i, gp);
-			npending += pending[i];
-		}
-		if (npending) {
-			delayed = true;
-			if (expedite)
-				thread_yield();
-			else
-				thread_usleep(POLL_SLEEP_US);
-		}
-	}
-	if (delayed)
-		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
-	wait_for_preempted_readers(&w);
-#endif
-	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
-}
-
-/** Blocks until GP @a gp completed, running the detection if nobody does. */
-/* Model: verify/arcu.pml */
-static void wait_for_gp(uint64_t gp)
-{
-	while (rcu_completed_gps() < gp) {
-		mutex_lock(&gp_mutex);
-		if (rcu_completed_gps() < gp)
-			run_gp();
-		mutex_unlock(&gp_mutex);
-	}
-}
-
-void rcu_thread_exiting(void)
-{
-	thread_t *t = THREAD;
-	size_t n = arcu_nesting();
-	if (n == 0)
-		return;
-	printf("rcu: thread %lu '%s' exited inside a reader section (nesting %zu); "
-	    "closing it\n", t->tid, t->name, n / RCU_CNT_INC);
-	ipl_t ipl = interrupts_disable();
-	/* Interrupts off: no migration, the count is this CPU's. */
-	cpu_t *c = CPU;
-	irq_spinlock_lock(&rcu_preempt_lock, false);
-	if (c->rcu.nesting & RCU_WAS_PREEMPTED) {
-		list_remove(&t->rcu_preempt_link);
-		preempted_reader_left_locked();
-	}
-	c->rcu.nesting = 0;
-	irq_spinlock_unlock(&rcu_preempt_lock, false);
-	interrupts_restore(ipl);
-}
-
-static const sched_hooks_t rcu_hooks = {
-	.before_thread_runs = arcu_before_thread_runs,
-	.after_thread_ran = arcu_after_thread_ran,
-	.thread_sleeps = RCU_SLEEP_HOOK,
-	.thread_exits = rcu_thread_exits_hook,
-};
-
-#elif defined(CONFIG_RCU_PODZIMEK)
-
-/** Records a QS of this CPU; announces it if the detector waits. Preemption off. */
-/* Model: verify/podzimek.pml */
-void rcu_record_qs(void)
-{
-	cpu_t *c = CPU;
-	memory_barrier();
-	__atomic_store_n(&c->rcu.last_seen_gp, cur_gp(), __ATOMIC_SEQ_CST);
-	if (__atomic_exchange_n(&c->rcu.is_delaying_gp, false, __ATOMIC_SEQ_CST)) {
-		if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) == 0)
-			waitq_wake_one(&delaying_done_wq);
-	}
-}
-
-/* Model: verify/podzimek.pml */
-static void remove_preempted(thread_t *t)
-{
-	ipl_t ipl = interrupts_disable();
-	irq_spinlock_lock(&rcu_preempt_lock, false);
-	if (t->rcu_preempted) {
-		list_remove(&t->rcu_preempt_link);
-		t->rcu_preempted = false;
-		preempted_reader_left_locked();
-	}
-	irq_spinlock_unlock(&rcu_preempt_lock, false);
-	interrupts_restore(ipl);
-}
-
-void rcu_read_unlock_preempted(void)
-{
-	remove_preempted(THREAD);
-}
-
-/* Model: verify/podzimek.pml */
-static void podzimek_after_thread_ran(thread_t *t)
-{
-	cpu_t *c = CPU;
-	t->rcu_nesting = c->rcu.nesting;
-	if (t->rcu_nesting > 0 && !t->rcu_preempted) {
-		irq_spinlock_lock(&rcu_preempt_lock, false);
-		t->rcu_preempted = true;
-		add_preempted_locked(t);
-		irq_spinlock_unlock(&rcu_preempt_lock, false);
-	}
-	c->rcu.nesting = 0;
-	/* The switch is a QS for the CPU; this also announces it if asked. */
-	rcu_record_qs();
-}
-
-/* Model: verify/podzimek.pml */
-static void podzimek_before_thread_runs(thread_t *t)
-{
-	CPU->rcu.nesting = t->rcu_nesting;
-}
-
-/** smp_call target: acknowledge, or promise to announce the next QS. */
-/* Model: verify/podzimek.pml */
-static UNUSED void podzimek_sample_cpu(void *arg)
-{
-	uint64_t gp = *(uint64_t *) arg;
-	cpu_t *c = CPU;
-	if (c->rcu.nesting == 0) {
-		__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
-	} else if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) != gp &&
-	    !__atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_SEQ_CST)) {
-		/* Count first, then raise the flag the announcer clears. */
-		__atomic_add_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&c->rcu.is_delaying_gp, true, __ATOMIC_SEQ_CST);
-	}
-}
-
-/* Model: verify/podzimek.pml */
-static void run_gp(void)
-{
-	bool expedite = __atomic_exchange_n(&expedite_req, false, __ATOMIC_SEQ_CST);
-	if (expedite)
-		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
-	uint64_t gp = gp_start();
-#ifndef CONFIG_RCU_BROKEN
-	gp_watch_t w;
-	rcu_gp_watch_start(&w, gp);
-	bool any = false;
-	for (unsigned i = 0; i < cpu_count; i++)
-		any |= cpu_is_online(i) && !cpu_quiescent(i, gp);
-	if (any) {
-		if (expedite)
-			thread_yield();
-		else
-			thread_usleep(DETECT_SLEEP_US);
-	}
-	/* One reference for the detector itself while it sends the calls. */
-	__atomic_store_n(&delaying_cpus, 1, __ATOMIC_SEQ_CST);
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i) && !cpu_quiescent(i, gp)) {
-			__atomic_fetch_add(&stat_cross_calls, 1, __ATOMIC_RELAXED);
-			(void) smp_call(i, podzimek_sample_cpu, &gp);
-		}
-	}
-	if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) != 0) {
-		__atomic_fetch_add(&stat_delayed, 1, __ATOMIC_RELAXED);
-		while (__atomic_load_n(&delaying_cpus, __ATOMIC_SEQ_CST) != 0) {
-			rcu_stall_check(&w);
-			(void) waitq_sleep_timeout(&delaying_done_wq, DETECT_SLEEP_US,
-			    SYNCH_FLAGS_NONE);
-		}
-	}
-	/* Drop a wake-up that raced with the last check. */
-	(void) waitq_sleep_timeout(&delaying_done_wq, 0, SYNCH_FLAGS_NON_BLOCKING);
-	wait_for_preempted_readers(&w);
-#endif
-	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
-	waitq_wake_all(&gp_done_wq);
-}
-
-/* Model: verify/podzimek.pml */
-static void detector_thread(void *arg)
-{
-	for (;;) {
-		ipl_t ipl = waitq_sleep_prepare(&detector_wq);
-		irq_spinlock_lock(&req_lock, false);
-		bool work = req_gp > rcu_completed_gps();
-		irq_spinlock_unlock(&req_lock, false);
-		if (!work) {
-			(void) waitq_sleep_finish(&detector_wq, ipl, SYNCH_NO_TIMEOUT,
-			    SYNCH_FLAGS_NONE);
-			continue;
-		}
-		waitq_sleep_cancel(&detector_wq, ipl);
-		run_gp();
-	}
-}
-
-/* Model: verify/podzimek.pml */
-static void wait_for_gp(uint64_t gp)
-{
-	irq_spinlock_lock(&req_lock, true);
-	if (req_gp < gp)
-		req_gp = gp;
-	irq_spinlock_unlock(&req_lock, true);
-	waitq_wake_one(&detector_wq);
-	for (;;) {
-		ipl_t ipl = waitq_sleep_prepare(&gp_done_wq);
-		if (rcu_completed_gps() >= gp) {
-			waitq_sleep_cancel(&gp_done_wq, ipl);
-			return;
-		}
-		(void) waitq_sleep_finish(&gp_done_wq, ipl, SYNCH_NO_TIMEOUT,
-		    SYNCH_FLAGS_NONE);
-	}
-}
-
-void rcu_thread_exiting(void)
-{
-	thread_t *t = THREAD;
-	preemption_disable();
-	cpu_t *c = CPU;
-	if (c->rcu.nesting == 0) {
-		preemption_enable();
-		return;
-	}
-	printf("rcu: thread %lu '%s' exited inside a reader section (nesting %zu); "
-	    "closing it\n", t->tid, t->name, c->rcu.nesting);
-	c->rcu.nesting = 0;
-	if (t->rcu_preempted)
-		remove_preempted(t);
-	rcu_record_qs();
-	preemption_enable();
-}
-
-static const sched_hooks_t rcu_hooks = {
-	.after_thread_ran = podzimek_after_thread_ran,
-	.before_thread_runs = podzimek_before_thread_runs,
-	.thread_sleeps = RCU_SLEEP_HOOK,
-	.thread_exits = rcu_thread_exits_hook,
-};
-
-#endif
 
 /* Callbacks */
 
@@ -674,7 +285,7 @@ static void reclaimer_thread(void *arg)
 			*tail = head;
 			c->rcu.next_cnt += n;
 			memory_barrier();
-			c->rcu.next_cbs_gp = cur_gp() + 1;
+			c->rcu.next_cbs_gp = rcu_started_gp() + 1;
 			if (!c->rcu.cur_cbs) {
 				c->rcu.cur_cbs = c->rcu.next_cbs;
 				c->rcu.cur_cbs_gp = c->rcu.next_cbs_gp;
@@ -686,7 +297,7 @@ static void reclaimer_thread(void *arg)
 		}
 		if (c->rcu.cur_cbs) {
 			interrupts_restore(ipl);
-			wait_for_gp(c->rcu.cur_cbs_gp);
+			rcu_wait_for_gp(c->rcu.cur_cbs_gp);
 			continue;
 		}
 		/* Nothing at all: sleep until rcu_call wakes us. */
@@ -782,7 +393,7 @@ size_t rcu_pending_callbacks(void)
 void rcu_get_stats(rcu_stats_t *st)
 {
 	st->algorithm = rcu_flavour_name;
-#ifdef CONFIG_RCU_BROKEN
+#ifdef CONFIG_BROKEN_RCU
 	st->broken = true;
 #else
 	st->broken = false;
@@ -792,12 +403,12 @@ void rcu_get_stats(rcu_stats_t *st)
 	st->expedite_threshold = EXPEDITE_THRESHOLD;
 	st->critical_threshold = RCU_CRITICAL_THRESHOLD;
 	st->gps_completed = rcu_completed_gps();
-	st->gps_started = cur_gp();
+	st->gps_started = rcu_started_gp();
 	st->gps_expedited = __atomic_load_n(&stat_expedited, __ATOMIC_RELAXED);
-	st->gps_delayed = __atomic_load_n(&stat_delayed, __ATOMIC_RELAXED);
+	st->gps_delayed = __atomic_load_n(&rcu_stat_delayed, __ATOMIC_RELAXED);
 	st->gps_blocked_preempted = __atomic_load_n(&stat_blocked_preempted,
 	    __ATOMIC_RELAXED);
-	st->cross_calls = __atomic_load_n(&stat_cross_calls, __ATOMIC_RELAXED);
+	st->cross_calls = __atomic_load_n(&rcu_stat_cross_calls, __ATOMIC_RELAXED);
 	st->stall_limit_ms = rcu_stall_limit_get();
 	st->stall_warnings = rcu_stall_warnings();
 	st->pending_callbacks = rcu_pending_callbacks();
@@ -820,20 +431,14 @@ void rcu_init(void)
 	waitq_initialize(&readers_done_wq);
 	mutex_initialize_named(&barrier_mtx, MUTEX_PASSIVE, "rcu.barrier");
 	waitq_initialize(&barrier_wq);
-#if defined(CONFIG_RCU_A_RCU)
-	mutex_initialize_named(&gp_mutex, MUTEX_PASSIVE, "rcu.gp");
-#else
-	waitq_initialize(&detector_wq);
-	waitq_initialize(&gp_done_wq);
-	waitq_initialize(&delaying_done_wq);
-#endif
+	rcu_alg_init();
 	for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++) {
 		cpu_t *c = &cpus[i];
 		c->rcu.arriving_head = NULL;
 		c->rcu.arriving_tail = &c->rcu.arriving_head;
 		waitq_initialize(&c->rcu.reclaimer_wq);
 	}
-	sched_hooks_register(&rcu_hooks);
+	sched_hooks_register(&rcu_alg_hooks);
 }
 
 void rcu_start_threads(void)
@@ -852,11 +457,6 @@ void rcu_start_threads(void)
 		thread_start(t);
 		thread_detach(t);
 	}
-#if defined(CONFIG_RCU_PODZIMEK)
-	thread_t *d = thread_run(detector_thread, NULL, "rcu-detector");
-	if (!d)
-		panic("rcu: cannot create the detector thread");
-	thread_detach(d);
-#endif
+	rcu_alg_start_threads();
 	__atomic_store_n(&rcu_ready, true, __ATOMIC_SEQ_CST);
 }

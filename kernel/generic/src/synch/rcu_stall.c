@@ -127,8 +127,7 @@ void rcu_stall_report(gp_watch_t *w)
 	}
 #endif
 	irq_spinlock_lock(&rcu_preempt_lock, true);
-	for (link_t *l = list_first(&rcu_cur_preempted); l;
-	    l = list_next(l, &rcu_cur_preempted)) {
+	list_foreach(&rcu_cur_preempted, l) {
 		thread_t *t = list_get_instance(l, thread_t, rcu_preempt_link);
 		/* Display only: racy reads of a thread that stays alive (listed). */
 		cpu_t *c = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);

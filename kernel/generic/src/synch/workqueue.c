@@ -135,16 +135,8 @@ struct work_queue {
 	int64_t load_fast;
 	int64_t load_slow;
 	uint64_t load_time;
-	/** Statistics. */
-	uint64_t enqueued;
-	uint64_t completed;
-	uint64_t refused;
-	uint64_t workers_created;
-	uint64_t workers_retired;
-	uint64_t worker_create_failures;
-	uint64_t nonblock_add_requests;
-	uint64_t activations;
-	size_t peak_workers;
+	/** Statistics; under the queue's lock. */
+	workq_totals_t totals;
 
 	/** Workers blocked inside work functions. Atomics (seq_cst), no lock. */
 	size_t blocked_cnt;
@@ -231,7 +223,7 @@ static void request_adder_locked(struct work_queue *q)
 {
 	assert(irq_spinlock_locked_by_me(&q->lock));
 	q->nb_add_pending++;
-	q->nonblock_add_requests++;
+	q->totals.nonblock_add_requests++;
 	irq_spinlock_lock(&adder_lock, false);
 	if (!link_in_use(&q->adder_link))
 		list_append(&q->adder_link, &adder_list);
@@ -258,7 +250,7 @@ static bool signal_worker_locked(struct work_queue *q, bool can_block)
 	    q->idle_cnt - q->activate_pending : 0;
 	if (free_idle > 0) {
 		q->activate_pending++;
-		q->activations++;
+		q->totals.activations++;
 		waitq_wake_one(&q->idle_wq);
 		return false;
 	}
@@ -270,8 +262,8 @@ static bool signal_worker_locked(struct work_queue *q, bool can_block)
 	if (active >= cfg.max_concurrent || q->worker_cnt >= cfg.max_workers)
 		return false;
 	q->worker_cnt++;
-	if (q->worker_cnt > q->peak_workers)
-		q->peak_workers = q->worker_cnt;
+	if (q->worker_cnt > q->totals.peak_workers)
+		q->totals.peak_workers = q->worker_cnt;
 	if (can_block)
 		return true;
 	request_adder_locked(q);
@@ -306,7 +298,7 @@ static void worker_main(void *arg)
 	irq_spinlock_lock(&q->lock, true);
 	/* The creator's reservation becomes this (joinable) worker. */
 	list_append(&w->link, &q->worker_list);
-	q->workers_created++;
+	q->totals.workers_created++;
 	if (q->stopping)
 		waitq_wake_one(&q->stop_wq);
 
@@ -330,7 +322,7 @@ static void worker_main(void *arg)
 				w->blocked = false;
 				__atomic_sub_fetch(&q->blocked_cnt, 1, __ATOMIC_SEQ_CST);
 			}
-			q->completed++;
+			q->totals.completed++;
 			continue;
 		}
 		if (q->stopping)
@@ -352,7 +344,7 @@ static void worker_main(void *arg)
 			/* Surplus idle worker: retire. Nobody will join us. */
 			list_remove(&w->link);
 			q->worker_cnt--;
-			q->workers_retired++;
+			q->totals.workers_retired++;
 			self->subsys[THREAD_SUBSYS_WORKQ] = 0;
 			irq_spinlock_unlock(&q->lock, true);
 			thread_detach(self);
@@ -389,7 +381,7 @@ static bool create_worker(struct work_queue *q)
 		free(w);
 		irq_spinlock_lock(&q->lock, true);
 		q->worker_cnt--;
-		q->worker_create_failures++;
+		q->totals.worker_create_failures++;
 		if (q->stopping)
 			waitq_wake_one(&q->stop_wq);
 		irq_spinlock_unlock(&q->lock, true);
@@ -498,8 +490,8 @@ static size_t queue_start_workers(struct work_queue *q)
 	for (size_t i = 0; i < cfg.min_idle; i++) {
 		irq_spinlock_lock(&q->lock, true);
 		q->worker_cnt++;
-		if (q->worker_cnt > q->peak_workers)
-			q->peak_workers = q->worker_cnt;
+		if (q->worker_cnt > q->totals.peak_workers)
+			q->totals.peak_workers = q->worker_cnt;
 		irq_spinlock_unlock(&q->lock, true);
 		if (create_worker(q))
 			started++;
@@ -525,7 +517,7 @@ static bool enqueue_impl(struct work_queue *q, work_t *work, work_func_t func,
 
 	irq_spinlock_lock(&q->lock, true);
 	if (q->stopping) {
-		q->refused++;
+		q->totals.refused++;
 		irq_spinlock_unlock(&q->lock, true);
 		return false;
 	}
@@ -547,7 +539,7 @@ static bool enqueue_impl(struct work_queue *q, work_t *work, work_func_t func,
 	list_append(&work->queue_link, &q->items);
 	load_sample(q);
 	q->item_cnt++;
-	q->enqueued++;
+	q->totals.enqueued++;
 	bool add = signal_worker_locked(q, can_block);
 	irq_spinlock_unlock(&q->lock, true);
 
@@ -662,15 +654,7 @@ void workq_get_stats(struct work_queue *q, workq_stats_t *s)
 	s->load_slow = q->load_slow > 0 ? (size_t) q->load_slow : 0;
 	s->load_trend = load_trend(q);
 	s->stopping = q->stopping;
-	s->enqueued = q->enqueued;
-	s->completed = q->completed;
-	s->refused = q->refused;
-	s->workers_created = q->workers_created;
-	s->workers_retired = q->workers_retired;
-	s->worker_create_failures = q->worker_create_failures;
-	s->nonblock_add_requests = q->nonblock_add_requests;
-	s->activations = q->activations;
-	s->peak_workers = q->peak_workers;
+	s->totals = q->totals;
 	irq_spinlock_unlock(&q->lock, true);
 	s->name = q->name;
 	s->system = q->system;

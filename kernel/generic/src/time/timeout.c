@@ -47,7 +47,7 @@ void timeout_register(timeout_t *t, uint64_t usec, timeout_handler_t handler,
 	t->arg = arg;
 	/* Keep the list sorted by deadline. */
 	link_t *pos = &c->timeouts.head;
-	for (link_t *l = list_first(&c->timeouts); l; l = list_next(l, &c->timeouts)) {
+	list_foreach(&c->timeouts, l) {
 		timeout_t *o = list_get_instance(l, timeout_t, link);
 		if (o->deadline > t->deadline)
 			break;

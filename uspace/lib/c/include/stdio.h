@@ -1,6 +1,6 @@
 /** @file stdio.h
  * Formatted output to the console (the kernel's printf core, see
- * kernel/generic/src/print/printf_core.c for the conversions).
+ * common/print/printf_core.c for the conversions).
  */
 #ifndef LIBC_STDIO_H_
 #define LIBC_STDIO_H_

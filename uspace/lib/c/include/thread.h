@@ -74,11 +74,6 @@ static inline void thread_setspecific(int key, void *value)
 {
 	thread_tcb()->key_value[key] = value;
 }
-/** The calling thread's value of @a key (NULL until set). */
-static inline void *thread_getspecific(int key)
-{
-	return thread_tcb()->key_value[key];
-}
 
 /** Sleeps at least @a ns nanoseconds (a futex wait that times out). */
 void thread_sleep_ns(uint64_t ns);

@@ -12,9 +12,8 @@
 #include <string.h>
 #include <thread.h>
 
-/* The kernel's formatter (kernel/generic/src/print/printf_core.c). */
-int printf_core(void (*out)(char, void *), void *data, const char *fmt,
-    va_list ap);
+/* The formatter the kernel uses too (common/print/printf_core.c). */
+#include <printf_core.h>
 
 int main(int argc, char **argv);
 

@@ -19,11 +19,6 @@ static inline void outw(uint16_t port, uint16_t v)
 	asm volatile ("outw %0, %1" :: "a" (v), "Nd" (port) : "memory");
 }
 
-static inline void outl(uint16_t port, uint32_t v)
-{
-	asm volatile ("outl %0, %1" :: "a" (v), "Nd" (port) : "memory");
-}
-
 static inline uint8_t inb(uint16_t port)
 {
 	uint8_t v;
@@ -31,23 +26,10 @@ static inline uint8_t inb(uint16_t port)
 	return v;
 }
 
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-	asm volatile ("inw %1, %0" : "=a" (v) : "Nd" (port) : "memory");
-	return v;
-}
-
 /** Spin-loop hint; every busy-wait loop in the kernel calls it. */
 static inline void cpu_relax(void)
 {
 	asm volatile ("pause" ::: "memory");
-}
-
-/** Halts until the next interrupt. */
-static inline void cpu_halt(void)
-{
-	asm volatile ("hlt" ::: "memory");
 }
 
 /** Atomically enables interrupts and halts (no wake-up lost between the two). */

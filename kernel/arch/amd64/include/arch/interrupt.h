@@ -52,7 +52,7 @@ static inline uint64_t istate_syscall_nr(const istate_t *istate)
 
 /**
  * Argument @a i (0..4) of a `syscall` entry: rdi, rsi, rdx, r10, r8 (the
- * ABI of kernel/generic/include/abi/syscall.h on amd64).
+ * ABI of common/include/abi/syscall.h on amd64).
  */
 static inline uint64_t istate_syscall_arg(const istate_t *istate, unsigned i)
 {

@@ -1,7 +1,7 @@
 /** @file cht_env.h
  * The userspace environment of the concurrent hash table (POSIX threads).
  *
- * The table's source is the kernel's kernel/generic/src/adt/cht.c, compiled
+ * The table's source is the kernel's common/adt/cht.c, compiled
  * unchanged; it reaches RCU, deferred work, allocation and assertions only
  * through the names defined here (docs/ARCHITECTURE.md, "One CHT, three
  * environments"). This directory comes before kernel/generic/include on the

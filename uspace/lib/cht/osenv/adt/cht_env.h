@@ -2,7 +2,7 @@
  * The third environment of the concurrent hash table: the OS's own user
  * space (uspace/lib/c), for programs such as uspace/app/chtuser.
  *
- * The table's source is the kernel's kernel/generic/src/adt/cht.c, compiled
+ * The table's source is the kernel's common/adt/cht.c, compiled
  * unchanged (docs/ARCHITECTURE.md, "One CHT, three environments"). This
  * directory comes before kernel/generic/include on the include path of the
  * OS's libcht (top-level Makefile, $(BUILD)/os/libcht.a), so <adt/cht_env.h>

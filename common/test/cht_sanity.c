@@ -36,26 +36,6 @@ static size_t key_hash_of(uint64_t key)
 	return (key >> 3) & 1023;
 }
 
-static size_t san_hash(const cht_link_t *l)
-{
-	return key_hash_of(item_of(l)->key);
-}
-
-static size_t san_key_hash(void *key)
-{
-	return key_hash_of(*(uint64_t *) key);
-}
-
-static bool san_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return item_of(a)->key == item_of(b)->key;
-}
-
-static bool san_key_equal(void *key, const cht_link_t *l)
-{
-	return *(uint64_t *) key == item_of(l)->key;
-}
-
 /** Counts, does not free (the items are checked later). */
 static void san_cb(cht_link_t *l)
 {
@@ -64,11 +44,10 @@ static void san_cb(cht_link_t *l)
 	__atomic_fetch_add(&san_cbs, 1, __ATOMIC_ACQ_REL);
 }
 
+CHT_DEFINE_U64_KEY(san, san_item_t, link, key, key_hash_of)
+
 static const cht_ops_t san_ops = {
-	.hash = san_hash,
-	.key_hash = san_key_hash,
-	.equal = san_equal,
-	.key_equal = san_key_equal,
+	CHT_U64_KEY_OPS(san),
 	.remove_callback = san_cb,
 };
 

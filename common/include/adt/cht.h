@@ -15,7 +15,7 @@
  * them lazily; eager insertion keeps that work off the lookups and updates).
  * The relativistic hash table paper (Triplett, McKenney, Walpole, USENIX ATC 2011,
  * section 2) names this combination as the natural relativistic table; see
- * README (CHT design) for why it replaced the bucket-moving resize of HelenOS.
+ * docs/CHT.md ("Design") for why it replaced the bucket-moving resize of HelenOS.
  *
  * Items are intrusive: embed a cht_link_t in your object. Duplicates (items that
  * compare equal) are allowed through cht_insert(); cht_insert_unique() refuses
@@ -102,6 +102,48 @@ typedef struct cht_ops {
 	 */
 	void (*remove_callback)(cht_link_t *item);
 } cht_ops_t;
+
+/**
+ * Defines the four key functions of a table whose items are of type @a type,
+ * a struct with a cht_link_t member @a link and a uint64_t member @a key, and
+ * whose lookups pass the key as a `uint64_t *`: static PREFIX_hash(),
+ * PREFIX_key_hash(), PREFIX_equal() and PREFIX_key_equal(), the user hash of
+ * key k being @a hash_fn(k) (cht_u64_identity for the key itself: the table
+ * mixes it). Put them into a cht_ops_t with CHT_U64_KEY_OPS(PREFIX).
+ */
+#define CHT_DEFINE_U64_KEY(prefix, type, link, key, hash_fn) \
+	static inline const type *prefix##_item(const cht_link_t *l) \
+	{ \
+		return (const type *) (const void *) ((const char *) l - \
+		    __builtin_offsetof(type, link)); \
+	} \
+	static size_t prefix##_hash(const cht_link_t *l) \
+	{ \
+		return hash_fn(prefix##_item(l)->key); \
+	} \
+	static size_t prefix##_key_hash(void *k) \
+	{ \
+		return hash_fn(*(uint64_t *) k); \
+	} \
+	static bool prefix##_equal(const cht_link_t *a, const cht_link_t *b) \
+	{ \
+		return prefix##_item(a)->key == prefix##_item(b)->key; \
+	} \
+	static bool prefix##_key_equal(void *k, const cht_link_t *l) \
+	{ \
+		return prefix##_item(l)->key == *(uint64_t *) k; \
+	}
+
+/** The cht_ops_t members defined by CHT_DEFINE_U64_KEY(@a prefix, ...). */
+#define CHT_U64_KEY_OPS(prefix) \
+	.hash = prefix##_hash, .key_hash = prefix##_key_hash, \
+	.equal = prefix##_equal, .key_equal = prefix##_key_equal
+
+/** The user hash of a u64 key that the table's mixer spreads by itself. */
+static inline size_t cht_u64_identity(uint64_t key)
+{
+	return (size_t) key;
+}
 
 /**
  * A bucket array (private to the table; in this header only so that

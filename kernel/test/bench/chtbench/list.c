@@ -3,7 +3,7 @@
  * updated under RCU, a spinlock, a reader-writer lock or nothing (see
  * chtbench.h).
  */
-#include "chtbench.h"
+#include "chtbench_parts.h"
 
 /* ---------------------------------------------------------------------- */
 /* The 5-element list of the seed's list benchmarks. */

@@ -1,8 +1,8 @@
-/** @file pageht.c
+/** @file page_ht.c
  * `chtbench`: ids 21 and 22, the page hash table's lookup path and the page
  * fault path (see chtbench.h).
  */
-#include "chtbench.h"
+#include "chtbench_parts.h"
 
 /* ---------------------------------------------------------------------- */
 /* Page hash table benchmarks. */
@@ -29,7 +29,7 @@ void b_ph_fault(bench_thread_t *t)
 {
 	/* Each thread faults, then unmaps, its own slice of pages. */
 	uint64_t ops = 0;
-	size_t slice = PH_PAGES / cfg.cpus;
+	size_t slice = PH_PAGES / bench_cfg.cpus;
 	uintptr_t base = PH_BASE + t->index * slice * PAGE_SIZE;
 	as_enter(ph_as);
 	while (!stopped()) {

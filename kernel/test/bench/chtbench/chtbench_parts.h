@@ -1,9 +1,9 @@
-/** @file chtbench.h
- * What the parts of `chtbench` share (kernel/generic/src/bench/chtbench/):
+/** @file chtbench_parts.h
+ * What the parts of `chtbench` share (kernel/test/bench/chtbench/):
  * runner.c (the benchmark table, the threads, the result line), list.c (ids
  * 1-8: empty readers and the seed's 5-element list), ht.c (ids 10-15: the
  * fixed chained table and the CHT with the same keys), resize.c (ids 16-20:
- * the relativistic paper's resize experiment) and pageht.c (ids 21, 22: the
+ * the relativistic paper's resize experiment) and page_ht.c (ids 21, 22: the
  * page hash table's lookup and fault paths). The console command is
  * kernel/generic/src/console/cmd_bench.c; its entry points are in
  * <bench/chtbench.h>. Design: docs/CHTBENCH.md.
@@ -44,7 +44,7 @@ typedef struct {
 
 /** The run's configuration; written by the controller before the threads
  * start. */
-extern bench_cfg_t cfg;
+extern bench_cfg_t bench_cfg;
 /** Raised (release) when the threads may start; read with acquire. */
 extern bool start_flag;
 /** Raised when the time is up; polled relaxed by the threads. */
@@ -87,7 +87,7 @@ static inline bool stopped(void)
 
 static inline bool want_update(bench_thread_t *t)
 {
-	return cfg.update_pct && rnd_next(t) % 100 < cfg.update_pct;
+	return bench_cfg.update_pct && rnd_next(t) % 100 < bench_cfg.update_pct;
 }
 
 /** Results of the traversals go here so that they are not optimized away. */

@@ -1,5 +1,5 @@
 /** @file chtbench.h
- * Entry points of the `chtbench` benchmarks (kernel/generic/src/bench/
+ * Entry points of the `chtbench` benchmarks (kernel/test/bench/
  * chtbench/, docs/CHTBENCH.md) for the console command
  * (kernel/generic/src/console/cmd_bench.c).
  */

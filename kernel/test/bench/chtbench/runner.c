@@ -3,18 +3,18 @@
  * paper's continuous-resize experiment and the page hash table paths, run
  * inside the kernel (docs/CHTBENCH.md). This part holds the benchmark
  * table and runs one benchmark; the subjects are in list.c, ht.c, resize.c
- * and pageht.c, the command in console/cmd_bench.c.
+ * and page_ht.c, the command in console/cmd_bench.c.
  *
  * One thread per CPU 0..cpus-1 (wired with -w) repeats its operation until the
  * time is up and counts completed operations in a local variable; nothing
  * shared is written for bookkeeping. Threads start together (a start flag) and
  * stop when the controlling thread raises the stop flag after -t seconds.
  */
-#include "chtbench.h"
-#include <arch/sharing.h>
+#include "chtbench_parts.h"
+#include <sharing.h>
 
 /* Shared state of one run (see chtbench.h). */
-bench_cfg_t cfg;
+bench_cfg_t bench_cfg;
 bool start_flag;
 bool stop_flag;
 atomic_t threads_ready;
@@ -106,7 +106,7 @@ static bench_thread_t bt[CONFIG_MAX_CPUS];
 static void bench_thread(void *arg)
 {
 	bench_thread_t *t = arg;
-	const bench_t *b = bench_find(cfg.id);
+	const bench_t *b = bench_find(bench_cfg.id);
 	atomic_inc(&threads_ready);
 	while (!__atomic_load_n(&start_flag, __ATOMIC_ACQUIRE))
 		cpu_relax();
@@ -180,7 +180,7 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 	c.id = (unsigned) id;
 	c.cpus = (unsigned) ncpus;
 	c.update_pct = (unsigned) pct;
-	cfg = c;
+	bench_cfg = c;
 
 #ifdef CONFIG_DEBUG
 	printf("chtbench: note: this is a debug build (asserts on, -O1); benchmarks "

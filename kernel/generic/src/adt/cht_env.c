@@ -1,4 +1,4 @@
-/** @file cht_kernel.c
+/** @file cht_env.c
  * Kernel side of the CHT environment (adt/cht_env.h): the table registry, the
  * sleep used while waiting for a resize (the `chtstat` command is in
  * console/cmd_cht.c).
@@ -47,7 +47,7 @@ void cht_env_registry_foreach(void (*fn)(cht_env_link_t *link))
 	/* The console lock keeps the table in one piece; fn only prints. */
 	console_lock();
 	irq_spinlock_lock(&registry_lock, true);
-	for (link_t *l = list_first(&registry); l; l = list_next(l, &registry))
+	list_foreach(&registry, l)
 		fn(l);
 	irq_spinlock_unlock(&registry_lock, true);
 	console_unlock();

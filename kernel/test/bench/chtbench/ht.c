@@ -3,7 +3,7 @@
  * hash table (one spinlock or one per bucket) and in the CHT with the same keys
  * (see chtbench.h).
  */
-#include "chtbench.h"
+#include "chtbench_parts.h"
 
 /* ---------------------------------------------------------------------- */
 /* The previous-generation fixed hash table: 127 chained buckets, hashing by
@@ -43,7 +43,7 @@ static inline spinlock_t *fixed_lock(fbucket_t *b, bool bucket_locks)
 /** Searches bucket @a b for @a key; the caller holds fixed_lock(b). */
 static inline bool fixed_find_locked(fbucket_t *b, uint64_t key)
 {
-	for (link_t *l = list_first(&b->chain); l; l = list_next(l, &b->chain)) {
+	list_foreach(&b->chain, l) {
 		if (list_get_instance(l, fitem_t, link)->key == key)
 			return true;
 	}
@@ -84,7 +84,7 @@ static fitem_t *fixed_remove(uint64_t key, bool bucket_locks)
 	spinlock_t *l = fixed_lock(b, bucket_locks);
 	fitem_t *found = NULL;
 	spinlock_lock(l);
-	for (link_t *x = list_first(&b->chain); x; x = list_next(x, &b->chain)) {
+	list_foreach(&b->chain, x) {
 		fitem_t *it = list_get_instance(x, fitem_t, link);
 		if (it->key == key) {
 			list_remove(&it->link);
@@ -117,37 +117,15 @@ static void fixed_teardown(void)
 cht_t bench_cht;
 static bool bench_cht_live;
 
-static size_t fi_hash(const cht_link_t *l)
-{
-	return container_of(l, fitem_t, clink)->key;
-}
-
-static size_t fi_key_hash(void *key)
-{
-	return *(uint64_t *) key;
-}
-
-static bool fi_equal(const cht_link_t *a, const cht_link_t *b)
-{
-	return container_of(a, fitem_t, clink)->key ==
-	    container_of(b, fitem_t, clink)->key;
-}
-
-static bool fi_key_equal(void *key, const cht_link_t *l)
-{
-	return container_of(l, fitem_t, clink)->key == *(uint64_t *) key;
-}
-
 static void fi_remove_cb(cht_link_t *l)
 {
 	slab_free(fitem_cache, container_of(l, fitem_t, clink));
 }
 
+CHT_DEFINE_U64_KEY(fi, fitem_t, clink, key, cht_u64_identity)
+
 static const cht_ops_t fi_ops = {
-	.hash = fi_hash,
-	.key_hash = fi_key_hash,
-	.equal = fi_equal,
-	.key_equal = fi_key_equal,
+	CHT_U64_KEY_OPS(fi),
 	.remove_callback = fi_remove_cb,
 };
 

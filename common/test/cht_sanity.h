@@ -1,7 +1,7 @@
 /** @file cht_sanity.h
  * The CHT sanity sequence, one source (cht_sanity.c) compiled into both the
  * kernel test `cht` (kernel/test/cht/cht1.c) and the userspace library's
- * tests (uspace/tests/test_api.c), the way kernel/generic/src/adt/cht.c itself
+ * tests (uspace/tests/test_api.c), the way common/adt/cht.c itself
  * is shared. The sequence reaches its environment only through the
  * cht_sanity_env_* functions below, which each side defines.
  */

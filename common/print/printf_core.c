@@ -39,9 +39,11 @@
  * - Widths and precisions written as digits saturate at INT32_MAX.
  */
 
-#include <print.h>
-#include <typedefs.h>
+#include <printf_core.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /** Flag bits of one conversion specification. */
 #define FL_LEFT   0x01  /**< '-' */

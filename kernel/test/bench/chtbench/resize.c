@@ -3,7 +3,7 @@
  * lookups in the CHT at fixed sizes and while a resizer flips 2^13 <-> 2^14
  * buckets, against a reader-writer-lock table (see chtbench.h).
  */
-#include "chtbench.h"
+#include "chtbench_parts.h"
 
 /* ---------------------------------------------------------------------- */
 /* The resize experiment: 2^16 items, 2^13 <-> 2^14 buckets. */
@@ -65,7 +65,7 @@ static bool rwt_find(uint64_t key)
 	bool found = false;
 	rw_read_lock(&rwt_lock);
 	list_t *c = &rwt.chains[rwt_bucket(key, rwt.order)];
-	for (link_t *l = list_first(c); l; l = list_next(l, c)) {
+	list_foreach(c, l) {
 		if (list_get_instance(l, fitem_t, link)->key == key) {
 			found = true;
 			break;

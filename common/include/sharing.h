@@ -1,19 +1,22 @@
 /** @file sharing.h
- * Window markers of the sharing counter for user programs
- * (tools/plugins/sharing.c, docs/SHARING.md): the same 7-byte NOPs as the
- * kernel's arch/sharing.h, `nopl 0x5348000K(%rax)` (bytes 0f 1f 80 0K 00 48
- * 53). The plugin recognises them by their bytes when it translates them, at
- * any address and privilege level, so they work in ring 3 as in the kernel.
- * Without the plugin (or on real hardware) they do nothing: a NOP with a
- * memory operand accesses no memory. They touch no register; the "memory"
- * clobber keeps the compiler from moving memory accesses across a marker.
+ * Window markers of the sharing counter (tools/plugins/sharing.c,
+ * docs/SHARING.md), for the kernel (chtbench) and user programs (lib/c):
+ * 7-byte NOPs, `nopl 0x5348000K(%rax)` (bytes 0f 1f 80 0K 00 48 53). The
+ * plugin recognises them by their bytes when it translates them, at any
+ * address and privilege level. Without the plugin (or on real hardware) they
+ * do nothing: a NOP with a memory operand accesses no memory. Callable in any
+ * context; they touch no memory and no register; the "memory" clobber keeps
+ * the compiler from moving memory accesses across a marker (the window's
+ * edges). x86-64 only.
  *
  * The operation count is sent one bit per marker to the vCPU that executes
- * them: call sharing_window_report() from a thread wired to one CPU
- * (sys_thread_wire()), or a migration in the middle garbles the count.
+ * them (the plugin API of QEMU 7.2 cannot read registers): call
+ * sharing_window_report() from one thread at a time, wired to one CPU (in
+ * user space sys_thread_wire()), or a migration in the middle garbles the
+ * count.
  */
-#ifndef LIBC_SHARING_H_
-#define LIBC_SHARING_H_
+#ifndef COMMON_SHARING_H_
+#define COMMON_SHARING_H_
 
 #include <stdint.h>
 
