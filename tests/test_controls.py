@@ -34,17 +34,20 @@ broken-areaseq      the lock-free area look-up inserts    asrace1
                     the page-table lock
 broken-mapping2     an update inserts a new record and    mapping2
                     removes the old one
+broken-ptwalk1      paging_walk() installs a new table    ptwalk1long
+                    with a store, not a CAS (-smp 4)      (-smp 4)
 broken-framedf1     a double free diagnosed from the      framedf1: the
                     frame's own state                     old wrong panic
 ==================  ====================================  ==================
 
 The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
 place of its fix (``make BROKEN=KNOB``, one per race test written for a
-defect), so each such test keeps its power to fail.  ``ptwalk1`` has none:
-with paging_walk()'s plain store put back it passed at -smp 2 and 4 while
-every allocating walk ran under the address space's area lock (afe5735);
-since the fault's area look-up is lock-free (mm/as.c) it failed again in 1
-of 2 runs at -smp 4, not often enough for a control yet.  ``make soak`` repeats the arearace
+defect), so each such test keeps its power to fail.  ``ptwalk1``'s
+defect (paging_walk()'s plain store) could not show while every allocating
+walk ran under the address space's area lock (afe5735); since the fault's
+area look-up is lock-free (mm/as.c) it failed again in 1 of 2 runs of
+ptwalk1 at -smp 4, so its control runs ``ptwalk1long`` (20x the rounds) at
+-smp 4.  ``make soak`` repeats the arearace
 control with ten rounds.  The futexrace control runs at -smp 2 only: at
 -smp 1 the broken build panicked on the first run in one boot and passed
 three runs (about 1,000 timed-out waits each) in another.
@@ -136,6 +139,12 @@ RCUUNLOCK_RE = re.compile(
 ASRACE_RE = re.compile(
     r"^cycle \d+: page 0x[0-9a-f]+ has a record after its area was "
     r"(?:destroyed|shrunk)")
+
+#: ptwalk1: an entry went into a table another CPU's install orphaned (the
+#: access faulted again, as a minor fault), or the orphaned tables leaked.
+PTWALK1_RE = re.compile(
+    r"^round \d+: \d+ faults \(\d+ minor\) for \d+ first touches: an entry went "
+    r"into a table the hardware does not reach|page tables leaked")
 
 #: mapping2: more than one record for the page, an update that brought a
 #: removed page back, or a lookup of a mapping nobody wrote.
@@ -396,6 +405,22 @@ def test_control_inputflood():
         missing, _ = test_fuzz.flood(k, 0)
         assert missing, ("the broken build answered every marker: the flood "
                          "cannot catch dropped input")
+
+
+def test_control_ptwalk1():
+    """make BROKEN=ptwalk1 (paging_walk() installs a new intermediate table
+    with a store that can overwrite one another CPU installed after its
+    load, the defect of afe5735): ``test ptwalk1long`` (2000 rounds of
+    ptwalk1's race, every CPU faulting in its own 2 MiB region of a fresh
+    address space) at -smp 4 must report an orphaned table. ptwalk1's 100
+    rounds failed in 1 of 2 runs at -smp 4, so 2000 rounds leave a pass
+    about one chance in a million."""
+    with _defect_kernel("ptwalk1", 4, "control-ptwalk1") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        expect_failure(k, "ptwalk1long", PTWALK1_RE.search,
+                       "a table orphaned by an overwriting install")
+        k.check_no_panic()
+        k.halt(timeout=BOOT_TIMEOUT)
 
 
 class TestControlAsrace1(ControlSteps):

@@ -277,9 +277,10 @@ def test_soak_locked(flavour, smp):
 
 
 #: The race tests of the correctness issue and how often a soak boot runs
-#: each (asrace1long is asrace1 with 20x the cycles; the others repeat).
-SOAK_RACES = (("asrace1long", 1), ("mapping2", 10), ("chtcount", 10),
-              ("rcuunlock1", 5), ("pagefault1", 5))
+#: each (asrace1long and ptwalk1long are asrace1 and ptwalk1 with 20x the
+#: cycles; the others repeat).
+SOAK_RACES = (("asrace1long", 1), ("ptwalk1long", 1), ("mapping2", 10),
+              ("chtcount", 10), ("rcuunlock1", 5), ("pagefault1", 5))
 
 
 @pytest.mark.soak

@@ -86,6 +86,8 @@ test_t tests[] = {
 	    test_ptwalk1, true },
 	{ "asrace1long", "asrace1 with 20x the cycles (make soak)",
 	    test_asrace1long, false },
+	{ "ptwalk1long", "ptwalk1 with 20x the rounds (make soak, the "
+	    "BROKEN=ptwalk1 control)", test_ptwalk1long, false },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "

@@ -86,6 +86,7 @@ const char *test_pagefault1(void);
 const char *test_asrace1(void);
 const char *test_mapping2(void);
 const char *test_asrace1long(void);
+const char *test_ptwalk1long(void);
 /** Default duration of an rcutorture run (`test *`), in seconds. */
 #define RCUTORTURE_DEFAULT_SECONDS 3
 /** Longest run `rcutorture -t` accepts, in seconds. */

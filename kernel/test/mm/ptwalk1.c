@@ -31,6 +31,7 @@
 #define PTW_BASE        0x80000000UL     /* 2 GiB: the first page of a PD */
 #define PTW_REGION      (2UL << 20)
 #define PTW_ROUNDS      100
+#define PTW_ROUNDS_LONG 2000   /* ptwalk1long (make soak, the BROKEN=ptwalk1 control) */
 #define PTW_MAX_THREADS 16
 
 /*
@@ -45,6 +46,8 @@ static unsigned ptw_threads;
 static mmtest_barrier_t ptw_barrier;
 static mmtest_failure_t ptw_failure;
 static unsigned ptw_round;
+/** Rounds of this run (PTW_ROUNDS or PTW_ROUNDS_LONG); set before the threads start. */
+static unsigned ptw_rounds;
 
 /** Between rounds (the last thread to arrive): checks and replaces the AS. */
 static void round_end(mmtest_barrier_t *b)
@@ -59,7 +62,7 @@ static void round_end(mmtest_barrier_t *b)
 		    "not reach", ptw_round, faults, minor, ptw_threads);
 	as_release(as);
 	ptw_as = NULL;
-	if (++ptw_round < PTW_ROUNDS && !mmtest_failed(&ptw_failure)) {
+	if (++ptw_round < ptw_rounds && !mmtest_failed(&ptw_failure)) {
 		ptw_as = as_create();
 		if (!ptw_as || as_area_create(ptw_as, PTW_BASE, ptw_threads *
 		    PTW_REGION, AS_AREA_READ | AS_AREA_WRITE) != EOK)
@@ -89,7 +92,8 @@ static void ptw_thread(void *arg)
 	}
 }
 
-const char *test_ptwalk1(void)
+/** One run of @a rounds rounds; @return NULL or the failure. */
+static const char *ptwalk1_run(unsigned rounds)
 {
 	static char reason[200];
 	unsigned online[CONFIG_MAX_CPUS];
@@ -103,6 +107,7 @@ const char *test_ptwalk1(void)
 	ptw_barrier = (mmtest_barrier_t) { .n = ptw_threads,
 	    .yield = ptw_threads > ncpu };
 	ptw_round = 0;
+	ptw_rounds = rounds;
 	ptw_as = as_create();
 	if (!ptw_as)
 		return "as_create failed";
@@ -135,7 +140,7 @@ const char *test_ptwalk1(void)
 	    (long) (s1.entries - s0.entries));
 	if (mmtest_failed(&ptw_failure))
 		return ptw_failure.msg;
-	if (ptw_round != PTW_ROUNDS)
+	if (ptw_round != ptw_rounds)
 		return "not every round ran";
 	if (s1.outside_slabs != s0.outside_slabs || s1.entries != s0.entries) {
 		snprintf(reason, sizeof(reason), "frames outside slabs %+ld, page "
@@ -145,4 +150,19 @@ const char *test_ptwalk1(void)
 		return reason;
 	}
 	return NULL;
+}
+
+const char *test_ptwalk1(void)
+{
+	return ptwalk1_run(PTW_ROUNDS);
+}
+
+/**
+ * ptwalk1 with 20x the rounds: the negative control's test (BROKEN=ptwalk1
+ * failed ptwalk1 in about half the runs at -smp 4; this stops at the first
+ * orphaned table) and a longer run for make soak.
+ */
+const char *test_ptwalk1long(void)
+{
+	return ptwalk1_run(PTW_ROUNDS_LONG);
 }

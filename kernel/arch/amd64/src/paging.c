@@ -69,6 +69,16 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 				return NULL;
 			/* Permissions are decided at the last level. */
 			uint64_t mine = pa | PTE_P | PTE_RW | PTE_US;
+#ifdef CONFIG_BROKEN_PTWALK1
+			/*
+			 * BROKEN=ptwalk1 (negative control): the defect afe5735
+			 * fixed, a store that overwrites a table another CPU
+			 * installed since the load above (its entry is orphaned;
+			 * ptwalk1long must fail).
+			 */
+			__atomic_store_n(&t[idx], mine, __ATOMIC_RELEASE);
+			e = mine;
+#else
 			if (__atomic_compare_exchange_n(&t[idx], &e, mine, false,
 			    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
 				e = mine;
@@ -76,6 +86,7 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 				/* Another CPU installed one first: use it. */
 				frame_free(pa, 1);
 			}
+#endif
 		}
 		t = PA2KA(e & PTE_ADDR_MASK);
 	}
