@@ -248,6 +248,19 @@ static void print_line(const merged_t *x, unsigned nv, bool comma)
 	fprintf(out, "]}");
 }
 
+/** Writes `], "NAME": [[...], ...` for the first @a nv rows and columns of @a m. */
+static void print_matrix(const char *name, double m[MAX_VCPUS][MAX_VCPUS],
+    unsigned nv)
+{
+	fprintf(out, "], \"%s\": [", name);
+	for (unsigned v = 0; v < nv; v++) {
+		fprintf(out, "%s[", v ? ", " : "");
+		for (unsigned d = 0; d < nv; d++)
+			fprintf(out, "%s%.1f", d ? ", " : "", m[v][d]);
+		fprintf(out, "]");
+	}
+}
+
 static void report(uint64_t ops)
 {
 	unsigned nv = __atomic_load_n(&nvcpus, __ATOMIC_RELAXED);
@@ -388,27 +401,9 @@ static void report(uint64_t ops)
 	fprintf(out, "], \"lines_stored\": [");
 	for (unsigned v = 0; v < nv; v++)
 		fprintf(out, "%s%zu", v ? ", " : "", stored_lines[v]);
-	fprintf(out, "], \"load_from\": [");
-	for (unsigned v = 0; v < nv; v++) {
-		fprintf(out, "%s[", v ? ", " : "");
-		for (unsigned d = 0; d < nv; d++)
-			fprintf(out, "%s%.1f", d ? ", " : "", load_from[v][d]);
-		fprintf(out, "]");
-	}
-	fprintf(out, "], \"store_from\": [");
-	for (unsigned v = 0; v < nv; v++) {
-		fprintf(out, "%s[", v ? ", " : "");
-		for (unsigned d = 0; d < nv; d++)
-			fprintf(out, "%s%.1f", d ? ", " : "", store_from[v][d]);
-		fprintf(out, "]");
-	}
-	fprintf(out, "], \"load_max\": [");
-	for (unsigned v = 0; v < nv; v++) {
-		fprintf(out, "%s[", v ? ", " : "");
-		for (unsigned d = 0; d < nv; d++)
-			fprintf(out, "%s%.0f", d ? ", " : "", load_max[v][d]);
-		fprintf(out, "]");
-	}
+	print_matrix("load_from", load_from, nv);
+	print_matrix("store_from", store_from, nv);
+	print_matrix("load_max", load_max, nv);
 	fprintf(out, "], \"top\": [");
 	for (size_t i = 0; i < nm && i < top_n && m[i].bound > 0; i++)
 		print_line(&m[i], nv, i > 0);
