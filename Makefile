@@ -220,14 +220,14 @@ ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the kernel's cht.c again, over the third environment
 # (uspace/lib/cht/osenv ahead of the kernel's include directory) and libcht's
-# user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/urcu). Programs
+# user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/cht_rcu). Programs
 # listed in USPACE_CHT_APPS are compiled with the same include path and
 # linked with $(BUILD)/os/libcht.a.
 USPACE_CHT_APPS := chtuser
-UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/urcu/include \
+UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/cht_rcu/include \
 	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
 ULIBCHT_SRC := $(COMMON_DIR)/adt/cht.c uspace/lib/cht/src/cht_env.c \
-	uspace/lib/urcu/src/rcu.c
+	uspace/lib/cht_rcu/src/rcu.c
 ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
 UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
 	$(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(a)/*.c)))

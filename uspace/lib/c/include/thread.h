@@ -32,7 +32,7 @@ typedef struct uthread uthread_t;
  * (see there).
  */
 typedef struct thread_tcb {
-	/** Reserved for the user RCU of libcht (uspace/lib/urcu, OS build). */
+	/** Reserved for the user RCU of libcht (uspace/lib/cht_rcu, OS build). */
 	unsigned char rcu[64] __attribute__((aligned(64)));
 	/** Values of the per-thread data keys. */
 	void *key_value[THREAD_KEYS];

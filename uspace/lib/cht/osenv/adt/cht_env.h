@@ -13,7 +13,7 @@
  * assertions unless CHT_NDEBUG). What differs is underneath them, selected
  * by CHT_OS_BUILD (which the Makefile defines with this directory):
  *
- *   RCU            libcht's user RCU (uspace/lib/urcu/src/rcu.c) over lib/c:
+ *   RCU            libcht's user RCU (uspace/lib/cht_rcu/src/rcu.c) over lib/c:
  *                  readers as on Linux (no fence, no RMW), the writers'
  *                  barrier SYS_MEMBARRIER, blocking on futex mutexes and
  *                  condition variables, the reader record in the thread
@@ -22,7 +22,7 @@
  *   clock, sleep   SYS_CLOCK_NS, a futex wait with a timeout
  *   failures       printed on the console; the task ends with status 134
  *
- * (uspace/lib/urcu/include/cht_rcu_plat.h has the whole platform layer.)
+ * (uspace/lib/cht_rcu/include/cht_rcu_plat.h has the whole platform layer.)
  */
 #ifndef USPACE_OS_CHT_ENV_H_
 #define USPACE_OS_CHT_ENV_H_
