@@ -1,11 +1,11 @@
 /*
  * urcu.pml -- the userspace RCU of libcht (membarrier flavour).
  *
- * Models uspace/lib/urcu/include/cht_rcu.h: cht_rcu_read_lock() (outermost:
+ * Models uspace/lib/cht_rcu/include/cht_rcu.h: cht_rcu_read_lock() (outermost:
  * cht_rcu_read_snapshot(), an acquire load of cht_rcu_gp.seq and a release
  * store of the thread's ctr, then cht_rcu_reader_barrier(), only a compiler
  * barrier in the membarrier flavour), cht_rcu_read_unlock() (outermost: the
- * release store ctr = 0); and uspace/lib/urcu/src/rcu.c:
+ * release store ctr = 0); and uspace/lib/cht_rcu/src/rcu.c:
  * cht_rcu_synchronize() (snapshot of seq, gp_lock, the shared-GP check
  * gp_completed > snap, the advance seq = target, writer_barrier() =
  * membarrier(PRIVATE_EXPEDITED) / SYS_MEMBARRIER, wait_for_reader() over the

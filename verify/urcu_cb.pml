@@ -2,7 +2,7 @@
  * urcu_cb.pml -- the callback hand-off of libcht's user RCU: no lost
  * wake-up of the reclaimer, every callback runs once.
  *
- * Models uspace/lib/urcu/src/rcu.c: cht_rcu_call() (push onto cb_list with a
+ * Models uspace/lib/cht_rcu/src/rcu.c: cht_rcu_call() (push onto cb_list with a
  * seq_cst CAS; if the list was empty, a seq_cst load of reclaimer_sleeping
  * and, if set, cond_signal under cb_lock) and reclaimer_main() (exchange of
  * cb_list with NULL; on an empty list: the seq_cst store reclaimer_sleeping
