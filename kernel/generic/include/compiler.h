@@ -7,7 +7,7 @@
  *
  * - `T __user *p`: a user address. Dereferencing it, or passing it where a
  *   kernel pointer is expected, is reported; only copy_from_user(),
- *   copy_to_user() and uaccess_load64()/uaccess_store64() (arch/uaccess.h)
+ *   copy_to_user() and uaccess_load64()/uaccess_store64() (uaccess.h)
  *   take it, and they convert it with `__force` internally.
  * - `T __rcu *p`: a pointer published under RCU. Read it only with
  *   rcu_access() (inside a reader section) or rcu_access_owned() (by the one

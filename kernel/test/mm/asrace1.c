@@ -37,7 +37,7 @@
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <genarch/mm/page_ht.h>
-#include <arch/uaccess.h>
+#include <uaccess.h>
 #include <arch/asm.h>
 #include <proc/thread.h>
 #include <synch/rcu.h>

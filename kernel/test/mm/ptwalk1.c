@@ -22,7 +22,7 @@
 #include <test.h>
 #include "mmtest.h"
 #include <mm/as.h>
-#include <arch/uaccess.h>
+#include <uaccess.h>
 #include <proc/thread.h>
 #include <cpu.h>
 #include <errno.h>

@@ -37,7 +37,7 @@
 #include <mm/malloc.h>
 #include <arch/userspace.h>
 #include <arch.h>
-#include <arch/uaccess.h>
+#include <uaccess.h>
 #include <arch/asm.h>
 #include <abi/syscall.h>
 #include <console/console.h>

@@ -5,7 +5,7 @@
  * user memory is only touched through copy_from_user()/copy_to_user(),
  * which return EFAULT for an address that cannot be accessed. An argument
  * that is a user address the kernel reads or writes becomes a `__user`
- * pointer (uptr(), arch/uaccess.h) where it is used, so sparse (`make check`)
+ * pointer (uptr(), uaccess.h) where it is used, so sparse (`make check`)
  * reports any dereference of it; the range checks compare the integer.
  */
 #include <abi/syscall.h>
@@ -14,7 +14,7 @@
 #include <proc/scheduler.h>
 #include <mm/as.h>
 #include <arch/userspace.h>
-#include <arch/uaccess.h>
+#include <uaccess.h>
 #include <arch/asm.h>
 #include <arch/mm.h>
 #include <smp/smp_call.h>

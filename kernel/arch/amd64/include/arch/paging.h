@@ -8,6 +8,18 @@
 #include <arch/mm.h>
 #include <arch/asm.h>
 
+/*
+ * The entry bits of the shared 4-level walk (genarch/mm/pt4.h; its defaults:
+ * 4 KiB pages, 512 entries, the PML4's lower half for user space, the upper
+ * half the kernel's, shared). A new intermediate table is present, writable
+ * and user: permissions are decided at the last level.
+ */
+#define PT4_PRESENT     PTE_P
+#define PT4_TABLE_FLAGS (PTE_P | PTE_RW | PTE_US)
+#define PT4_ADDR_MASK   PTE_ADDR_MASK
+
+#include <genarch/mm/pt4.h>
+
 /**
  * Above this many pages an invalidation reloads CR3 (flushes the whole TLB
  * but for global entries) instead of one invlpg per page, as Linux's
@@ -52,29 +64,5 @@ uintptr_t paging_kernel_pml4_phys(void);
  * or 0 on ENOMEM.
  */
 uintptr_t paging_create_pml4(void);
-/** Frees the user half's page tables and the top-level table itself. */
-void paging_destroy_pml4(uintptr_t pml4_phys);
-/**
- * Returns the address of the last-level entry for @a va, allocating missing
- * intermediate tables when @a alloc (NULL if missing/ENOMEM). A missing table
- * is installed by compare-and-swap (release), so CPUs walking different parts
- * of one address space need no common lock; a CPU that loses the race frees
- * its table and uses the winner's. Writing the returned entry is the caller's
- * business: it holds the lock of the entry's 2 MiB region (as_t.pt_locks).
- * Tables are only freed by paging_destroy_pml4(). Any context; never sleeps.
- */
-uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
-/**
- * Finds the first last-level table (one 2 MiB region) at or above *@a va and
- * below @a end that exists, skipping every absent table at any level in one
- * step (an absent PML4 entry skips 512 GiB): the cost is one walk per
- * present table and per absent entry passed, not per page. On success sets
- * *@a va to the first address of that region at or above the old *@a va and
- * returns the table (its 512 entries, direct-map address); NULL (*@a va =
- * @a end) when none is left. Reads the tables with acquire loads, so a table
- * installed by paging_walk() (release) before the caller synchronized with
- * its installer is seen. Any context; never sleeps, allocates nothing.
- */
-uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *va, uintptr_t end);
 
 #endif

@@ -1,7 +1,8 @@
 /** @file paging.h
  * arm64 user page tables (TTBR0): four levels of 512 entries, 4 KiB pages,
  * the same shape as amd64's, so the generic address-space code walks them
- * through the same functions. paging.c.
+ * through the same functions: the roots in paging.c, the walk in
+ * genarch/src/mm/pt4.c.
  */
 #ifndef KERN_ARCH_PAGING_H_
 #define KERN_ARCH_PAGING_H_
@@ -10,27 +11,23 @@
 #include <arch/mm.h>
 #include <arch/asm.h>
 
+/*
+ * The descriptor bits of the shared 4-level walk (genarch/mm/pt4.h; its
+ * defaults: 4 KiB pages, 512 entries, the root slots below USER_SPACE_END,
+ * 2^47: half of them). A new intermediate table is a valid table
+ * descriptor: permissions are decided at the last level.
+ */
+#define PT4_PRESENT     PTE_VALID
+#define PT4_TABLE_FLAGS (PTE_VALID | PTE_TABLE)
+#define PT4_ADDR_MASK   PTE_ADDR_MASK
+
+#include <genarch/mm/pt4.h>
+
 /** Root of the kernel's (empty) lower-half table. */
 uintptr_t paging_kernel_pml4_phys(void);
 
 /** Allocates an empty root table for a user address space; 0 on ENOMEM. */
 uintptr_t paging_create_pml4(void);
-
-/** Frees the tables (not the mapped frames) under @a pml4_phys. */
-void paging_destroy_pml4(uintptr_t pml4_phys);
-
-/**
- * The last-level entry of @a va under @a pml4_phys, allocating missing
- * tables when @a alloc (NULL when absent or out of memory). Tables are only
- * freed by paging_destroy_pml4(). Any context; never sleeps.
- */
-uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
-
-/**
- * The next last-level entry at or after *@a va below @a end that has a
- * last-level table; *@a va is set to its address. NULL when none.
- */
-uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *va, uintptr_t end);
 
 /**
  * Hardware bits of a present user page: EL0 access, read-only unless

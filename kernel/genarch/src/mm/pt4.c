@@ -1,0 +1,108 @@
+/** @file pt4.c
+ * Four-level user page tables, the architecture's entry bits from
+ * arch/paging.h (genarch/mm/pt4.h).
+ *
+ * A table entry is published with a release store (compare-and-swap) after
+ * the new table was zeroed; every walk reads entries with acquire loads, so
+ * it sees a zeroed table. How the hardware walker is ordered by it is the
+ * architecture's business (arm64's paging.c).
+ */
+#include <arch/paging.h>
+#include <arch/mm.h>
+#include <mm/frame.h>
+
+static void free_level(uint64_t entry, int level)
+{
+	if (!(entry & PT4_PRESENT))
+		return;
+	uintptr_t pa = entry & PT4_ADDR_MASK;
+	if (level > 1) {
+		uint64_t *t = PA2KA(pa);
+		for (unsigned i = 0; i < PT4_ENTRIES; i++)
+			free_level(t[i], level - 1);
+	}
+	/* Level 1 entries map data frames owned by the page hash table records. */
+	if (level > 0)
+		frame_free(pa, 1);
+}
+
+void paging_destroy_pml4(uintptr_t pml4_phys)
+{
+	uint64_t *t = PA2KA(pml4_phys);
+	for (unsigned i = 0; i < PT4_USER_SLOTS; i++) {
+		/* PDPT (level 3) -> PD (2) -> PT (1) -> frames (0, not freed here). */
+		free_level(t[i], 3);
+		t[i] = 0;
+	}
+	frame_free(pml4_phys, 1);
+}
+
+uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
+{
+	uint64_t *t = PA2KA(pml4_phys);
+	for (int shift = PT4_ROOT_SHIFT; shift > PT4_PAGE_SHIFT;
+	    shift -= PT4_INDEX_BITS) {
+		unsigned idx = (va >> shift) & (PT4_ENTRIES - 1);
+		/* Acquire: pairs with the installer's release (a zeroed table). */
+		uint64_t e = __atomic_load_n(&t[idx], __ATOMIC_ACQUIRE);
+		if (!(e & PT4_PRESENT)) {
+			if (!alloc)
+				return NULL;
+			uintptr_t pa = frame_alloc(1, FRAME_ZERO);
+			if (!pa)
+				return NULL;
+			/* Permissions are decided at the last level. */
+			uint64_t mine = pa | PT4_TABLE_FLAGS;
+#ifdef CONFIG_BROKEN_PTWALK1
+			/*
+			 * BROKEN=ptwalk1 (negative control): the defect afe5735
+			 * fixed, a store that overwrites a table another CPU
+			 * installed since the load above (its entry is orphaned;
+			 * ptwalk1long must fail).
+			 */
+			__atomic_store_n(&t[idx], mine, __ATOMIC_RELEASE);
+			e = mine;
+#else
+			if (__atomic_compare_exchange_n(&t[idx], &e, mine, false,
+			    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+				e = mine;
+			} else {
+				/* Another CPU installed one first: use it. */
+				frame_free(pa, 1);
+			}
+#endif
+		}
+		t = PA2KA(e & PT4_ADDR_MASK);
+	}
+	return &t[(va >> PT4_PAGE_SHIFT) & (PT4_ENTRIES - 1)];
+}
+
+uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *vap, uintptr_t end)
+{
+	uintptr_t va = *vap;
+	while (va < end) {
+		uint64_t *t = PA2KA(pml4_phys);
+		int shift;
+		for (shift = PT4_ROOT_SHIFT; shift > PT4_PAGE_SHIFT;
+		    shift -= PT4_INDEX_BITS) {
+			/* Acquire: pairs with paging_walk()'s release install. */
+			uint64_t e = __atomic_load_n(
+			    &t[(va >> shift) & (PT4_ENTRIES - 1)], __ATOMIC_ACQUIRE);
+			if (!(e & PT4_PRESENT))
+				break;
+			t = PA2KA(e & PT4_ADDR_MASK);
+		}
+		if (shift == PT4_PAGE_SHIFT) {
+			*vap = va;
+			return t;
+		}
+		/* The entry at this level is absent: skip what it would map. */
+		uintptr_t step = 1UL << shift;
+		uintptr_t next = (va & ~(step - 1)) + step;
+		if (next <= va)
+			break;
+		va = next;
+	}
+	*vap = end;
+	return NULL;
+}
