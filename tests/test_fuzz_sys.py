@@ -180,15 +180,17 @@ class TestSysfuzz:
                           r"background$", out, re.MULTILINE)
             assert m, out
             tid = m.group(1)
-            k.wait_for(r"sysfuzz: seed %d threads" % (SEED + 100 + i),
-                       CMD_TIMEOUT)
+            # The fuzzer's first line may come before the prompt that
+            # ends the output of run -b (then it is in out, and wait_for()
+            # alone would wait its whole timeout for it: the CI failure of
+            # d244ce0, seed 129) or after it.
+            k.wait_line(out, r"sysfuzz: seed %d threads" % (SEED + 100 + i),
+                        CMD_TIMEOUT)
             time.sleep(0.5 + i)
             out = k.cmd("kill %s" % tid, CMD_TIMEOUT)
             assert "task %s (sysfuzz) killed by request" % tid in out, out
-            if not re.search(r"task %s \(sysfuzz\) killed \(kill command\)"
-                             % tid, out):
-                k.wait_for(r"task %s \(sysfuzz\) killed \(kill command\)"
-                           % tid, CMD_TIMEOUT)
+            k.wait_line(out, r"task %s \(sysfuzz\) killed \(kill command\)"
+                        % tid, CMD_TIMEOUT)
         now = settle(k, baseline)
         assert now == baseline, "after 3 killed runs: %s" % diff(now,
                                                                  baseline)

@@ -43,6 +43,12 @@ while True:
         out("PANIC on CPU 0: fake\n")
         time.sleep(0.5)
         out("registers ...\nbacktrace ...\n")
+    elif words == ["bg"]:
+        # A background task: a line before the prompt, one after it.
+        out("bg: started\nbg: early\nkconsole> ")
+        time.sleep(0.3)
+        out("bg: late\n")
+        continue
     elif words[:1] == ["deaf"]:
         time.sleep(float(words[1]))
         out("awake\n")
@@ -108,6 +114,23 @@ def test_match_offsets_and_rewind(fake):
         "the first answer")
     assert i == 0 and again.group(1) == b"one"
     assert before == bytes(fake.buf[start:again.start()])
+
+
+def test_wait_line(fake):
+    """A background task's line printed before the prompt that ends the
+    output of the command that started it is in cmd()'s output, and
+    wait_for() (which searches after that prompt) never sees it;
+    wait_line() finds it in the output, and waits for a later line."""
+    fake.wait_prompt(10)
+    out = fake.cmd("bg", 10)
+    assert out == "bg: started\nbg: early"
+    m = fake.wait_line(out, r"^bg: (e\w+)$", 10)
+    assert m.group(1) == "early"
+    m = fake.wait_line(out, "bg: late", 10)
+    assert m.group(0) == b"bg: late"
+    with pytest.raises(kconsole.KernelTimeout):
+        fake.wait_for("bg: early", 1)
+    assert "Unknown command: x " in fake.cmd("x", 10)
 
 
 def test_panic(fake):

@@ -780,6 +780,26 @@ class Kernel:
         _, m, _ = self.expect(regex, timeout, what or repr(regex.pattern))
         return m
 
+    def wait_line(self, out, regex, timeout=60, what=None):
+        """Wait for ``regex`` (str or bytes), a line that a background task
+        prints, unless ``out`` already has it; return its match (an
+        ``re.Match`` in ``out``, or a :class:`Match` as :meth:`wait_for`).
+
+        ``out`` is the output of the command that started the task
+        (``run -b``), up to its prompt.  The task runs beside the console, so
+        its lines may come before or after that prompt, and :meth:`cmd` has
+        consumed what came before it: :meth:`wait_for` alone searches only
+        after the prompt and would wait the whole timeout for a line that
+        has already gone by.
+        """
+        __tracebackhide__ = True  # pytest: show the caller
+        if isinstance(regex, bytes):
+            regex = regex.decode()
+        m = re.search(regex, normalize(out), re.MULTILINE)
+        if m:
+            return m
+        return self.wait_for(regex, timeout, what)
+
     # ---- console commands -------------------------------------------------
 
     def cmd(self, line, timeout=60):
