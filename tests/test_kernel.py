@@ -35,7 +35,7 @@ import time
 import pytest
 
 import kconsole
-from conftest import (LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, RELEASE_SOAK_SMP,
+from conftest import (ARCU_SOAK_SMP, LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, RELEASE_SOAK_SMP,
                       flavour_kernel,
                       flavours)
 from conftest import (BAD_LINE_PROMPT_TIMEOUT, BOOT_TIMEOUT, CMD_TIMEOUT,
@@ -250,12 +250,14 @@ class TestSMP:
 
 @pytest.mark.soak
 @pytest.mark.parametrize("flavour,smp",
+                         [("a-rcu", n) for n in ARCU_SOAK_SMP] +
                          [("a-rcu+pageht-locked", n) for n in LOCKED_SOAK_SMP] +
                          [("podzimek-rcu", n) for n in PODZIMEK_SOAK_SMP] +
                          [("a-rcu+release", n) for n in RELEASE_SOAK_SMP],
                          ids=lambda p: str(p))
 def test_soak_locked(flavour, smp):
-    """The configurations at the vCPU counts ``make test`` skips: the locked
+    """The configurations at the vCPU counts ``make test`` skips: A-RCU at
+    -smp 8, the locked
     page hash table at -smp 1, 4 and 8, Podzimek RCU at -smp 8, the release
     build at -smp 4."""
     if flavour not in flavours():
