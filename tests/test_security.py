@@ -22,7 +22,7 @@ to a user page outside uaccess (SMAP)".
 QEMU 7.2 quirk: with SMAP on, it does the stack pops of a user-mode lretq or
 iretq as supervisor accesses even when they are legitimate, so under ``-cpu
 max`` a far return to 0x2b may also be a fault; the task is then killed
-(with a #PF report) -- either outcome is accepted there, never a panic.
+(with a page-fault report, #PF) -- either outcome is accepted there, never a panic.
 """
 
 import re
@@ -108,8 +108,8 @@ def expect_returned(k, variant, cpumax):
         return
     rep = REPORT_RE.search(out)
     assert cpumax and rep and KILLED_RE.search(out) and \
-        rep.group(4).startswith("#PF"), \
-        "attack %s: neither exit 0 nor (with -cpu max) a #PF kill:\n%s" % (
+        rep.group(4).startswith("page fault"), \
+        "attack %s: neither exit 0 nor (with -cpu max) a page-fault kill:\n%s" % (
             variant, out)
 
 
@@ -143,7 +143,7 @@ class TestAttack:
         """A user lretq whose pop faults (error code U=0) is the task's
         fault: judged by the saved CS, not by the U bit."""
         rep = expect_killed(sec_boot.k, "lretq-fault")
-        assert rep.group(4).startswith("#PF"), rep.group(0)
+        assert rep.group(4).startswith("page fault"), rep.group(0)
 
     def test_lretq_ok(self, sec_boot):
         """A legitimate lretq to 0x2b returns (see the QEMU quirk above)."""

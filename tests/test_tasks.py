@@ -9,7 +9,8 @@ locked page hash table at -smp 2; SMEP and SMAP are on with ``-cpu max``).  The 
   exited with status 0``;
 * every ``fault`` variant (NULL write, bad jump, #UD, #DE, #GP, kernel
   address, write to text, execute the stack) prints the one-line report
-  ``task N (fault) thread T killed: ...`` naming the task, then ``killed``,
+  ``task N (fault) thread T killed: CLASS, address A, pc P`` naming the task
+  and the fault's generic class (FAULT_CLASSES), then ``killed (CLASS)``,
   and the next ``run hello`` still works;
 * ``run sysjunk`` (every system call with junk) exits with status 0;
 * ``run threads N`` (N = CPUs; wired threads, futex mutex and condition
@@ -51,6 +52,18 @@ PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
             "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
             "futexbench")
 FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
+#: The class each fault variant's report names (the kernel's generic wording,
+#: task_user_fault(): the same on amd64 and arm64, tests/test_arm64_programs.py).
+FAULT_CLASSES = {
+    "null": "page fault: no area at that address",
+    "jump": "page fault: no area at that address",
+    "ud": "invalid instruction",
+    "div": "divide error",
+    "gp": "protection fault",
+    "kernel": "page fault: no area at that address",
+    "ro": "page fault: access not permitted by the area",
+    "nx": "page fault: access not permitted by the area",
+}
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)
 CONFIGS = [
@@ -68,7 +81,7 @@ KILLED_RE = re.compile(r"^task (\d+) \((\S+)\) killed \(([^)]*)\)$",
                        re.MULTILINE)
 REPORT_RE = re.compile(
     r"^task (\d+) \((\S+)\) thread (\d+) killed: ([^,]+), address (0x[0-9a-f]+|0),"
-    r" rip (0x[0-9a-f]+|0)$", re.MULTILINE)
+    r" pc (0x[0-9a-f]+|0)$", re.MULTILINE)
 
 
 @pytest.fixture(scope="class", params=CONFIGS,
@@ -158,6 +171,8 @@ class TestTasks:
             assert rep and killed, "fault %s: no report or kill line:\n%s" % (
                 variant, out)
             assert rep.group(2) == "fault" and rep.group(1) == killed.group(1)
+            assert rep.group(4) == FAULT_CLASSES[variant] == \
+                killed.group(3), out
             assert "survived" not in out, out
             _, status, out = run_exit(k, "run hello")
             assert status == 0, "hello after fault %s:\n%s" % (variant, out)

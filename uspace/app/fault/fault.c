@@ -10,9 +10,17 @@
  *   fault nx       execute the stack (no-execute)
  *   fault gp       a privileged instruction (#GP)
  *
- * On arm64: ud is `udf #0`, gp masks IRQs from EL0 (`msr daifset`, undefined
- * there), kernel reads the kernel's direct map; div cannot fault (AArch64's
- * integer division by zero gives 0), so it survives there.
+ * On arm64: ud is `udf #0`, gp masks IRQs from EL0 (`msr daifset`, trapped
+ * there: SCTLR_EL1.UMA is 0), kernel reads the kernel's direct map. AArch64's
+ * UDIV/SDIV do not trap on a zero divisor (the result is 0), so div divides
+ * the way a compiler's checked division does (Clang's
+ * -fsanitize=integer-divide-by-zero -fsanitize-trap): a zero divisor
+ * branches to `brk #0x5503`, which the kernel reports as a divide error,
+ * the class of amd64's #DE. `fault udiv0` (arm64 only) executes the bare
+ * UDIV by zero instead: it does not trap, prints the result (0) and exits 0.
+ *
+ * Every variant prints the same lines on both architectures (the report
+ * names the fault's class, task_user_fault()), addresses aside.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,11 +43,21 @@ int main(int argc, char **argv)
 #endif
 	} else if (strcmp(what, "div") == 0) {
 #ifdef __aarch64__
-		__asm__ volatile ("mov x1, #0; mov x0, #1; udiv x0, x0, x1"
-		    ::: "x0", "x1");
+		/* The divisor's check, as -fsanitize=integer-divide-by-zero. */
+		__asm__ volatile ("mov x1, #0; mov x0, #1; cbnz x1, 1f; "
+		    "brk #0x5503; 1: udiv x0, x0, x1" ::: "x0", "x1");
 #else
 		__asm__ volatile ("xorl %%ecx, %%ecx; movl $1, %%eax; "
 		    "xorl %%edx, %%edx; divl %%ecx" ::: "eax", "ecx", "edx");
+#endif
+#ifdef __aarch64__
+	} else if (strcmp(what, "udiv0") == 0) {
+		uint64_t q;
+		__asm__ volatile ("mov x1, #0; mov x0, #1; udiv %0, x0, x1"
+		    : "=r" (q) :: "x0", "x1");
+		printf("fault: udiv 1 / 0 = %lu (no trap on AArch64)\n",
+		    (unsigned long) q);
+		return 0;
 #endif
 	} else if (strcmp(what, "kernel") == 0) {
 #ifdef __aarch64__

@@ -43,7 +43,7 @@
  * range after it released it, so an area grown over the kernel's next
  * placements and shrunk again wipes the pages of areas created there
  * meanwhile (lib/c's thread stacks: a new thread then calls a NULL
- * function, "killed: #PF ... address 0, rip 0"; reproducer: arearace).
+ * function, "killed: page fault ... address 0, pc 0"; reproducer: arearace).
  * With -g the fuzz can hit that defect and be killed.
  */
 #include <stdio.h>

@@ -58,13 +58,48 @@ static const char *exception_names[32] = {
 	"#VC VMM communication", "#SX Security", "Reserved 31"
 };
 
+/**
+ * The generic class of user-mode exception @a vector (the report line,
+ * task_user_fault()). #GP also comes from a non-canonical address, a bad
+ * selector or `int N` without a DPL 3 gate: all protection faults; #SS is a
+ * stack-segment protection fault (a non-canonical stack address).
+ */
+static ufault_t user_fault_kind(unsigned vector)
+{
+	switch (vector) {
+	case 0:
+		return UFAULT_DIVIDE;
+	case 1:
+		return UFAULT_DEBUG;
+	case 3:
+		return UFAULT_BREAKPOINT;
+	case 6:
+		return UFAULT_INVALID_INSN;
+	case 10:
+	case 11:
+	case 12:
+	case 13:
+		return UFAULT_PROTECTION;
+	case 14:
+		return UFAULT_PAGE_NO_AREA;
+	case 4:
+	case 16:
+	case 19:
+		return UFAULT_ARITHMETIC;
+	case 17:
+		return UFAULT_ALIGNMENT;
+	default:
+		return UFAULT_OTHER;
+	}
+}
+
 /** Every exception without a specific handler is fatal: report and panic. */
 static void exception_fatal(unsigned vector, istate_t *istate)
 {
 	/* In user mode it is fatal to the task only. */
 	if (istate_from_user(istate) && vector != 2 && vector != 8 &&
 	    vector != 18) {
-		task_user_fault(istate, exception_names[vector],
+		task_user_fault(istate, user_fault_kind(vector),
 		    vector == 14 ? read_cr2() : istate->rip);
 		return;
 	}

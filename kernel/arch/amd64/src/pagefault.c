@@ -66,11 +66,10 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 			if (rc == EOK)
 				return;
 		}
-		task_user_fault(istate, implicit_refused ?
-		    "#PF supervisor-mode access from user mode refused by SMAP" :
-		    (rc == ENOMEM ? "#PF out of memory" :
-		    (rc == EINVAL ? "#PF access not permitted by the area" :
-		    "#PF no area at that address")), addr);
+		task_user_fault(istate, implicit_refused ? UFAULT_PAGE_SUPERVISOR :
+		    (rc == ENOMEM ? UFAULT_PAGE_NOMEM :
+		    (rc == EINVAL ? UFAULT_PAGE_DENIED : UFAULT_PAGE_NO_AREA)),
+		    addr);
 		return;
 	}
 	if (as && addr < USER_SPACE_END && !(istate->error_code & PF_RSVD)) {

@@ -129,8 +129,8 @@ void userspace_set_kstack(uintptr_t top)
 void syscall_compat_dispatch(istate_t *istate)
 {
 	/* Interrupts are still disabled (FMASK cleared IF). */
-	task_user_fault(istate, "compat-mode syscall: no 32-bit ABI",
-	    istate->rip);
+	/* A compat-mode syscall: there is no 32-bit ABI. */
+	task_user_fault(istate, UFAULT_NO_ABI, istate->rip);
 	/* The task is killed: this thread exits here. */
 	task_user_return();
 	panic_istate(istate, "compat-mode syscall: the task was not killed");

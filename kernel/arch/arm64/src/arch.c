@@ -271,11 +271,72 @@ static void irq_dispatch(istate_t *istate)
 }
 
 /* Exception classes (ESR_EL1.EC). */
+#define EC_UNKNOWN    0x00
+#define EC_WFX        0x01
+#define EC_FP_ACCESS  0x07
+#define EC_ILLEGAL    0x0e
 #define EC_SVC64      0x15
+#define EC_SYSREG     0x18
 #define EC_IABT_LOWER 0x20
 #define EC_IABT_SAME  0x21
+#define EC_PC_ALIGN   0x22
 #define EC_DABT_LOWER 0x24
 #define EC_DABT_SAME  0x25
+#define EC_SP_ALIGN   0x26
+#define EC_FP_EXC     0x2c
+#define EC_BKPT_LOWER 0x30
+#define EC_STEP_LOWER 0x32
+#define EC_WATCH_LOWER 0x34
+#define EC_BRK64      0x3c
+/** DFSC/IFSC of an alignment fault. */
+#define FSC_ALIGNMENT 0x21
+
+/**
+ * The `brk` immediate of a checked integer division by zero: the code
+ * Clang's -fsanitize=integer-divide-by-zero -fsanitize-trap emits on
+ * AArch64 (0x5500 | its DivremOverflow handler, 3; Linux decodes the same
+ * 0x55xx range as UBSan traps). AArch64's UDIV and SDIV do not trap on a
+ * zero divisor (the result is 0), unlike x86's DIV (#DE): a program that
+ * wants the trap checks the divisor and executes this `brk`
+ * (uspace/app/fault does), and the kernel reports it as amd64 reports #DE.
+ */
+#define BRK_IMM_DIVIDE 0x5503
+
+/**
+ * The generic class (task_user_fault()) of a synchronous exception from EL0
+ * that is not a system call or an abort. EC 0 (unknown reason) is what an
+ * UNDEFINED instruction gives: `udf`, and at EL0 also MSR/MRS of EL1
+ * registers, `eret`, `hvc` and `smc`; EC 0x18 is an EL0 access to a system
+ * register or instruction that SCTLR_EL1 (UMA, DZE, UCT, UCI), CNTKCTL_EL1
+ * or PMUSERENR_EL0 trap; EC 1 is WFI/WFE with SCTLR_EL1.nTWI/nTWE clear
+ * (a privileged wait, like x86's `hlt`).
+ */
+static ufault_t user_sync_kind(uint32_t ec, uint64_t esr)
+{
+	switch (ec) {
+	case EC_UNKNOWN:
+	case EC_ILLEGAL:
+	case EC_FP_ACCESS:   /* no FP/SIMD for user tasks (CPACR_EL1.FPEN) */
+		return UFAULT_INVALID_INSN;
+	case EC_WFX:
+	case EC_SYSREG:
+		return UFAULT_PROTECTION;
+	case EC_PC_ALIGN:
+	case EC_SP_ALIGN:
+		return UFAULT_ALIGNMENT;
+	case EC_FP_EXC:
+		return UFAULT_ARITHMETIC;
+	case EC_BKPT_LOWER:
+	case EC_STEP_LOWER:
+	case EC_WATCH_LOWER:
+		return UFAULT_DEBUG;
+	case EC_BRK64:
+		return (esr & 0xffff) == BRK_IMM_DIVIDE ? UFAULT_DIVIDE :
+		    UFAULT_BREAKPOINT;
+	default:
+		return UFAULT_OTHER;
+	}
+}
 
 static void sync_dispatch(istate_t *istate)
 {
@@ -292,7 +353,8 @@ static void sync_dispatch(istate_t *istate)
 		pf_access_t access = (ec == EC_IABT_SAME || ec == EC_IABT_LOWER) ?
 		    PF_ACCESS_EXEC : (write ? PF_ACCESS_WRITE : PF_ACCESS_READ);
 		int rc = ENOENT;
-		if (as && addr < USER_SPACE_END && (fsc & 0x3c) != 0x10) {
+		if (as && addr < USER_SPACE_END && (fsc & 0x3c) != 0x10 &&
+		    fsc != FSC_ALIGNMENT) {
 			/* The fault handler may sleep: interrupts as they were. */
 			if (!(istate->spsr & DAIF_I))
 				interrupts_enable();
@@ -306,9 +368,10 @@ static void sync_dispatch(istate_t *istate)
 		    uaccess_fixup(istate))
 			return;
 		if (istate_from_user(istate)) {
-			task_user_fault(istate, rc == ENOMEM ? "abort: out of memory" :
-			    (rc == EINVAL ? "abort: access not permitted by the area" :
-			    "abort: no area at that address"), addr);
+			task_user_fault(istate, fsc == FSC_ALIGNMENT ?
+			    UFAULT_ALIGNMENT : (rc == ENOMEM ? UFAULT_PAGE_NOMEM :
+			    (rc == EINVAL ? UFAULT_PAGE_DENIED :
+			    UFAULT_PAGE_NO_AREA)), addr);
 			return;
 		}
 		panic_istate(istate, "Data/instruction abort at %p, fault address "
@@ -318,10 +381,13 @@ static void sync_dispatch(istate_t *istate)
 		    ": no area at that address")) : " (kernel address space)");
 	}
 	if (istate_from_user(istate)) {
-		/* EC 0: unknown reason (UDF); 0x18: a trapped system instruction. */
-		task_user_fault(istate, ec == 0 ? "undefined instruction" :
-		    (ec == 0x18 ? "privileged instruction" :
-		    "unexpected exception"), 0);
+		/*
+		 * FAR_EL1 holds the address of a PC alignment fault (and of a
+		 * watchpoint hit); for the others the instruction's address.
+		 */
+		task_user_fault(istate, user_sync_kind(ec, istate->esr),
+		    ec == EC_PC_ALIGN || ec == EC_WATCH_LOWER ? istate->far :
+		    istate->elr);
 		return;
 	}
 	panic_istate(istate, "Exception class %#x at %p, ESR %#lx, FAR %p", ec,

@@ -174,13 +174,56 @@ static inline uthread_t *uthread_current(void)
 }
 
 /**
+ * Classes of user-mode faults. The arch layer decodes its exception (vector
+ * and error code, ESR_EL1's class and syndrome) into one of these, the
+ * faulting address and the instruction's address; the report line and its
+ * wording are generic (task_user_fault()), so the same fault prints the
+ * same line on every architecture, addresses aside.
+ */
+typedef enum {
+	/** Page fault / abort: no area covers the address (or a kernel one). */
+	UFAULT_PAGE_NO_AREA,
+	/** Page fault: the area does not permit the access (write, execute). */
+	UFAULT_PAGE_DENIED,
+	/** Page fault: no frame for the page. */
+	UFAULT_PAGE_NOMEM,
+	/** Page fault of an implicit supervisor access refused (amd64 SMAP). */
+	UFAULT_PAGE_SUPERVISOR,
+	/** No such instruction at this privilege (amd64 #UD, arm64 EC 0). */
+	UFAULT_INVALID_INSN,
+	/** A privileged operation trapped (amd64 #GP, arm64 EC 0x18, WFI). */
+	UFAULT_PROTECTION,
+	/** Integer division by zero (amd64 #DE, arm64 `brk #0x5503`). */
+	UFAULT_DIVIDE,
+	/** A breakpoint instruction (amd64 int3, arm64 `brk`). */
+	UFAULT_BREAKPOINT,
+	/** A debug trap (single step, hardware breakpoint). */
+	UFAULT_DEBUG,
+	/** Misaligned access, stack pointer or program counter. */
+	UFAULT_ALIGNMENT,
+	/** A floating-point or overflow trap. */
+	UFAULT_ARITHMETIC,
+	/** A system call through an entry the ABI does not have. */
+	UFAULT_NO_ABI,
+	/** Any other exception. */
+	UFAULT_OTHER,
+	UFAULT_KINDS
+} ufault_t;
+
+/** The report wording of @a kind (static string). */
+const char *ufault_name(ufault_t kind);
+
+/**
  * Called for an exception in user mode that cannot be resolved: prints the
- * one-line report (task, thread, what, address, program counter) and kills
- * the task.
+ * one-line report
+ *   task ID (NAME) thread TID killed: KIND, address ADDR, pc PC
+ * (@a addr: the faulting data or instruction address for page, alignment
+ * and protection faults when the hardware gives it, else the instruction's
+ * address) and kills the task with KIND as the reason.
  * Interrupts disabled (exception handler). The thread exits on its way back
  * to user mode (task_user_return()).
  */
-void task_user_fault(istate_t *istate, const char *what, uintptr_t addr);
+void task_user_fault(istate_t *istate, ufault_t kind, uintptr_t addr);
 
 /**
  * Called on every return to user mode (interrupt or system call) with

@@ -414,15 +414,39 @@ int task_thread_join(uint64_t tid, int *status)
 
 /* Faults and the way back to user mode */
 
-void task_user_fault(istate_t *istate, const char *what, uintptr_t addr)
+static const char *const ufault_names[UFAULT_KINDS] = {
+	[UFAULT_PAGE_NO_AREA] = "page fault: no area at that address",
+	[UFAULT_PAGE_DENIED] = "page fault: access not permitted by the area",
+	[UFAULT_PAGE_NOMEM] = "page fault: out of memory",
+	[UFAULT_PAGE_SUPERVISOR] =
+	    "page fault: supervisor-mode access from user mode refused",
+	[UFAULT_INVALID_INSN] = "invalid instruction",
+	[UFAULT_PROTECTION] = "protection fault",
+	[UFAULT_DIVIDE] = "divide error",
+	[UFAULT_BREAKPOINT] = "breakpoint",
+	[UFAULT_DEBUG] = "debug trap",
+	[UFAULT_ALIGNMENT] = "alignment fault",
+	[UFAULT_ARITHMETIC] = "arithmetic trap",
+	[UFAULT_NO_ABI] = "system call outside the ABI",
+	[UFAULT_OTHER] = "unexpected exception",
+};
+
+const char *ufault_name(ufault_t kind)
 {
+	if ((unsigned) kind >= UFAULT_KINDS)
+		kind = UFAULT_OTHER;
+	return ufault_names[kind];
+}
+
+void task_user_fault(istate_t *istate, ufault_t kind, uintptr_t addr)
+{
+	const char *what = ufault_name(kind);
 	uthread_t *ut = uthread_current();
 	if (!ut)
 		panic_istate(istate, "user-mode exception without a task: %s", what);
 	task_t *task = ut->task;
-	printf("task %lu (%s) thread %lu killed: %s, address %#lx, %s %#lx\n",
-	    task->id, task->name, ut->tid, what, addr, ISTATE_PC_NAME,
-	    istate_get_pc(istate));
+	printf("task %lu (%s) thread %lu killed: %s, address %#lx, pc %#lx\n",
+	    task->id, task->name, ut->tid, what, addr, istate_get_pc(istate));
 	task_mark_killed(task, -1, what);
 }
 

@@ -29,9 +29,6 @@ typedef struct istate {
 	uint64_t rip, cs, rflags, rsp, ss;
 } istate_t;
 
-/** Name of the saved program counter in fault reports ("rip"). */
-#define ISTATE_PC_NAME "rip"
-
 /** The interrupted program counter. */
 static inline uintptr_t istate_get_pc(const istate_t *istate)
 {

@@ -27,9 +27,6 @@ typedef struct istate {
 	uint64_t far;         /**< FAR_EL1 (aborts) */
 } istate_t;
 
-/** Name of the saved program counter in fault reports. */
-#define ISTATE_PC_NAME "pc"
-
 static inline uintptr_t istate_get_pc(const istate_t *istate)
 {
 	return istate->elr;
