@@ -235,7 +235,8 @@ $(ULIBCHT_OBJS) $(UCHT_APP_OBJS): UCFLAGS_PRE := $(UCHT_FLAGS)
 ifeq ($(ARCH),arm64)
 # The programs without x86 code; linked into the kernel image
 # ($(BUILD)/progimage.S, arch_boot_memory() registers them).
-USPACE_APPS := hello fault sysjunk threads busy ufault chtuser bigbss arearace futexrace
+USPACE_APPS := hello fault sysjunk threads busy ufault chtuser limits bigbss \
+	sysfuzz arearace futexrace futexbench
 endif
 PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\

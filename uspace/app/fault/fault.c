@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys.h>
 
 int main(int argc, char **argv)
 {
@@ -60,11 +61,7 @@ int main(int argc, char **argv)
 		return 0;
 #endif
 	} else if (strcmp(what, "kernel") == 0) {
-#ifdef __aarch64__
-		(void) *(volatile uint64_t *) 0xffff800040200000UL;
-#else
-		(void) *(volatile uint64_t *) 0xffffffff80100000UL;
-#endif
+		(void) *(volatile uint64_t *) KERNEL_IMAGE_ADDR;
 	} else if (strcmp(what, "ro") == 0) {
 		*(volatile uint8_t *) (uintptr_t) main = 0xc3;
 	} else if (strcmp(what, "nx") == 0) {

@@ -54,7 +54,7 @@ static int worker(void *arg)
 		err++;
 	__atomic_fetch_add(&ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
-		__asm__ volatile ("pause");
+		cpu_relax();
 	for (long n = 0; n < calls; n += 2) {
 		if (sys_futex_wake(w, 1) != 0)
 			err++;
@@ -66,7 +66,7 @@ static int worker(void *arg)
 		__atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
 	} else {
 		while (!__atomic_load_n(&closed, __ATOMIC_ACQUIRE))
-			__asm__ volatile ("pause");
+			cpu_relax();
 	}
 	if (err)
 		__atomic_fetch_add(&errors, err, __ATOMIC_RELAXED);

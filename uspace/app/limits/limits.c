@@ -47,19 +47,10 @@ static const char *err_name(long rc)
 }
 
 /*
- * A thread that stores 1 to the word its argument points to and exits,
- * touching no stack (every thread of this mode shares one stack area).
+ * The threads of this mode run lib/c's sys_thread_flag_exit_stub: it stores
+ * 1 to the word its argument points to and exits, touching no stack (every
+ * thread of this mode shares one stack area).
  */
-void limits_thread_entry(void);
-__asm__(".text\n"
-    ".globl limits_thread_entry\n"
-    "limits_thread_entry:\n"
-    "\tmovl $1, (%rdi)\n"
-    "\tmovl $" "6" ", %eax\n"   /* SYS_THREAD_EXIT */
-    "\txorl %edi, %edi\n"
-    "\tsyscall\n"
-    "\tud2\n");
-_Static_assert(SYS_THREAD_EXIT == 6, "limits_thread_entry's system call");
 
 static int mode_threads(long max)
 {
@@ -73,7 +64,7 @@ static int mode_threads(long max)
 	void *top = (void *) (stack + 16 * 4096);
 	long n = 0, rc = 0;
 	for (; n < max; n++) {
-		rc = sys_thread_create((void *) limits_thread_entry, top, &flags[n]);
+		rc = sys_thread_create((void *) sys_thread_flag_exit_stub, top, &flags[n]);
 		if (rc < 0)
 			break;
 		tids[n] = rc;
@@ -95,7 +86,7 @@ static int mode_threads(long max)
 			bad++;
 	}
 	uint32_t again = 0;
-	long rc2 = sys_thread_create((void *) limits_thread_entry, top, &again);
+	long rc2 = sys_thread_create((void *) sys_thread_flag_exit_stub, top, &again);
 	if (rc2 >= 0) {
 		while (!__atomic_load_n(&again, __ATOMIC_ACQUIRE))
 			sys_yield();

@@ -69,7 +69,7 @@
 /** Syscall numbers counted one by one; the rest are "unknown". */
 #define NR_COUNTED SYS_COUNT
 
-#define KADDR 0xffffffff80100000UL
+#define KADDR KERNEL_IMAGE_ADDR
 #define KHALF 0xffff800000000000UL
 #define NONCANON 0x0000800000000000UL
 /* Regions of the user half (see the file comment and slot_fixed_base()). */
@@ -162,9 +162,7 @@ static long ncpus;
 static bool grow_anywhere;
 
 /* The exit-stub thread: SYS_THREAD_EXIT(arg) without touching its stack. */
-void fuzz_exit_stub(void);
-__asm__(".text\n.globl fuzz_exit_stub\nfuzz_exit_stub:\n"
-    "\tmovl $6, %eax\n\tsyscall\n\tud2\n");
+#define fuzz_exit_stub sys_thread_exit_stub
 
 /* ---- per worker ------------------------------------------------------ */
 

@@ -39,6 +39,35 @@ static inline long __syscall5(long n, long a1, long a2, long a3, long a4,
 }
 #endif
 
+#ifdef __aarch64__
+/** A spin-wait hint for busy loops (`yield`). */
+static inline void cpu_relax(void)
+{
+	__asm__ volatile ("yield" ::: "memory");
+}
+
+/** An address inside the kernel image (the direct map at its load address). */
+#define KERNEL_IMAGE_ADDR 0xffff800040200000UL
+#else
+/** A spin-wait hint for busy loops (`pause`). */
+static inline void cpu_relax(void)
+{
+	__asm__ volatile ("pause" ::: "memory");
+}
+
+/** An address inside the kernel image (-2 GiB + 1 MiB). */
+#define KERNEL_IMAGE_ADDR 0xffffffff80100000UL
+#endif
+
+/*
+ * Raw thread entries (lib/c's crt0) for sys_thread_create(): they touch no
+ * stack, so any number of threads may share one (or start on a junk one).
+ */
+/** SYS_THREAD_EXIT(arg). */
+void sys_thread_exit_stub(void);
+/** Stores 1 to the uint32_t that arg points to, then SYS_THREAD_EXIT(0). */
+void sys_thread_flag_exit_stub(void);
+
 #define __syscall0(n) __syscall5((n), 0, 0, 0, 0, 0)
 #define __syscall1(n, a) __syscall5((n), (long) (a), 0, 0, 0, 0)
 #define __syscall2(n, a, b) __syscall5((n), (long) (a), (long) (b), 0, 0, 0)

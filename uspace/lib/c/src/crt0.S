@@ -15,3 +15,25 @@ __thread_start:
 	xorl %ebp, %ebp
 	call __thread_main
 	ud2
+
+/*
+ * Raw thread entries for programs that test the kernel's thread limits and
+ * system calls (sys.h): they touch no stack, so any number of them may share
+ * one (or run on a junk one).
+ *   sys_thread_exit_stub: SYS_THREAD_EXIT(arg).
+ *   sys_thread_flag_exit_stub: *(uint32_t *) arg = 1, SYS_THREAD_EXIT(0).
+ */
+#include <abi/syscall.h>
+	.global sys_thread_exit_stub
+sys_thread_exit_stub:
+	movl $SYS_THREAD_EXIT, %eax
+	syscall
+	ud2
+
+	.global sys_thread_flag_exit_stub
+sys_thread_flag_exit_stub:
+	movl $1, (%rdi)
+	movl $SYS_THREAD_EXIT, %eax
+	xorl %edi, %edi
+	syscall
+	ud2
