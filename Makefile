@@ -232,12 +232,9 @@ ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
 UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
 	$(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(a)/*.c)))
 $(ULIBCHT_OBJS) $(UCHT_APP_OBJS): UCFLAGS_PRE := $(UCHT_FLAGS)
-ifeq ($(ARCH),arm64)
-# The programs without x86 code; linked into the kernel image
-# ($(BUILD)/progimage.S, arch_boot_memory() registers them).
-USPACE_APPS := hello fault sysjunk threads busy ufault chtuser limits bigbss \
-	sysfuzz arearace futexrace futexbench
-endif
+# On arm64 the same programs are linked into the kernel image
+# ($(BUILD)/progimage.S, arch_boot_memory() registers them); attack has one
+# source per architecture (attack.c, attack_arm64.c).
 PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))

@@ -29,7 +29,11 @@
  * kill the task where it should have; `attack: returned through SEL` and
  * exits 0 after a legitimate far transfer (lretq-ok, or a selector that is
  * the 64-bit user code segment).
+ *
+ * amd64 only; the arm64 build of `attack` is attack_arm64.c.
  */
+#ifdef __x86_64__
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,3 +263,5 @@ int main(int argc, char **argv)
 	printf("attack: survived %s\n", v);
 	return 1;
 }
+
+#endif

@@ -23,9 +23,15 @@
 /* SCTLR_EL1: RES1 bits, M (MMU), C (data cache), I (instruction cache). */
 #define SCTLR_VALUE 0x30d01805
 
-/* Level-1 block descriptors: valid block, AF, attribute index. */
+/*
+ * Level-1 block descriptors: valid block, AF, attribute index; UXN (bit 54)
+ * on both: an EL0 instruction fetch is governed by UXN alone, not by AP[1]
+ * (EL1-only data access), so without it EL0 could execute the kernel's
+ * image and all of RAM through the direct map (`attack jump-kernel` did:
+ * it ran the kernel's first instruction at EL0). PXN (bit 53) on devices.
+ */
 #define BLOCK_DEVICE ((1 << 0) | (1 << 10) | (0 << 2) | (1 << 53) | (1 << 54))
-#define BLOCK_NORMAL ((1 << 0) | (1 << 10) | (1 << 2) | (3 << 8))
+#define BLOCK_NORMAL ((1 << 0) | (1 << 10) | (1 << 2) | (3 << 8) | (1 << 54))
 
 	.section .boot.text, "ax"
 	.global _start
