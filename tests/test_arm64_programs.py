@@ -3,14 +3,29 @@
 The arm64 A-RCU kernel (build/arm64, ``make arm64``) with every program of
 uspace/app linked into its image. In order, on one boot:
 
+* a warm-up ``run hello`` and the baseline of the kernel's counters
+  (tests/leaks.py: frames, heap allocations, page hash entries, page-table
+  records, tasks, address spaces);
 * every ``fault`` variant kills only its task with the report line amd64
   prints for it, addresses aside (tests/test_tasks.py's REPORT_RE and
   FAULT_CLASSES: the class is generic, task_user_fault()); ``fault div``
-  is the checked division (``brk #0x5503``, AArch64's UDIV does not trap)
+  is the checked division (``brk #0x5503``: AArch64's UDIV does not trap)
   reported as a divide error, and ``fault udiv0`` shows the bare UDIV by
   zero giving 0 and exiting 0;
-* ``tasks`` is empty and ``test rcu1`` passes afterwards (the kernel is
-  intact), and no panic.
+* every ``attack`` variant of uspace/app/attack/attack_arm64.c (EL1
+  registers and instructions, trapped EL0 accesses, breakpoints, kernel and
+  direct-map accesses and branches, alignment, system calls with junk
+  immediates, numbers and stack pointers) ends exactly as ATTACKS says:
+  killed with that class, or (``ok``) a legitimate return and exit 0; the
+  program's own ``attack list`` must name the same variants and outcomes;
+* ``limits threads`` and ``limits areas`` are refused with ELIMIT and exit
+  0; a 5-second ``sysfuzz`` with a fixed seed finds no anomaly, is not
+  killed and exits 0; a short ``futexbench`` has no errors;
+* afterwards ``tasks`` is empty, the counters are back at the baseline,
+  ``test rcu1`` passes and there was no panic.
+
+The verdicts come from what the kernel printed; the timeouts are liveness
+bounds only.
 """
 
 import os
@@ -20,7 +35,9 @@ import shutil
 import pytest
 
 import kconsole
+import leaks
 from conftest import REPO
+from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from test_tasks import EXIT_RE, KILLED_RE, REPORT_RE, FAULTS, FAULT_CLASSES
 
 CROSS = "aarch64-linux-gnu-gcc"
@@ -28,6 +45,47 @@ QEMU = "qemu-system-aarch64"
 KERNEL = os.path.join(REPO, "build", "arm64", "kernel.elf")
 BOOT_TIMEOUT = 120
 CMD_TIMEOUT = 300
+SYSFUZZ_SEED = 32
+SYSFUZZ_SECONDS = 5
+
+INVALID = "invalid instruction"
+PROT = "protection fault"
+NOAREA = "page fault: no area at that address"
+#: attack_arm64.c's variants and what the kernel must make of each: the
+#: class of the report that kills the task, or "ok" (exit 0).
+ATTACKS = {
+    # EL1 system registers and instructions: UNDEFINED at EL0 (EC 0).
+    "msr-ttbr0": INVALID, "mrs-ttbr1": INVALID, "msr-vbar": INVALID,
+    "mrs-sctlr": INVALID, "msr-sctlr": INVALID, "mrs-tpidr1": INVALID,
+    "msr-spsel": INVALID, "msr-tpidrro": INVALID, "eret": INVALID,
+    "hvc": INVALID, "smc": INVALID, "at": INVALID, "tlbi": INVALID,
+    "dc-ivac": INVALID, "udf": INVALID,
+    # FP/SIMD off for EL0 (EC 7); LSE atomics absent on the Cortex-A72.
+    "fp": INVALID, "ldadd": INVALID,
+    # Trapped by SCTLR_EL1 (UMA, nTWI, DZE, UCI, UCT), CNTKCTL_EL1 and
+    # PMUSERENR_EL0 (EC 0x18, 0x01).
+    "daif": PROT, "daifclr": PROT, "wfi": PROT, "dc-zva": PROT,
+    "dc-civac": PROT, "ic-ivau": PROT, "mrs-ctr": PROT, "mrs-cntvct": PROT,
+    "mrs-cntfrq": PROT, "mrs-pmccntr": PROT, "msr-cntv-ctl": PROT,
+    "brk": "breakpoint", "brk-div": "divide error",
+    # Kernel addresses (UXN on the direct map: no EL0 fetch either).
+    "load-kernel": NOAREA, "store-kernel": NOAREA, "load-linear": NOAREA,
+    "store-linear": NOAREA, "load-uart": NOAREA, "store-uart": NOAREA,
+    "jump-kernel": NOAREA, "jump-linear": NOAREA, "sp-kernel": NOAREA,
+    "pc-align": "alignment fault", "ldxr-align": "alignment fault",
+    # Legitimate at EL0 (sp-align: SCTLR_EL1.SA0 clear and QEMU omits
+    # the check; wfe: QEMU runs it as a yield).
+    "sp-align": "ok", "svc-imm": "ok", "svc-junk": "ok", "svc-sp": "ok",
+    "tpidr": "ok", "wfe": "ok", "nzcv": "ok",
+}
+#: Where the report's address must be (the rest: the instruction's).
+ATTACK_ADDRESSES = {
+    "load-kernel": 0xffff800040200000, "store-kernel": 0xffff800040200000,
+    "jump-kernel": 0xffff800040200000, "load-linear": 0xffff800048000000,
+    "store-linear": 0xffff800048000000, "jump-linear": 0xffff800048000000,
+    "load-uart": 0xffff800009000000, "store-uart": 0xffff800009000000,
+    "sp-kernel": 0xffff8000401ffff0,
+}
 
 pytestmark = pytest.mark.skipif(
     shutil.which(CROSS) is None or shutil.which(QEMU) is None,
@@ -38,7 +96,8 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def k():
     """The arm64 A-RCU kernel at -smp 2, at its prompt (``make arm64``
-    builds it; make test builds it before pytest)."""
+    builds it; make test builds it before pytest); ``k.baseline``: the
+    counters after a warm-up run."""
     if not os.path.exists(KERNEL):
         pytest.fail("missing %s: make arm64" % KERNEL)
     kern = kconsole.Kernel(smp=2, kernel=KERNEL, arch="arm64",
@@ -46,9 +105,16 @@ def k():
     kern.start()
     try:
         kern.wait_prompt(BOOT_TIMEOUT)
+        run_exit(kern, "run hello")
+        kern.baseline = leaks.settle(lambda: counters(kern), None,
+                                     SETTLE_TIMEOUT)
         yield kern
     finally:
         kern.close()
+
+
+def counters(k):
+    return leaks.counters(k, CMD_TIMEOUT)
 
 
 def expect_killed(k, line, prog, kind):
@@ -90,10 +156,69 @@ def test_faults(k):
     assert "fault: udiv 1 / 0 = 0 (no trap on AArch64)" in out, out
 
 
+def test_attack(k):
+    """Every arm64 attack variant ends as ATTACKS says; the kernel stays
+    up (the next command answers)."""
+    out = run_exit(k, "run attack list")
+    listed = dict(re.findall(r"^attack: ([a-z0-9-]+): (.+)$", out, re.M))
+    assert listed == ATTACKS, "attack list differs from ATTACKS:\n" + out
+    for variant, outcome in sorted(ATTACKS.items()):
+        line = "run attack " + variant
+        if outcome == "ok":
+            out = run_exit(k, line)
+            assert "attack: returned from %s" % variant in out, out
+            continue
+        rep = expect_killed(k, line, "attack", outcome)
+        assert "attack: %s: " % variant in rep.string, rep.string
+        addr, pc = int(rep.group(5), 16), int(rep.group(6), 16)
+        want = ATTACK_ADDRESSES.get(variant)
+        if want is not None:
+            assert addr == want, rep.group(0)
+        elif outcome != "alignment fault" or variant == "pc-align":
+            assert addr == pc, rep.group(0)
+
+
+def test_limits(k):
+    """Thread records and areas: refused with ELIMIT, exit 0."""
+    out = run_exit(k, "run limits threads")
+    assert re.search(r"^limits threads: refused after \d+ unjoined threads: "
+                     r"-?\d+ \(ELIMIT\)$", out, re.M), out
+    assert re.search(r"^limits threads: joined \d+ \(0 failed\), then "
+                     r"create: \d+$", out, re.M), out
+    out = run_exit(k, "run limits areas")
+    assert re.search(r"^limits: refused after \d+ areas of 4 KiB .*"
+                     r"\(ELIMIT\)$", out, re.M), out
+
+
+def test_sysfuzz(k):
+    """A short fixed-seed system-call fuzz: no anomaly, not killed, exit 0,
+    every system call issued."""
+    line = "run sysfuzz -s %d -t %d -n 4" % (SYSFUZZ_SEED, SYSFUZZ_SECONDS)
+    out = run_exit(k, line, CMD_TIMEOUT + 3 * SYSFUZZ_SECONDS)
+    assert re.search(r"^sysfuzz: seed %d threads 4 seconds %d" % (
+        SYSFUZZ_SEED, SYSFUZZ_SECONDS), out, re.M), out
+    assert not re.search(r"^sysfuzz: ANOMALY", out, re.M), out
+    assert re.search(r"^sysfuzz: seed %d: \d+ calls, \d+ errors, "
+                     r"0 anomalies" % SYSFUZZ_SEED, out, re.M), out
+    rows = dict(re.findall(r"^sysfuzz: +\d+ (\w+) +calls +(\d+) ", out, re.M))
+    assert len(rows) >= 16 and all(int(n) > 0 for n in rows.values()), out
+
+
+def test_futexbench(k):
+    """Futex calls from a thread per CPU: every call's result right."""
+    out = run_exit(k, "run futexbench -c 2000")
+    assert re.search(r"^futexbench: threads=2 calls=4000 errors=0 ns=\d+$",
+                     out, re.M), out
+
+
 def test_kernel_intact(k):
-    """After everything: no task left, rcu1 passes, no panic."""
+    """After everything: no task left, counters back, rcu1 passes, no
+    panic."""
     out = k.cmd("tasks", CMD_TIMEOUT)
     assert "0 tasks" in out, out
+    now = leaks.settle(lambda: counters(k), k.baseline, SETTLE_TIMEOUT)
+    assert now == k.baseline, "counters not back: " + leaks.diff(
+        now, k.baseline)
     ok, reason, out = k.run_test("rcu1", CMD_TIMEOUT)
     assert ok, "rcu1 failed (%s):\n%s" % (reason, out)
     k.check_no_panic()
