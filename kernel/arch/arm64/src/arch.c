@@ -31,9 +31,31 @@
 
 const char arch_name[] = "arm64";
 
+/**
+ * What EL0 may reach besides its memory, set on every CPU: the reset values
+ * of these registers are UNKNOWN on hardware (QEMU's are 0, which is what
+ * is set here). No FP/SIMD (CPACR_EL1.FPEN 0: the FP registers are not
+ * part of a thread's context, so a task using them would see another's);
+ * no counter or timer register (CNTKCTL_EL1 0: the kernel's tick is the EL0
+ * virtual timer, CNTV_*_EL0, which EL0VTEN would hand to user tasks); no
+ * PMU register (PMUSERENR_EL0 0, where the CPU has a PMUv3). Each is
+ * refused to `attack` (fp, mrs-cntvct, msr-cntv-ctl, mrs-pmccntr; see
+ * tests/test_arm64_programs.py).
+ */
+static void el0_access_init(void)
+{
+	WRITE_SYSREG(cpacr_el1, 0);
+	WRITE_SYSREG(cntkctl_el1, 0);
+	uint64_t pmuver = (READ_SYSREG(id_aa64dfr0_el1) >> 8) & 0xf;
+	if (pmuver != 0 && pmuver != 0xf)
+		WRITE_SYSREG(pmuserenr_el0, 0);
+	isb();
+}
+
 void arch_percpu_init(cpu_t *cpu)
 {
 	asm volatile ("msr tpidr_el1, %0" :: "r" (cpu) : "memory");
+	el0_access_init();
 }
 
 /* MMIO: Device memory through the direct map's first GiB. */
