@@ -31,6 +31,7 @@ bounds only.
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -93,11 +94,28 @@ pytestmark = pytest.mark.skipif(
     "qemu-system-arm, or make deps)" % (CROSS, QEMU))
 
 
+def build():
+    """Build build/arm64 as ``make arm64`` does (unless KTEST_NO_BUILD=1, as
+    make test sets: it has built it)."""
+    if os.environ.get("KTEST_NO_BUILD") == "1":
+        return
+    env = dict(os.environ)
+    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(var, None)
+    proc = subprocess.run(["make", "--no-print-directory", "ARCH=arm64",
+                           "BUILD=build/arm64", "RCU=a-rcu", "RCU_BROKEN=0",
+                           "BROKEN=", "PAGE_HT=cht", "kernel"], cwd=REPO,
+                          env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    assert proc.returncode == 0, "make ARCH=arm64 failed:\n" + \
+        proc.stdout.decode("utf-8", "replace")[-3000:]
+
+
 @pytest.fixture(scope="module")
 def k():
-    """The arm64 A-RCU kernel at -smp 2, at its prompt (``make arm64``
-    builds it; make test builds it before pytest); ``k.baseline``: the
-    counters after a warm-up run."""
+    """The arm64 A-RCU kernel at -smp 2, at its prompt; ``k.baseline``:
+    the counters after a warm-up run."""
+    build()
     if not os.path.exists(KERNEL):
         pytest.fail("missing %s: make arm64" % KERNEL)
     kern = kconsole.Kernel(smp=2, kernel=KERNEL, arch="arm64",
