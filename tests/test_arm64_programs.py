@@ -75,7 +75,7 @@ ATTACKS = {
     "jump-kernel": NOAREA, "jump-linear": NOAREA, "sp-kernel": NOAREA,
     "pc-align": "alignment fault", "ldxr-align": "alignment fault",
     # Legitimate at EL0 (sp-align: SCTLR_EL1.SA0 clear and QEMU omits
-    # the check; wfe: QEMU runs it as a yield).
+    # the check; wfe: SCTLR_EL1.nTWE set).
     "sp-align": "ok", "svc-imm": "ok", "svc-junk": "ok", "svc-sp": "ok",
     "tpidr": "ok", "wfe": "ok", "nzcv": "ok",
 }

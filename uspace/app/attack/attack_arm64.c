@@ -17,14 +17,16 @@
  * (MSR/MRS of *_EL1, ERET, HVC, SMC, AT, TLBI, DC IVAC, MSR SPSel) are
  * UNDEFINED at EL0 (ESR EC 0: "invalid instruction"); the EL0-accessible
  * ones that SCTLR_EL1 traps (UMA: DAIF; UCI: DC CIVAC/CVAU, IC IVAU; DZE:
- * DC ZVA; UCT: CTR_EL0), the counters CNTKCTL_EL1 and PMUSERENR_EL0 do not
- * open (their reset value 0), and WFI with SCTLR_EL1.nTWI clear, trap to
- * EL1 (EC 0x18 / 0x01: "protection fault", as amd64's #GP for cli or hlt).
- * FP/SIMD is off for EL0 (CPACR_EL1.FPEN: EC 7, "invalid instruction").
+ * DC ZVA; UCT: CTR_EL0), the counters and timers CNTKCTL_EL1 and
+ * PMUSERENR_EL0 do not open (the kernel sets both to 0 on every CPU), and
+ * WFI with SCTLR_EL1.nTWI clear, trap to EL1 (EC 0x18 / 0x01: "protection
+ * fault", as amd64's #GP for cli or hlt); WFE is allowed (nTWE set).
+ * FP/SIMD is off for EL0 (CPACR_EL1.FPEN 0: EC 7, "invalid instruction").
  * Kernel addresses (the kernel image, the direct map of RAM, the UART's
- * page) are not EL0-accessible: an access or a branch there is a page fault
- * with no area. `svc` ignores its immediate (the number is x8), and a
- * system call on a junk stack pointer works (the kernel runs on SP_EL1).
+ * page) are neither accessible nor executable at EL0 (AP[1] clear, UXN
+ * set): an access or a branch there is a page fault with no area. `svc`
+ * ignores its immediate (the number is x8), and a system call on a junk
+ * stack pointer works (the kernel runs on SP_EL1).
  */
 #ifdef __aarch64__
 
@@ -253,8 +255,7 @@ static void v_tpidr(void)
 
 static void v_wfe(void)
 {
-	/* WFE: a hint QEMU executes as a yield (SCTLR_EL1.nTWE is clear:
-	 * real hardware traps it, "protection fault"). */
+	/* WFE: a spin-wait hint EL0 may use (SCTLR_EL1.nTWE is set). */
 	__asm__ volatile ("sevl; wfe" ::: "memory");
 }
 

@@ -330,8 +330,8 @@ static void irq_dispatch(istate_t *istate)
  * UNDEFINED instruction gives: `udf`, and at EL0 also MSR/MRS of EL1
  * registers, `eret`, `hvc` and `smc`; EC 0x18 is an EL0 access to a system
  * register or instruction that SCTLR_EL1 (UMA, DZE, UCT, UCI), CNTKCTL_EL1
- * or PMUSERENR_EL0 trap; EC 1 is WFI/WFE with SCTLR_EL1.nTWI/nTWE clear
- * (a privileged wait, like x86's `hlt`).
+ * or PMUSERENR_EL0 trap; EC 1 is WFI with SCTLR_EL1.nTWI clear (a
+ * privileged wait, like x86's `hlt`; WFE is allowed, nTWE set).
  */
 static ufault_t user_sync_kind(uint32_t ec, uint64_t esr)
 {

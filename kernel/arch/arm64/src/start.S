@@ -20,8 +20,14 @@
  */
 #define TCR_VALUE ((16 << 0) | (1 << 8) | (1 << 10) | (3 << 12) | \
 	(16 << 16) | (1 << 24) | (1 << 26) | (3 << 28) | (2 << 30) | (2 << 32))
-/* SCTLR_EL1: RES1 bits, M (MMU), C (data cache), I (instruction cache). */
-#define SCTLR_VALUE 0x30d01805
+/*
+ * SCTLR_EL1: RES1 bits, M (MMU), C (data cache), I (instruction cache),
+ * nTWE (bit 18: EL0 may execute WFE, a spin-wait hint, as on Linux; WFI
+ * stays trapped, nTWI clear: a privileged wait, like x86's hlt). Clear:
+ * UMA, UCI, DZE, UCT (EL0's DAIF, cache maintenance, DC ZVA and CTR_EL0
+ * trap), SA0 (no SP alignment check at EL0), A.
+ */
+#define SCTLR_VALUE 0x30d41805
 
 /*
  * Level-1 block descriptors: valid block, AF, attribute index; UXN (bit 54)
