@@ -321,6 +321,9 @@ static void irq_dispatch(istate_t *istate)
  * zero divisor (the result is 0), unlike x86's DIV (#DE): a program that
  * wants the trap checks the divisor and executes this `brk`
  * (uspace/app/fault does), and the kernel reports it as amd64 reports #DE.
+ * GCC's -fsanitize=integer-divide-by-zero -fsanitize-undefined-trap-on-error
+ * traps with `brk #1000` instead, its __builtin_trap() for every reason:
+ * that one stays a breakpoint.
  */
 #define BRK_IMM_DIVIDE 0x5503
 
