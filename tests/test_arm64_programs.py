@@ -19,7 +19,8 @@ uspace/app linked into its image. In order, on one boot:
   killed with that class, or (``ok``) a legitimate return and exit 0; the
   program's own ``attack list`` must name the same variants and outcomes;
 * ``limits threads`` and ``limits areas`` are refused with ELIMIT and exit
-  0; a 5-second ``sysfuzz`` with a fixed seed finds no anomaly, is not
+  0; ``run -b limits hold 2000`` is listed by ``tasks`` and ended by
+  ``kill``; a 5-second ``sysfuzz`` with a fixed seed finds no anomaly, is not
   killed and exits 0; a short ``futexbench`` has no errors;
 * afterwards ``tasks`` is empty, the counters are back at the baseline,
   ``test rcu1`` passes and there was no panic.
@@ -206,6 +207,23 @@ def test_limits(k):
     out = run_exit(k, "run limits areas")
     assert re.search(r"^limits: refused after \d+ areas of 4 KiB .*"
                      r"\(ELIMIT\)$", out, re.M), out
+
+
+def test_kill(k):
+    """A background task holding 2,000 areas: listed by ``tasks``, ended by
+    ``kill`` with its line."""
+    out = k.cmd("run -b limits hold 2000", CMD_TIMEOUT)
+    m = re.search(r"^task (\d+) \(limits\) started in the background$", out,
+                  re.M)
+    assert m, out
+    tid = int(m.group(1))
+    k.wait_line(out, r"limits hold: 2000 areas", CMD_TIMEOUT)
+    out = k.cmd("tasks", CMD_TIMEOUT)
+    assert re.search(r"^\s+%d\s+limits\s" % tid, out, re.M), out
+    out = k.cmd("kill %d" % tid, CMD_TIMEOUT)
+    assert "task %d (limits) killed by request" % tid in out, out
+    k.wait_line(out, r"task %d \(limits\) killed \(kill command\)" % tid,
+                CMD_TIMEOUT)
 
 
 def test_sysfuzz(k):
