@@ -25,10 +25,15 @@ uspace/app linked into its image. In order, on one boot:
 * afterwards ``tasks`` is empty, the counters are back at the baseline,
   ``test rcu1`` passes and there was no panic.
 
+``make soak`` (test_soak_smp4) boots -smp 4 for the fault and attack
+variants, three 60-s sysfuzz seeds with 8 threads and a longer futexbench,
+with the same end checks.
+
 The verdicts come from what the kernel printed; the timeouts are liveness
 bounds only.
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -112,15 +117,15 @@ def build():
         proc.stdout.decode("utf-8", "replace")[-3000:]
 
 
-@pytest.fixture(scope="module")
-def k():
-    """The arm64 A-RCU kernel at -smp 2, at its prompt; ``k.baseline``:
-    the counters after a warm-up run."""
+@contextlib.contextmanager
+def booted(smp):
+    """The arm64 A-RCU kernel at -smp ``smp``, at its prompt;
+    ``k.baseline``: the counters after a warm-up run."""
     build()
     if not os.path.exists(KERNEL):
         pytest.fail("missing %s: make arm64" % KERNEL)
-    kern = kconsole.Kernel(smp=2, kernel=KERNEL, arch="arm64",
-                           name="arm64-programs-smp2")
+    kern = kconsole.Kernel(smp=smp, kernel=KERNEL, arch="arm64",
+                           name="arm64-programs-smp%d" % smp)
     kern.start()
     try:
         kern.wait_prompt(BOOT_TIMEOUT)
@@ -130,6 +135,13 @@ def k():
         yield kern
     finally:
         kern.close()
+
+
+@pytest.fixture(scope="module")
+def k():
+    """The -smp 2 boot every test but the soak one shares."""
+    with booted(2) as kern:
+        yield kern
 
 
 def counters(k):
@@ -178,6 +190,11 @@ def test_faults(k):
 def test_attack(k):
     """Every arm64 attack variant ends as ATTACKS says; the kernel stays
     up (the next command answers)."""
+    check_attacks(k)
+
+
+def check_attacks(k):
+    __tracebackhide__ = True
     out = run_exit(k, "run attack list")
     listed = dict(re.findall(r"^attack: ([a-z0-9-]+): (.+)$", out, re.M))
     assert listed == ATTACKS, "attack list differs from ATTACKS:\n" + out
@@ -229,13 +246,18 @@ def test_kill(k):
 def test_sysfuzz(k):
     """A short fixed-seed system-call fuzz: no anomaly, not killed, exit 0,
     every system call issued."""
-    line = "run sysfuzz -s %d -t %d -n 4" % (SYSFUZZ_SEED, SYSFUZZ_SECONDS)
-    out = run_exit(k, line, CMD_TIMEOUT + 3 * SYSFUZZ_SECONDS)
-    assert re.search(r"^sysfuzz: seed %d threads 4 seconds %d" % (
-        SYSFUZZ_SEED, SYSFUZZ_SECONDS), out, re.M), out
+    check_sysfuzz(k, SYSFUZZ_SEED, SYSFUZZ_SECONDS, 4)
+
+
+def check_sysfuzz(k, seed, seconds, threads):
+    __tracebackhide__ = True
+    line = "run sysfuzz -s %d -t %d -n %d" % (seed, seconds, threads)
+    out = run_exit(k, line, CMD_TIMEOUT + 3 * seconds)
+    assert re.search(r"^sysfuzz: seed %d threads %d seconds %d" % (
+        seed, threads, seconds), out, re.M), out
     assert not re.search(r"^sysfuzz: ANOMALY", out, re.M), out
     assert re.search(r"^sysfuzz: seed %d: \d+ calls, \d+ errors, "
-                     r"0 anomalies" % SYSFUZZ_SEED, out, re.M), out
+                     r"0 anomalies" % seed, out, re.M), out
     rows = dict(re.findall(r"^sysfuzz: +\d+ (\w+) +calls +(\d+) ", out, re.M))
     assert len(rows) >= 16 and all(int(n) > 0 for n in rows.values()), out
 
@@ -250,6 +272,29 @@ def test_futexbench(k):
 def test_kernel_intact(k):
     """After everything: no task left, counters back, rcu1 passes, no
     panic."""
+    check_intact(k)
+
+
+@pytest.mark.soak
+def test_soak_smp4():
+    """make soak: at -smp 4, every fault and attack variant, three
+    sysfuzz seeds of 60 s with 8 threads, futexbench, then the same
+    end checks."""
+    with booted(4) as kern:
+        for variant in FAULTS:
+            expect_killed(kern, "run fault " + variant, "fault",
+                          FAULT_CLASSES[variant])
+        check_attacks(kern)
+        for seed in (1, 2, 3):
+            check_sysfuzz(kern, seed, 60, 8)
+        out = run_exit(kern, "run futexbench -c 20000")
+        assert re.search(r"^futexbench: threads=4 calls=80000 errors=0 ",
+                         out, re.M), out
+        check_intact(kern)
+
+
+def check_intact(k):
+    __tracebackhide__ = True
     out = k.cmd("tasks", CMD_TIMEOUT)
     assert "0 tasks" in out, out
     now = leaks.settle(lambda: counters(k), k.baseline, SETTLE_TIMEOUT)
