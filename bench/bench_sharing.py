@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """``make bench-sharing``: cache lines shared between CPUs per operation.
 
 Boots the release kernels of bench/chtbench.py (A-RCU, Podzimek RCU, the
@@ -25,10 +24,10 @@ the section from sharing.json).
 
 Usage::
 
-    python3 bench/bench_sharing.py                      # full: smp 2 4 8, 2 reps
-    python3 bench/bench_sharing.py --smp 2,4 --reps 2 --configs a-rcu --ids 3,12
-    python3 bench/bench_sharing.py --report-only        # redo figure and section
-    python3 bench/bench_sharing.py --model-only         # redo only the model
+    python3 -m bench.bench_sharing                      # full: smp 2 4 8, 2 reps
+    python3 -m bench.bench_sharing --smp 2,4 --reps 2 --configs a-rcu --ids 3,12
+    python3 -m bench.bench_sharing --report-only        # redo figure and section
+    python3 -m bench.bench_sharing --model-only         # redo only the model
 """
 
 import argparse
@@ -40,14 +39,13 @@ import subprocess
 import sys
 import time
 
+from bench import chtbench as cb  # configs, builds
+from bench import results_md
+from tools import kconsole
+from tools import sharing as sh
+
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, os.path.join(REPO, "tools"))
-
-import kconsole  # noqa: E402
-import sharing as sh  # noqa: E402  (tools/sharing.py)
-import chtbench as cb  # noqa: E402  (bench/chtbench.py: configs, builds)
-import results_md  # noqa: E402  (bench/results_md.py)
 
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 OUT_DIR = os.path.join(REPO, "build", "bench", "sharing")

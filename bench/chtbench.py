@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Host-side driver of the in-kernel ``chtbench`` command.
 
 Builds the release kernels a suite needs, boots QEMU (TCG) with the wanted
@@ -49,11 +48,11 @@ missing or mismatching ``result:`` line stops the run with an error.
 
 Usage::
 
-    python3 bench/chtbench.py --suite all            # full (about 40 min)
-    python3 bench/chtbench.py --suite all --quick    # -t 1, 2 reps (< 10 min)
-    python3 bench/chtbench.py --suite seed --reps 5 --seconds 10 --smp 4
-    python3 bench/chtbench.py --suite cost           # icount (about 10 min)
-    python3 bench/chtbench.py --suite goals          # issue 16's timed goals
+    python3 -m bench.chtbench --suite all            # full (about 40 min)
+    python3 -m bench.chtbench --suite all --quick    # -t 1, 2 reps (< 10 min)
+    python3 -m bench.chtbench --suite seed --reps 5 --seconds 10 --smp 4
+    python3 -m bench.chtbench --suite cost           # icount (about 10 min)
+    python3 -m bench.chtbench --suite goals          # issue 16's timed goals
 """
 
 import argparse
@@ -70,11 +69,10 @@ import subprocess
 import sys
 import time
 
+from tools import kconsole
+
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, os.path.join(REPO, "tools"))
-
-import kconsole  # noqa: E402  (tools/kconsole.py)
 
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 LOG_DIR = os.path.join(REPO, "build", "bench", "logs")

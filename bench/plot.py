@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Figures and bench/RESULTS.md from bench/results/<suite>.json.
 
 Reads what ``bench/chtbench.py`` wrote (seed.json, resize.json, pageht.json,
@@ -22,22 +21,22 @@ ratio report); this file assembles RESULTS.md.
 
 Usage::
 
-    python3 bench/plot.py [--results DIR] [--out FILE] [--no-figures]
-    python3 bench/plot.py --cost-only
+    python3 -m bench.plot [--results DIR] [--out FILE] [--no-figures]
+    python3 -m bench.plot --cost-only
 """
 
 import argparse
 import os
 import sys
 
-import results_md
-from plotlib import cost, pageht, resize, seed
-from plotlib.common import cb  # noqa: F401
+from bench import results_md
+from bench.plotlib import cost, pageht, resize, seed
+from bench.plotlib.common import cb  # noqa: F401
 # Re-exported for bench/test_bench.py and other users of plot.py.
-from plotlib.common import (  # noqa: F401
+from bench.plotlib.common import (  # noqa: F401
     BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
-from plotlib.cost import splice_cost  # noqa: F401
-from plotlib.common import (
+from bench.plotlib.cost import splice_cost  # noqa: F401
+from bench.plotlib.common import (
     Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -5,8 +5,8 @@
 
 import pytest
 
-import chtbench as cb  # bench/ is on pytest.ini's pythonpath
-import plot
+from bench import chtbench as cb
+from bench import plot
 
 OK_OUT = """\
 thread 0 (cpu 0): ops=100

@@ -46,7 +46,7 @@ import sys
 
 import pytest
 
-import kconsole  # tools/kconsole.py (pytest.ini's pythonpath)
+from tools import kconsole  # tools/kconsole.py
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -27,19 +27,15 @@ qemu-system-aarch64 is missing. The programs with x86 code (attack, limits,
 sysfuzz, futexbench) are not built for arm64 yet.
 """
 
-import re
-
 import os
+import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 from conftest import REPO
-
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import kconsole  # noqa: E402
+from tools import kconsole
 
 CROSS = "aarch64-linux-gnu-gcc"
 QEMU = "qemu-system-aarch64"

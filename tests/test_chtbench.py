@@ -25,7 +25,7 @@ import re
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BENCH_TIMEOUT, BOOT_TIMEOUT, CMD_TIMEOUT, flavour_kernel,
                       flavours)
 from test_kernel import check_workq_idle

@@ -33,7 +33,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, KERNEL_ELF,
                       MARK_TIMEOUT)
 

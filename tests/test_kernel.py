@@ -34,7 +34,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (ARCU_SOAK_SMP, LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, RELEASE_SOAK_SMP,
                       flavour_kernel,
                       flavours)

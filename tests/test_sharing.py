@@ -59,12 +59,12 @@ import tempfile
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import REPO, RELEASE_ELF
 from conftest import SHARING_BOOT_TIMEOUT as BOOT_TIMEOUT
 from conftest import SHARING_CMD_TIMEOUT as CMD_TIMEOUT
 
-import sharing  # tools/sharing.py (pytest.ini puts tools/ on the path)
+from tools import sharing  # tools/sharing.py
 
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 FUTEX_ELF = os.environ.get("KTEST_FUTEX_KERNEL") or RELEASE_ELF

@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-import sparse_check
+from tools import sparse_check
 
 SPARSE = shutil.which("sparse")
 needs_sparse = pytest.mark.skipif(

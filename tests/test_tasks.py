@@ -41,7 +41,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel, flavours

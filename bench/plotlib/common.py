@@ -8,8 +8,7 @@ import os
 import statistics
 import sys
 
-import chtbench as cb  # bench/chtbench.py: ids, seed commands (bench/ is on
-#                       the path: bench/plot.py's own directory, or pytest.ini)
+from bench import chtbench as cb  # ids, seed commands
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH_DIR)

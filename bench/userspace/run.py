@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Userspace peer benchmark: libcht against cds_lfht, libcuckoo, ck, rwlock.
 
-    bench/userspace/run.py --full     (about 11 minutes on 2 cores)
-    bench/userspace/run.py --quick    (about 3 minutes; a smoke run)
+    python3 -m bench.userspace.run --full     (about 11 minutes on 2 cores)
+    python3 -m bench.userspace.run --quick    (about 3 minutes; a smoke run)
 
 Builds build/bench-userspace/bench_us (bench/userspace/Makefile), runs every
 table through the same harness in the same run, and writes:

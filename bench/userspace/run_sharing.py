@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """``make -C uspace bench-sharing``: cache lines the userspace tables share
 between threads, per operation (issue 30 item 2, docs/SHARING.md).
 
@@ -29,9 +28,9 @@ bench/RESULTS.md between ``<!-- userspace-sharing:begin -->`` and
 
 Usage::
 
-    bench/userspace/run_sharing.py                      # 2/4/8 threads, 0/20/100 %, 2 reps
-    bench/userspace/run_sharing.py --impls cht,rwlock --threads 2 --updates 0
-    bench/userspace/run_sharing.py --report-only        # figure and section from the JSON
+    python3 -m bench.userspace.run_sharing                      # 2/4/8 threads, 0/20/100 %, 2 reps
+    python3 -m bench.userspace.run_sharing --impls cht,rwlock --threads 2 --updates 0
+    python3 -m bench.userspace.run_sharing --report-only        # figure and section from the JSON
 """
 
 import argparse
@@ -47,10 +46,10 @@ import sys
 import tempfile
 import time
 
+from bench import bench_sharing  # splice, fmt
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-import bench_sharing  # noqa: E402  (bench/bench_sharing.py: splice, fmt)
 
 BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make memcached-bench: stock memcached vs memcached with libcht, same source.
 
 Three parts, all over loopback on this host (client and server share its CPUs):
