@@ -150,6 +150,35 @@ def test_splice_keeps_userspace_section():
     assert plot.splice(None, "x\n").count(plot.US_BEGIN) == 1
 
 
+@pytest.mark.parametrize("mod", ["bench.userspace.run", "contrib.memcached.bench"])
+def test_userspace_and_memcached_sections_splice(tmp_path, mod):
+    """bench/userspace/run.py and contrib/memcached/bench.py write their
+    sections through results_md.splice: in place, the rest kept byte for
+    byte; appended when absent; a new file gets the title."""
+    import importlib
+    m = importlib.import_module(mod)
+    if mod.endswith("run"):
+        begin, end, write = m.BEGIN, m.END, m.update_results
+    else:
+        begin, end = m.MD_BEGIN, m.MD_END
+
+        def write(text, path):
+            m.write_results_md(text, path)
+    p = tmp_path / "RESULTS.md"
+    head = "# Benchmark results\n\n" + plot.BEGIN + "\nX\n" + plot.END + "\n\n"
+    tail = "\n\n<!-- other:begin -->\nY\n<!-- other:end -->\n"
+    p.write_text(head + begin + "\nold\n" + end + tail)
+    write("new\n", str(p))
+    assert p.read_text() == head + begin + "\nnew\n" + end + tail
+    p.write_text(head.rstrip("\n") + "\n\n\n")
+    write("new\n", str(p))
+    assert p.read_text() == head + begin + "\nnew\n" + end + "\n"
+    p.unlink()
+    write("new\n", str(p))
+    assert p.read_text() == ("# Benchmark results\n\n" + begin + "\nnew\n" +
+                             end + "\n")
+
+
 def test_judge():
     assert plot.judge((2.0, 0.1, 3), 1.0) is True
     assert plot.judge((0.5, 0.1, 3), 1.0) is False

@@ -39,6 +39,8 @@ import tempfile
 import time
 from collections import defaultdict
 
+from bench import results_md
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
@@ -492,7 +494,6 @@ def results_section(agg, rows, impls, plan, mode, meta, pngs):
                    for n in sizes for w in LOOKUP_WL]
     mix_spec = [(w, w, plan["mix"]) for w in MIX_WL]
     L = []
-    L.append(BEGIN)
     L.append("## Userspace: libcht against the peers (`bench/userspace/run.py "
              "--%s`)" % mode)
     L.append("")
@@ -690,23 +691,17 @@ def results_section(agg, rows, impls, plan, mode, meta, pngs):
         rel = os.path.relpath(p, os.path.dirname(RESULTS_MD))
         L.append("![%s](%s)" % (os.path.basename(p)[:-4], rel))
     L.append("")
-    L.append(END)
-    return "\n".join(L)
+    return "\n".join(L) + "\n"
 
 
 def update_results(section, path):
-    text = ""
+    """Put ``section`` between BEGIN and END of ``path`` (results_md.splice:
+    in place, or appended at the end of the file)."""
+    existing = None
     if os.path.exists(path):
         with open(path) as f:
-            text = f.read()
-    if BEGIN in text and END in text:
-        a = text.index(BEGIN)
-        b = text.index(END) + len(END)
-        text = text[:a] + section + text[b:]
-    else:
-        if not text:
-            text = "# Benchmark results\n\n"
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
+            existing = f.read() or None
+    text = results_md.splice(existing, section, BEGIN, END)
     with open(path, "w") as f:
         f.write(text)
 
