@@ -480,20 +480,7 @@ class Kernel:
 
     def command_line(self):
         """Return the QEMU argv this instance runs."""
-        if self.arch == "arm64":
-            return list(self.qemu) + [
-                "-M", "virt", "-cpu", "cortex-a72",
-                "-accel", self.accel,
-                "-smp", str(self.smp),
-                "-m", str(self.mem),
-                "-display", "none",
-                "-chardev", "stdio,id=kcon,signal=off",
-                "-serial", "chardev:kcon",
-                "-monitor", "none",
-                "-no-reboot",
-                "-kernel", self.kernel,
-            ] + self.extra_args
-        argv = list(self.qemu) + [
+        common = [
             "-accel", self.accel,
             "-smp", str(self.smp),
             "-m", str(self.mem),
@@ -504,6 +491,11 @@ class Kernel:
             "-serial", "chardev:kcon",
             "-monitor", "none",
             "-no-reboot",
+        ]
+        if self.arch == "arm64":
+            return (list(self.qemu) + ["-M", "virt", "-cpu", "cortex-a72"] +
+                    common + ["-kernel", self.kernel] + self.extra_args)
+        argv = list(self.qemu) + common + [
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
         ]
         if self.iso:
