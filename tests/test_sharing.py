@@ -193,7 +193,7 @@ class TestPageHashSharing:
     """chtbench 21 at -smp 4: the page-hash lookups of the CHT build must not
     share the lines of a resize left over from the set-up's inserts."""
 
-    def test_pageht_lookup_no_resize(self):
+    def test_page_ht_lookup_no_resize(self):
         got = measure(RELEASE_ELF, "sharing-release-smp4", [21], smp=4)
         _, w = got[21]
         print("chtbench 21 -smp 4: " + describe(w))

@@ -58,7 +58,7 @@ CONFIGS = [
     ("a-rcu", 2, True, 100, True),
     ("a-rcu", 4, True, 100, True),
     ("podzimek-rcu", 2, False, 20, False),
-    ("a-rcu+pageht-locked", 2, False, 20, False),
+    ("a-rcu+page_ht-locked", 2, False, 20, False),
 ]
 CONFIGS = [c for c in CONFIGS if c[0] in flavours()]
 

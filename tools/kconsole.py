@@ -248,7 +248,7 @@ _CHTBENCH_INT_FIELDS = ("bench", "cpus", "update", "seconds", "ops",
 def parse_chtbench_results(text):
     """Every ``result: key=value ...`` line of chtbench output, in order, as
     dicts (bench, name, rcu, cpus, update, seconds, ops, ops_per_s and, for
-    the page hash table ids, pageht).  The integer fields are ints; a line
+    the page hash table ids, page_ht).  The integer fields are ints; a line
     whose fields do not parse raises ValueError."""
     out = []
     for m in _CHTBENCH_RESULT_RE.finditer(normalize(text)):

@@ -38,7 +38,7 @@ class Data:
     def __init__(self, results_dir):
         self.docs = {}
         self.points = {}
-        for suite in ("seed", "resize", "pageht"):
+        for suite in ("seed", "resize", "page_ht"):
             path = os.path.join(results_dir, suite + ".json")
             if not os.path.exists(path):
                 continue
@@ -122,7 +122,7 @@ class Data:
 
     @property
     def any_doc(self):
-        for s in ("seed", "resize", "pageht"):
+        for s in ("seed", "resize", "page_ht"):
             if s in self.docs:
                 return self.docs[s]
         return None
