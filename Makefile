@@ -239,7 +239,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-pageht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -594,23 +594,23 @@ bench-deps: ## install the plotting dependencies of the benchmarks
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plot
 
 bench: deps bench-deps ## benchmark sweeps, figures, bench/RESULTS.md (about 40 min)
-	@$(PYTHON) bench/chtbench.py --suite all && $(PYTHON) bench/plot.py
+	@$(PYTHON) -m bench.chtbench --suite all && $(PYTHON) -m bench.plot
 
 bench-quick: deps bench-deps ## the same, shorter (< 10 min)
-	@$(PYTHON) bench/chtbench.py --suite all --quick && $(PYTHON) bench/plot.py
+	@$(PYTHON) -m bench.chtbench --suite all --quick && $(PYTHON) -m bench.plot
 
 # Exact one-CPU costs: instructions per operation of every chtbench id on
 # each release build, QEMU -icount shift=0 (one guest ns per instruction);
 # bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
 bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min)
-	@$(PYTHON) bench/chtbench.py --suite cost && \
-		$(PYTHON) bench/plot.py --cost-only
+	@$(PYTHON) -m bench.chtbench --suite cost && \
+		$(PYTHON) -m bench.plot --cost-only
 
 # Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):
 # bench/results/goals.md with each ratio's per-repetition values, median and
 # range (needs a quiet host: the two vCPUs need both host cores).
 bench-goals: deps ## issue 16's timed goals at -smp 2 (5 reps, ~6 min)
-	@$(PYTHON) bench/chtbench.py --suite goals
+	@$(PYTHON) -m bench.chtbench --suite goals
 
 # The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host
 # against the plugin header of Debian's QEMU (from Debian's qemu source
@@ -635,7 +635,7 @@ $(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
 # plugin, 2 boots each; bench/results/sharing.{csv,json,png}, the sharing
 # section of bench/RESULTS.md and the scaling model (needs cost.json).
 bench-sharing: deps bench-deps plugin ## cache-line transfers per operation, -smp 2/4/8
-	@$(PYTHON) bench/bench_sharing.py
+	@$(PYTHON) -m bench.bench_sharing
 
 # memcached with libcht as its hash table (contrib/memcached): Debian's
 # memcached source (apt-get source), patched under build/memcached with
@@ -660,7 +660,7 @@ memcached-test: ## memcached's suite, memccapable, concurrency check (~25 min)
 # bench/results/memcached/ and the memcached section of bench/RESULTS.md.
 memcached-bench: bench-deps ## memcaslap stock vs libcht, instructions per request
 	@bash contrib/memcached/build.sh cht stock
-	@$(PYTHON) contrib/memcached/bench.py
+	@$(PYTHON) -m contrib.memcached.bench
 
 clean: ## remove build/ (or the BUILD= directory)
 	rm -rf $(BUILD)

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Futex calls on different futexes of one task from different CPUs
 (issue 30, docs/SHARING.md "Futexes"): ``run futexbench`` under the sharing
 plugin, transfers per call at each -smp, and instructions per call at -smp 1
 under ``-icount shift=0,sleep=off`` (the program's ns are guest instructions).
 
-    python3 bench/bench_futex.py [--kernel build/release/kernel.elf]
+    python3 -m bench.bench_futex [--kernel build/release/kernel.elf]
         [--smp 2,4] [--reps 2] [--calls 20000] [--icount] [--top 5]
 
 Prints one line per boot; counts, never times (the icount figure is exact).
@@ -16,12 +15,9 @@ import re
 import sys
 import tempfile
 
+from tools import kconsole, sharing
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-
-import kconsole  # noqa: E402
-import sharing  # noqa: E402
-
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 RESULT = re.compile(r"futexbench: threads=(\d+) calls=(\d+) errors=(\d+) "
                     r"ns=(\d+)")

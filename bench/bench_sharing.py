@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """``make bench-sharing``: cache lines shared between CPUs per operation.
 
 Boots the release kernels of bench/chtbench.py (A-RCU, Podzimek RCU, the
@@ -25,13 +24,14 @@ the section from sharing.json).
 
 Usage::
 
-    python3 bench/bench_sharing.py                      # full: smp 2 4 8, 2 reps
-    python3 bench/bench_sharing.py --smp 2,4 --reps 2 --configs a-rcu --ids 3,12
-    python3 bench/bench_sharing.py --report-only        # redo figure and section
-    python3 bench/bench_sharing.py --model-only         # redo only the model
+    python3 -m bench.bench_sharing                      # full: smp 2 4 8, 2 reps
+    python3 -m bench.bench_sharing --smp 2,4 --reps 2 --configs a-rcu --ids 3,12
+    python3 -m bench.bench_sharing --report-only        # redo figure and section
+    python3 -m bench.bench_sharing --model-only         # redo only the model
 """
 
 import argparse
+import csv
 import json
 import os
 import re
@@ -40,14 +40,13 @@ import subprocess
 import sys
 import time
 
+from bench import chtbench as cb  # configs, builds
+from bench import results_md
+from tools import kconsole
+from tools import sharing as sh
+
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, os.path.join(REPO, "tools"))
-
-import kconsole  # noqa: E402
-import sharing as sh  # noqa: E402  (tools/sharing.py)
-import chtbench as cb  # noqa: E402  (bench/chtbench.py: configs, builds)
-import results_md  # noqa: E402  (bench/results_md.py)
 
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 OUT_DIR = os.path.join(REPO, "build", "bench", "sharing")
@@ -605,19 +604,27 @@ def plot_model(rows, path, timed=None):
     plt.close(fig)
 
 
-def write_outputs(doc):
-    os.makedirs(RESULTS_DIR, exist_ok=True)
-    with open(os.path.join(RESULTS_DIR, "sharing.json"), "w") as f:
+def write_samples(out_dir, doc, header, row, lineterminator="\n"):
+    """``out_dir``/sharing.json (``doc``) and sharing.csv: ``header``, then
+    ``row(sample)`` for each of doc["samples"] (here and in
+    bench/userspace/run_sharing.py)."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "sharing.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    with open(os.path.join(RESULTS_DIR, "sharing.csv"), "w") as f:
-        f.write("config,smp,rep,bench,name,cpus,update,ops,transfers_per_op,"
-                "shared_lines,top_line\n")
+    with open(os.path.join(out_dir, "sharing.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator=lineterminator)
+        w.writerow(header)
         for s in doc["samples"]:
-            f.write("%s,%d,%d,%d,%s,%d,%d,%d,%.6g,%d,%s\n" % (
-                s["config"], s["smp"], s["rep"], s["bench"], s["name"],
-                s["cpus"], s["update"], s["ops"], s["per_op"],
-                s["shared_lines"],
-                s["top"][0]["name"].replace(",", ";") if s["top"] else ""))
+            w.writerow(row(s))
+
+
+def write_outputs(doc):
+    write_samples(RESULTS_DIR, doc, [
+        "config", "smp", "rep", "bench", "name", "cpus", "update", "ops",
+        "transfers_per_op", "shared_lines", "top_line"], lambda s: [
+        s["config"], s["smp"], s["rep"], s["bench"], s["name"], s["cpus"],
+        s["update"], s["ops"], "%.6g" % s["per_op"], s["shared_lines"],
+        s["top"][0]["name"].replace(",", ";") if s["top"] else ""])
 
 
 MODEL_HEAD = "### Scaling model (a model on paper, not a measurement)"
@@ -663,10 +670,11 @@ def splice_model(existing, block):
     return existing[:a] + block.lstrip("\n") + existing[b:]
 
 
-def write_md(text):
-    with open(RESULTS_MD + ".tmp", "w") as f:
+def write_md(text, path=RESULTS_MD):
+    """Replace ``path`` by ``text`` at once (a temporary file renamed)."""
+    with open(path + ".tmp", "w") as f:
         f.write(text)
-    os.replace(RESULTS_MD + ".tmp", RESULTS_MD)
+    os.replace(path + ".tmp", path)
 
 
 def report(doc):

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Host-side driver of the in-kernel ``chtbench`` command.
 
 Builds the release kernels a suite needs, boots QEMU (TCG) with the wanted
@@ -20,7 +19,7 @@ section):
     the relativistic paper's experiment: CHT lookups at fixed 2^13 and 2^14
     buckets and during continuous 2^13 <-> 2^14 resizes; the same on a
     reader-writer-lock table.
-``pageht``
+``page_ht``
     the global page hash table: lookups and the fault path, CHT build vs the
     global-lock build.
 ``all``
@@ -49,11 +48,11 @@ missing or mismatching ``result:`` line stops the run with an error.
 
 Usage::
 
-    python3 bench/chtbench.py --suite all            # full (about 40 min)
-    python3 bench/chtbench.py --suite all --quick    # -t 1, 2 reps (< 10 min)
-    python3 bench/chtbench.py --suite seed --reps 5 --seconds 10 --smp 4
-    python3 bench/chtbench.py --suite cost           # icount (about 10 min)
-    python3 bench/chtbench.py --suite goals          # issue 16's timed goals
+    python3 -m bench.chtbench --suite all            # full (about 40 min)
+    python3 -m bench.chtbench --suite all --quick    # -t 1, 2 reps (< 10 min)
+    python3 -m bench.chtbench --suite seed --reps 5 --seconds 10 --smp 4
+    python3 -m bench.chtbench --suite cost           # icount (about 10 min)
+    python3 -m bench.chtbench --suite goals          # issue 16's timed goals
 """
 
 import argparse
@@ -70,11 +69,10 @@ import subprocess
 import sys
 import time
 
+from tools import kconsole
+
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, os.path.join(REPO, "tools"))
-
-import kconsole  # noqa: E402  (tools/kconsole.py)
 
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 LOG_DIR = os.path.join(REPO, "build", "bench", "logs")
@@ -84,17 +82,17 @@ CONFIGS = {
     "a-rcu": {
         "build": "build/bench-arcu",
         "make": ["DEBUG=0", "RCU=a-rcu", "PAGE_HT=cht", "RCU_BROKEN=0"],
-        "rcu": "a-rcu", "pageht": "cht",
+        "rcu": "a-rcu", "page_ht": "cht",
     },
     "podzimek-rcu": {
         "build": "build/bench-podzimek",
         "make": ["DEBUG=0", "RCU=podzimek-rcu", "PAGE_HT=cht", "RCU_BROKEN=0"],
-        "rcu": "podzimek-rcu", "pageht": "cht",
+        "rcu": "podzimek-rcu", "page_ht": "cht",
     },
     "locked": {
         "build": "build/bench-locked",
         "make": ["DEBUG=0", "RCU=a-rcu", "PAGE_HT=locked", "RCU_BROKEN=0"],
-        "rcu": "a-rcu", "pageht": "locked",
+        "rcu": "a-rcu", "page_ht": "locked",
     },
 }
 
@@ -241,7 +239,7 @@ def plan_resize(smps):
     return boots
 
 
-def plan_pageht(smps):
+def plan_page_ht(smps):
     boots = []
     for smp in smps:
         groups = [
@@ -252,7 +250,7 @@ def plan_pageht(smps):
             rows_cpus([B_PH_FAULT], range(1, min(2, smp) + 1)),
         ]
         for config in ("a-rcu", "locked"):
-            boots.append(BootPlan("pageht", config, smp, groups))
+            boots.append(BootPlan("page_ht", config, smp, groups))
     return boots
 
 
@@ -326,14 +324,14 @@ TIMED_GOALS = [
     {"what": "ht-lookup/cht scaling 1 -> 2 CPUs",
      "num": ("a-rcu", B_HT_CHT, 2, 0), "den": ("a-rcu", B_HT_CHT, 1, 0),
      "min_ratio": 1.8, "before": "1.50-1.53"},
-    {"what": "pageht-lookup scaling 1 -> 2 CPUs (CHT build)",
+    {"what": "page_ht-lookup scaling 1 -> 2 CPUs (CHT build)",
      "num": ("a-rcu", B_PH_LOOKUP, 2, 0), "den": ("a-rcu", B_PH_LOOKUP, 1, 0),
      "min_ratio": 1.8, "before": "1.00-1.10"},
     {"what": "ht-upd/cht at 20 % scaling 1 -> 2 CPUs",
      "num": ("a-rcu", B_HTU_CHT, 2, HT_UPD_SCALING_PCT),
      "den": ("a-rcu", B_HTU_CHT, 1, HT_UPD_SCALING_PCT),
      "min_ratio": 1.5, "before": "not reported"},
-    {"what": "pageht-fault, CHT / locked, 2 CPUs",
+    {"what": "page_ht-fault, CHT / locked, 2 CPUs",
      "num": ("a-rcu", B_PH_FAULT, 2, 0), "den": ("locked", B_PH_FAULT, 2, 0),
      "min_ratio": 1.5, "before": "0.68"},
     {"what": "continuous resize / fixed 2^13, 1 reader (18 vs 16)",
@@ -346,9 +344,9 @@ TIMED_REFS = [
     {"what": "ht-upd/bktlock at 20 % scaling 1 -> 2 CPUs (reference)",
      "num": ("a-rcu", B_HTU_BKT, 2, HT_UPD_SCALING_PCT),
      "den": ("a-rcu", B_HTU_BKT, 1, HT_UPD_SCALING_PCT)},
-    {"what": "pageht-fault scaling 1 -> 2 CPUs, CHT build (reference)",
+    {"what": "page_ht-fault scaling 1 -> 2 CPUs, CHT build (reference)",
      "num": ("a-rcu", B_PH_FAULT, 2, 0), "den": ("a-rcu", B_PH_FAULT, 1, 0)},
-    {"what": "pageht-fault scaling 1 -> 2 CPUs, locked build (reference)",
+    {"what": "page_ht-fault scaling 1 -> 2 CPUs, locked build (reference)",
      "num": ("locked", B_PH_FAULT, 2, 0), "den": ("locked", B_PH_FAULT, 1, 0)},
     {"what": "fixed 2^14 / fixed 2^13, 1 reader (reference: 18's ceiling)",
      "num": ("a-rcu", B_RS_CHT14, 1, 0), "den": ("a-rcu", B_RS_CHT13, 1, 0)},
@@ -448,7 +446,7 @@ def write_goals(results, meta, results_dir=None):
     log("wrote %s" % os.path.join(results_dir, "goals.md"))
 
 
-PLANNERS = {"seed": plan_seed, "resize": plan_resize, "pageht": plan_pageht,
+PLANNERS = {"seed": plan_seed, "resize": plan_resize, "page_ht": plan_page_ht,
             "cost": plan_cost, "goals": plan_goals}
 
 
@@ -470,7 +468,7 @@ def parse_result(out, command, expect):
     """Parse one chtbench output; check it against ``expect``.
 
     ``expect`` holds the fields the result line must show (bench, cpus,
-    update, seconds, rcu and, for the page hash table benchmarks, pageht).
+    update, seconds, rcu and, for the page hash table benchmarks, page_ht).
     Returns a sample dict.  Raises BenchError.
     """
     m = MISSED_RE.search(out)
@@ -669,7 +667,7 @@ class Runner:
         expect = {"bench": bench, "cpus": cpus, "update": update,
                   "seconds": seconds, "rcu": c["rcu"]}
         if bench >= B_PH_LOOKUP:
-            expect["pageht"] = c["pageht"]
+            expect["page_ht"] = c["page_ht"]
         table = self.tables.get(config, {})
         if bench not in table:
             raise BenchError("%r: id %d is not in the kernel's table (%s)"
@@ -766,7 +764,7 @@ def summarize(results):
         sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
         p = {
             "suite": suite, "config": config, "rcu": CONFIGS[config]["rcu"],
-            "pageht": CONFIGS[config]["pageht"], "smp": smp, "bench": bench,
+            "page_ht": CONFIGS[config]["page_ht"], "smp": smp, "bench": bench,
             "name": entry["name"], "cpus": cpus, "update": update,
             "n": len(rates), "mean": mean, "stdev": sd,
             "rel_stdev": sd / mean if mean else 0.0,
@@ -784,7 +782,7 @@ def summarize(results):
     return points
 
 
-CSV_FIELDS = ["suite", "config", "rcu", "pageht", "smp", "bench", "name",
+CSV_FIELDS = ["suite", "config", "rcu", "page_ht", "smp", "bench", "name",
               "cpus", "update", "seconds", "n", "mean_ops_per_s",
               "stdev_ops_per_s", "rel_stdev", "min_ops_per_s", "max_ops_per_s",
               "mean_resizes", "mean_qemu_host_cores", "samples_ops_per_s"]
@@ -807,7 +805,7 @@ def write_outputs(suite, points, meta, verbatim=None, results_dir=None):
     with open(cpath + ".tmp", "w") as f:
         f.write(",".join(CSV_FIELDS) + "\n")
         for p in points:
-            row = [p["suite"], p["config"], p["rcu"], p["pageht"], p["smp"],
+            row = [p["suite"], p["config"], p["rcu"], p["page_ht"], p["smp"],
                    p["bench"], p["name"], p["cpus"], p["update"],
                    meta["seconds"], p["n"], "%.1f" % p["mean"],
                    "%.1f" % p["stdev"], "%.4f" % p["rel_stdev"], p["min"],
@@ -839,11 +837,11 @@ COST_GOALS = [
      "ours": ("a-rcu", B_HTU_CHT, 20), "ref": ("a-rcu", B_HTU_BKT, 20),
      "min_ratio": 1.0, "goal": "ratio >= 1.0",
      "before": "318.9 vs 164.6 (0.52)"},
-    {"what": "pageht-lookup (21): CHT vs locked build",
+    {"what": "page_ht-lookup (21): CHT vs locked build",
      "ours": ("a-rcu", B_PH_LOOKUP, 0), "ref": ("locked", B_PH_LOOKUP, 0),
      "min_ratio": 1.2, "goal": "CHT ratio >= 1.2",
      "before": "159.3 vs 136.0 (0.85)"},
-    {"what": "pageht-fault (22): CHT vs locked build",
+    {"what": "page_ht-fault (22): CHT vs locked build",
      "ours": ("a-rcu", B_PH_FAULT, 0), "ref": ("locked", B_PH_FAULT, 0),
      "min_ratio": 1.0, "goal": "CHT ratio >= 1.0",
      "before": "4431 vs 4008 (0.90)"},
@@ -872,7 +870,7 @@ def cost_points(results, table):
         s = entry["samples"][-1]
         points.append({
             "config": config, "rcu": CONFIGS[config]["rcu"],
-            "pageht": CONFIGS[config]["pageht"], "smp": smp, "bench": bench,
+            "page_ht": CONFIGS[config]["page_ht"], "smp": smp, "bench": bench,
             "name": entry["name"], "cpus": cpus, "update": update,
             "seconds": s["seconds"], "ops": s["ops"],
             "ops_per_s": s["ops_per_s"],
@@ -1014,7 +1012,7 @@ def write_cost_outputs(points, determinism, meta, results_dir=None):
         f.write("\n")
     os.replace(jpath + ".tmp", jpath)
     cpath = os.path.join(results_dir, "cost.csv")
-    fields = ["config", "rcu", "pageht", "smp", "bench", "name", "cpus",
+    fields = ["config", "rcu", "page_ht", "smp", "bench", "name", "cpus",
               "update", "seconds", "ops", "ops_per_s", "instructions_per_op",
               "resizer_shares_cpu"]
     with open(cpath + ".tmp", "w") as f:
@@ -1081,7 +1079,7 @@ def main(argv=None):
         description="Run chtbench sweeps in QEMU and write bench/results/.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("Usage::")[1] if "Usage::" in __doc__ else None)
-    ap.add_argument("--suite", choices=["seed", "resize", "pageht", "all",
+    ap.add_argument("--suite", choices=["seed", "resize", "page_ht", "all",
                                         "cost", "goals"],
                     default="all")
     ap.add_argument("--quick", action="store_true",
@@ -1123,7 +1121,7 @@ def main(argv=None):
         seconds = args.seconds or COST_SECONDS
     if reps < 1 or seconds < 1 or seconds > 3600:
         ap.error("--reps must be >= 1 and --seconds 1..3600")
-    suites = ["seed", "resize", "pageht"] if args.suite == "all" \
+    suites = ["seed", "resize", "page_ht"] if args.suite == "all" \
         else [args.suite]
 
     plans = {s: PLANNERS[s](args.smp) for s in suites if s != "cost"}

@@ -1,15 +1,14 @@
-#!/usr/bin/env python3
 """Issue 18 benchmarks of the OS's user space (bench/RESULTS.md, issue 18).
 
-  python3 bench/chtuser.py lookups [--rounds R] [--seconds S] [--smp 1,2]
+  python3 -m bench.chtuser lookups [--rounds R] [--seconds S] [--smp 1,2]
       libcht lookups per second in a user task (``run chtuser -l``) against
       ``chtbench 12`` in the kernel (the same table, keys and loop), both
       in the same boot, alternated R times; prints each round and the
       median ratio user/kernel.
-  python3 bench/chtuser.py icount
+  python3 -m bench.chtuser icount
       the same at -smp 1 under ``-icount shift=0,sleep=off``: guest ns are
       instructions, so ns per lookup = instructions per lookup (exact).
-  python3 bench/chtuser.py ufault [--rounds R] [--seconds S] [--smp 1,2]
+  python3 -m bench.chtuser ufault [--rounds R] [--seconds S] [--smp 1,2]
       user page faults per second (``run ufault``) with the CHT and with the
       locked page hash table (two kernels, so two boots, alternated R
       times). Each boot also runs ``chtbench 12`` as a reference that does
@@ -27,11 +26,10 @@ import argparse
 import os
 import re
 import statistics
-import sys
+
+from tools import kconsole
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import kconsole  # noqa: E402
 
 ICOUNT = ["-icount", "shift=0,sleep=off"]
 KRES = re.compile(r"^result: bench=12 .* ops=(\d+) ops_per_s=(\d+)", re.M)

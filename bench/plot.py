@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Figures and bench/RESULTS.md from bench/results/<suite>.json.
 
-Reads what ``bench/chtbench.py`` wrote (seed.json, resize.json, pageht.json,
+Reads what ``bench/chtbench.py`` wrote (seed.json, resize.json, page_ht.json,
 whichever exist), draws one PNG per figure into bench/results/ (error bars: one
 standard deviation of the per-run rate, as in the seed) and regenerates the
 chtbench part of bench/RESULTS.md: the part between ``<!-- chtbench:begin -->``
@@ -15,29 +14,29 @@ instructions per operation under QEMU icount beside the goals of issue 16.
 ``--cost-only`` regenerates just that section (no figures, no other suite
 needed).
 
-The work is split by suite: bench/plotlib/seed.py, resize.py, pageht.py and
+The work is split by suite: bench/plotlib/seed.py, resize.py, page_ht.py and
 cost.py draw each suite's figures and write its readings and ratio rows
 (bench/plotlib/common.py holds the data access, the figure style and the
 ratio report); this file assembles RESULTS.md.
 
 Usage::
 
-    python3 bench/plot.py [--results DIR] [--out FILE] [--no-figures]
-    python3 bench/plot.py --cost-only
+    python3 -m bench.plot [--results DIR] [--out FILE] [--no-figures]
+    python3 -m bench.plot --cost-only
 """
 
 import argparse
 import os
 import sys
 
-import results_md
-from plotlib import cost, pageht, resize, seed
-from plotlib.common import cb  # noqa: F401
+from bench import results_md
+from bench.plotlib import cost, page_ht, resize, seed
+from bench.plotlib.common import cb  # noqa: F401
 # Re-exported for bench/test_bench.py and other users of plot.py.
-from plotlib.common import (  # noqa: F401
+from bench.plotlib.common import (  # noqa: F401
     BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
-from plotlib.cost import splice_cost  # noqa: F401
-from plotlib.common import (
+from bench.plotlib.cost import splice_cost  # noqa: F401
+from bench.plotlib.common import (
     Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -50,7 +49,7 @@ FIGURES = [
     ("ht-lookup.png", seed.fig_ht_lookup),
     ("ht-upd.png", seed.fig_ht_upd),
     ("resize.png", resize.fig_resize),
-    ("pageht.png", pageht.fig_pageht),
+    ("page_ht.png", page_ht.fig_page_ht),
 ]
 
 
@@ -73,7 +72,7 @@ class Context:
 #: Every suite's readings, in the order of RESULTS.md.
 READINGS = [seed.readings_list_read, seed.readings_list_upd,
             seed.readings_ht_lookup, seed.readings_ht_upd,
-            resize.readings_resize, pageht.readings_pageht]
+            resize.readings_resize, page_ht.readings_page_ht]
 
 
 def build_ratios_and_readings(data):
@@ -139,7 +138,7 @@ SEED_CLAIMS = {
               "between the two fixed sizes (resizing adds little or no "
               "overhead); rwlock lookups collapse by two orders of magnitude "
               "with a resizer; 125x the rwlock's lookup rate during resize.",
-    "pageht": "Seed wiki: the CHT must be suitable to replace the global page "
+    "page_ht": "Seed wiki: the CHT must be suitable to replace the global page "
               "hash table.",
 }
 
@@ -150,7 +149,7 @@ FIG_TITLES = {
     "ht-lookup": "Hash table lookup scalability",
     "ht-upd": "Hash table update overhead",
     "resize": "Lookups during continuous resize (relativistic paper)",
-    "pageht": "Page hash table: CHT vs global lock",
+    "page_ht": "Page hash table: CHT vs global lock",
 }
 
 

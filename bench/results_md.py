@@ -1,7 +1,9 @@
 """The sections of bench/RESULTS.md: each generator owns the text between
 its two markers (``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``) and
 rewrites only that; this is the one function that splices a section in
-(bench/plot.py, bench/plotlib/cost.py, bench/bench_sharing.py)."""
+(bench/plot.py, bench/plotlib/cost.py, bench/bench_sharing.py,
+bench/userspace/run.py, bench/userspace/run_sharing.py and
+contrib/memcached/bench.py)."""
 
 TITLE = "# Benchmark results"
 

@@ -5,8 +5,8 @@
 
 import pytest
 
-import chtbench as cb  # bench/ is on pytest.ini's pythonpath
-import plot
+from bench import chtbench as cb
+from bench import plot
 
 OK_OUT = """\
 thread 0 (cpu 0): ops=100
@@ -41,8 +41,8 @@ chtbench <bench-id> <cpus> <update-percent> [-w] [-t SECONDS]
   18  resize/cht-continuous     r      the same while a resizer flips 2^13 <-> 2^14 buckets
   19  resize/rwlock-fixed-8k    -      a reader-writer-lock chained table, 2^16 items, fixed 2^13 buckets
   20  resize/rwlock-continuous  r      the same while a resizer rehashes 2^13 <-> 2^14 under the write lock
-  21  pageht-lookup             -      page_mapping_find on 1024 mapped pages of one address space (page hash table back end as built)
-  22  pageht-fault              -      page faults: touch 1024 pages (each thread its slice), unmap, repeat; ops = faults
+  21  page_ht-lookup             -      page_mapping_find on 1024 mapped pages of one address space (page hash table back end as built)
+  22  page_ht-fault              -      page faults: touch 1024 pages (each thread its slice), unmap, repeat; ops = faults
 flags: u takes the update percentage, r runs a resizer thread (on CPU <cpus> when online), 1 runs updates on one CPU only
 """
 TABLE = cb.kconsole.parse_chtbench_table(TABLE_OUT)
@@ -63,7 +63,7 @@ def test_parse_table():
 def test_parse_results():
     (r,) = cb.kconsole.parse_chtbench_results(OK_OUT)
     assert r["bench"] == 18 and r["name"] == "resize/cht-continuous"
-    assert r["ops_per_s"] == 50 and "pageht" not in r
+    assert r["ops_per_s"] == 50 and "page_ht" not in r
     with pytest.raises(ValueError):
         cb.kconsole.parse_chtbench_results("result: bench=1 junk")
 
@@ -93,7 +93,7 @@ def test_parse_two_results_fail():
 
 @pytest.mark.parametrize("field,value", [("rcu", "podzimek-rcu"),
                                          ("cpus", 4), ("seconds", 10),
-                                         ("pageht", "cht")])
+                                         ("page_ht", "cht")])
 def test_parse_mismatch_fails(field, value):
     expect = dict(EXPECT, **{field: value})
     with pytest.raises(cb.BenchError):
@@ -148,6 +148,35 @@ def test_splice_keeps_userspace_section():
     new = plot.splice(only_theirs, "mine\n")
     assert new.index("mine") < new.index("THEIRS")
     assert plot.splice(None, "x\n").count(plot.US_BEGIN) == 1
+
+
+@pytest.mark.parametrize("mod", ["bench.userspace.run", "contrib.memcached.bench"])
+def test_userspace_and_memcached_sections_splice(tmp_path, mod):
+    """bench/userspace/run.py and contrib/memcached/bench.py write their
+    sections through results_md.splice: in place, the rest kept byte for
+    byte; appended when absent; a new file gets the title."""
+    import importlib
+    m = importlib.import_module(mod)
+    if mod.endswith("run"):
+        begin, end, write = m.BEGIN, m.END, m.update_results
+    else:
+        begin, end = m.MD_BEGIN, m.MD_END
+
+        def write(text, path):
+            m.write_results_md(text, path)
+    p = tmp_path / "RESULTS.md"
+    head = "# Benchmark results\n\n" + plot.BEGIN + "\nX\n" + plot.END + "\n\n"
+    tail = "\n\n<!-- other:begin -->\nY\n<!-- other:end -->\n"
+    p.write_text(head + begin + "\nold\n" + end + tail)
+    write("new\n", str(p))
+    assert p.read_text() == head + begin + "\nnew\n" + end + tail
+    p.write_text(head.rstrip("\n") + "\n\n\n")
+    write("new\n", str(p))
+    assert p.read_text() == head + begin + "\nnew\n" + end + "\n"
+    p.unlink()
+    write("new\n", str(p))
+    assert p.read_text() == ("# Benchmark results\n\n" + begin + "\nnew\n" +
+                             end + "\n")
 
 
 def test_judge():
@@ -237,7 +266,7 @@ def test_cost_goal_met_and_missing():
     rows = {r["what"]: r for r in cb.cost_goal_rows(better)}
     assert rows["ht-lookup: cht (12) vs bktlock (11)"]["met"] is True
     assert rows["list-read: A-RCU (3) vs ideal (2)"]["met"] is True  # 0.857
-    missing = rows["pageht-fault (22): CHT vs locked build"]
+    missing = rows["page_ht-fault (22): CHT vs locked build"]
     assert missing["ratio"] is None and missing["met"] is None
     # Exactly at the threshold counts as met.
     at = cost_pts([("a-rcu", 15, 20, 100.0), ("a-rcu", 14, 20, 100.0)])
@@ -263,7 +292,7 @@ def cost_doc(tmp_path):
     pts = []
     for c, b, u, i in ISSUE_COSTS:
         pts.append({"config": c, "rcu": cb.CONFIGS[c]["rcu"],
-                    "pageht": cb.CONFIGS[c]["pageht"], "smp": 1, "bench": b,
+                    "page_ht": cb.CONFIGS[c]["page_ht"], "smp": 1, "bench": b,
                     "name": "n%d" % b, "cpus": 1, "update": u, "seconds": 2,
                     "ops": 2, "ops_per_s": round(1e9 / i),
                     "instructions_per_op": i, "resizer_shares_cpu": False,

@@ -27,7 +27,7 @@ Environment:
     controls`` builds them all.
 ``KTEST_FLAVOURS``
     Comma-separated configurations the SMP groups boot (default
-    ``a-rcu,podzimek-rcu,a-rcu+pageht-locked,a-rcu+release``).
+    ``a-rcu,podzimek-rcu,a-rcu+page_ht-locked,a-rcu+release``).
 ``KTEST_SMP``, ``KTEST_LOCKED_SMP``, ``KTEST_RELEASE_SMP``
     vCPU counts of the SMP groups (default 1,2,4,8), of the locked page hash
     table's groups (default 2,4; -smp 1 and 8 run in ``make soak``) and of
@@ -46,7 +46,7 @@ import sys
 
 import pytest
 
-import kconsole  # tools/kconsole.py (pytest.ini's pythonpath)
+from tools import kconsole  # tools/kconsole.py
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,10 +73,10 @@ LOCKED_ELF = os.environ.get("KTEST_LOCKED_KERNEL") or os.path.join(
 RELEASE_ELF = os.environ.get("KTEST_RELEASE_KERNEL") or os.path.join(
     REPO, "build", "release", "kernel.elf")
 #: Kernel image per configuration ("RCU flavour[+variant]").
-ALL_FLAVOURS = ("a-rcu", "podzimek-rcu", "a-rcu+pageht-locked",
+ALL_FLAVOURS = ("a-rcu", "podzimek-rcu", "a-rcu+page_ht-locked",
                 "a-rcu+release")
 FLAVOUR_KERNELS = {"a-rcu": KERNEL_ELF, "podzimek-rcu": PODZIMEK_ELF,
-                   "a-rcu+pageht-locked": LOCKED_ELF,
+                   "a-rcu+page_ht-locked": LOCKED_ELF,
                    "a-rcu+release": RELEASE_ELF}
 if DEFAULT_RCU == "podzimek-rcu":
     FLAVOUR_KERNELS = {"podzimek-rcu": KERNEL_ELF}
@@ -177,7 +177,7 @@ def smp_values(flavour=None):
     """
     if flavour == "a-rcu+release":
         raw = os.environ.get("KTEST_RELEASE_SMP", "2")
-    elif flavour == "a-rcu+pageht-locked":
+    elif flavour == "a-rcu+page_ht-locked":
         raw = os.environ.get("KTEST_LOCKED_SMP", "2")
     elif flavour == "podzimek-rcu":
         raw = os.environ.get("KTEST_PODZIMEK_SMP", "1,2,4")

@@ -1,5 +1,5 @@
 """The leak check the task tests share: the kernel's resource counters read
-from ``zones``, ``slabs``, ``pageht``, ``tasks`` and ``as``, read again until
+from ``zones``, ``slabs``, ``page_ht``, ``tasks`` and ``as``, read again until
 they are back at a baseline (tests/test_tasks.py, tests/test_limits.py,
 tests/test_security.py, tests/test_fuzz_sys.py).
 """
@@ -13,13 +13,13 @@ SLABS_IGNORED = ("slab_magazine", "slab_cache")
 
 
 def counters(k, timeout, every_slab=False):
-    """Read zones, slabs, pageht, tasks and as; return the compared values:
+    """Read zones, slabs, page_ht, tasks and as; return the compared values:
     busy frames outside the slabs, heap allocations, page hash entries,
     tasks and address spaces, and the objects in use of the ``pte_rec``
     slab cache (``every_slab``: of every cache but SLABS_IGNORED)."""
     zones = k.cmd("zones", timeout)
     slabs = k.cmd("slabs", timeout)
-    pageht = k.cmd("pageht", timeout)
+    page_ht = k.cmd("page_ht", timeout)
     tasks = k.cmd("tasks", timeout)
     aspaces = k.cmd("as", timeout)
     busy = int(re.search(r"^total\s+\d+\s+\d+\s+(\d+)\s*$", zones,
@@ -31,7 +31,7 @@ def counters(k, timeout, every_slab=False):
     values = {
         "frames outside slabs": busy - slab_frames,
         "heap allocations": heap,
-        "page hash entries": int(re.search(r"^entries: (\d+)", pageht,
+        "page hash entries": int(re.search(r"^entries: (\d+)", page_ht,
                                            re.MULTILINE).group(1)),
         "tasks": int(re.search(r"^(\d+) tasks$", tasks,
                                re.MULTILINE).group(1)),

@@ -26,19 +26,15 @@ Everything skips, with the reason, when aarch64-linux-gnu-gcc or
 qemu-system-aarch64 is missing.
 """
 
-import re
-
 import os
+import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 from conftest import REPO
-
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import kconsole  # noqa: E402
+from tools import kconsole
 
 CROSS = "aarch64-linux-gnu-gcc"
 QEMU = "qemu-system-aarch64"

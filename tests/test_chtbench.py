@@ -25,7 +25,7 @@ import re
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BENCH_TIMEOUT, BOOT_TIMEOUT, CMD_TIMEOUT, flavour_kernel,
                       flavours)
 from test_kernel import check_workq_idle
@@ -38,7 +38,7 @@ RESIZES_RE = re.compile(r"^resizes=(\d+)$", re.MULTILINE)
 GROUPS = [
     ("a-rcu", 4, None),
     ("podzimek-rcu", 4, [1, 3, 7, 12, 15, 18]),
-    ("a-rcu+pageht-locked", 2, [21, 22]),
+    ("a-rcu+page_ht-locked", 2, [21, 22]),
 ]
 
 
@@ -46,8 +46,8 @@ def rcu_of(flavour):
     return "podzimek-rcu" if flavour.startswith("podzimek") else "a-rcu"
 
 
-def pageht_of(flavour):
-    return "locked" if flavour.endswith("pageht-locked") else "cht"
+def page_ht_of(flavour):
+    return "locked" if flavour.endswith("page_ht-locked") else "cht"
 
 
 def point_of(table, smp, bench):
@@ -82,10 +82,10 @@ def check_result(out, flavour, table, bench, cpus, update):
     assert r["ops"] == sum(int(t[2]) for t in threads), \
         "ops is not the sum of the per-thread counts:\n" + out
     assert r["ops_per_s"] > 0, out
-    if table[bench]["name"].startswith("pageht-"):
-        assert r.get("pageht") == pageht_of(flavour), out
+    if table[bench]["name"].startswith("page_ht-"):
+        assert r.get("page_ht") == page_ht_of(flavour), out
     else:
-        assert "pageht" not in r, out
+        assert "page_ht" not in r, out
     assert "missed an item" not in out, out
     resizes = RESIZES_RE.findall(out)
     if table[bench]["resizer"]:
@@ -193,7 +193,7 @@ class ChtbenchSteps:
         rows = [ln.split()[0] for ln in out.splitlines()[1:] if ln.strip()]
         expected = [] if bench_boot.flavour.endswith("locked") else ["page_ht"]
         assert rows == expected, "tables left behind:\n" + out
-        out = k.cmd("pageht", CMD_TIMEOUT)
+        out = k.cmd("page_ht", CMD_TIMEOUT)
         assert re.search(r"^entries: 0$", out, re.MULTILINE), out
         # Resizes and frees posted at the end may still be in flight.
         check_workq_idle(k)
@@ -215,7 +215,7 @@ class TestChtbenchPodzimek(ChtbenchSteps):
 
 
 class TestChtbenchLockedPageHT(ChtbenchSteps):
-    FLAVOUR = "a-rcu+pageht-locked"
+    FLAVOUR = "a-rcu+page_ht-locked"
 
 
 # --------------------------------------------------------------------------

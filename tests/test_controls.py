@@ -76,7 +76,7 @@ import re
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BOOT_TIMEOUT, BROKEN_ELF, CMD_TIMEOUT, HALT_TIMEOUT,
                       PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT)
 from test_rcu import ORACLE_FAILURE_RE, parse_rcu_stats

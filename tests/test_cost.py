@@ -93,10 +93,10 @@ def test_cht_lookup_cheaper_than_bucket_locks(release):
         "ratio %.2f < 1.3" % (cht, bkt, bkt / cht))
 
 
-def test_pageht_lookup_cheaper_than_locked(release, release_locked):
+def test_page_ht_lookup_cheaper_than_locked(release, release_locked):
     cht = cost(release.k, 21)
     locked = cost(release_locked.k, 21)
-    print("pageht-lookup: CHT build %.1f, locked build %.1f instructions "
+    print("page_ht-lookup: CHT build %.1f, locked build %.1f instructions "
           "(ratio %.2f)" % (cht, locked, locked / cht))
     assert cht * 1.2 <= locked, (
         "a page-hash lookup costs %.1f instructions in the CHT build, %.1f in "
@@ -116,7 +116,7 @@ def test_cht_updates_no_dearer_than_bucket_locks(release):
 def test_page_fault_no_dearer_than_locked(release, release_locked):
     cht = cost(release.k, 22)
     locked = cost(release_locked.k, 22)
-    print("pageht-fault: CHT build %.1f, locked build %.1f instructions "
+    print("page_ht-fault: CHT build %.1f, locked build %.1f instructions "
           "(ratio %.3f)" % (cht, locked, locked / cht))
     assert cht <= locked, (
         "a page fault costs %.1f instructions in the CHT build, %.1f in the "

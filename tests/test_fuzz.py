@@ -16,7 +16,7 @@ are its steps, in order):
   a test, or a benchmark or torture run longer than 1 s, and so that the
   answer can be checked (``Unknown command: WORD``, ``Line too long``).
 * ``test_found``: the lines the fuzz found crashing the kernel (``FOUND``).
-* ``test_after``: ``test atomic1`` passes and ``chtstat``, ``pageht`` and
+* ``test_after``: ``test atomic1`` passes and ``chtstat``, ``page_ht`` and
   ``workq`` are back at the reading taken before the fuzz.
 
 ``test_fuzz_soak`` (``make soak``): a boot per seed, 10,000 lines each
@@ -33,7 +33,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, KERNEL_ELF,
                       MARK_TIMEOUT)
 
@@ -131,7 +131,7 @@ class TestConsoleFuzz:
         k.wait_prompt(CMD_TIMEOUT)  # the one after the last marker
 
     def test_baseline(self, fuzz_boot):
-        """Read ``chtstat``, ``pageht`` and ``workq`` before the fuzz."""
+        """Read ``chtstat``, ``page_ht`` and ``workq`` before the fuzz."""
         fuzz_boot.commands, fuzz_boot.tests, fuzz_boot.before = \
             fuzz_prepare(fuzz_boot.k)
 
@@ -287,16 +287,16 @@ def _leftovers(k):
         f = line.split()
         if len(f) >= 8:
             tables.append((f[0], f[1], f[-1]))  # name, items, resizing
-    pageht = k.cmd("pageht", CMD_TIMEOUT)
-    m = re.search(r"^entries:\s*(\d+)", pageht, re.M)
-    assert m, "cannot parse 'pageht':\n" + pageht
+    page_ht = k.cmd("page_ht", CMD_TIMEOUT)
+    m = re.search(r"^entries:\s*(\d+)", page_ht, re.M)
+    assert m, "cannot parse 'page_ht':\n" + page_ht
     workq = k.cmd("workq", CMD_TIMEOUT)
     busy = {}
     for key in ("active", "blocked", "queued items"):
         w = re.search(r"^\s*%s:\s*(\d+)" % key, workq, re.M)
         assert w, "cannot parse 'workq':\n" + workq
         busy[key] = int(w.group(1))
-    return {"chtstat": sorted(tables), "pageht entries": int(m.group(1)),
+    return {"chtstat": sorted(tables), "page_ht entries": int(m.group(1)),
             "workq": busy}
 
 

@@ -6,7 +6,7 @@
 * the prompt comes and the boot log says SMEP and SMAP are on;
 * a warm-up ``run sysfuzz -t 1`` (caches, magazines and the page hash table
   reach their working size), then the baseline: ``zones``, ``slabs``,
-  ``pageht``, ``tasks`` and ``as`` read until two readings agree;
+  ``page_ht``, ``tasks`` and ``as`` read until two readings agree;
 * ``run sysfuzz -s SEED -t SECONDS -n THREADS`` (``KTEST_SYSFUZZ_SEED``,
   default 29; ``KTEST_SYSFUZZ_SECONDS``, default 20; 4 threads): the seed
   line comes first, every system call number of the table but ``exit`` and
@@ -65,7 +65,7 @@ ROW_RE = re.compile(r"^sysfuzz: +\d+ (\w+) +calls +(\d+) errors +(\d+)$",
                     re.MULTILINE)
 STALL_RE = re.compile(r"rcu: INFO: stall")
 def snapshot(k):
-    """Read zones, slabs, pageht, tasks and as; return the compared values
+    """Read zones, slabs, page_ht, tasks and as; return the compared values
     (every slab cache's objects in use)."""
     return leaks.counters(k, CMD_TIMEOUT, every_slab=True)
 

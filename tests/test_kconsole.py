@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-import kconsole
+from tools import kconsole
 
 FAKE = r'''
 import os, sys, time, tty

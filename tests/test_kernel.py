@@ -4,14 +4,14 @@ Groups (one QEMU each; the methods of a class are its steps, in order):
 
 * ``TestSMP[CONFIG-smpN]``: the kernel of each configuration (a-rcu:
   build/kernel.elf, podzimek-rcu: build/podzimek/kernel.elf,
-  with -smp 1, 2, 4, 8 (Podzimek 1, 2, 4); a-rcu+pageht-locked: build/locked/kernel.elf and
+  with -smp 1, 2, 4, 8 (Podzimek 1, 2, 4); a-rcu+page_ht-locked: build/locked/kernel.elf and
   a-rcu+release: build/release/kernel.elf, DEBUG=0, with -smp 2 and 4):
   prompt, ``cpus`` reports N CPUs online, ``help``, ``version`` (debug or
   release as built), ``zones``, ``uptime`` advances, the ``test`` listing,
   one test by name, ``test *`` with no failure and a verdict per test, then
   ``rcu`` shows this flavour, at least the grace periods that ``rcu1`` and
   ``rcutorture`` reported using and no pending callbacks, ``workq`` idle,
-  ``pageht`` empty, ``lockdep`` (debug builds) active with no report and
+  ``page_ht`` empty, ``lockdep`` (debug builds) active with no report and
   every learned edge allowed by docs/LOCKING.md's order, no panic, ``halt`` exits QEMU with status 33.
 * Soak (``make soak``): the locked page hash table at -smp 1 and 8 and
   Podzimek RCU at -smp 8, ``test *`` and the same checks after it
@@ -34,7 +34,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (ARCU_SOAK_SMP, LOCKED_SOAK_SMP, PODZIMEK_SOAK_SMP, RELEASE_SOAK_SMP,
                       flavour_kernel,
                       flavours)
@@ -224,11 +224,11 @@ class TestSMP:
         """
         check_workq_idle(smp_boot.k)
 
-    def test_pageht(self, smp_boot):
-        """``pageht`` after the tests: no mapping is left behind."""
-        out = smp_boot.k.cmd("pageht", CMD_TIMEOUT)
+    def test_page_ht(self, smp_boot):
+        """``page_ht`` after the tests: no mapping is left behind."""
+        out = smp_boot.k.cmd("page_ht", CMD_TIMEOUT)
         m = re.search(r"^entries:\s*(\d+)", out, re.M)
-        assert m, "cannot parse 'pageht':\n" + out
+        assert m, "cannot parse 'page_ht':\n" + out
         assert int(m.group(1)) == 0, "page hash table entries left:\n" + out
 
     def test_lockdep(self, smp_boot):
@@ -251,7 +251,7 @@ class TestSMP:
 @pytest.mark.soak
 @pytest.mark.parametrize("flavour,smp",
                          [("a-rcu", n) for n in ARCU_SOAK_SMP] +
-                         [("a-rcu+pageht-locked", n) for n in LOCKED_SOAK_SMP] +
+                         [("a-rcu+page_ht-locked", n) for n in LOCKED_SOAK_SMP] +
                          [("podzimek-rcu", n) for n in PODZIMEK_SOAK_SMP] +
                          [("a-rcu+release", n) for n in RELEASE_SOAK_SMP],
                          ids=lambda p: str(p))
@@ -288,7 +288,7 @@ SOAK_RACES = (("asrace1long", 1), ("ptwalk1long", 1), ("mapping2", 10),
 @pytest.mark.soak
 @pytest.mark.parametrize("smp", (2, 4), ids=lambda n: "smp%d" % n)
 @pytest.mark.parametrize("flavour", ("a-rcu", "podzimek-rcu", "a-rcu+release",
-                                     "a-rcu+pageht-locked"))
+                                     "a-rcu+page_ht-locked"))
 def test_soak_races(flavour, smp):
     """Long and repeated runs of the race tests in each configuration."""
     if flavour not in flavours():

@@ -35,7 +35,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import BOOT_TIMEOUT, KERNEL_ELF
 from conftest import LIMITS_CMD_TIMEOUT as CMD_TIMEOUT
 from test_tasks import EXIT_RE, counters, settle

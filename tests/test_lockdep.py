@@ -42,7 +42,7 @@ import subprocess
 
 import pytest
 
-import kconsole
+from tools import kconsole
 import lockdep_order
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, KERNEL_ELF, RELEASE_ELF,
                       REPORT_TIMEOUT)

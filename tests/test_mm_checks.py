@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import MM_BOOT_TIMEOUT as BOOT_TIMEOUT
 from conftest import PANIC_TIMEOUT, REPO
 

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import REPO
 
 BUILD = os.path.join("build", "notests")

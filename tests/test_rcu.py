@@ -29,7 +29,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, flavour_kernel,
                       flavours)
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, TEST_ALL_TIMEOUT,

@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, PANIC_TIMEOUT,
                       TEST_ONE_TIMEOUT, flavour_kernel, flavours)
 

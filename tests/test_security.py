@@ -29,7 +29,7 @@ import re
 
 import pytest
 
-import kconsole
+from tools import kconsole
 
 from conftest import KERNEL_ELF
 from test_tasks import (EXIT_RE, KILLED_RE, REPORT_RE, CMD_TIMEOUT,

@@ -59,12 +59,12 @@ import tempfile
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import REPO, RELEASE_ELF
 from conftest import SHARING_BOOT_TIMEOUT as BOOT_TIMEOUT
 from conftest import SHARING_CMD_TIMEOUT as CMD_TIMEOUT
 
-import sharing  # tools/sharing.py (pytest.ini puts tools/ on the path)
+from tools import sharing  # tools/sharing.py
 
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 FUTEX_ELF = os.environ.get("KTEST_FUTEX_KERNEL") or RELEASE_ELF
@@ -193,7 +193,7 @@ class TestPageHashSharing:
     """chtbench 21 at -smp 4: the page-hash lookups of the CHT build must not
     share the lines of a resize left over from the set-up's inserts."""
 
-    def test_pageht_lookup_no_resize(self):
+    def test_page_ht_lookup_no_resize(self):
         got = measure(RELEASE_ELF, "sharing-release-smp4", [21], smp=4)
         _, w = got[21]
         print("chtbench 21 -smp 4: " + describe(w))

@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-import sparse_check
+from tools import sparse_check
 
 SPARSE = shutil.which("sparse")
 needs_sparse = pytest.mark.skipif(
@@ -169,7 +169,7 @@ def test_make_check_is_clean():
         assert int(files) > 100 and diags == "0", (config, files, diags)
     # Both RCU flavours and both page hash tables were checked.
     names = " ".join(c for c, _, _ in summaries)
-    for what in ("a-rcu", "podzimek-rcu", "pagehtcht", "pagehtlocked",
+    for what in ("a-rcu", "podzimek-rcu", "page_htcht", "page_htlocked",
                  "release", "lockstat"):
         assert what in names, "%s not checked: %s" % (what, names)
     print(out)

@@ -42,7 +42,7 @@ import time
 
 import pytest
 
-import kconsole
+from tools import kconsole
 from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel, flavours
@@ -71,7 +71,7 @@ CONFIGS = [
     ("a-rcu", 2, True, 100, True),
     ("a-rcu", 4, True, 100, True),
     ("podzimek-rcu", 2, False, 20, False),
-    ("a-rcu+pageht-locked", 2, False, 20, False),
+    ("a-rcu+page_ht-locked", 2, False, 20, False),
 ]
 CONFIGS = [c for c in CONFIGS if c[0] in flavours()]
 

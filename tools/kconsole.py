@@ -248,7 +248,7 @@ _CHTBENCH_INT_FIELDS = ("bench", "cpus", "update", "seconds", "ops",
 def parse_chtbench_results(text):
     """Every ``result: key=value ...`` line of chtbench output, in order, as
     dicts (bench, name, rcu, cpus, update, seconds, ops, ops_per_s and, for
-    the page hash table ids, pageht).  The integer fields are ints; a line
+    the page hash table ids, page_ht).  The integer fields are ints; a line
     whose fields do not parse raises ValueError."""
     out = []
     for m in _CHTBENCH_RESULT_RE.finditer(normalize(text)):
@@ -480,20 +480,7 @@ class Kernel:
 
     def command_line(self):
         """Return the QEMU argv this instance runs."""
-        if self.arch == "arm64":
-            return list(self.qemu) + [
-                "-M", "virt", "-cpu", "cortex-a72",
-                "-accel", self.accel,
-                "-smp", str(self.smp),
-                "-m", str(self.mem),
-                "-display", "none",
-                "-chardev", "stdio,id=kcon,signal=off",
-                "-serial", "chardev:kcon",
-                "-monitor", "none",
-                "-no-reboot",
-                "-kernel", self.kernel,
-            ] + self.extra_args
-        argv = list(self.qemu) + [
+        common = [
             "-accel", self.accel,
             "-smp", str(self.smp),
             "-m", str(self.mem),
@@ -504,6 +491,11 @@ class Kernel:
             "-serial", "chardev:kcon",
             "-monitor", "none",
             "-no-reboot",
+        ]
+        if self.arch == "arm64":
+            return (list(self.qemu) + ["-M", "virt", "-cpu", "cortex-a72"] +
+                    common + ["-kernel", self.kernel] + self.extra_args)
+        argv = list(self.qemu) + common + [
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
         ]
         if self.iso:

@@ -1,2 +1,2 @@
 """bench/plot.py's modules: common.py (data, formatting, the ratio report)
-and one module per suite: seed.py, resize.py, pageht.py, cost.py."""
+and one module per suite: seed.py, resize.py, page_ht.py, cost.py."""

@@ -8,8 +8,7 @@ import os
 import statistics
 import sys
 
-import chtbench as cb  # bench/chtbench.py: ids, seed commands (bench/ is on
-#                       the path: bench/plot.py's own directory, or pytest.ini)
+from bench import chtbench as cb  # ids, seed commands
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH_DIR)
@@ -39,7 +38,7 @@ class Data:
     def __init__(self, results_dir):
         self.docs = {}
         self.points = {}
-        for suite in ("seed", "resize", "pageht"):
+        for suite in ("seed", "resize", "page_ht"):
             path = os.path.join(results_dir, suite + ".json")
             if not os.path.exists(path):
                 continue
@@ -123,7 +122,7 @@ class Data:
 
     @property
     def any_doc(self):
-        for s in ("seed", "resize", "pageht"):
+        for s in ("seed", "resize", "page_ht"):
             if s in self.docs:
                 return self.docs[s]
         return None

@@ -6,7 +6,7 @@ import json
 import math
 import os
 
-import results_md
+from bench import results_md
 
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (BEGIN, COST_BEGIN, COST_END, US_BEGIN, md_escape)

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Userspace peer benchmark: libcht against cds_lfht, libcuckoo, ck, rwlock.
 
-    bench/userspace/run.py --full     (about 11 minutes on 2 cores)
-    bench/userspace/run.py --quick    (about 3 minutes; a smoke run)
+    python3 -m bench.userspace.run --full     (about 11 minutes on 2 cores)
+    python3 -m bench.userspace.run --quick    (about 3 minutes; a smoke run)
 
 Builds build/bench-userspace/bench_us (bench/userspace/Makefile), runs every
 table through the same harness in the same run, and writes:
@@ -39,6 +38,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+
+from bench import results_md
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -493,7 +494,6 @@ def results_section(agg, rows, impls, plan, mode, meta, pngs):
                    for n in sizes for w in LOOKUP_WL]
     mix_spec = [(w, w, plan["mix"]) for w in MIX_WL]
     L = []
-    L.append(BEGIN)
     L.append("## Userspace: libcht against the peers (`bench/userspace/run.py "
              "--%s`)" % mode)
     L.append("")
@@ -691,23 +691,17 @@ def results_section(agg, rows, impls, plan, mode, meta, pngs):
         rel = os.path.relpath(p, os.path.dirname(RESULTS_MD))
         L.append("![%s](%s)" % (os.path.basename(p)[:-4], rel))
     L.append("")
-    L.append(END)
-    return "\n".join(L)
+    return "\n".join(L) + "\n"
 
 
 def update_results(section, path):
-    text = ""
+    """Put ``section`` between BEGIN and END of ``path`` (results_md.splice:
+    in place, or appended at the end of the file)."""
+    existing = None
     if os.path.exists(path):
         with open(path) as f:
-            text = f.read()
-    if BEGIN in text and END in text:
-        a = text.index(BEGIN)
-        b = text.index(END) + len(END)
-        text = text[:a] + section + text[b:]
-    else:
-        if not text:
-            text = "# Benchmark results\n\n"
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
+            existing = f.read() or None
+    text = results_md.splice(existing, section, BEGIN, END)
     with open(path, "w") as f:
         f.write(text)
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """``make -C uspace bench-sharing``: cache lines the userspace tables share
 between threads, per operation (issue 30 item 2, docs/SHARING.md).
 
@@ -29,9 +28,9 @@ bench/RESULTS.md between ``<!-- userspace-sharing:begin -->`` and
 
 Usage::
 
-    bench/userspace/run_sharing.py                      # 2/4/8 threads, 0/20/100 %, 2 reps
-    bench/userspace/run_sharing.py --impls cht,rwlock --threads 2 --updates 0
-    bench/userspace/run_sharing.py --report-only        # figure and section from the JSON
+    python3 -m bench.userspace.run_sharing                      # 2/4/8 threads, 0/20/100 %, 2 reps
+    python3 -m bench.userspace.run_sharing --impls cht,rwlock --threads 2 --updates 0
+    python3 -m bench.userspace.run_sharing --report-only        # figure and section from the JSON
 """
 
 import argparse
@@ -47,10 +46,10 @@ import sys
 import tempfile
 import time
 
+from bench import bench_sharing  # splice, fmt
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-import bench_sharing  # noqa: E402  (bench/bench_sharing.py: splice, fmt)
 
 BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
@@ -466,27 +465,20 @@ def plot(doc, path):
 
 
 def write_outputs(doc):
-    os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "sharing.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(OUT, "sharing.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["impl", "threads", "update", "rep", "ops", "lookups",
-                    "updates", "transfers_per_op", "shared_lines", "top_line"])
-        for s in doc["samples"]:
-            w.writerow([s["impl"], s["threads"], s["update"], s["rep"],
-                        s["ops"], s["lookups"], s["updates"],
-                        "%.6g" % s["per_op"], s["shared_lines"],
-                        s["top"][0]["name"] if s["top"] else ""])
+    # csv's own line ends (\r\n), as the committed results have them.
+    bench_sharing.write_samples(OUT, doc, [
+        "impl", "threads", "update", "rep", "ops", "lookups", "updates",
+        "transfers_per_op", "shared_lines", "top_line"], lambda s: [
+        s["impl"], s["threads"], s["update"], s["rep"], s["ops"],
+        s["lookups"], s["updates"], "%.6g" % s["per_op"], s["shared_lines"],
+        s["top"][0]["name"] if s["top"] else ""], lineterminator="\r\n")
 
 
 def report(doc):
     plot(doc, os.path.join(OUT, "sharing.png"))
     existing = open(RESULTS_MD).read() if os.path.exists(RESULTS_MD) else None
-    text = bench_sharing.splice(existing, generate_md(doc), BEGIN, END)
-    with open(RESULTS_MD + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(RESULTS_MD + ".tmp", RESULTS_MD)
+    bench_sharing.write_md(bench_sharing.splice(existing, generate_md(doc),
+                                                BEGIN, END), RESULTS_MD)
     log("wrote bench/results/userspace/sharing.{csv,json,png} and the "
         "userspace-sharing section of bench/RESULTS.md")
 

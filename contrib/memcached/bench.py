@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make memcached-bench: stock memcached vs memcached with libcht, same source.
 
 Three parts, all over loopback on this host (client and server share its CPUs):
@@ -52,6 +51,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from bench import results_md
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 B = os.path.join(ROOT, "build")
@@ -678,16 +679,19 @@ def section(doc, figs):
     return "\n".join(L).rstrip() + "\n"
 
 
-def write_results_md(text):
-    path = os.path.join(ROOT, "bench", "RESULTS.md")
-    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    block = "<!-- memcached:begin -->\n" + text + "<!-- memcached:end -->\n"
-    if "<!-- memcached:begin -->" in old:
-        old = re.sub(r"<!-- memcached:begin -->.*?<!-- memcached:end -->\n", lambda m: block,
-                     old, flags=re.S)
-    else:
-        old = old.rstrip() + "\n\n" + block
-    open(path, "w").write(old)
+MD_BEGIN = "<!-- memcached:begin -->"
+MD_END = "<!-- memcached:end -->"
+
+
+def write_results_md(text, path=os.path.join(ROOT, "bench", "RESULTS.md")):
+    """Put ``text`` between MD_BEGIN and MD_END of ``path`` (results_md.splice:
+    in place, or appended at the end of the file)."""
+    old = None
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read() or None
+    with open(path, "w") as f:
+        f.write(results_md.splice(old, text, MD_BEGIN, MD_END))
 
 
 def only(args):

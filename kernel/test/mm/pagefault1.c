@@ -79,7 +79,7 @@
  *
  * The table grows while thousands of pages are mapped and shrinks back when the
  * address spaces are destroyed: with the CHT back end the test requires at least
- * one grow and one shrink and the bucket count back at its start (`pageht`
+ * one grow and one shrink and the bucket count back at its start (`page_ht`
  * before/after is printed). Afterwards (rcu_barrier, slab_reclaim): table entries
  * and address spaces at the baseline, threads not above it, live heap
  * allocations at the baseline plus the CHT's bucket dummies, frames outside the

@@ -66,7 +66,7 @@ typedef struct {
 static slab_cache_t *rec_cache;
 static slab_cache_t *frame_rcu_cache;
 /**
- * Operation counts (statistics for `pageht`), one slot per CPU on its own
+ * Operation counts (statistics for `page_ht`), one slot per CPU on its own
  * cache line, so that lookups on different CPUs never write a shared line (a
  * global counter made page-hash lookups stop scaling). A thread may migrate
  * between reading its CPU and the add, so a slot is occasionally written by

@@ -1,7 +1,7 @@
 /** @file cmds.h
  * The kconsole commands, one file per subsystem in kernel/generic/src/console/:
  * cmd_system.c (help, version, cpus, uptime, threads, sched, halt), cmd_mm.c
- * (zones, slabs, as, pageht), cmd_rcu.c (rcu), cmd_synch.c (lockstat),
+ * (zones, slabs, as, page_ht), cmd_rcu.c (rcu), cmd_synch.c (lockstat),
  * cmd_workq.c (workq), cmd_cht.c (chtstat), cmd_test.c (test, rcutorture),
  * cmd_bench.c (chtbench), cmd_task.c (programs, run, tasks, kill). Each is
  * built on its subsystem's statistics functions; no subsystem calls into the

@@ -76,23 +76,15 @@ typedef struct {
 } __attribute__((aligned(AS_LINE))) as_pt_lock_t;
 
 /**
- * Fault and unmap statistics of one CPU in one address space, in a line of
- * their own: the fault path counts every fault, and one counter for all CPUs
- * was a line written by every faulting CPU on every fault. Updated with
- * relaxed __atomic adds (a thread preempted between reading its CPU and the
- * add counts in another CPU's row: still exact); read by as_stats(), which
- * sums the rows (pages_mapped wraps per row: the sum is exact).
+ * Fault and unmap statistics of an address space: one CPU's row
+ * (as_cpu_stats_t), or the sums of every CPU's row (as_stats()).
+ *
+ * A row is a line of its own: the fault path counts every fault, and one
+ * counter for all CPUs was a line written by every faulting CPU on every
+ * fault. Rows are updated with relaxed __atomic adds (a thread preempted
+ * between reading its CPU and the add counts in another CPU's row: still
+ * exact); as_stats() sums them (pages_mapped wraps per row: the sum is exact).
  */
-typedef struct {
-	uint64_t faults;
-	uint64_t faults_minor;
-	uint64_t faults_raced;
-	uint64_t faults_unmapped;
-	uint64_t pages_mapped;
-	uint64_t shootdowns;
-} __attribute__((aligned(AS_LINE))) as_cpu_stats_t;
-
-/** The sums of as_cpu_stats_t over every CPU: see as_t and as_stats(). */
 typedef struct {
 	/** Faults handled. */
 	uint64_t faults;
@@ -109,7 +101,10 @@ typedef struct {
 	uint64_t pages_mapped;
 	/** TLB shootdown cross-calls sent. */
 	uint64_t shootdowns;
-} as_stats_t;
+} __attribute__((aligned(AS_LINE))) as_stats_t;
+
+/** One CPU's row of an address space's statistics (as_t.stats[]). */
+typedef as_stats_t as_cpu_stats_t;
 
 typedef struct as {
 	/* Read by every fault, written (almost) never: */

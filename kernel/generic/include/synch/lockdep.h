@@ -93,13 +93,20 @@ typedef struct {
  * thread itself (interrupts disabled inside the validator; interrupt handlers
  * never touch it); zeroed by thread_create().
  */
+/** The contexts whose nesting lockdep_thread_t.nest counts. */
+typedef enum {
+	/** RCU callback context (lockdep_rcu_cb_enter()). */
+	LOCKDEP_NEST_RCU_CB,
+	/** Work item context (lockdep_work_enter()). */
+	LOCKDEP_NEST_WORK,
+	LOCKDEP_NEST_COUNT
+} lockdep_nest_t;
+
 typedef struct {
 	lockdep_held_t held[LOCKDEP_MAX_HELD_SLEEP];
 	unsigned depth;
-	/** Nesting of RCU callback context (lockdep_rcu_cb_enter()). */
-	unsigned rcu_cb;
-	/** Nesting of work item context (lockdep_work_enter()). */
-	unsigned work;
+	/** Nesting of each context of lockdep_nest_t. */
+	unsigned nest[LOCKDEP_NEST_COUNT];
 } lockdep_thread_t;
 
 /** One learned class, copied out by lockdep_snapshot_class(). */

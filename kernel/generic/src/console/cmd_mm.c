@@ -1,7 +1,7 @@
 /** @file cmd_mm.c
  * Memory commands: `zones` (physical memory zones and the heap), `slabs`
  * (slab caches, from slab_get_all_stats()), `as` (address spaces and their
- * areas) and `pageht` (the global page hash table, from page_ht_get_stats()).
+ * areas) and `page_ht` (the global page hash table, from page_ht_get_stats()).
  */
 #include <console/kconsole.h>
 #include <console/console.h>
@@ -55,7 +55,7 @@ static int cmd_as(const cmd_call_t *call)
 	return 0;
 }
 
-static int cmd_pageht(const cmd_call_t *call)
+static int cmd_page_ht(const cmd_call_t *call)
 {
 	page_ht_stats_t st;
 	page_ht_get_stats(&st);
@@ -79,8 +79,8 @@ static cmd_info_t cmds[] = {
 	    "in use, magazine hits", .func = cmd_slabs },
 	{ .name = "as", .description = "Address spaces and their areas",
 	    .func = cmd_as },
-	{ .name = "pageht", .description = "Global page hash table: back end, "
-	    "entries, buckets, load, resizes", .func = cmd_pageht },
+	{ .name = "page_ht", .description = "Global page hash table: back end, "
+	    "entries, buckets, load, resizes", .func = cmd_page_ht },
 };
 
 void cmd_mm_init(void)

@@ -42,15 +42,21 @@ static NO_RETURN void panic_finish(uintptr_t fp)
 	cpu_arch_stop_self();
 }
 
+/** The report's first line: "PANIC on CPU N: " and the message. */
+static void panic_message(const char *fmt, va_list ap)
+{
+	printf("\nPANIC on CPU %u: ", CPU->id);
+	vprintf(fmt, ap);
+	printf("\n");
+}
+
 void panic(const char *fmt, ...)
 {
 	panic_enter();
 	va_list ap;
 	va_start(ap, fmt);
 	console_lock();
-	printf("\nPANIC on CPU %u: ", CPU->id);
-	vprintf(fmt, ap);
-	printf("\n");
+	panic_message(fmt, ap);
 	console_unlock();
 	va_end(ap);
 	panic_finish(frame_pointer());
@@ -62,9 +68,7 @@ void panic_istate(istate_t *istate, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	console_lock();
-	printf("\nPANIC on CPU %u: ", CPU->id);
-	vprintf(fmt, ap);
-	printf("\n");
+	panic_message(fmt, ap);
 	va_end(ap);
 	istate_print(istate);
 	console_unlock();

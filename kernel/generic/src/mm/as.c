@@ -986,7 +986,7 @@ void as_print(void)
 	irq_spinlock_lock(&as_list_lock, true);
 	printf("  id  refs    cpus-running    faults   minor  raced  unmapd  "
 	    "mapped  shootdowns\n");
-	for (link_t *l = list_first(&as_list); l; l = list_next(l, &as_list)) {
+	list_foreach(&as_list, l) {
 		as_t *as = list_get_instance(l, as_t, as_link);
 		as_stats_t st = as_stats(as);
 		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %5lu  %6lu  %6lu  %10lu\n",

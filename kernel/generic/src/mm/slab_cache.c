@@ -231,10 +231,12 @@ size_t slab_get_all_stats(slab_cache_stats_t *out, size_t max)
 {
 	size_t got = 0;
 	irq_spinlock_lock(&slab_cache_list_lock, true);
-	for (link_t *l = list_first(&slab_cache_list); l != NULL && got < max;
-	    l = list_next(l, &slab_cache_list))
+	list_foreach(&slab_cache_list, l) {
+		if (got == max)
+			break;
 		slab_cache_get_stats(list_get_instance(l, slab_cache_t, link),
 		    &out[got++]);
+	}
 	irq_spinlock_unlock(&slab_cache_list_lock, true);
 	return got;
 }
@@ -255,11 +257,13 @@ static size_t map_add(slab_map_entry_t *out, size_t max, size_t got,
 static size_t map_list(slab_map_entry_t *out, size_t max, size_t got,
     const slab_cache_t *c, const list_t *slabs)
 {
-	for (link_t *l = list_first(slabs); l != NULL && got < max;
-	    l = list_next(l, slabs))
+	list_foreach(slabs, l) {
+		if (got >= max)
+			break;
 		got = map_add(out, max, got, c,
 		    (uintptr_t) list_get_instance(l, slab_t, link), c->slab_bytes,
 		    false);
+	}
 	return got;
 }
 
@@ -267,8 +271,9 @@ size_t slab_map_snapshot(slab_map_entry_t *out, size_t max)
 {
 	size_t got = 0;
 	irq_spinlock_lock(&slab_cache_list_lock, true);
-	for (link_t *l = list_first(&slab_cache_list); l != NULL && got < max;
-	    l = list_next(l, &slab_cache_list)) {
+	list_foreach(&slab_cache_list, l) {
+		if (got >= max)
+			break;
 		slab_cache_t *c = list_get_instance(l, slab_cache_t, link);
 		got = map_add(out, max, got, c, (uintptr_t) c, sizeof(*c), true);
 		/* The slab lists are protected by the cache lock. */

@@ -135,6 +135,7 @@ static size_t free_all_empty_slabs(void)
 	size_t frames = 0;
 
 	irq_spinlock_lock(&slab_cache_list_lock, true);
+	/* Not list_foreach: the list lock is held for each step only. */
 	link_t *l = list_first(&slab_cache_list);
 	irq_spinlock_unlock(&slab_cache_list_lock, true);
 	while (l != NULL) {

@@ -586,6 +586,21 @@ static void mark_rcu(ld_cpu_t *c, unsigned cpu, unsigned k, rcu_mark_t which,
 }
 
 /**
+ * Marks class @a k as taken in an RCU callback or a work item when thread
+ * @a t is in one (the first time for the class; @a ip where it was taken).
+ */
+static void mark_nest(ld_cpu_t *c, unsigned cpu, unsigned k,
+    const lockdep_thread_t *t, uintptr_t ip)
+{
+	if (t->nest[LOCKDEP_NEST_RCU_CB] &&
+	    !__atomic_load_n(&classes[k].rcu_cb_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, k, RCU_MARK_CB, ip, 0);
+	if (t->nest[LOCKDEP_NEST_WORK] &&
+	    !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
+		mark_rcu(c, cpu, k, RCU_MARK_WORK, ip, 0);
+}
+
+/**
  * Learns the edges to class @a k (acquired at @a ip) from the newest entry of
  * @a held (depth @a depth) in context @a ctx and the trylocks above it.
  * Returns true when a non-trylock entry of that context was found (no older
@@ -653,12 +668,8 @@ void lockdep_acquire_as(spinlock_t *lock, uintptr_t ip, bool trylock,
 	    !__atomic_load_n(&classes[k].irq_on_ip, __ATOMIC_RELAXED)) {
 		mark_irq(c, cpu, (unsigned) k, false, ip);
 	}
-	if (t && t->rcu_cb &&
-	    !__atomic_load_n(&classes[k].rcu_cb_ip, __ATOMIC_RELAXED))
-		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_CB, ip, 0);
-	if (t && t->work &&
-	    !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
-		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_WORK, ip, 0);
+	if (t)
+		mark_nest(c, cpu, (unsigned) k, t, ip);
 	/* Thread context (preemption is off: the reader count is this
 	 * thread's). */
 	if (t && rcu_read_locked() &&
@@ -800,11 +811,7 @@ void lockdep_sleep_acquired(const void *lock, lockdep_map_t *map, uintptr_t ip,
 	if (!sleep_enter(map, &ipl, &c, &cpu, &t, &k))
 		return;
 	__atomic_fetch_add(&classes[k].acquisitions, 1, __ATOMIC_RELAXED);
-	if (t->rcu_cb && !__atomic_load_n(&classes[k].rcu_cb_ip,
-	    __ATOMIC_RELAXED))
-		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_CB, ip, 0);
-	if (t->work && !__atomic_load_n(&classes[k].work_ip, __ATOMIC_RELAXED))
-		mark_rcu(c, cpu, (unsigned) k, RCU_MARK_WORK, ip, 0);
+	mark_nest(c, cpu, (unsigned) k, t, ip);
 	if (t->depth >= LOCKDEP_MAX_HELD_SLEEP) {
 		turn_off("too many sleeping locks held (LOCKDEP_MAX_HELD_SLEEP)");
 	} else {
@@ -836,18 +843,22 @@ void lockdep_sleep_release(const void *lock, lockdep_map_t *map)
 	interrupts_restore(ipl);
 }
 
-void lockdep_rcu_cb_enter(void)
+/** Counts this thread into (@a d 1) or out of (-1) context @a n. */
+static void nest_add(lockdep_nest_t n, int d)
 {
 	lockdep_thread_t *t = ld_thread();
 	if (t)
-		t->rcu_cb++;
+		t->nest[n] += d;
+}
+
+void lockdep_rcu_cb_enter(void)
+{
+	nest_add(LOCKDEP_NEST_RCU_CB, 1);
 }
 
 void lockdep_rcu_cb_exit(void)
 {
-	lockdep_thread_t *t = ld_thread();
-	if (t)
-		t->rcu_cb--;
+	nest_add(LOCKDEP_NEST_RCU_CB, -1);
 }
 
 /** lockdep_rcu_wait() on one held entry: true when it reported. */
@@ -899,16 +910,12 @@ void lockdep_rcu_wait(const char *what, uintptr_t ip)
 
 void lockdep_work_enter(void)
 {
-	lockdep_thread_t *t = ld_thread();
-	if (t)
-		t->work++;
+	nest_add(LOCKDEP_NEST_WORK, 1);
 }
 
 void lockdep_work_exit(void)
 {
-	lockdep_thread_t *t = ld_thread();
-	if (t)
-		t->work--;
+	nest_add(LOCKDEP_NEST_WORK, -1);
 }
 
 void lockdep_workq_stop(uintptr_t ip)

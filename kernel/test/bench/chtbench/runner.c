@@ -62,10 +62,10 @@ static const bench_t benches[] = {
 	    false },
 	{ 20, "resize/rwlock-continuous", "the same while a resizer rehashes 2^13 <-> "
 	    "2^14 under the write lock", s_rs_rw, b_rs_rw, t_rs_rw, 2, false, false },
-	{ 21, "pageht-lookup", "page_mapping_find on 1024 mapped pages of one address "
+	{ 21, "page_ht-lookup", "page_mapping_find on 1024 mapped pages of one address "
 	    "space (page hash table back end as built)", s_ph_lookup, b_ph_lookup,
 	    t_ph, 0, false, false },
-	{ 22, "pageht-fault", "page faults: touch 1024 pages (each thread its slice), "
+	{ 22, "page_ht-fault", "page faults: touch 1024 pages (each thread its slice), "
 	    "unmap, repeat; ops = faults", s_ph, b_ph_fault, t_ph, 0, false, false },
 };
 
@@ -291,6 +291,6 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 	printf("result: bench=%u name=%s rcu=%s cpus=%u update=%u seconds=%u ops=%lu "
 	    "ops_per_s=%lu%s%s\n", c.id, b->name, rcu_flavour_name, c.cpus,
 	    c.update_pct, c.seconds, total, rate,
-	    id >= 21 ? " pageht=" : "", id >= 21 ? page_ht_backend : "");
+	    id >= 21 ? " page_ht=" : "", id >= 21 ? page_ht_backend : "");
 	return;
 }

@@ -85,7 +85,7 @@ int page_mapping_update(uint64_t as_id, uintptr_t page, const pte_t *pte);
  */
 size_t page_mapping_count(uint64_t as_id, uintptr_t page);
 
-/** Table state for `pageht` and tests. */
+/** Table state for `page_ht` and tests. */
 typedef struct {
 	const char *backend;
 	size_t entries;

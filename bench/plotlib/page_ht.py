@@ -1,4 +1,4 @@
-"""The page hash table suite (pageht.json): lookups and the fault path,
+"""The page hash table suite (page_ht.json): lookups and the fault path,
 CHT vs the global-lock build.
 """
 
@@ -7,7 +7,7 @@ from .common import (
     draw, fmt_ratio, host_cores, judge_gt, key, ncpus, verdict)
 
 
-def fig_pageht(data, plt, path):
+def fig_page_ht(data, plt, path):
     smps = [s for s in data.smps if data.cpus_of("a-rcu", s, cb.B_PH_LOOKUP)]
     if not smps:
         return None
@@ -44,8 +44,8 @@ def fig_pageht(data, plt, path):
     return path
 
 
-def readings_pageht(ctx):
-    """The page hash table (pageht.json)."""
+def readings_page_ht(ctx):
+    """The page hash table (page_ht.json)."""
     R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
     smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
     ph = {}
@@ -95,5 +95,5 @@ def readings_pageht(ctx):
                 "lookups per update, so a CHT deficit here is expected."
                 % (fmt_ratio(e["f1"]), ", %s at 2" % fmt_ratio(e["f2"])
                    if e.get("f2") else ""))
-        read["pageht"] = "\n".join(txt)
+        read["page_ht"] = "\n".join(txt)
 
