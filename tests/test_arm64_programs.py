@@ -41,7 +41,7 @@ import subprocess
 
 import pytest
 
-import kconsole
+from tools import kconsole
 import leaks
 from conftest import REPO
 from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
