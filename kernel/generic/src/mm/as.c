@@ -233,9 +233,9 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 	/*
 	 * Store-buffering pattern: the caller stored the cleared entries, this
 	 * loads cpus_running; as_switch_cpu() sets its bit in cpus_running (a
-	 * seq_cst RMW: a full fence) and then loads the tables into its MMU
-	 * (arch_as_load()), after which its CPU's
-	 * page walks read the entries. With a full fence here between our
+	 * seq_cst RMW, which is not a full fence on arm64) and then loads the
+	 * tables into its MMU with arch_as_load(), which begins with a full
+	 * barrier (arch.h), after which its CPU's page walks read the entries. With a full fence here between our
 	 * stores and our load, at least one side sees the other: either we see
 	 * the bit (and shoot that CPU down) or its walks see the cleared entry.
 	 * Without the fence C11 lets our load move before our stores (a store
