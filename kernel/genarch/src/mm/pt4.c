@@ -4,8 +4,9 @@
  *
  * A table entry is published with a release store (compare-and-swap) after
  * the new table was zeroed; every walk reads entries with acquire loads, so
- * it sees a zeroed table. How the hardware walker is ordered by it is the
- * architecture's business (arm64's paging.c).
+ * it sees a zeroed table. The hardware walker is not ordered by those: the
+ * architecture's paging_entry_installed() after the install does what it
+ * needs (arm64: DSB ISHST; arch/paging.h).
  */
 #include <arch/paging.h>
 #include <arch/mm.h>
@@ -61,10 +62,13 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 			 * ptwalk1long must fail).
 			 */
 			__atomic_store_n(&t[idx], mine, __ATOMIC_RELEASE);
+			paging_entry_installed();
 			e = mine;
 #else
 			if (__atomic_compare_exchange_n(&t[idx], &e, mine, false,
 			    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+				/* The walker too sees the zeroed table (arm64: DSB). */
+				paging_entry_installed();
 				e = mine;
 			} else {
 				/* Another CPU installed one first: use it. */

@@ -950,10 +950,12 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 	int rc = EOK;
 	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
 		uint64_t *e = entry ? entry : paging_walk(as->pml4_phys, page, true);
-		if (e)
+		if (e) {
 			__atomic_store_n(e, pte.frame | hw_flags(&pte),
 			    __ATOMIC_RELEASE);
-		else
+			/* The retried access's walk sees it (arm64: DSB ISHST). */
+			paging_entry_installed();
+		} else
 			rc = ENOMEM;
 	} else {
 		/* The page was unmapped meanwhile: the retry faults again. */

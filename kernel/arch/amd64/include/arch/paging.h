@@ -18,6 +18,16 @@
 #define PT4_TABLE_FLAGS (PTE_P | PTE_RW | PTE_US)
 #define PT4_ADDR_MASK   PTE_ADDR_MASK
 
+/**
+ * After a store that made an entry valid (genarch/mm/pt4.h): nothing on
+ * amd64. The x86 page walker reads the tables coherently with this CPU's
+ * and other CPUs' stores (a not-present entry is not cached in the TLB, so
+ * at worst a walk that raced the store faults again and finds the entry).
+ */
+static inline void paging_entry_installed(void)
+{
+}
+
 #include <genarch/mm/pt4.h>
 
 /**

@@ -10,6 +10,10 @@
  *   table (the table's physical address or'd in; permissions are decided at
  *   the last level);
  * - PT4_ADDR_MASK: the next table's physical address in an entry;
+ * - paging_entry_installed(): a static inline called after every store that
+ *   makes an entry valid (a new table here, a new page by the generic fault
+ *   path), which makes the entry visible to the hardware table walker where
+ *   that takes a barrier (arm64: DSB ISHST; amd64: nothing);
  * and, where it differs from the defaults below (4 KiB pages, 512 entries a
  * level, the lower half of the root for user space):
  * - PT4_PAGE_SHIFT: the shift of the last level's index;
