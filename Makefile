@@ -291,6 +291,7 @@ TEST_SRC := test.c testlib.c \
 	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
 	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
 	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
+	mm/useraccess1.c \
 	print/print1.c \
 	proc/sched1.c proc/thread1.c \
 	smp/ipi1.c smp/smpcall1.c \

@@ -172,4 +172,11 @@ void arch_as_load(uintptr_t root_phys);
  */
 void userspace_print_features(void);
 
+/**
+ * Name of the CPU feature that faults a kernel access to a user page outside
+ * the uaccess functions ("SMAP" on amd64, "PAN" on arm64) when the kernel
+ * enabled it, NULL when the CPU lacks it. Any context.
+ */
+const char *userspace_access_guard(void);
+
 #endif

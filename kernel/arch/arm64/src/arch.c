@@ -34,6 +34,7 @@ const char arch_name[] = "arm64";
 void arch_percpu_init(cpu_t *cpu)
 {
 	asm volatile ("msr tpidr_el1, %0" :: "r" (cpu) : "memory");
+	userspace_pan_init_cpu();
 }
 
 /* MMIO: Device memory through the direct map's first GiB. */
@@ -292,6 +293,30 @@ static void sync_dispatch(istate_t *istate)
 		pf_access_t access = (ec == EC_IABT_SAME || ec == EC_IABT_LOWER) ?
 		    PF_ACCESS_EXEC : (write ? PF_ACCESS_WRITE : PF_ACCESS_READ);
 		int rc = ENOENT;
+		/*
+		 * PAN: a permission fault of an EL1 data access to a user page
+		 * with PSTATE.PAN set (SPSR_EL1.PAN) is a kernel access to a
+		 * user page outside uaccess (whose accesses run with PAN
+		 * clear). A kernel thread inside a user address space (not a
+		 * user thread) may touch its pages; it ran before the
+		 * scheduler hook cleared PAN for it (as_enter() came after its
+		 * switch): allow and retry, as amd64 does for SMAP. Anything
+		 * else cannot be resolved: the minor-fault path would return
+		 * EOK and the access fault forever.
+		 */
+		if (ec == EC_DABT_SAME && as && addr < USER_SPACE_END &&
+		    (fsc & 0x3c) == 0x0c && (istate->spsr & SPSR_PAN) &&
+		    userspace_pan_enabled()) {
+			if (!t->subsys[THREAD_SUBSYS_TASK]) {
+				istate->spsr &= ~SPSR_PAN;
+				return;
+			}
+			panic_istate(istate, "Data/instruction abort at %p, fault "
+			    "address %p, "
+			    "ESR %#lx: kernel access to a user page outside "
+			    "uaccess (PAN)", (void *) istate->elr, (void *) addr,
+			    istate->esr);
+		}
 		if (as && addr < USER_SPACE_END && (fsc & 0x3c) != 0x10) {
 			/* The fault handler may sleep: interrupts as they were. */
 			if (!(istate->spsr & DAIF_I))
@@ -693,5 +718,6 @@ void arch_as_load(uintptr_t root_phys)
 
 void userspace_print_features(void)
 {
-	printf("User space: svc at EL0, PXN on user pages\n");
+	printf("User space: svc at EL0, PXN on user pages, PAN %s\n",
+	    userspace_pan_enabled() ? "on" : "off (not supported by the CPU)");
 }
