@@ -54,7 +54,8 @@
 #                               'freed twice or with a wrong count')
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
-#                  hold and wait times in TSC cycles, instructions under
+#                  hold and wait times in cycle-counter units (amd64: TSC
+#                  cycles, arm64: generic-timer ticks), instructions under
 #                  -icount); 0 (default): none, spinlocks unchanged
 #   LOCKDEP        1 (default in debug builds): the lock-dependency validator
 #                  (synch/lockdep.h, the `lockdep` command); 0: none. Release

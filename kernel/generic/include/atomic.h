@@ -10,8 +10,8 @@
  * A seq_cst RMW or store is NOT a full barrier for the plain (and relaxed)
  * accesses around it in C11, and not on arm64 either: there it is an
  * LDAXR/STLXR loop or an STLR, and a later load may be satisfied before its
- * store is visible (store-load reordering; docs/RCU.md, "arm64"). On x86-64
- * the same operations are lock-prefixed or xchg, full barriers. Code that
+ * store is visible (store-load reordering; docs/RCU.md, "arm64"). On amd64
+ * the same operations are full barriers (arch/barrier.h). Code that
  * needs a full barrier says so: memory_barrier() anywhere, or
  * memory_barrier_after_atomic() right after a seq_cst RMW or store (free on
  * amd64, `dmb ish` on arm64; arch/barrier.h).

@@ -701,13 +701,16 @@ bool console_hw_irq_enable(void (*handler)(void))
 void arch_as_load(uintptr_t root_phys)
 {
 	/*
-	 * No ASIDs: every switch invalidates this CPU's TLB. The DSB before
-	 * completes the earlier table stores and the cpus_running update
-	 * (as.c's seq_cst RMW) before the new tables are walked; the one after
+	 * No ASIDs: every switch invalidates this CPU's TLB. The DSB ISH
+	 * before is the full barrier arch.h promises: it completes every
+	 * earlier load and store, the table stores and the cpus_running
+	 * update (as.c's seq_cst RMW, an LDAXR/STLXR loop that is no full
+	 * barrier by itself) included, before the new tables are walked or
+	 * any later access is performed; the one after
 	 * waits for the invalidation, the ISB makes the next instructions use
 	 * the new translation.
 	 */
-	uintptr_t root = root_phys ? root_phys : paging_kernel_pml4_phys();
+	uintptr_t root = root_phys ? root_phys : paging_kernel_root_phys();
 	asm volatile ("dsb ish\n\t"
 	    "msr ttbr0_el1, %0\n\t"
 	    "isb\n\t"

@@ -17,12 +17,12 @@
 /** The lower half of a CPU with no user address space: empty. Read-only. */
 static uint64_t empty_root[512] ALIGNED(4096);
 
-uintptr_t paging_kernel_pml4_phys(void)
+uintptr_t paging_kernel_root_phys(void)
 {
 	return KA2PA(empty_root);
 }
 
-uintptr_t paging_create_pml4(void)
+uintptr_t paging_create_root(void)
 {
 	uintptr_t pa = frame_alloc(1, FRAME_ZERO);
 	if (!pa)

@@ -27,20 +27,20 @@ static void free_level(uint64_t entry, int level)
 		frame_free(pa, 1);
 }
 
-void paging_destroy_pml4(uintptr_t pml4_phys)
+void paging_destroy_root(uintptr_t root_phys)
 {
-	uint64_t *t = PA2KA(pml4_phys);
+	uint64_t *t = PA2KA(root_phys);
 	for (unsigned i = 0; i < PT4_USER_SLOTS; i++) {
 		/* PDPT (level 3) -> PD (2) -> PT (1) -> frames (0, not freed here). */
 		free_level(t[i], 3);
 		t[i] = 0;
 	}
-	frame_free(pml4_phys, 1);
+	frame_free(root_phys, 1);
 }
 
-uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
+uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, bool alloc)
 {
-	uint64_t *t = PA2KA(pml4_phys);
+	uint64_t *t = PA2KA(root_phys);
 	for (int shift = PT4_ROOT_SHIFT; shift > PT4_PAGE_SHIFT;
 	    shift -= PT4_INDEX_BITS) {
 		unsigned idx = (va >> shift) & (PT4_ENTRIES - 1);
@@ -81,11 +81,11 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 	return &t[(va >> PT4_PAGE_SHIFT) & (PT4_ENTRIES - 1)];
 }
 
-uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *vap, uintptr_t end)
+uint64_t *paging_next_leaf(uintptr_t root_phys, uintptr_t *vap, uintptr_t end)
 {
 	uintptr_t va = *vap;
 	while (va < end) {
-		uint64_t *t = PA2KA(pml4_phys);
+		uint64_t *t = PA2KA(root_phys);
 		int shift;
 		for (shift = PT4_ROOT_SHIFT; shift > PT4_PAGE_SHIFT;
 		    shift -= PT4_INDEX_BITS) {

@@ -67,12 +67,12 @@ static inline uint64_t paging_user_flags(bool writable, bool exec)
 }
 
 /** Physical address of the kernel's top-level page table (boot_pml4). */
-uintptr_t paging_kernel_pml4_phys(void);
+uintptr_t paging_kernel_root_phys(void);
 /**
  * Allocates a top-level table for a user address space: the user half empty,
  * the kernel half shared with the kernel's table. @return its physical address
  * or 0 on ENOMEM.
  */
-uintptr_t paging_create_pml4(void);
+uintptr_t paging_create_root(void);
 
 #endif

@@ -42,10 +42,10 @@ static inline void paging_entry_installed(void)
 #include <genarch/mm/pt4.h>
 
 /** Root of the kernel's (empty) lower-half table. */
-uintptr_t paging_kernel_pml4_phys(void);
+uintptr_t paging_kernel_root_phys(void);
 
 /** Allocates an empty root table for a user address space; 0 on ENOMEM. */
-uintptr_t paging_create_pml4(void);
+uintptr_t paging_create_root(void);
 
 /**
  * Hardware bits of a present user page: EL0 access, read-only unless

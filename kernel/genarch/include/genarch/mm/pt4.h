@@ -43,7 +43,7 @@
 #endif
 
 /** Frees the user half's page tables and the top-level table itself. */
-void paging_destroy_pml4(uintptr_t pml4_phys);
+void paging_destroy_root(uintptr_t root_phys);
 /**
  * Returns the address of the last-level entry for @a va, allocating missing
  * intermediate tables when @a alloc (NULL if missing/ENOMEM). A missing table
@@ -51,9 +51,9 @@ void paging_destroy_pml4(uintptr_t pml4_phys);
  * of one address space need no common lock; a CPU that loses the race frees
  * its table and uses the winner's. Writing the returned entry is the caller's
  * business: it holds the lock of the entry's 2 MiB region (as_t.pt_locks).
- * Tables are only freed by paging_destroy_pml4(). Any context; never sleeps.
+ * Tables are only freed by paging_destroy_root(). Any context; never sleeps.
  */
-uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
+uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, bool alloc);
 /**
  * Finds the first last-level table (one 2 MiB region) at or above *@a va and
  * below @a end that exists, skipping every absent table at any level in one
@@ -65,6 +65,6 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
  * installed by paging_walk() (release) before the caller synchronized with
  * its installer is seen. Any context; never sleeps, allocates nothing.
  */
-uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *va, uintptr_t end);
+uint64_t *paging_next_leaf(uintptr_t root_phys, uintptr_t *va, uintptr_t end);
 
 #endif
