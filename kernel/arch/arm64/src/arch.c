@@ -537,7 +537,11 @@ void arch_poweroff(void)
 
 /* Secondary CPUs */
 
-/** The stack a starting secondary loads (start.S); one start at a time. */
+/**
+ * The stack a starting secondary loads (start.S); one start at a time.
+ * (Declared here for the assembly file, as syscall_dispatch() is.)
+ */
+extern uint64_t ap_boot_sp;
 uint64_t ap_boot_sp;
 
 /** Physical address of ap_start (start.S; linked there, out of adrp's reach). */
