@@ -54,7 +54,8 @@
 #                               'freed twice or with a wrong count')
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
-#                  hold and wait times in TSC cycles, instructions under
+#                  hold and wait times in cycle-counter units (amd64: TSC
+#                  cycles, arm64: generic-timer ticks), instructions under
 #                  -icount); 0 (default): none, spinlocks unchanged
 #   LOCKDEP        1 (default in debug builds): the lock-dependency validator
 #                  (synch/lockdep.h, the `lockdep` command); 0: none. Release
@@ -289,6 +290,7 @@ TEST_SRC := test.c testlib.c \
 	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
 	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
 	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
+	mm/useraccess1.c \
 	print/print1.c \
 	proc/sched1.c proc/thread1.c \
 	smp/ipi1.c smp/smpcall1.c \
@@ -552,16 +554,22 @@ test: deps all flavours controls plugin arm64 ## build everything and run every 
 # dereference of a user pointer outside the uaccess functions, and any access
 # to an RCU-protected pointer outside synch/rcu.h's accessors, is reported.
 # Fails on any diagnostic (tools/sparse_check.py; tests/test_sparse.py runs
-# it in make test). No build needed; a few seconds.
+# it in make test). No build needed; a few seconds. The arm64 configurations
+# (ARCH=arm64: kernel/arch/arm64 and its headers instead of amd64's) run
+# sparse as an AArch64 target (--arch=aarch64: __aarch64__, its type sizes);
+# sparse only parses the inline assembly, as for amd64.
 SPARSE ?= sparse
-SPARSE_FLAGS := $(CFLAGS) -Wcast-to-as
+SPARSE_FLAGS := $(CFLAGS) -Wcast-to-as $(if $(filter arm64,$(ARCH)),--arch=aarch64)
+CHECK_LABEL := $(if $(filter arm64,$(ARCH)),arm64-)$(CONFIG_NAME)
 CHECK_CONFIGS := \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=1" \
 	"RCU=podzimek-rcu PAGE_HT=cht DEBUG=1" \
 	"RCU=a-rcu PAGE_HT=locked DEBUG=1" \
 	"RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
-	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))"
+	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))" \
+	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1" \
+	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0"
 
 check: ## sparse: user and RCU pointers, every kernel C file
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check
@@ -573,7 +581,7 @@ check: ## sparse: user and RCU pointers, every kernel C file
 # One configuration (the variables on the command line); used by check.
 check-one: ## one configuration of check (the variables on the command line)
 	@$(PYTHON) tools/sparse_check.py --sparse $(SPARSE) \
-		--label "$(CONFIG_NAME)" $(SRC_C) -- $(SPARSE_FLAGS)
+		--label "$(CHECK_LABEL)" $(SRC_C) -- $(SPARSE_FLAGS)
 
 # The SPIN models (verify/README.md): every model must pass, every broken
 # variant must be caught with a trail; a table of states and times. No build,

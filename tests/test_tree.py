@@ -116,12 +116,15 @@ def test_locking_md_names_every_lock():
 
 #: Machine names of x86-64 that generic code must not use (issue 32): its
 #: registers, control registers and flags, MSRs, interrupt controllers,
-#: the instructions of privileged work, and fields of its saved state.
+#: the instructions of privileged work, fields of its saved state, its
+#: counters and protection features (TSC, SMEP, SMAP) and the names of its
+#: page-table levels (PML4, PDPT; the generic name is the table's root).
 X86_NAMES = re.compile(
     r"\b(?:[re](?:ax|bx|cx|dx|si|di|bp|sp|ip)|r(?:8|9|1[0-5])[dwb]?|"
     r"[re]flags|cr[0-4]|x?[re]?msrs?|wrmsr|rdmsr|(?:read|write)_(?:msr|cr\d)|"
     r"x2apic|l?apic\w*|ioapic\w*|\w*_apic_\w*|invlpg|swapgs|sysretq?|iretq?|"
     r"rdtscp?|cpuid|cli|sti|hlt|idt|gdt|tss|"
+    r"tsc|smep|smap|\w*pml4\w*|pdpte?s?|"
     r"(?:in|out)[bwl]|%gs|gs_base|isa-debug-exit)\b"
     r"|istate->\w+", re.IGNORECASE)
 
@@ -146,9 +149,11 @@ def test_generic_code_names_no_x86():
 
 def test_x86_name_checker_finds_names():
     text = ("x = istate->rdi;\n/* loads CR3 */\nlapic_eoi();\n"
-            "write_msr(1, 2);\nasm(\"invlpg (%0)\");\nrflags\n")
+            "write_msr(1, 2);\nasm(\"invlpg (%0)\");\nrflags\n"
+            "/* in TSC cycles */ as->pml4_phys; paging_create_pml4(); SMAP\n")
     assert [w for _, w in x86_names_in(text)] == [
-        "istate->rdi", "CR3", "lapic_eoi", "write_msr", "invlpg", "rflags"]
+        "istate->rdi", "CR3", "lapic_eoi", "write_msr", "invlpg", "rflags",
+        "TSC", "pml4_phys", "paging_create_pml4", "SMAP"]
     # Words that only look alike pass.
     assert x86_names_in("raxle capital rip_ off the stick; sticky pauses") \
         == []

@@ -92,6 +92,9 @@ test_t tests[] = {
 	    test_fault1, false },
 	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "
 	    "#DF on its IST stack, panic and halt (unsafe)", test_dfstack1, false },
+	{ "useraccess1", "A kernel access to a user page outside uaccess: with "
+	    "the user-access guard on (-cpu max) panics naming it (unsafe)",
+	    test_useraccess1, false },
 	{ "lockdep1", "Lock validator: two locks taken in both orders by one "
 	    "thread: reported with both chains, panic (unsafe)", test_lockdep1,
 	    false },

@@ -150,6 +150,11 @@ extern const char arch_name[];
  * Makes the page tables rooted at @a root_phys the user half of the calling
  * CPU's translation (0: none, the kernel's alone). Implies invalidating what
  * the TLB holds for the previous user tables unless they are tagged.
+ * Begins with a full memory barrier (each architecture's arch_as_load()
+ * says which instruction): no earlier access of this CPU, the caller's
+ * cpus_running RMW included, is reordered after the page walks and accesses
+ * through the new tables (as.c's tlb_shootdown() and sys_membarrier() rely
+ * on it).
  * Interrupts disabled.
  */
 void arch_as_load(uintptr_t root_phys);
@@ -167,5 +172,12 @@ void arch_as_load(uintptr_t root_phys);
  * space: ..." that tests/test_tasks.py reads on amd64). BSP, once.
  */
 void userspace_print_features(void);
+
+/**
+ * Name of the CPU feature that faults a kernel access to a user page outside
+ * the uaccess functions (the architecture's name for it, as its fault report
+ * says) when the kernel enabled it, NULL when the CPU lacks it. Any context.
+ */
+const char *userspace_access_guard(void);
 
 #endif

@@ -3,9 +3,18 @@
  *
  * Thin wrappers over the GCC `__atomic` builtins. Every wrapper names its memory
  * order: the plain forms are sequentially consistent (they are what most callers
- * want and they act as full barriers on x86-64), the `_explicit` ones take a
- * `__ATOMIC_*` order. No `volatile` is used for synchronization anywhere in the
- * kernel: shared variables are accessed through these functions.
+ * want), the `_explicit` ones take a `__ATOMIC_*` order. No `volatile` is used
+ * for synchronization anywhere in the kernel: shared variables are accessed
+ * through these functions.
+ *
+ * A seq_cst RMW or store is NOT a full barrier for the plain (and relaxed)
+ * accesses around it in C11, and not on arm64 either: there it is an
+ * LDAXR/STLXR loop or an STLR, and a later load may be satisfied before its
+ * store is visible (store-load reordering; docs/RCU.md, "arm64"). On amd64
+ * the same operations are full barriers (arch/barrier.h). Code that
+ * needs a full barrier says so: memory_barrier() anywhere, or
+ * memory_barrier_after_atomic() right after a seq_cst RMW or store (free on
+ * amd64, `dmb ish` on arm64; arch/barrier.h).
  *
  * All functions may be called from any context (interrupts disabled or not, any
  * CPU) and never block.
@@ -14,6 +23,7 @@
 #define KERN_ATOMIC_H_
 
 #include <typedefs.h>
+#include <arch/barrier.h>
 
 /** An atomic counter (a machine word). Protected by: its atomic operations. */
 typedef struct {
@@ -157,10 +167,26 @@ static inline void atomic_store_ptr(void **ptr, void *v)
 	__atomic_store_n(ptr, v, __ATOMIC_SEQ_CST);
 }
 
-/** Full memory barrier. */
+/**
+ * Full memory barrier: no load or store of this CPU is reordered across it
+ * (amd64: a locked instruction; arm64: `dmb ish`).
+ */
 static inline void memory_barrier(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/**
+ * Full memory barrier right after a seq_cst RMW or a seq_cst store (Linux's
+ * smp_mb__after_atomic()): together with that operation, no earlier access is
+ * reordered after it and no later access before it. On amd64 the locked
+ * instruction or xchg already is one, and this emits nothing (a compiler
+ * barrier); on arm64 it is `dmb ish`, which forbids the store-load
+ * reordering that STLR and the LDAXR/STLXR loop allow.
+ */
+static inline void memory_barrier_after_atomic(void)
+{
+	arch_barrier_after_atomic();
 }
 
 /** Compiler barrier: no instruction reordering by the compiler across it. */

@@ -179,7 +179,12 @@ void arch_poweroff(void)
 
 void arch_as_load(uintptr_t root_phys)
 {
-	write_cr3(root_phys ? root_phys : paging_kernel_pml4_phys());
+	/*
+	 * A write to CR3 is a serializing instruction: every earlier load and
+	 * store completes (the store buffer drains) before the next
+	 * instruction, the full barrier arch.h promises.
+	 */
+	write_cr3(root_phys ? root_phys : paging_kernel_root_phys());
 }
 
 void userspace_print_features(void)

@@ -8,12 +8,12 @@
 
 extern uint64_t boot_pml4[512];
 
-uintptr_t paging_kernel_pml4_phys(void)
+uintptr_t paging_kernel_root_phys(void)
 {
 	return KA2PA(boot_pml4);
 }
 
-uintptr_t paging_create_pml4(void)
+uintptr_t paging_create_root(void)
 {
 	uintptr_t pa = frame_alloc(1, FRAME_ZERO);
 	if (!pa)

@@ -2,6 +2,7 @@
  * amd64 user mode set-up: syscall MSRs, SMEP, the kernel stack used on entry
  * from ring 3 (TSS rsp0 and the syscall entry's stack).
  */
+#include <arch.h>
 #include <arch/userspace.h>
 #include <arch/cpu_arch.h>
 #include <arch/asm.h>
@@ -107,6 +108,11 @@ bool userspace_smep_enabled(void)
 bool userspace_smap_enabled(void)
 {
 	return __atomic_load_n(&uaccess_smap, __ATOMIC_RELAXED) != 0;
+}
+
+const char *userspace_access_guard(void)
+{
+	return userspace_smap_enabled() ? "SMAP" : NULL;
 }
 
 void userspace_set_direct_access(bool allow)

@@ -56,6 +56,7 @@ void arch_percpu_init(cpu_t *cpu)
 {
 	asm volatile ("msr tpidr_el1, %0" :: "r" (cpu) : "memory");
 	el0_access_init();
+	userspace_pan_init_cpu();
 }
 
 /* MMIO: Device memory through the direct map's first GiB. */
@@ -378,6 +379,30 @@ static void sync_dispatch(istate_t *istate)
 		pf_access_t access = (ec == EC_IABT_SAME || ec == EC_IABT_LOWER) ?
 		    PF_ACCESS_EXEC : (write ? PF_ACCESS_WRITE : PF_ACCESS_READ);
 		int rc = ENOENT;
+		/*
+		 * PAN: a permission fault of an EL1 data access to a user page
+		 * with PSTATE.PAN set (SPSR_EL1.PAN) is a kernel access to a
+		 * user page outside uaccess (whose accesses run with PAN
+		 * clear). A kernel thread inside a user address space (not a
+		 * user thread) may touch its pages; it ran before the
+		 * scheduler hook cleared PAN for it (as_enter() came after its
+		 * switch): allow and retry, as amd64 does for SMAP. Anything
+		 * else cannot be resolved: the minor-fault path would return
+		 * EOK and the access fault forever.
+		 */
+		if (ec == EC_DABT_SAME && as && addr < USER_SPACE_END &&
+		    (fsc & 0x3c) == 0x0c && (istate->spsr & SPSR_PAN) &&
+		    userspace_pan_enabled()) {
+			if (!t->subsys[THREAD_SUBSYS_TASK]) {
+				istate->spsr &= ~SPSR_PAN;
+				return;
+			}
+			panic_istate(istate, "Data/instruction abort at %p, fault "
+			    "address %p, "
+			    "ESR %#lx: kernel access to a user page outside "
+			    "uaccess (PAN)", (void *) istate->elr, (void *) addr,
+			    istate->esr);
+		}
 		if (as && addr < USER_SPACE_END && (fsc & 0x3c) != 0x10 &&
 		    fsc != FSC_ALIGNMENT) {
 			/* The fault handler may sleep: interrupts as they were. */
@@ -603,7 +628,11 @@ void arch_poweroff(void)
 
 /* Secondary CPUs */
 
-/** The stack a starting secondary loads (start.S); one start at a time. */
+/**
+ * The stack a starting secondary loads (start.S); one start at a time.
+ * (Declared here for the assembly file, as syscall_dispatch() is.)
+ */
+extern uint64_t ap_boot_sp;
 uint64_t ap_boot_sp;
 
 /** Physical address of ap_start (start.S; linked there, out of adrp's reach). */
@@ -767,13 +796,16 @@ bool console_hw_irq_enable(void (*handler)(void))
 void arch_as_load(uintptr_t root_phys)
 {
 	/*
-	 * No ASIDs: every switch invalidates this CPU's TLB. The DSB before
-	 * completes the earlier table stores and the cpus_running update
-	 * (as.c's seq_cst RMW) before the new tables are walked; the one after
+	 * No ASIDs: every switch invalidates this CPU's TLB. The DSB ISH
+	 * before is the full barrier arch.h promises: it completes every
+	 * earlier load and store, the table stores and the cpus_running
+	 * update (as.c's seq_cst RMW, an LDAXR/STLXR loop that is no full
+	 * barrier by itself) included, before the new tables are walked or
+	 * any later access is performed; the one after
 	 * waits for the invalidation, the ISB makes the next instructions use
 	 * the new translation.
 	 */
-	uintptr_t root = root_phys ? root_phys : paging_kernel_pml4_phys();
+	uintptr_t root = root_phys ? root_phys : paging_kernel_root_phys();
 	asm volatile ("dsb ish\n\t"
 	    "msr ttbr0_el1, %0\n\t"
 	    "isb\n\t"
@@ -784,5 +816,6 @@ void arch_as_load(uintptr_t root_phys)
 
 void userspace_print_features(void)
 {
-	printf("User space: svc at EL0, PXN on user pages\n");
+	printf("User space: svc at EL0, PXN on user pages, PAN %s\n",
+	    userspace_pan_enabled() ? "on" : "off (not supported by the CPU)");
 }

@@ -5,10 +5,10 @@
  * freeing are genarch/src/mm/pt4.c.
  *
  * A table entry is published with a release store after the new table was
- * zeroed, as on amd64. The hardware walker is not ordered by it on arm64
- * (only a DSB would be): a walk that does not see a new entry yet faults
- * again, and the generic fault path finds the mapping and returns (a
- * spurious fault, as Linux's arm64 tolerates for user entries).
+ * zeroed, as on amd64. The hardware walker is not ordered by a release store
+ * on arm64: paging_entry_installed() (arch/paging.h), a DSB ISHST after every
+ * store that makes an entry valid, completes it for the walkers before the
+ * faulting access is retried.
  */
 #include <arch/paging.h>
 #include <arch/mm.h>
@@ -17,12 +17,12 @@
 /** The lower half of a CPU with no user address space: empty. Read-only. */
 static uint64_t empty_root[512] ALIGNED(4096);
 
-uintptr_t paging_kernel_pml4_phys(void)
+uintptr_t paging_kernel_root_phys(void)
 {
 	return KA2PA(empty_root);
 }
 
-uintptr_t paging_create_pml4(void)
+uintptr_t paging_create_root(void)
 {
 	uintptr_t pa = frame_alloc(1, FRAME_ZERO);
 	if (!pa)

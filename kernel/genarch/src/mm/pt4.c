@@ -4,8 +4,9 @@
  *
  * A table entry is published with a release store (compare-and-swap) after
  * the new table was zeroed; every walk reads entries with acquire loads, so
- * it sees a zeroed table. How the hardware walker is ordered by it is the
- * architecture's business (arm64's paging.c).
+ * it sees a zeroed table. The hardware walker is not ordered by those: the
+ * architecture's paging_entry_installed() after the install does what it
+ * needs (arm64: DSB ISHST; arch/paging.h).
  */
 #include <arch/paging.h>
 #include <arch/mm.h>
@@ -26,20 +27,20 @@ static void free_level(uint64_t entry, int level)
 		frame_free(pa, 1);
 }
 
-void paging_destroy_pml4(uintptr_t pml4_phys)
+void paging_destroy_root(uintptr_t root_phys)
 {
-	uint64_t *t = PA2KA(pml4_phys);
+	uint64_t *t = PA2KA(root_phys);
 	for (unsigned i = 0; i < PT4_USER_SLOTS; i++) {
 		/* PDPT (level 3) -> PD (2) -> PT (1) -> frames (0, not freed here). */
 		free_level(t[i], 3);
 		t[i] = 0;
 	}
-	frame_free(pml4_phys, 1);
+	frame_free(root_phys, 1);
 }
 
-uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
+uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, bool alloc)
 {
-	uint64_t *t = PA2KA(pml4_phys);
+	uint64_t *t = PA2KA(root_phys);
 	for (int shift = PT4_ROOT_SHIFT; shift > PT4_PAGE_SHIFT;
 	    shift -= PT4_INDEX_BITS) {
 		unsigned idx = (va >> shift) & (PT4_ENTRIES - 1);
@@ -61,10 +62,13 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 			 * ptwalk1long must fail).
 			 */
 			__atomic_store_n(&t[idx], mine, __ATOMIC_RELEASE);
+			paging_entry_installed();
 			e = mine;
 #else
 			if (__atomic_compare_exchange_n(&t[idx], &e, mine, false,
 			    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+				/* The walker too sees the zeroed table (arm64: DSB). */
+				paging_entry_installed();
 				e = mine;
 			} else {
 				/* Another CPU installed one first: use it. */
@@ -77,11 +81,11 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc)
 	return &t[(va >> PT4_PAGE_SHIFT) & (PT4_ENTRIES - 1)];
 }
 
-uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *vap, uintptr_t end)
+uint64_t *paging_next_leaf(uintptr_t root_phys, uintptr_t *vap, uintptr_t end)
 {
 	uintptr_t va = *vap;
 	while (va < end) {
-		uint64_t *t = PA2KA(pml4_phys);
+		uint64_t *t = PA2KA(root_phys);
 		int shift;
 		for (shift = PT4_ROOT_SHIFT; shift > PT4_PAGE_SHIFT;
 		    shift -= PT4_INDEX_BITS) {

@@ -62,7 +62,7 @@ typedef struct as_area {
 /** Page-table locks per address space (a power of two), see as_t.pt_locks. */
 #define AS_PT_LOCKS 16
 
-/** Bytes of a cache line (x86-64; an arm64 port would say 64 too). */
+/** Bytes of a cache line (64 on amd64 and arm64: CACHE_LINE_SIZE). */
 #define AS_LINE 64
 
 /**
@@ -111,8 +111,8 @@ typedef struct as {
 	/** Unique id (also the page hash table key part). Set once. */
 	uint64_t id;
 	/** Top-level page table (physical and direct-map address). Set once. */
-	uintptr_t pml4_phys;
-	uint64_t *pml4;
+	uintptr_t root_phys;
+	uint64_t *root;
 	/** What as_create() got from malloc() (as_t sits on a line boundary). */
 	void *raw;
 	/** Rows of stats[] (cpu_count when created). Set once. */

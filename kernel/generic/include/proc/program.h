@@ -48,7 +48,8 @@ const program_t *program_find(const char *name);
  * the arguments and starts the main thread (argc and argv in its first two
  * argument registers).
  * @return EOK (*out holds the creator's reference), EINVAL (not a valid
- * ELF64 x86-64 executable, or arguments too long), ENOMEM, ELIMIT (a
+ * ELF64 executable for this architecture (ELF_MACHINE), or arguments too
+ * long), ENOMEM, ELIMIT (a
  * segment larger than AREA_SIZE_MAX, with a message on the console, or the
  * task's area limits). Thread context.
  */

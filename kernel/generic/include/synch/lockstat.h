@@ -5,7 +5,8 @@
  * the time spent spinning and the time it was held, in cycle-counter ticks, in the
  * manner of Linux's lock_stat (/proc/lock_stat).
  *
- * Under QEMU's `-icount shift=0` the cycle counter (amd64: the TSC) counts guest instructions, so the
+ * Under QEMU's `-icount shift=0` the cycle counter (cycle_count(), the
+ * architecture's; CYCLE_COUNT_UNIT names it) counts guest instructions, so the
  * hold times become exact instruction counts: the fraction of an operation
  * spent under a lock is the serial fraction that bounds its scaling
  * (Amdahl). The `lockstat` command prints and resets the table.

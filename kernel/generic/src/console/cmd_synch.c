@@ -11,6 +11,7 @@
 #include <synch/lockdep.h>
 #include <debug/symtab.h>
 #include <print.h>
+#include <arch/asm.h>
 
 enum { OPT_RESET };
 
@@ -40,8 +41,8 @@ static int cmd_lockstat(const cmd_call_t *call)
 		snap[j] = c;
 	}
 	console_lock();
-	printf("lock statistics per class, in TSC cycles (instructions under "
-	    "-icount shift=0)%s:\n", call->opt[OPT_RESET].present ?
+	printf("lock statistics per class, in %s%s:\n", CYCLE_COUNT_UNIT,
+	    call->opt[OPT_RESET].present ?
 	    "; now reset" : "");
 	printf("%-20s %12s %10s %14s %14s %10s %10s\n", "class", "acquisitions",
 	    "contended", "wait", "hold", "avg-hold", "max-hold");

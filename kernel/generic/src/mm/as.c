@@ -150,7 +150,7 @@ static void as_switch_cpu(as_t *next)
 	uint64_t bit = 1UL << c->id;
 	if (next) {
 		__atomic_fetch_or(&next->cpus_running, bit, __ATOMIC_SEQ_CST);
-		arch_as_load(next->pml4_phys);
+		arch_as_load(next->root_phys);
 	} else {
 		arch_as_load(0);
 	}
@@ -233,9 +233,9 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 	/*
 	 * Store-buffering pattern: the caller stored the cleared entries, this
 	 * loads cpus_running; as_switch_cpu() sets its bit in cpus_running (a
-	 * seq_cst RMW: a full fence) and then loads the tables into its MMU
-	 * (arch_as_load()), after which its CPU's
-	 * page walks read the entries. With a full fence here between our
+	 * seq_cst RMW, which is not a full fence on arm64) and then loads the
+	 * tables into its MMU with arch_as_load(), which begins with a full
+	 * barrier (arch.h), after which its CPU's page walks read the entries. With a full fence here between our
 	 * stores and our load, at least one side sees the other: either we see
 	 * the bit (and shoot that CPU down) or its walks see the cleared entry.
 	 * Without the fence C11 lets our load move before our stores (a store
@@ -379,12 +379,12 @@ as_t *as_create(void)
 	memset(as, 0, size);
 	as->raw = raw;
 	as->nstats = nstats;
-	as->pml4_phys = paging_create_pml4();
-	if (!as->pml4_phys) {
+	as->root_phys = paging_create_root();
+	if (!as->root_phys) {
 		free(raw);
 		return NULL;
 	}
-	as->pml4 = PA2KA(as->pml4_phys);
+	as->root = PA2KA(as->root_phys);
 	as->id = __atomic_fetch_add(&next_as_id, 1, __ATOMIC_RELAXED);
 	atomic_set(&as->refcount, 1);
 	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
@@ -428,7 +428,7 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 		uintptr_t first = 0, last = 0;
 		rcu_read_lock();
 		while (va < end && budget) {
-			uint64_t *pt = paging_next_leaf(as->pml4_phys, &va, end);
+			uint64_t *pt = paging_next_leaf(as->root_phys, &va, end);
 			if (!pt)
 				break;
 			uintptr_t stop = ALIGN_DOWN(va, LARGE_PAGE_SIZE) +
@@ -508,7 +508,7 @@ void as_release(as_t *as)
 	list_remove(&as->as_link);
 	as_n--;
 	irq_spinlock_unlock(&as_list_lock, true);
-	paging_destroy_pml4(as->pml4_phys);
+	paging_destroy_root(as->root_phys);
 	free(as->raw);
 }
 
@@ -700,7 +700,7 @@ int as_unmap_page(as_t *as, uintptr_t page)
 		return ENOENT;
 	}
 	irq_spinlock_lock(as_pt_lock(as, page), true);
-	uint64_t *e = paging_walk(as->pml4_phys, page, false);
+	uint64_t *e = paging_walk(as->root_phys, page, false);
 	if (e)
 		__atomic_store_n(e, 0, __ATOMIC_RELEASE);
 	irq_spinlock_unlock(as_pt_lock(as, page), true);
@@ -757,7 +757,7 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 	irq_spinlock_lock(&as->area_lock, true);
 	as_area_t *a = area_find_locked(as, page);
 	/* The page's table before its record: see unmap_range(). */
-	if (!a || !paging_walk(as->pml4_phys, page, true)) {
+	if (!a || !paging_walk(as->root_phys, page, true)) {
 		irq_spinlock_unlock(&as->area_lock, true);
 		frame_free(frame, 1);
 		return a ? ENOMEM : ENOENT;
@@ -833,7 +833,7 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 		 * addresses never allocate tables. Tables live as long as the
 		 * address space: the entry pointer stays valid.
 		 */
-		*entry = paging_walk(as->pml4_phys, page, true);
+		*entry = paging_walk(as->root_phys, page, true);
 		if (!*entry)
 			return ENOMEM;
 		irq_spinlock_lock(ptl, true);
@@ -865,7 +865,7 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 			irq_spinlock_unlock(&as->area_lock, true);
 			return a ? EINVAL : ENOENT;
 		}
-		*entry = paging_walk(as->pml4_phys, page, true);
+		*entry = paging_walk(as->root_phys, page, true);
 		if (!*entry) {
 			irq_spinlock_unlock(&as->area_lock, true);
 			return ENOMEM;
@@ -949,11 +949,13 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 	pte_t check;
 	int rc = EOK;
 	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
-		uint64_t *e = entry ? entry : paging_walk(as->pml4_phys, page, true);
-		if (e)
+		uint64_t *e = entry ? entry : paging_walk(as->root_phys, page, true);
+		if (e) {
 			__atomic_store_n(e, pte.frame | hw_flags(&pte),
 			    __ATOMIC_RELEASE);
-		else
+			/* The retried access's walk sees it (arm64: DSB ISHST). */
+			paging_entry_installed();
+		} else
 			rc = ENOMEM;
 	} else {
 		/* The page was unmapped meanwhile: the retry faults again. */

@@ -1,7 +1,8 @@
 /** @file program.c
  * Programs from the boot image (boot modules) and the ELF64 loader.
  *
- * The loader checks the header (ELF64, little endian, x86-64, ET_EXEC),
+ * The loader checks the header (ELF64, little endian, the architecture's
+ * ELF_MACHINE, ET_EXEC),
  * every program header against the image size and every PT_LOAD segment
  * against the user area range [USER_AREA_START, USER_AREA_END) and its
  * memory size against AREA_SIZE_MAX (a larger one is refused with a message

@@ -438,6 +438,14 @@ void scheduler_idle_loop(void)
 	cpu_t *c = CPU;
 	for (;;) {
 		interrupts_disable();
+		/*
+		 * seq_cst store, then seq_cst load (cpu_kick()'s pair): C11's
+		 * single order of seq_cst operations keeps the load after the
+		 * store (amd64: xchg; arm64: STLR then LDAR, which the
+		 * architecture keeps in order). The store is a release: the
+		 * readers this CPU ran are ordered before it, for the grace-period
+		 * detector that takes an idle CPU as quiescent.
+		 */
 		__atomic_store_n(&c->idle, true, __ATOMIC_SEQ_CST);
 		bool work = __atomic_load_n(&c->rq.nrdy, __ATOMIC_SEQ_CST) != 0;
 		if (!work) {
@@ -450,6 +458,14 @@ void scheduler_idle_loop(void)
 		}
 		if (work) {
 			__atomic_store_n(&c->idle, false, __ATOMIC_SEQ_CST);
+			/*
+			 * Full barrier (as irq_dispatch's on arm64): forbids the
+			 * reader loads of the threads scheduled next from being
+			 * satisfied before idle = false is visible. The detector
+			 * takes a CPU it sees idle as quiescent without asking it
+			 * (store buffering against its GP start and idle load).
+			 */
+			memory_barrier_after_atomic();
 			scheduler();
 			interrupts_enable();
 			continue;
@@ -457,6 +473,12 @@ void scheduler_idle_loop(void)
 		/* Enable and wait as one step: an interrupt in between still wakes us. */
 		cpu_sleep_enable_irq();
 		__atomic_store_n(&c->idle, false, __ATOMIC_SEQ_CST);
+		/*
+		 * Full barrier, the same reordering: interrupts are enabled
+		 * now, and a handler that finds idle already false skips its
+		 * own fence and may enter a reader section at once.
+		 */
+		memory_barrier_after_atomic();
 	}
 }
 

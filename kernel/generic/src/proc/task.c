@@ -99,7 +99,8 @@ static void task_before_thread_runs(thread_t *t)
 	if (t->kstack)
 		userspace_set_kstack((uintptr_t) t->kstack + THREAD_STACK_SIZE);
 	/*
-	 * Direct kernel access to user pages (amd64's SMAP override) is not part
+	 * Direct kernel access to user pages (the override of the CPU's
+	 * user-access guard, userspace_access_guard()) is not part
 	 * of the switched context; give each thread its own: allowed only for
 	 * kernel threads inside a user address space (they touch its pages
 	 * directly), forbidden for everything else.

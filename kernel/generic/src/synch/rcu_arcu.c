@@ -43,8 +43,24 @@ static mutex_t gp_mutex;
 static void record_cs_qs(void)
 {
 	cpu_t *c = CPU;
+	/*
+	 * Full barrier: forbids the switched-out thread's reader accesses
+	 * (plain loads, no barrier in rcu_read_unlock) from being reordered
+	 * after the store that announces the quiescent state.
+	 */
 	memory_barrier();
 	__atomic_store_n(&c->rcu.last_seen_gp, rcu_started_gp(), __ATOMIC_SEQ_CST);
+	/*
+	 * Full barrier: forbids the next reader's loads on this CPU from being
+	 * satisfied before the load of rcu_cur_gp above and the store of the
+	 * quiescent state. Once the detector read last_seen_gp == gp it takes
+	 * this CPU as quiescent without asking it; a later reader load hoisted
+	 * above the announcement could still return a pointer the updater
+	 * unlinked before the GP started (store-load reordering past STLR on
+	 * arm64; on amd64 the seq_cst store is an xchg, a full barrier, and
+	 * this emits nothing).
+	 */
+	memory_barrier_after_atomic();
 }
 
 /* Model: verify/arcu.pml */

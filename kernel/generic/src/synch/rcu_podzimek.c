@@ -46,9 +46,25 @@ static waitq_t delaying_done_wq;
 void rcu_record_qs(void)
 {
 	cpu_t *c = CPU;
+	/*
+	 * Full barrier: forbids the finished reader sections' loads from being
+	 * reordered after the announcement below.
+	 */
 	memory_barrier();
 	__atomic_store_n(&c->rcu.last_seen_gp, rcu_started_gp(), __ATOMIC_SEQ_CST);
-	if (__atomic_exchange_n(&c->rcu.is_delaying_gp, false, __ATOMIC_SEQ_CST)) {
+	bool delaying = __atomic_exchange_n(&c->rcu.is_delaying_gp, false,
+	    __ATOMIC_SEQ_CST);
+	/*
+	 * Full barrier: forbids the loads of the reader section this
+	 * rcu_read_lock() opens (or of the next one) from being satisfied
+	 * before the store of last_seen_gp: the detector, seeing it, no longer
+	 * waits for this CPU, so those loads must see what was unlinked before
+	 * the GP started. On arm64 the STLR and the exchange (LDAXR/STLXR)
+	 * order later loads only after the exchange's load half, not after the
+	 * stores; on amd64 both are xchg, full barriers, and this emits nothing.
+	 */
+	memory_barrier_after_atomic();
+	if (delaying) {
 		if (__atomic_sub_fetch(&delaying_cpus, 1, __ATOMIC_SEQ_CST) == 0)
 			waitq_wake_one(&delaying_done_wq);
 	}

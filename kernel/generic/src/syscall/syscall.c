@@ -228,6 +228,12 @@ static int64_t sys_clock_ns(uint64_t a1, uint64_t a2, uint64_t a3,
 
 static void membarrier_func(void *arg)
 {
+	/*
+	 * Full barrier on a CPU running the task: forbids the user accesses
+	 * before the IPI from being reordered with those after it (taking the
+	 * exception is no barrier on arm64). smp_call's handler fences around
+	 * every call already; this one states the contract.
+	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
@@ -238,9 +244,11 @@ static int64_t sys_membarrier(uint64_t flags, uint64_t a2, uint64_t a3,
 		return EINVAL;
 	as_t *as = cur_task()->as;
 	/*
-	 * The caller's earlier stores are ordered before the mask read; a CPU
-	 * that loads the address space later sets its bit with a seq_cst RMW
-	 * (a full barrier) before it runs the task's code.
+	 * Full barrier: forbids the caller's earlier stores from being
+	 * reordered after the mask read (store buffering). A CPU that loads
+	 * the address space later sets its bit with a seq_cst RMW and then
+	 * runs arch_as_load(), which begins with a full barrier (arch.h; the
+	 * RMW alone is not one on arm64), before it runs the task's code.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	uint64_t mask = __atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST);

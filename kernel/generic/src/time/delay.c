@@ -2,9 +2,9 @@
  * Busy-wait delays and uptime from the architecture's cycle counter
  * (cycle_count(), arch/asm.h).
  *
- * The counter runs at one constant rate shared by all CPUs (amd64: the
- * invariant TSC; arm64: the generic timer's counter), so one frequency and
- * one boot time stamp serve every CPU.
+ * The counter runs at one constant rate shared by all CPUs (the
+ * architecture guarantees it: arch/asm.h), so one frequency and one boot
+ * time stamp serve every CPU.
  */
 #include <time/delay.h>
 #include <arch/asm.h>

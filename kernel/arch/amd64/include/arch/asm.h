@@ -26,6 +26,9 @@ static inline uint8_t inb(uint16_t port)
 	return v;
 }
 
+/** What cycle_count() counts, as generic reports name it ("lockstat"). */
+#define CYCLE_COUNT_UNIT "TSC cycles (instructions under -icount shift=0)"
+
 /** Spin-loop hint; every busy-wait loop in the kernel calls it. */
 static inline void cpu_relax(void)
 {

@@ -18,6 +18,16 @@
 #define PT4_TABLE_FLAGS (PTE_P | PTE_RW | PTE_US)
 #define PT4_ADDR_MASK   PTE_ADDR_MASK
 
+/**
+ * After a store that made an entry valid (genarch/mm/pt4.h): nothing on
+ * amd64. The x86 page walker reads the tables coherently with this CPU's
+ * and other CPUs' stores (a not-present entry is not cached in the TLB, so
+ * at worst a walk that raced the store faults again and finds the entry).
+ */
+static inline void paging_entry_installed(void)
+{
+}
+
 #include <genarch/mm/pt4.h>
 
 /**
@@ -57,12 +67,12 @@ static inline uint64_t paging_user_flags(bool writable, bool exec)
 }
 
 /** Physical address of the kernel's top-level page table (boot_pml4). */
-uintptr_t paging_kernel_pml4_phys(void);
+uintptr_t paging_kernel_root_phys(void);
 /**
  * Allocates a top-level table for a user address space: the user half empty,
  * the kernel half shared with the kernel's table. @return its physical address
  * or 0 on ENOMEM.
  */
-uintptr_t paging_create_pml4(void);
+uintptr_t paging_create_root(void);
 
 #endif

@@ -24,6 +24,9 @@ static inline void isb(void)
 	asm volatile ("isb" ::: "memory");
 }
 
+/** What cycle_count() counts, as generic reports name it ("lockstat"). */
+#define CYCLE_COUNT_UNIT "generic-timer ticks (CNTVCT_EL0 at CNTFRQ_EL0 Hz)"
+
 /** Spin-loop hint; every busy-wait loop in the kernel calls it. */
 static inline void cpu_relax(void)
 {

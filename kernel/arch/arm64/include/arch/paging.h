@@ -21,13 +21,31 @@
 #define PT4_TABLE_FLAGS (PTE_VALID | PTE_TABLE)
 #define PT4_ADDR_MASK   PTE_ADDR_MASK
 
+/**
+ * After a store that made an entry valid (a new table in paging_walk(), a
+ * new page in as_page_fault(); genarch/mm/pt4.h): `dsb ishst`. On arm64 the
+ * table walker is not ordered by the release store (or by any DMB) against
+ * this CPU's later accesses: the DSB waits until every earlier store of this
+ * CPU, the entry included, is complete for the inner shareable domain, so no
+ * later walk, by any CPU, reads the entry invalid and faults again. The walk
+ * that needs it on this CPU is the retried access after the fault handler's
+ * ERET, a context synchronization event: it does what an ISB would (the
+ * retried instruction is fetched and translated after the DSB completed),
+ * so none is added here. No invalid entry is held in a TLB (VMSAv8-64
+ * caches only valid translations), so no TLB invalidation is needed either.
+ */
+static inline void paging_entry_installed(void)
+{
+	asm volatile ("dsb ishst" ::: "memory");
+}
+
 #include <genarch/mm/pt4.h>
 
 /** Root of the kernel's (empty) lower-half table. */
-uintptr_t paging_kernel_pml4_phys(void);
+uintptr_t paging_kernel_root_phys(void);
 
 /** Allocates an empty root table for a user address space; 0 on ENOMEM. */
-uintptr_t paging_create_pml4(void);
+uintptr_t paging_create_root(void);
 
 /**
  * Hardware bits of a present user page: EL0 access, read-only unless

@@ -10,6 +10,10 @@
  *   table (the table's physical address or'd in; permissions are decided at
  *   the last level);
  * - PT4_ADDR_MASK: the next table's physical address in an entry;
+ * - paging_entry_installed(): a static inline called after every store that
+ *   makes an entry valid (a new table here, a new page by the generic fault
+ *   path), which makes the entry visible to the hardware table walker where
+ *   that takes a barrier (arm64: DSB ISHST; amd64: nothing);
  * and, where it differs from the defaults below (4 KiB pages, 512 entries a
  * level, the lower half of the root for user space):
  * - PT4_PAGE_SHIFT: the shift of the last level's index;
@@ -39,7 +43,7 @@
 #endif
 
 /** Frees the user half's page tables and the top-level table itself. */
-void paging_destroy_pml4(uintptr_t pml4_phys);
+void paging_destroy_root(uintptr_t root_phys);
 /**
  * Returns the address of the last-level entry for @a va, allocating missing
  * intermediate tables when @a alloc (NULL if missing/ENOMEM). A missing table
@@ -47,9 +51,9 @@ void paging_destroy_pml4(uintptr_t pml4_phys);
  * of one address space need no common lock; a CPU that loses the race frees
  * its table and uses the winner's. Writing the returned entry is the caller's
  * business: it holds the lock of the entry's 2 MiB region (as_t.pt_locks).
- * Tables are only freed by paging_destroy_pml4(). Any context; never sleeps.
+ * Tables are only freed by paging_destroy_root(). Any context; never sleeps.
  */
-uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
+uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, bool alloc);
 /**
  * Finds the first last-level table (one 2 MiB region) at or above *@a va and
  * below @a end that exists, skipping every absent table at any level in one
@@ -61,6 +65,6 @@ uint64_t *paging_walk(uintptr_t pml4_phys, uintptr_t va, bool alloc);
  * installed by paging_walk() (release) before the caller synchronized with
  * its installer is seen. Any context; never sleeps, allocates nothing.
  */
-uint64_t *paging_next_leaf(uintptr_t pml4_phys, uintptr_t *va, uintptr_t end);
+uint64_t *paging_next_leaf(uintptr_t root_phys, uintptr_t *va, uintptr_t end);
 
 #endif

@@ -1,0 +1,71 @@
+"""The user-access guard (SMAP on amd64, PAN on arm64; issue 32).
+
+``test useraccess1`` (unsafe) makes a kernel thread posing as a task's
+thread read a present user page directly, outside the uaccess functions.
+With the guard on (QEMU ``-cpu max``) the kernel must panic naming it --
+``kernel access to a user page outside uaccess (SMAP)`` on amd64, ``(PAN)``
+on arm64 -- and the boot line must say the guard is on. Without it (arm64's
+Cortex-A72, ARMv8.0) the boot line says PAN is off and the read succeeds
+(the test passes). One boot each.
+"""
+
+import os
+import re
+import shutil
+
+import pytest
+
+import kconsole
+
+from conftest import KERNEL_ELF, REPO
+
+ARM64_KERNEL = os.path.join(REPO, "build", "arm64", "kernel.elf")
+BOOT_TIMEOUT = 180
+CMD_TIMEOUT = 300
+
+needs_arm64 = pytest.mark.skipif(
+    shutil.which("qemu-system-aarch64") is None
+    or not os.path.exists(ARM64_KERNEL),
+    reason="arm64 needs qemu-system-aarch64 and build/arm64 (make arm64)")
+
+
+def _panics(k, guard):
+    k.send_line("test useraccess1")
+    idx, m, before = k.expect(
+        [re.compile(rb"PANIC on CPU \d+: [^\n]*kernel access to a user page "
+                    rb"outside uaccess \(" + guard.encode() + rb"\)"),
+         re.compile(rb"Test (?:passed|failed)[^\n]*")],
+        CMD_TIMEOUT, "the %s panic after 'test useraccess1'" % guard,
+        check_panic=False)
+    assert idx == 0, "no %s panic: %r\n%s" % (
+        guard, kconsole.decode(m.group(0)), kconsole.decode(before))
+
+
+def test_smap_panics_amd64():
+    with kconsole.Kernel(smp=2, kernel=KERNEL_ELF, extra_args=["-cpu", "max"],
+                         name="useraccess-amd64-max") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        assert re.search(r"SMEP on, SMAP on", k.log_text)
+        _panics(k, "SMAP")
+
+
+@needs_arm64
+def test_pan_panics_arm64():
+    with kconsole.Kernel(smp=2, kernel=ARM64_KERNEL, arch="arm64",
+                         extra_args=["-cpu", "max"],
+                         name="useraccess-arm64-max") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        assert re.search(r"User space: .*PAN on", k.log_text)
+        _panics(k, "PAN")
+
+
+@needs_arm64
+def test_no_pan_on_cortex_a72():
+    with kconsole.Kernel(smp=2, kernel=ARM64_KERNEL, arch="arm64",
+                         name="useraccess-arm64-a72") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        assert re.search(r"User space: .*PAN off", k.log_text)
+        out = k.cmd("test useraccess1", CMD_TIMEOUT)
+        assert "no guard on this CPU" in out and "Test passed" in out, out
+        k.check_no_panic()
+        k.halt()
