@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-import kconsole
+from tools import kconsole
 
 from conftest import KERNEL_ELF, REPO
 

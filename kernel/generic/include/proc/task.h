@@ -187,7 +187,8 @@ typedef enum {
 	UFAULT_PAGE_DENIED,
 	/** Page fault: no frame for the page. */
 	UFAULT_PAGE_NOMEM,
-	/** Page fault of an implicit supervisor access refused (amd64 SMAP). */
+	/** Page fault of an implicit supervisor access that the arch's user-page
+	 * protection refused (a descriptor-table or stack access during entry). */
 	UFAULT_PAGE_SUPERVISOR,
 	/** No such instruction at this privilege (amd64 #UD, arm64 EC 0). */
 	UFAULT_INVALID_INSN,
