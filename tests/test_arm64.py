@@ -43,14 +43,20 @@ import kconsole  # noqa: E402
 
 CROSS = "aarch64-linux-gnu-gcc"
 QEMU = "qemu-system-aarch64"
-KERNELS = {
-    "a-rcu": os.path.join(REPO, "build", "arm64", "kernel.elf"),
-    "podzimek": os.path.join(REPO, "build", "arm64-podzimek", "kernel.elf"),
-    "a-rcu-broken": os.path.join(REPO, "build", "arm64-rcu-broken",
-                                 "kernel.elf"),
-    "podzimek-broken": os.path.join(REPO, "build", "arm64-podzimek-broken",
-                                    "kernel.elf"),
+#: Configuration name -> build directory (``make arm64``, the Makefile's
+#: ARM64_CONFIGS).
+BUILDS = {
+    "a-rcu": "arm64",
+    "podzimek": "arm64-podzimek",
+    "a-rcu-locked": "arm64-locked",
+    "podzimek-locked": "arm64-podzimek-locked",
+    "release": "arm64-release",
+    "release-locked": "arm64-release-locked",
+    "a-rcu-broken": "arm64-rcu-broken",
+    "podzimek-broken": "arm64-podzimek-broken",
 }
+KERNELS = {c: os.path.join(REPO, "build", d, "kernel.elf")
+           for c, d in BUILDS.items()}
 BOOT_TIMEOUT = 120
 #: `test *` on 2 host cores under TCG (about 5 minutes at -smp 4, idle host).
 ALL_TESTS_TIMEOUT = 1500
@@ -112,9 +118,20 @@ def test_boot_smp4_and_halt():
         k.halt()
 
 
-@pytest.mark.parametrize("config,smp", [("a-rcu", 2), ("a-rcu", 4),
-                                        ("podzimek", 4)])
-def test_all_tests(config, smp):
+#: Issue 32's matrix: ``test *`` on both RCU flavours and both page hash
+#: back ends at -smp 1, 2, 4 and 8, and the release build (CHT, A-RCU) at
+#: -smp 2 and 4.
+MATRIX = [(rcu if ht == "cht" else rcu + "-locked", smp)
+          for rcu in ("a-rcu", "podzimek") for ht in ("cht", "locked")
+          for smp in (1, 2, 4, 8)] + [("release", 2), ("release", 4)]
+#: The part of MATRIX that ``make test`` runs (test_all_tests); make soak
+#: runs the rest (test_all_tests_soak): each `test *` boot takes minutes
+#: under TCG on 2 host cores.
+MAKE_TEST_MATRIX = [("a-rcu", 2), ("a-rcu", 4), ("podzimek", 4)]
+SOAK_MATRIX = [c for c in MATRIX if c not in MAKE_TEST_MATRIX]
+
+
+def _all_tests(config, smp):
     """``test *`` passes, no panic, and the system halts."""
     with boot(config, smp) as k:
         run = k.run_all_tests(timeout=ALL_TESTS_TIMEOUT)
@@ -122,6 +139,24 @@ def test_all_tests(config, smp):
             "%d passed, %d failed:\n%s" % (run[0], run[1], run[3][-4000:])
         k.check_no_panic()
         k.halt()
+
+
+def _ids(p):
+    return p if isinstance(p, str) else "smp%d" % p
+
+
+@pytest.mark.parametrize("config,smp", MAKE_TEST_MATRIX, ids=_ids)
+def test_all_tests(config, smp):
+    """``test *`` passes, no panic, and the system halts."""
+    _all_tests(config, smp)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("config,smp", SOAK_MATRIX, ids=_ids)
+def test_all_tests_soak(config, smp):
+    """make soak: the rest of the matrix (-smp 1 and 8 everywhere, the
+    locked page hash table, Podzimek at -smp 2, release)."""
+    _all_tests(config, smp)
 
 
 def test_user_programs_smp2():
