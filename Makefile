@@ -618,8 +618,11 @@ bench-quick: deps bench-deps ## the same, shorter (< 10 min)
 # Exact one-CPU costs: instructions per operation of every chtbench id on
 # each release build, QEMU -icount shift=0 (one guest ns per instruction);
 # bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
-bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min)
-	@$(PYTHON) bench/chtbench.py --suite cost && \
+# ARCH=arm64: the arm64 release builds (build/bench-arm64-*) on
+# qemu-system-aarch64 -M virt -cpu cortex-a72, bench/results/cost-arm64.*
+# and the arm64 cost section (with the ratios of both architectures).
+bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min; ARCH=arm64 too)
+	@$(PYTHON) bench/chtbench.py --suite cost --arch $(ARCH) && \
 		$(PYTHON) bench/plot.py --cost-only
 
 # Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):
