@@ -521,19 +521,21 @@ flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
 
 # The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
-# built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT and
-# the locked page hash table, the release builds (DEBUG=0; make bench-cost
-# ARCH=arm64 measures them) and the broken-RCU controls. tests/test_arm64.py
-# boots them (make test: a few; make soak: test * at -smp 1, 2, 4, 8 on the
-# four debug builds). Skipped with a message when the cross compiler is
-# missing (the tests then skip too). ARM64_CONTROL_CONFIGS: every other
-# BROKEN= knob (make arm64-controls; not booted by the tests).
+# built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
+# over the locked page hash table, the release build (DEBUG=0) and the
+# broken-RCU controls; ARM64_SOAK_CONFIGS: Podzimek over the locked page hash
+# table, which only make soak boots (one build less in make test).
+# tests/test_arm64.py boots them (make test: test * on a few, a short look at
+# locked and release; make soak: test * at -smp 1, 2, 4, 8 on the four debug
+# builds). Skipped with a message when the cross compiler is missing (the
+# tests then skip too). ARM64_CONTROL_CONFIGS: every other BROKEN= knob (make
+# arm64-controls; not booted by the tests). The release builds make
+# bench-cost ARCH=arm64 measures are its own (build/bench-arm64-*).
 ARM64_CONFIGS := arm64: arm64-podzimek:RCU=podzimek-rcu \
-	arm64-locked:PAGE_HT=locked \
-	arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked \
-	arm64-release:DEBUG=0 arm64-release-locked:DEBUG=0,PAGE_HT=locked \
+	arm64-locked:PAGE_HT=locked arm64-release:DEBUG=0 \
 	arm64-rcu-broken:BROKEN=rcu \
 	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu
+ARM64_SOAK_CONFIGS := arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked
 ARM64_CONTROL_CONFIGS := $(addprefix arm64-,$(filter-out rcu-broken:% \
 	podzimek-broken:%,$(CONTROL_CONFIGS)))
 ARM64_CC := aarch64-linux-gnu-gcc
@@ -544,8 +546,11 @@ define build_arm64_configs
 		set -e; $(call build_configs_sh,$(1),ARCH=arm64) \
 	fi
 endef
-arm64: ## the arm64 kernels tests/test_arm64.py boots (A-RCU, Podzimek; CHT, locked; release; BROKEN=rcu)
+arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, release, BROKEN=rcu)
 	$(call build_arm64_configs,$(ARM64_CONFIGS))
+
+arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked page hash)
+	$(call build_arm64_configs,$(ARM64_SOAK_CONFIGS))
 
 arm64-controls: ## every other BROKEN= control built for arm64 (build/arm64-broken-*)
 	$(call build_arm64_configs,$(ARM64_CONTROL_CONFIGS))
@@ -599,7 +604,7 @@ verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
 	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls arm64 ## long runs: many boots, rcutorture -t 30
+soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
