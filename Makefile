@@ -339,8 +339,8 @@ endif
 help: ## this list
 	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
 	@echo "(variables: the comment at the top of the Makefile)"
-	@grep -E '^[a-z][a-zA-Z_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
-		sed -E 's/^([a-zA-Z_%-]+):.*## (.*)$$/\1\t\2/' | \
+	@grep -E '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+		sed -E 's/^([a-zA-Z0-9_%-]+):.*## (.*)$$/\1\t\2/' | \
 		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
 kernel: $(BUILD)/kernel.elf $(PROGRAMS) ## the kernel and the user programs, no ISO
@@ -604,7 +604,7 @@ verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
 	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30
+soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
