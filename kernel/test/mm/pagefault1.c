@@ -52,10 +52,8 @@
  * waiting at most PF_HOT_MEET_US for each other), write a new value, check the other
  * threads' words (0 or a value of theirs for this page). One page in
  * PF_HOT_UNMAP_EVERY is also fought over: after the meeting the round's
- * unmapper unmaps it again and again for PF_HOT_FIGHT_US, and on until the
- * others faulted it back in PF_HOT_FIGHT_REFAULTS times (at most
- * PF_HOT_FIGHT_MAX_US), while the others keep reading it (faulting it in
- * after each unmap); then it is accessed as
+ * unmapper unmaps it again and again for PF_HOT_FIGHT_US while the others
+ * keep reading it (faulting it in after each unmap); then it is accessed as
  * the others and unmapped singly by the unmapper right after its access,
  * while the others may still fault it (EOK exactly). Two faults
  * of one page meet (one loses the insert, EEXIST, or finds the record the

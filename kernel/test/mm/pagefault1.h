@@ -56,19 +56,8 @@
 /** Longest wait of a thread at a hot page for the others (microseconds). */
 #define PF_HOT_MEET_US  200
 #define PF_HOT_UNMAP_EVERY 4
-/**
- * How long the unmapper fights the others' faults on such a page (us): at
- * least PF_HOT_FIGHT_US, and on until the others faulted the page back in
- * PF_HOT_FIGHT_REFAULTS times (unmaps that found it mapped again), at most
- * PF_HOT_FIGHT_MAX_US. With fewer host cores than vCPUs (TCG -smp 8 on 2
- * cores) the others rarely run during a fixed 2 ms: arm64's -smp 8 test *
- * saw 0.7 re-faults per fight and no faults_unmapped in 128 rounds. (amd64's
- * unmaps wait for every CPU's shootdown acknowledgement, which makes the
- * others run; arm64's broadcast TLBI does not wait for them.)
- */
+/** How long the unmapper fights the others' faults on such a page (us). */
 #define PF_HOT_FIGHT_US 2000
-#define PF_HOT_FIGHT_REFAULTS 8
-#define PF_HOT_FIGHT_MAX_US 20000
 /**
  * Phase 3 with two CPUs or more must show the races it exists for at least
  * this often (the address space's exact counters): two faults on one page at

@@ -117,37 +117,29 @@ static void hot_step(pf_arg_t *a, unsigned j, unsigned r)
 
 	/*
 	 * On a page that is unmapped singly in this round, first a fight for
-	 * PF_HOT_FIGHT_US, and on until the others faulted the page back in
-	 * PF_HOT_FIGHT_REFAULTS times, at most PF_HOT_FIGHT_MAX_US (only when
-	 * every thread has a CPU of its own): the round's unmapper keeps
-	 * unmapping the page while the others keep reading their words of it
-	 * (0, or what they wrote last), faulting it in again after each unmap,
-	 * so that unmaps land between another CPU's fault's lookup or insert
-	 * and its install (faults_unmapped). Unmaps return EOK or ENOENT; the
-	 * others stop when the unmapper says so (at the latest PF_HOT_FIGHT_US
-	 * after the longest fight).
+	 * PF_HOT_FIGHT_US (only when every thread has a CPU of its own): the
+	 * round's unmapper keeps unmapping the page while the others keep
+	 * reading their words of it (0, or what they wrote last), faulting it
+	 * in again after each unmap, so that unmaps land between another CPU's
+	 * fault's lookup or insert and its install (faults_unmapped). Unmaps
+	 * return EOK or ENOENT; the others stop when the unmapper says so (at
+	 * the latest after twice that time).
 	 */
 	if (hot_unmapper(j, r, &u) && !pf1_bar.b.yield) {
 		uint64_t t0 = uptime_us();
 		if (u == t) {
-			unsigned refaults = 0;
-			uint64_t dt;
-			while ((dt = uptime_us() - t0) < PF_HOT_FIGHT_US ||
-			    (refaults < PF_HOT_FIGHT_REFAULTS &&
-			    dt < PF_HOT_FIGHT_MAX_US)) {
+			while (uptime_us() - t0 < PF_HOT_FIGHT_US) {
 				int rc = as_unmap_page(pf1_hot_as, pf1_hot_page(j));
-				if (rc == EOK) {
+				if (rc == EOK)
 					a->hot_extra_unmaps++;
-					refaults++;
-				} else if (rc != ENOENT) {
+				else if (rc != ENOENT)
 					mmtest_fail(&pf1_failure, "thread %u: unmap of hot page %#lx "
 					    "returned %d", t, pf1_hot_page(j), rc);
-				}
 			}
 			__atomic_store_n(&pf1_hot_fought[j], r + 1, __ATOMIC_SEQ_CST);
 		} else {
 			while (__atomic_load_n(&pf1_hot_fought[j], __ATOMIC_SEQ_CST) <= r &&
-			    uptime_us() - t0 < PF_HOT_FIGHT_MAX_US + PF_HOT_FIGHT_US) {
+			    uptime_us() - t0 < 2 * PF_HOT_FIGHT_US) {
 				uint64_t got = __atomic_load_n(&w[t], __ATOMIC_RELAXED);
 				if (got != 0 && got != a->hot_last[j])
 					mmtest_fail(&pf1_failure, "thread %u: hot page %#lx: its word reads "
