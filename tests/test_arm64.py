@@ -17,7 +17,11 @@ cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
   both RCU flavours over both page hash back ends, and on the release build
   at -smp 2 and 4. ``make test`` runs A-RCU at -smp 2 and 4 and Podzimek at
   -smp 4 (MAKE_TEST_MATRIX); ``make soak`` (KTEST_SOAK=1, ``-m soak``) the
-  other 15 (test_all_tests_soak).
+  other 15 (test_all_tests_soak). At -smp 8 (8 vCPUs on 2 host cores)
+  ``pagefault1`` needs an unmap to land inside another CPU's fault (at least
+  one ``faults_unmapped`` in at most 128 rounds): on a quiet host it came in
+  the first 4 rounds, with other QEMUs beside it (load 11-13) once after 59
+  rounds and once not at all (that boot failed).
 * ``make test`` also boots the locked page hash table and the release build
   at -smp 2 for a short look (test_short_smp2): the version line and the
   page hash back end say the configuration, a few tests that use the page
