@@ -339,8 +339,8 @@ endif
 help: ## this list
 	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
 	@echo "(variables: the comment at the top of the Makefile)"
-	@grep -E '^[a-z][a-zA-Z_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
-		sed -E 's/^([a-zA-Z_%-]+):.*## (.*)$$/\1\t\2/' | \
+	@grep -E '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+		sed -E 's/^([a-zA-Z0-9_%-]+):.*## (.*)$$/\1\t\2/' | \
 		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
 kernel: $(BUILD)/kernel.elf $(PROGRAMS) ## the kernel and the user programs, no ISO
@@ -504,11 +504,14 @@ CONTROL_CONFIGS := rcu-broken:BROKEN=rcu \
 # stopping at the first that fails.
 config_name = $(word 1,$(subst :, ,$(1)))
 config_vars = $(subst $(comma), ,$(word 2,$(subst :, ,$(1))))
+# $(call build_configs_sh,CONFIGS,VARS): the same as shell commands, each
+# sub-make given VARS too (ARCH=arm64 for ARM64_CONFIGS).
 define build_configs
-	+@set -e; $(foreach c,$(1),$(MAKE) --no-print-directory \
+	+@set -e; $(call build_configs_sh,$(1))
+endef
+build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= \
 		PAGE_HT=cht $(call config_vars,$(c)) kernel;)
-endef
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
 # page hash table, the release builds (DEBUG=0: -O2, asserts off) with the
@@ -517,24 +520,40 @@ endef
 flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
 
-# The arm64 configurations tests/test_arm64.py boots (issue 32): A-RCU,
-# Podzimek and their broken-RCU controls. Skipped with a message when the
-# cross compiler is missing (the tests then skip too).
+# The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
+# built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
+# over the locked page hash table, the release build (DEBUG=0) and the
+# broken-RCU controls; ARM64_SOAK_CONFIGS: Podzimek over the locked page hash
+# table, which only make soak boots (one build less in make test).
+# tests/test_arm64.py boots them (make test: test * on a few, a short look at
+# locked and release; make soak: test * at -smp 1, 2, 4, 8 on the four debug
+# builds). Skipped with a message when the cross compiler is missing (the
+# tests then skip too). ARM64_CONTROL_CONFIGS: every other BROKEN= knob (make
+# arm64-controls; not booted by the tests). The release builds make
+# bench-cost ARCH=arm64 measures are its own (build/bench-arm64-*).
+ARM64_CONFIGS := arm64: arm64-podzimek:RCU=podzimek-rcu \
+	arm64-locked:PAGE_HT=locked arm64-release:DEBUG=0 \
+	arm64-rcu-broken:BROKEN=rcu \
+	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu
+ARM64_SOAK_CONFIGS := arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked
+ARM64_CONTROL_CONFIGS := $(addprefix arm64-,$(filter-out rcu-broken:% \
+	podzimek-broken:%,$(CONTROL_CONFIGS)))
 ARM64_CC := aarch64-linux-gnu-gcc
-arm64: ## the arm64 kernels tests/test_arm64.py boots (A-RCU, Podzimek, their BROKEN=rcu controls)
-	@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
+define build_arm64_configs
+	+@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
 		echo "arm64: $(ARM64_CC) missing (apt-get install gcc-aarch64-linux-gnu): not built"; \
 	else \
-		$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64 RCU=a-rcu \
-			RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel && \
-		$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64-podzimek \
-			RCU=podzimek-rcu RCU_BROKEN=0 BROKEN= PAGE_HT=cht kernel && \
-		$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64-rcu-broken \
-			RCU=a-rcu RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel && \
-		$(MAKE) --no-print-directory ARCH=arm64 \
-			BUILD=build/arm64-podzimek-broken RCU=podzimek-rcu \
-			RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel; \
+		set -e; $(call build_configs_sh,$(1),ARCH=arm64) \
 	fi
+endef
+arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, release, BROKEN=rcu)
+	$(call build_arm64_configs,$(ARM64_CONFIGS))
+
+arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked page hash)
+	$(call build_arm64_configs,$(ARM64_SOAK_CONFIGS))
+
+arm64-controls: ## every other BROKEN= control built for arm64 (build/arm64-broken-*)
+	$(call build_arm64_configs,$(ARM64_CONTROL_CONFIGS))
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
@@ -591,7 +610,7 @@ verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
 	@$(PYTHON) verify/run.py
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls ## long runs: many boots, rcutorture -t 30
+soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
@@ -610,8 +629,11 @@ bench-quick: deps bench-deps ## the same, shorter (< 10 min)
 # Exact one-CPU costs: instructions per operation of every chtbench id on
 # each release build, QEMU -icount shift=0 (one guest ns per instruction);
 # bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
-bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min)
-	@$(PYTHON) -m bench.chtbench --suite cost && \
+# ARCH=arm64: the arm64 release builds (build/bench-arm64-*) on
+# qemu-system-aarch64 -M virt -cpu cortex-a72, bench/results/cost-arm64.*
+# and the arm64 cost section (with the ratios of both architectures).
+bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min; ARCH=arm64 too)
+	@$(PYTHON) -m bench.chtbench --suite cost --arch $(ARCH) && \
 		$(PYTHON) -m bench.plot --cost-only
 
 # Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):

@@ -38,6 +38,10 @@ section):
     so instructions per operation = 1e9 / (ops/s of the ``result:`` line), and
     two boots agree to about 6 digits (a second boot repeats a few points to
     check it).  Writes ``cost.csv`` and ``cost.json``; not part of ``all``.
+    With ``--arch arm64`` (``make bench-cost ARCH=arm64``) the same on the
+    arm64 release kernels (build/bench-arm64-*) booted on
+    ``qemu-system-aarch64 -M virt -cpu cortex-a72``: ``cost-arm64.csv`` and
+    ``cost-arm64.json`` (the only suite on arm64).
 
 Method: one QEMU boot per (kernel configuration, -smp, repetition) runs the
 whole sweep of that configuration; inside a boot the variants alternate
@@ -52,6 +56,7 @@ Usage::
     python3 -m bench.chtbench --suite all --quick    # -t 1, 2 reps (< 10 min)
     python3 -m bench.chtbench --suite seed --reps 5 --seconds 10 --smp 4
     python3 -m bench.chtbench --suite cost           # icount (about 10 min)
+    python3 -m bench.chtbench --suite cost --arch arm64
     python3 -m bench.chtbench --suite goals          # issue 16's timed goals
 """
 
@@ -95,6 +100,29 @@ CONFIGS = {
         "rcu": "a-rcu", "page_ht": "locked",
     },
 }
+#: The architecture of CONFIGS (select_arch()): "amd64" or "arm64".
+ARCH = "amd64"
+#: The same configurations on arm64 (only the cost suite runs there): the
+#: same make variables with ARCH=arm64, in build/bench-arm64-*.
+ARCH_CONFIGS = {
+    "amd64": CONFIGS,
+    "arm64": {name: dict(c, build=c["build"].replace("bench-",
+                                                      "bench-arm64-"),
+                         make=["ARCH=arm64"] + c["make"])
+              for name, c in CONFIGS.items()},
+}
+
+
+def select_arch(arch):
+    """Make ``arch``'s kernels the ones CONFIGS names (and boots)."""
+    global ARCH, CONFIGS
+    ARCH, CONFIGS = arch, ARCH_CONFIGS[arch]
+
+
+def cost_basename(arch=None):
+    """cost (amd64) or cost-arm64: the cost suite's file names."""
+    arch = arch or ARCH
+    return "cost" if arch == "amd64" else "cost-" + arch
 
 #: The ids of the experiments the plans below run.  The table of benchmarks
 #: itself (every id, its name, whether it takes updates or runs a resizer) is
@@ -550,7 +578,8 @@ def host_info():
                     break
     except OSError:
         pass
-    qemu = shlex.split(os.environ.get("QEMU") or "qemu-system-x86_64")
+    qemu = shlex.split(os.environ.get("QEMU") or (
+        "qemu-system-x86_64" if ARCH == "amd64" else "qemu-system-aarch64"))
     try:
         load = os.getloadavg()
     except OSError:
@@ -616,8 +645,9 @@ def read_table(config, mem="512M"):
     if not os.path.exists(path):
         raise SystemExit("chtbench.py: %s is not built (run without "
                          "--no-build first)" % path)
-    k = kconsole.Kernel(smp=1, mem=mem, kernel=path, name="table-" + config,
-                        log_dir=LOG_DIR)
+    k = kconsole.Kernel(smp=1, mem=mem, kernel=path, name="table-%s%s" % (
+                            "" if ARCH == "amd64" else ARCH + "-", config),
+                        log_dir=LOG_DIR, arch=ARCH)
     with k:
         k.wait_prompt(180)
         table = k.chtbench_table(60)
@@ -644,7 +674,7 @@ class Runner:
         k = kconsole.Kernel(smp=smp, mem=self.mem,
                             kernel=os.path.join(REPO, c["build"], "kernel.elf"),
                             name=name, log_dir=LOG_DIR, accel=accel,
-                            extra_args=qemu_args)
+                            extra_args=qemu_args, arch=ARCH)
         with k:
             k.wait_prompt(180)
             if config not in self.versions:
@@ -706,7 +736,9 @@ class Runner:
         for rep in range(reps):
             order = boots if rep % 2 == 0 else list(reversed(boots))
             for b in order:
-                name = "%s-%s-smp%d-rep%d" % (b.suite, b.config, b.smp, rep + 1)
+                name = "%s%s-%s-smp%d-rep%d" % (
+                    "" if ARCH == "amd64" else ARCH + "-", b.suite, b.config,
+                    b.smp, rep + 1)
                 log("boot %s: %d points%s" % (name, b.count(), self.eta()))
                 with self.boot(b.config, b.smp, name, b.accel,
                                b.qemu_args) as k:
@@ -997,21 +1029,25 @@ def format_cost_text(doc):
     return "\n".join(L) + "\n"
 
 
-def write_cost_outputs(points, determinism, meta, results_dir=None):
-    """Write cost.json and cost.csv; return the JSON document."""
+def write_cost_outputs(points, determinism, meta, results_dir=None,
+                       arch=None):
+    """Write cost.json and cost.csv (cost-arm64.* for ``arch`` arm64,
+    default ARCH); return the JSON document."""
     results_dir = results_dir or RESULTS_DIR
+    arch = arch or ARCH
     os.makedirs(results_dir, exist_ok=True)
     doc = dict(meta)
     doc["suite"] = "cost"
+    doc["arch"] = arch
     doc["points"] = points
     doc["goals"] = cost_goal_rows(points)
     doc["determinism"] = determinism
-    jpath = os.path.join(results_dir, "cost.json")
+    jpath = os.path.join(results_dir, cost_basename(arch) + ".json")
     with open(jpath + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     os.replace(jpath + ".tmp", jpath)
-    cpath = os.path.join(results_dir, "cost.csv")
+    cpath = os.path.join(results_dir, cost_basename(arch) + ".csv")
     fields = ["config", "rcu", "page_ht", "smp", "bench", "name", "cpus",
               "update", "seconds", "ops", "ops_per_s", "instructions_per_op",
               "resizer_shares_cpu"]
@@ -1029,7 +1065,8 @@ def write_cost_outputs(points, determinism, meta, results_dir=None):
 
 
 def run_cost(runner, boots, seconds, host, args, argv, build_s):
-    """Run the cost suite's boots, write cost.{json,csv}, print the table."""
+    """Run the cost suite's boots, write cost.{json,csv} (cost-arm64.* on
+    arm64), print the table."""
     t0 = time.monotonic()
     main_boots = [b for b in boots if b.suite == "cost"]
     check_boots = [b for b in boots if b.suite == "cost-check"]
@@ -1104,12 +1141,18 @@ def main(argv=None):
     ap.add_argument("--no-build", action="store_true",
                     help="use the kernels already in build/bench-*")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--arch", choices=sorted(ARCH_CONFIGS), default="amd64",
+                    help="the kernels' architecture (arm64: the cost suite "
+                    "only, on qemu-system-aarch64 -M virt -cpu cortex-a72)")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the boots and commands, run nothing")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every point's rate")
     args = ap.parse_args(argv)
 
+    if args.arch != "amd64" and args.suite != "cost":
+        ap.error("--arch %s runs only --suite cost" % args.arch)
+    select_arch(args.arch)
     reps = args.reps or (2 if args.quick else
                          5 if args.suite == "goals" else 3)
     seconds = args.seconds or (1 if args.quick else 3)

@@ -10,9 +10,12 @@ the userspace section between ``<!-- userspace:begin -->`` and
 
 If ``cost.json`` (``make bench-cost``) exists, it also regenerates the cost
 section between ``<!-- cost:begin -->`` and ``<!-- cost:end -->``:
-instructions per operation under QEMU icount beside the goals of issue 16.
-``--cost-only`` regenerates just that section (no figures, no other suite
-needed).
+instructions per operation under QEMU icount beside the goals of issue 16;
+if ``cost-arm64.json`` (``make bench-cost ARCH=arm64``) exists, the arm64
+section between ``<!-- cost-arm64:begin -->`` and ``<!-- cost-arm64:end -->``
+(its table puts the ratios between designs of both architectures side by
+side).  ``--cost-only`` regenerates just those sections (no figures, no
+other suite needed).
 
 The work is split by suite: bench/plotlib/seed.py, resize.py, page_ht.py and
 cost.py draw each suite's figures and write its readings and ratio rows
@@ -35,7 +38,8 @@ from bench.plotlib.common import cb  # noqa: F401
 # Re-exported for bench/test_bench.py and other users of plot.py.
 from bench.plotlib.common import (  # noqa: F401
     BEGIN, COST_BEGIN, COST_END, END, US_BEGIN, US_END, UNCLEAR, both, judge)
-from bench.plotlib.cost import splice_cost  # noqa: F401
+from bench.plotlib.cost import (  # noqa: F401
+    COST_ARM64_BEGIN, COST_ARM64_END, splice_cost, splice_cost_arm64)
 from bench.plotlib.common import (
     Data, Report, fmt_ratio, host_cores, load_pyplot, md_escape, write_text)
 
@@ -365,13 +369,13 @@ def main(argv=None):
     if os.path.exists(args.out):
         with open(args.out) as f:
             existing = f.read()
-    cost_doc = cost.load_cost(args.results)
     if args.cost_only:
-        if cost_doc is None:
-            raise SystemExit("plot.py: no cost.json in %s; run "
-                             "bench/chtbench.py --suite cost first"
+        text = cost.splice_costs(existing, args.results)
+        if text is None:
+            raise SystemExit("plot.py: no cost.json or cost-arm64.json in %s; "
+                             "run bench/chtbench.py --suite cost first"
                              % args.results)
-        write_text(args.out, cost.splice_cost(existing, cost.generate_cost_md(cost_doc)))
+        write_text(args.out, text)
         return 0
 
     data = Data(args.results)
@@ -393,8 +397,7 @@ def main(argv=None):
     rows, readings = build_ratios_and_readings(data)
     block = generate_md(data, figures, rows, readings)
     text = splice(existing, block)
-    if cost_doc is not None:
-        text = cost.splice_cost(text, cost.generate_cost_md(cost_doc))
+    text = cost.splice_costs(text, args.results) or text
     write_text(args.out, text)
     return 0
 

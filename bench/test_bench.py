@@ -346,6 +346,145 @@ def test_cost_md_and_splice(tmp_path):
     assert plot.splice_cost(None, "X\n").startswith("# Benchmark results")
 
 
+#: Issue 32's arm64 measurements by hand (a previous session): ids 11, 12,
+#: 21 and 22 on the arm64 release builds.
+ARM64_COSTS = [("a-rcu", 11, 0, 88.26), ("a-rcu", 12, 0, 69.54),
+               ("a-rcu", 21, 0, 89.84), ("locked", 21, 0, 138.03),
+               ("a-rcu", 22, 0, 2996.0), ("locked", 22, 0, 3030.0)]
+
+
+@pytest.fixture
+def arm64_arch():
+    """chtbench's configurations switched to arm64 for one test."""
+    cb.select_arch("arm64")
+    yield
+    cb.select_arch("amd64")
+
+
+def test_arm64_configs(arm64_arch):
+    """--arch arm64: the same three release builds with ARCH=arm64, in
+    build/bench-arm64-*; the amd64 ones unchanged."""
+    assert cb.ARCH == "arm64"
+    assert sorted(cb.CONFIGS) == sorted(cb.ARCH_CONFIGS["amd64"])
+    for name, c in cb.CONFIGS.items():
+        amd = cb.ARCH_CONFIGS["amd64"][name]
+        assert c["make"] == ["ARCH=arm64"] + amd["make"]
+        assert c["build"] == amd["build"].replace("build/bench-",
+                                                  "build/bench-arm64-")
+        assert "ARCH=arm64" not in amd["make"]
+        assert (c["rcu"], c["page_ht"]) == (amd["rcu"], amd["page_ht"])
+    assert cb.CONFIGS["locked"]["make"].count("PAGE_HT=locked") == 1
+    assert cb.cost_basename() == "cost-arm64"
+    assert cb.cost_basename("amd64") == "cost"
+    # The plan is the same on both architectures.
+    boots = cb.plan_cost(table=TABLE)
+    assert [(b.suite, b.config, b.accel, b.qemu_args) for b in boots] == [
+        (s, c, "tcg", ["-icount", "shift=0,sleep=off"]) for s, c in
+        [("cost", "a-rcu"), ("cost", "podzimek-rcu"), ("cost", "locked"),
+         ("cost-check", "a-rcu")]]
+
+
+def test_arm64_only_cost_suite():
+    with pytest.raises(SystemExit):
+        cb.main(["--arch", "arm64", "--suite", "seed", "--dry-run"])
+    assert cb.ARCH == "amd64"
+
+
+def test_arm64_cost_points_from_output(arm64_arch):
+    """An arm64 kernel's result line (same format) gives the same point."""
+    out = ("thread 0 (cpu 0): ops=28760419\nresult: bench=12 "
+           "name=ht-lookup/cht rcu=a-rcu cpus=1 update=0 seconds=2 "
+           "ops=28760419 ops_per_s=14380209")
+    s = cb.parse_result(out, "chtbench 12 1 0 -w -t 2",
+                        {"bench": 12, "cpus": 1, "update": 0, "seconds": 2,
+                         "rcu": "a-rcu"})
+    results = {("cost", "locked", 1, 12, 1, 0): {"name": s["name"],
+                                                 "samples": [s]}}
+    (p,) = cb.cost_points(results, TABLE)
+    assert p["config"] == "locked" and p["page_ht"] == "locked"
+    assert p["instructions_per_op"] == pytest.approx(69.54, abs=0.01)
+
+
+def arm64_cost_doc(tmp_path):
+    """Write cost-arm64.{json,csv} of ARM64_COSTS into tmp_path."""
+    pts = []
+    for c, b, u, i in ARM64_COSTS:
+        pts.append({"config": c, "rcu": cb.ARCH_CONFIGS["arm64"][c]["rcu"],
+                    "page_ht": cb.ARCH_CONFIGS["arm64"][c]["page_ht"],
+                    "smp": 1, "bench": b, "name": "n%d" % b, "cpus": 1,
+                    "update": u, "seconds": 2, "ops": 2,
+                    "ops_per_s": round(1e9 / i), "instructions_per_op": i,
+                    "resizer_shares_cpu": False, "wall_s": 1.0})
+    meta = {"seconds": 2, "smp_list": [1], "accel": "tcg",
+            "qemu_args": ["-icount", "shift=0,sleep=off"],
+            "configs": {c: cb.ARCH_CONFIGS["arm64"][c]
+                        for c in cb.COST_CONFIGS},
+            "host": {"git_rev": "def456", "git_dirty_kernel": False,
+                     "date_utc": "today", "qemu_version": "QEMU 7.2"}}
+    return cb.write_cost_outputs(pts, [], meta, str(tmp_path), arch="arm64")
+
+
+def test_arm64_cost_outputs(tmp_path):
+    doc = arm64_cost_doc(tmp_path)
+    assert doc["arch"] == "arm64"
+    assert not (tmp_path / "cost.json").exists()
+    csv = (tmp_path / "cost-arm64.csv").read_text().splitlines()
+    assert len(csv) == 1 + len(ARM64_COSTS) and "69.540" in csv[2]
+    rows = {r["what"]: r for r in cb.cost_goal_rows(doc["points"])}
+    assert round(rows["ht-lookup: cht (12) vs bktlock (11)"]["ratio"],
+                 2) == 1.27
+    assert round(rows["page_ht-lookup (21): CHT vs locked build"]["ratio"],
+                 2) == 1.54
+    assert round(rows["page_ht-fault (22): CHT vs locked build"]["ratio"],
+                 2) == 1.01
+
+
+def test_arm64_cost_md_beside_amd64(tmp_path):
+    """plot.py --cost-only writes the arm64 section after the amd64 one,
+    with both architectures' ratios side by side; each regenerates in
+    place; the arm64 section alone works too."""
+    out = tmp_path / "RESULTS.md"
+    other = ("# Benchmark results\n\n" + plot.BEGIN + "\nCHT\n" + plot.END +
+             "\n")
+    out.write_text(other)
+    arm64_cost_doc(tmp_path)
+    assert plot.main(["--cost-only", "--results", str(tmp_path),
+                      "--out", str(out)]) == 0
+    alone = out.read_text()
+    assert plot.COST_BEGIN not in alone
+    assert alone.index(plot.COST_ARM64_BEGIN) < alone.index(plot.BEGIN)
+    assert ("| page_ht-lookup (21): CHT vs locked build | CHT ratio >= 1.2 | "
+            "n/a | n/a | 89.8 vs 138.0 | 1.54 | met |") in alone
+    cost_doc(tmp_path)
+    assert plot.main(["--cost-only", "--results", str(tmp_path),
+                      "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.count(plot.COST_BEGIN) == 1
+    assert text.count(plot.COST_ARM64_BEGIN) == 1
+    assert text.index(plot.COST_END) < text.index(plot.COST_ARM64_BEGIN) \
+        < text.index(plot.COST_ARM64_END) < text.index(plot.BEGIN)
+    arm = text[text.index(plot.COST_ARM64_BEGIN):
+               text.index(plot.COST_ARM64_END)]
+    assert "## Cost per operation on arm64 (instructions, icount)" in arm
+    assert "`bench/results/cost-arm64.json`" in arm
+    assert "make bench-cost ARCH=arm64" in arm
+    assert "commit `def456`" in arm and "qemu-system-aarch64" in arm
+    # Side by side: amd64 (the issue's numbers) and arm64.
+    assert ("| ht-lookup: cht (12) vs bktlock (11) | cht <= 0.77 x bktlock "
+            "(ratio >= 1.3) | 126.0 vs 95.3 | 0.76 | 69.5 vs 88.3 | 1.27 | "
+            "**missed** |") in arm
+    assert ("| page_ht-fault (22): CHT vs locked build | CHT ratio >= 1.0 | "
+            "4431 vs 4008 | 0.90 | 2996 vs 3030 | 1.01 | met |") in arm
+    assert "| ht-upd at 20 %: cht (15) vs bktlock (14) |" in arm
+    assert "(commit `abc123`)" in arm
+    # The amd64 section is the one it always was.
+    assert "### One-CPU goals of issue 16" in text[:text.index(plot.COST_END)]
+    # Regenerating leaves one of each.
+    assert plot.main(["--cost-only", "--results", str(tmp_path),
+                      "--out", str(out)]) == 0
+    assert out.read_text() == text
+
+
 def test_goals_plan_runs_every_goal_point():
     """Every point a timed goal (or reference) divides is measured, at -smp 2,
     and a scaling ratio's two sides share one boot."""
