@@ -7,7 +7,9 @@
 # Groups (default: test):
 #   test          build and test the kernel and the userspace library
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
-#                 gcc, make, binutils, python3, pkg-config (the library's
+#                 gcc, make, binutils, python3, for arm64 qemu-system-arm
+#                 (qemu-system-aarch64) and gcc-aarch64-linux-gnu (the
+#                 cross compiler, binutils with it), pkg-config (the library's
 #                 install test; its sanitizer runtimes come with gcc),
 #                 pytest + pexpect importable by $PYTHON, spin (the
 #                 short model checks, tests/test_models.py) and sparse
