@@ -284,7 +284,7 @@ TEST_SRC := test.c testlib.c \
 	adt/avl1.c \
 	atomic/atomic1.c \
 	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
-	bench/chtbench/resize.c bench/chtbench/page_ht.c \
+	bench/chtbench/resize.c bench/chtbench/bench_page_ht.c \
 	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
 	debug/dfstack1.c debug/fault1.c \
 	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
