@@ -219,8 +219,8 @@ ULDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 	$(COMMON_DIR)/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
-# The OS's libcht: the kernel's cht.c again, over the third environment
-# (uspace/lib/cht/osenv ahead of the kernel's include directory) and libcht's
+# The OS's libcht: the shared common/adt/cht.c again, over the third environment
+# (uspace/lib/cht/osenv ahead of common/include) and libcht's
 # user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/cht_rcu). Programs
 # listed in USPACE_CHT_APPS are compiled with the same include path and
 # linked with $(BUILD)/os/libcht.a.
@@ -284,7 +284,7 @@ TEST_SRC := test.c testlib.c \
 	adt/avl1.c \
 	atomic/atomic1.c \
 	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
-	bench/chtbench/resize.c bench/chtbench/page_ht.c \
+	bench/chtbench/resize.c bench/chtbench/bench_page_ht.c \
 	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
 	debug/dfstack1.c debug/fault1.c \
 	mm/as1.c mm/asrace1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
@@ -320,8 +320,8 @@ PROGIMAGE_OBJ := $(BUILD)/progimage.o
 endif
 DEPS := $(OBJS:.o=.d)
 
-# The build configuration is part of every object's inputs: switching DEBUG
-# (or later RCU, PAGE_HT) rebuilds everything.
+# The build configuration is part of every object's inputs: switching DEBUG,
+# RCU, PAGE_HT, BROKEN, LOCK_STAT, LOCKDEP or TESTS rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
@@ -330,6 +330,10 @@ CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 ifeq ($(ARCH),arm64)
 all: kernel
+# The ISO is a GRUB PC image (multiboot, isa-debug-exit): amd64 only.
+ifneq ($(filter iso run-iso,$(MAKECMDGOALS)),)
+$(error iso and run-iso are amd64-only (a GRUB PC ISO); on arm64 use make run ARCH=arm64)
+endif
 else
 all: kernel iso ## (default) build/kernel.elf, the user programs and build/image.iso
 endif
@@ -380,7 +384,7 @@ $(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
 
-iso: $(BUILD)/image.iso ## the GRUB ISO
+iso: $(BUILD)/image.iso ## the GRUB ISO (amd64 only)
 
 $(CONFIG_STAMP):
 	@mkdir -p $(BUILD)
@@ -397,8 +401,7 @@ $(BUILD)/obj/%.o: %.S $(CONFIG_STAMP)
 	@echo "  AS      $<"
 	@$(CC) $(ASFLAGS) -MMD -MP -c $< -o $@
 
-# Two-pass link: pass 1 without symbols gives the addresses, the symbol table is
-# generated from it and placed after all code, so code addresses do not move.
+# arm64: the programs as one assembly file of .incbin blobs and a name table.
 $(BUILD)/progimage.S: $(PROGRAMS) Makefile
 	@mkdir -p $(BUILD)
 	@{ echo '	.section .rodata.programs, "a"'; echo '	.balign 8'; \
@@ -412,6 +415,8 @@ $(BUILD)/progimage.S: $(PROGRAMS) Makefile
 $(BUILD)/progimage.o: $(BUILD)/progimage.S
 	@$(CC) $(ASFLAGS) -c $< -o $@
 
+# Two-pass link: pass 1 without symbols gives the addresses, the symbol table is
+# generated from it and placed after all code, so code addresses do not move.
 $(BUILD)/kernel.pass1.elf: $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.empty.o $(ARCH_DIR)/_link.ld
 	@echo "  LD      $@"
 	@$(LD) $(LDFLAGS) -o $@ $(OBJS) $(PROGIMAGE_OBJ) $(BUILD)/ksyms.empty.o
@@ -487,7 +492,7 @@ run: deps all ## boot into kconsole on this terminal, SMP=4, ARCH=arm64 too (qui
 		$(QEMU_FLAGS) || [ $$? -eq 33 ]
 endif
 
-run-iso: deps all ## the same, booting the ISO
+run-iso: deps all ## the same, booting the ISO (amd64 only)
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
 # Each configuration below is NAME:VAR=VALUE,... built into build/NAME over the

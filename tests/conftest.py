@@ -41,6 +41,7 @@ Environment:
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -146,6 +147,35 @@ TASK_SETTLE_TIMEOUT = 30
 #: The counters back at their baseline after the system-call fuzzer
 #: (tests/test_fuzz_sys.py).
 SYSFUZZ_SETTLE_TIMEOUT = 60
+#: arm64 (QEMU virt, TCG on 2 host cores): the boot to the prompt; an
+#: ordinary command or user program; ``test *`` (about 5 minutes at -smp 4
+#: on an idle host). tests/test_arm64.py, test_arm64_programs.py,
+#: test_useraccess.py.
+ARM64_BOOT_TIMEOUT = 120
+ARM64_CMD_TIMEOUT = 300
+ARM64_ALL_TESTS_TIMEOUT = 1500
+
+# ---- arm64 (issue 32) ------------------------------------------------------
+#: The cross compiler and QEMU the arm64 tests need (Debian's
+#: gcc-aarch64-linux-gnu and qemu-system-arm).
+ARM64_CROSS = "aarch64-linux-gnu-gcc"
+ARM64_QEMU = "qemu-system-aarch64"
+#: ``make arm64``'s kernels: A-RCU, Podzimek and their BROKEN=rcu controls.
+ARM64_KERNELS = {
+    "a-rcu": os.path.join(REPO, "build", "arm64", "kernel.elf"),
+    "podzimek": os.path.join(REPO, "build", "arm64-podzimek", "kernel.elf"),
+    "a-rcu-broken": os.path.join(REPO, "build", "arm64-rcu-broken",
+                                 "kernel.elf"),
+    "podzimek-broken": os.path.join(REPO, "build", "arm64-podzimek-broken",
+                                    "kernel.elf"),
+}
+ARM64_KERNEL = ARM64_KERNELS["a-rcu"]
+#: Skips a test (``@needs_arm64``) or a file (``pytestmark = needs_arm64``)
+#: when the arm64 cross compiler or QEMU is missing.
+needs_arm64 = pytest.mark.skipif(
+    shutil.which(ARM64_CROSS) is None or shutil.which(ARM64_QEMU) is None,
+    reason="arm64 needs %s and %s (apt-get install gcc-aarch64-linux-gnu "
+    "qemu-system-arm, or make deps)" % (ARM64_CROSS, ARM64_QEMU))
 
 
 #: vCPU counts of the locked page hash table that only ``make soak`` boots

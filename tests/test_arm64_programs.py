@@ -36,22 +36,18 @@ bounds only.
 import contextlib
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from tools import kconsole
 import leaks
-from conftest import REPO
+from conftest import REPO, ARM64_KERNEL as KERNEL, needs_arm64
+from conftest import ARM64_BOOT_TIMEOUT as BOOT_TIMEOUT
+from conftest import ARM64_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
-from test_tasks import EXIT_RE, KILLED_RE, REPORT_RE, FAULTS, FAULT_CLASSES
+from patterns import EXIT_RE, KILLED_RE, REPORT_RE, FAULTS, FAULT_CLASSES
 
-CROSS = "aarch64-linux-gnu-gcc"
-QEMU = "qemu-system-aarch64"
-KERNEL = os.path.join(REPO, "build", "arm64", "kernel.elf")
-BOOT_TIMEOUT = 120
-CMD_TIMEOUT = 300
 SYSFUZZ_SEED = 32
 SYSFUZZ_SECONDS = 5
 
@@ -94,10 +90,7 @@ ATTACK_ADDRESSES = {
     "sp-kernel": 0xffff8000401ffff0,
 }
 
-pytestmark = pytest.mark.skipif(
-    shutil.which(CROSS) is None or shutil.which(QEMU) is None,
-    reason="arm64 needs %s and %s (apt-get install gcc-aarch64-linux-gnu "
-    "qemu-system-arm, or make deps)" % (CROSS, QEMU))
+pytestmark = needs_arm64
 
 
 def build():

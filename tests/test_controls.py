@@ -79,7 +79,8 @@ import pytest
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, BROKEN_ELF, CMD_TIMEOUT, HALT_TIMEOUT,
                       PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT)
-from test_rcu import ORACLE_FAILURE_RE, parse_rcu_stats
+from test_rcu import parse_rcu_stats
+from patterns import ANY_PANIC_RE, ORACLE_FAILURE_RE, VERDICT_RE
 
 #: rcu1 runs every part and names all failing ones in its one reason
 #: ("N parts failed: part: reason; ...").  Its reasons for a callback run
@@ -366,8 +367,6 @@ def test_control_arearace_soak():
 FUTEX_ASSERT_RE = re.compile(
     rb"PANIC on CPU \d+: Assertion failed: f->waiters == 0, in "
     rb"futex_put_locked\(\)")
-ANY_PANIC_RE = re.compile(rb"PANIC on CPU \d+:[^\n]*\n")
-VERDICT_RE = re.compile(rb"Test (?:passed|failed)[^\n]*")
 
 
 def _futexrace_panics(smp):

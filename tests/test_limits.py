@@ -38,7 +38,8 @@ import pytest
 from tools import kconsole
 from conftest import BOOT_TIMEOUT, KERNEL_ELF
 from conftest import LIMITS_CMD_TIMEOUT as CMD_TIMEOUT
-from test_tasks import EXIT_RE, counters, settle
+from patterns import EXIT_RE
+from test_tasks import counters, settle
 
 #: Most areas ``as`` prints per address space (AS_PRINT_AREAS, mm/as.c).
 AS_PRINT_AREAS = 32

@@ -44,6 +44,7 @@ import pytest
 
 from tools import kconsole
 import lockdep_order
+from patterns import VERDICT_RE
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, KERNEL_ELF, RELEASE_ELF,
                       REPORT_TIMEOUT)
 
@@ -153,7 +154,6 @@ EXPECTED = {
 }
 
 _PANIC_RE = re.compile(rb"PANIC[^\n]*lockdep: [^\n]*\n")
-_VERDICT_RE = re.compile(rb"Test (?:passed|failed)[^\n]*")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -163,7 +163,7 @@ def test_unsafe_reported(name):
                          name="a-rcu-%s" % name) as k:
         k.wait_prompt(BOOT_TIMEOUT)
         k.send_line("test %s" % name)
-        idx, m, before = k.expect([_PANIC_RE, _VERDICT_RE], REPORT_TIMEOUT,
+        idx, m, before = k.expect([_PANIC_RE, VERDICT_RE], REPORT_TIMEOUT,
                                   "the lockdep report after 'test %s'" % name,
                                   check_panic=False)
         text = kconsole.decode(before + m.group(0))

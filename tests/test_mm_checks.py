@@ -23,6 +23,7 @@ import pytest
 from tools import kconsole
 from conftest import MM_BOOT_TIMEOUT as BOOT_TIMEOUT
 from conftest import PANIC_TIMEOUT, REPO
+from patterns import ANY_PANIC_RE, VERDICT_RE
 
 RELEASE_ELF = os.path.join(REPO, "build", "release", "kernel.elf")
 DOUBLE_FREE_RE = re.compile(
@@ -32,9 +33,6 @@ DOUBLE_FREE_RE = re.compile(
 INTERIOR_RE = re.compile(
     rb"PANIC on CPU \d+: frame_free\(0x[0-9a-f]+, 1\): block is not "
     rb"allocated \(inside an allocated block\)")
-#: Any panic line, to quote a wrong reason in the failure message.
-ANY_PANIC_RE = re.compile(rb"PANIC on CPU \d+:[^\n]*\n")
-VERDICT_RE = re.compile(rb"Test (?:passed|failed)[^\n]*")
 #: Boots of framedf1 in the soak (issue 28: 20 of 20 must name the double free).
 SOAK_BOOTS = 20
 

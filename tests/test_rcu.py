@@ -34,6 +34,7 @@ from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, flavour_kernel,
                       flavours)
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, TEST_ALL_TIMEOUT,
                       TEST_ONE_TIMEOUT)
+from patterns import ORACLE_FAILURE_RE
 
 #: Times ``rcu`` is asked again (1 s apart) while callbacks are still pending.
 RCU_SETTLE_TRIES = 30
@@ -41,9 +42,6 @@ RCU_SETTLE_TRIES = 30
 SOAK_TORTURE_SECONDS = 30
 SOAK_BOOTS = 10
 
-#: Reasons the rcutorture oracle gives when a grace period was too short.
-ORACLE_FAILURE_RE = re.compile(
-    r"aged past 1|freed \(poisoned\)|reused under them|go backwards")
 
 
 # --------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import pytest
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, PANIC_TIMEOUT,
                       TEST_ONE_TIMEOUT, flavour_kernel, flavours)
+from patterns import VERDICT_TEXT_RE
 
 #: The debug assertion's message (rcu_assert_may_block / the sleep hook).
 SLEEP_ASSERT_RE = re.compile(
@@ -32,7 +33,6 @@ SLEEP_ASSERT_RE = re.compile(
 #: Lines of a stall warning.
 STALL_RE = re.compile(r"^\s*rcu: INFO: stall", re.MULTILINE)
 _HEADER_RE = re.compile(r"^== test (\S+):")
-_VERDICT_RE = re.compile(r"Test passed|Test failed")
 _LIMIT_RE = re.compile(r"^\s*stall warning limit:\s*(\d+) ms\s*$", re.MULTILINE)
 _COUNT_RE = re.compile(r"^\s*stall warnings:\s*(\d+)\s*$", re.MULTILINE)
 
@@ -57,7 +57,7 @@ def stall_lines_outside(text, allowed=("rcustall1",)):
             continue
         if STALL_RE.match(line) and current not in allowed:
             found.append(line.strip())
-        if _VERDICT_RE.search(line):
+        if VERDICT_TEXT_RE.search(line):
             current = None
     return found
 

@@ -32,8 +32,8 @@ import pytest
 from tools import kconsole
 
 from conftest import KERNEL_ELF
-from test_tasks import (EXIT_RE, KILLED_RE, REPORT_RE, CMD_TIMEOUT,
-                        BOOT_TIMEOUT, settle, run_exit)
+from patterns import EXIT_RE, KILLED_RE, REPORT_RE
+from test_tasks import CMD_TIMEOUT, BOOT_TIMEOUT, settle, run_exit
 
 #: (smp, -cpu model or None for QEMU's default qemu64, soak only). The
 #: GenuineIntel model makes `sysenter` in 64-bit mode reach its SYSENTER_CS

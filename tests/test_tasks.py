@@ -47,23 +47,12 @@ from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import TASK_SETTLE_TIMEOUT as SETTLE_TIMEOUT
 from conftest import flavour_kernel, flavours
 import leaks
+from patterns import (EXIT_RE, FAULT_CLASSES, FAULTS, KILLED_RE,
+                      REPORT_RE)
 
 PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
             "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
             "futexbench")
-FAULTS = ("null", "jump", "ud", "div", "gp", "kernel", "ro", "nx")
-#: The class each fault variant's report names (the kernel's generic wording,
-#: task_user_fault(): the same on amd64 and arm64, tests/test_arm64_programs.py).
-FAULT_CLASSES = {
-    "null": "page fault: no area at that address",
-    "jump": "page fault: no area at that address",
-    "ud": "invalid instruction",
-    "div": "divide error",
-    "gp": "protection fault",
-    "kernel": "page fault: no area at that address",
-    "ro": "page fault: access not permitted by the area",
-    "nx": "page fault: access not permitted by the area",
-}
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)
 CONFIGS = [
@@ -74,15 +63,6 @@ CONFIGS = [
     ("a-rcu+page_ht-locked", 2, False, 20, False),
 ]
 CONFIGS = [c for c in CONFIGS if c[0] in flavours()]
-
-EXIT_RE = re.compile(r"^task (\d+) \((\S+)\) exited with status (-?\d+)$",
-                     re.MULTILINE)
-KILLED_RE = re.compile(r"^task (\d+) \((\S+)\) killed \(([^)]*)\)$",
-                       re.MULTILINE)
-REPORT_RE = re.compile(
-    r"^task (\d+) \((\S+)\) thread (\d+) killed: ([^,]+), address (0x[0-9a-f]+|0),"
-    r" pc (0x[0-9a-f]+|0)$", re.MULTILINE)
-
 
 @pytest.fixture(scope="class", params=CONFIGS,
                 ids=lambda c: "%s-smp%d%s" % (c[0], c[1],

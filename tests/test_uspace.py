@@ -20,18 +20,13 @@ import subprocess
 import pytest
 
 from uspace.tests import run as uspace_run  # (pytest.ini's pythonpath)
+from patterns import USPACE_ORACLE_FAILURE_RE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USPACE = os.path.join(REPO, "uspace")
 BUILD = os.path.join(REPO, "build", "uspace")
 
 
-#: The rcutorture oracle's own reasons (uspace/tests/test_rcutorture.c): a
-#: grace period that ended under a reader.
-ORACLE_FAILURE_RE = re.compile(
-    r"^FAIL \S*test_rcutorture\.c:\d+: (?:beyond|dead_seen) == 0: "
-    r"[1-9]\d* reads saw (?:an object older than one grace period|"
-    r"a freed object)$", re.MULTILINE)
 
 
 def _tail(text, n=60):
@@ -58,7 +53,7 @@ def test_uspace_suite(uspace_build, suite):
     ok, msg, out, secs = uspace_run.run_suite(suite, uspace_build)
     assert ok, "%s: %s (%.1f s)\n%s" % (suite.name, msg, secs, _tail(out))
     if suite.expect_fail:
-        assert ORACLE_FAILURE_RE.search(out), (
+        assert USPACE_ORACLE_FAILURE_RE.search(out), (
             "%s: the negative control failed, but not with the oracle's "
             "reason (an object older than one grace period, a freed object "
             "seen):\n%s" % (suite.name, _tail(out)))
@@ -69,14 +64,14 @@ def test_oracle_reason_regex():
     good = ("FAIL /x/uspace/tests/test_rcutorture.c:320: beyond == 0: 2754 "
             "reads saw an object older than one grace period\n"
             "test_rcutorture: FAILED (1 checks)\n")
-    assert ORACLE_FAILURE_RE.search(good)
-    assert ORACLE_FAILURE_RE.search(
+    assert USPACE_ORACLE_FAILURE_RE.search(good)
+    assert USPACE_ORACLE_FAILURE_RE.search(
         "FAIL t/test_rcutorture.c:322: dead_seen == 0: 2 reads saw a freed "
         "object\n")
-    assert not ORACLE_FAILURE_RE.search(
+    assert not USPACE_ORACLE_FAILURE_RE.search(
         "FAIL t/test_rcutorture.c:278: stalls == 0: stalls = 1, expected 0 = "
         "0\ntest_rcutorture: FAILED (1 checks)\n")
-    assert not ORACLE_FAILURE_RE.search(good.replace("2754", "0"))
+    assert not USPACE_ORACLE_FAILURE_RE.search(good.replace("2754", "0"))
 
 
 def test_uspace_install_example(uspace_build):

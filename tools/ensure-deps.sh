@@ -7,7 +7,9 @@
 # Groups (default: test):
 #   test          build and test the kernel and the userspace library
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
-#                 gcc, make, binutils, python3, pkg-config (the library's
+#                 gcc, make, binutils, python3, for arm64 qemu-system-arm
+#                 (qemu-system-aarch64) and gcc-aarch64-linux-gnu (the
+#                 cross compiler, binutils with it), pkg-config (the library's
 #                 install test; its sanitizer runtimes come with gcc),
 #                 pytest + pexpect importable by $PYTHON, spin (the
 #                 short model checks, tests/test_models.py) and sparse
@@ -178,9 +180,8 @@ check() {
 PLUGIN_HDR_DIR=${PLUGIN_HDR_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build/deps/qemu-plugin}
 QEMU_SRC_LIST=/etc/apt/sources.list.d/cht-qemu-src.sources
 
-have_deb_src() {
-    grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/
-}
+# have_deb_src, deb_src_suite, write_deb_src (shared with contrib/memcached/deps.sh).
+. "$(dirname "$0")/deb-src.sh"
 
 plugin_header() {
     local ver suite tmp orig
@@ -194,28 +195,15 @@ plugin_header() {
         return 0
     fi
     if ! have_deb_src; then
-        suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+        suite=$(deb_src_suite)
         if [ "$check_only" = 1 ] || [ "$(id -u)" != 0 ] || [ -z "$suite" ]; then
             echo "ensure-deps: apt has no deb-src entry for Debian's qemu source; as root, add one for your suite to $QEMU_SRC_LIST and run apt-get update" >&2
             return 1
         fi
         echo "ensure-deps: adding deb-src for $suite ($QEMU_SRC_LIST)"
-        cat > "$QEMU_SRC_LIST" <<SRC
-# Added by tools/ensure-deps.sh (group plugin): QEMU's source package, for
-# its plugin header (apt-get source --download-only qemu).
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: $suite $suite-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: $suite-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-        apt-get update -q >/dev/null
+        write_deb_src "$QEMU_SRC_LIST" "$suite" \
+            "Added by tools/ensure-deps.sh (group plugin): QEMU's source package, for" \
+            "its plugin header (apt-get source --download-only qemu)."
     fi
     if [ "$check_only" = 1 ]; then
         echo "ensure-deps: QEMU's plugin header is not in $PLUGIN_HDR_DIR (run tools/ensure-deps.sh plugin)" >&2

@@ -8,7 +8,7 @@
  *     rcu_read_unlock_preempted(), interrupts off, under rcu_preempt_lock);
  *   - the scheduler hooks arcu_after_thread_ran() (switch-out: save the
  *     count, mark and list a preempted reader, take a "zero, preempted"
- *     thread off its list, add_preempted_locked(), record_cs_qs() with its
+ *     thread off its list, rcu_add_preempted_locked(), record_cs_qs() with its
  *     memory_barrier()) and arcu_before_thread_runs() (switch-in);
  *   - the detector: rcu_wait_for_gp() under gp_mutex, rcu_run_gp(), gp_start()
  *     (next_preempted moved to rcu_cur_preempted under the lock),
@@ -61,7 +61,7 @@
  * Broken variants (spin -DBROKEN_xxx): each must fail.
  *   BROKEN_SAMPLE_SKIP    arcu_sample_cpu() acknowledges without listing a
  *                         reader it finds running (the check skipped)
- *   BROKEN_ALWAYS_NEXT    add_preempted_locked() always uses next_preempted
+ *   BROKEN_ALWAYS_NEXT    rcu_add_preempted_locked() always uses next_preempted
  *   BROKEN_NO_WAIT_PREEMPTED  rcu_run_gp() skips wait_for_preempted_readers()
  *   BROKEN_NO_CS_MB       record_cs_qs() without its memory_barrier()
  *   BROKEN_IPI_NO_BARRIER the IPI handler not ordered after T's loads

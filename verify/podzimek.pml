@@ -12,7 +12,7 @@
  *   - rcu_record_qs() (memory_barrier(), last_seen_gp = cur_gp(), exchange
  *     of is_delaying_gp, delaying_cpus decrement);
  *   - podzimek_after_thread_ran() (save the count, list a reader switched out
- *     inside its section with add_preempted_locked(), record a QS) and
+ *     inside its section with rcu_add_preempted_locked(), record a QS) and
  *     podzimek_before_thread_runs();
  *   - the detector thread: detector_thread() serving req_gp, rcu_run_gp() with
  *     gp_start(), rcu_cpu_quiescent() (last_seen_gp), delaying_cpus starting at

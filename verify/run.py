@@ -91,7 +91,7 @@ RUNS += model_runs("arcu", [
     ("BROKEN_SAMPLE_SKIP", "safety", FREED,
      "arcu_sample_cpu() acks a CPU found in a reader without listing it"),
     ("BROKEN_ALWAYS_NEXT", "safety", FREED,
-     "add_preempted_locked() always picks next_preempted"),
+     "rcu_add_preempted_locked() always picks next_preempted"),
     ("BROKEN_NO_WAIT_PREEMPTED", "safety", FREED,
      "run_gp() skips wait_for_preempted_readers()"),
     ("BROKEN_NO_CS_MB", "safety", FREED,

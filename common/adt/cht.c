@@ -54,7 +54,6 @@
 #include <adt/cht.h>
 
 #define CHT_DELETED   CHT_LINK_DELETED
-#define CHT_MARKS     CHT_LINK_MARKS
 /* Grow limit (items per bucket) for max_load 0; an environment may choose. */
 #ifdef CHT_ENV_DEFAULT_MAX_LOAD
 #define DEFAULT_MAX_LOAD CHT_ENV_DEFAULT_MAX_LOAD

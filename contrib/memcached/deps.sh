@@ -31,38 +31,26 @@ do_packages() {
 
 SRC_LIST=/etc/apt/sources.list.d/cht-memcached-src.sources
 
-have_deb_src() {
-    grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/
-}
+# have_deb_src, deb_src_suite, deb_src_entry, write_deb_src (shared with
+# tools/ensure-deps.sh).
+. "$(dirname "$0")/../../tools/deb-src.sh"
 
 add_deb_src() {
     local suite
-    suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    suite=$(deb_src_suite)
     if [ -z "$suite" ]; then
         echo "memcached deps: no VERSION_CODENAME in /etc/os-release" >&2
         exit 1
     fi
     if ! is_root; then
-        echo "memcached deps: apt has no deb-src entry. Run as root:"
-        echo "  printf 'Types: deb-src\\nURIs: http://deb.debian.org/debian\\nSuites: $suite $suite-updates\\nComponents: main\\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\\n\\nTypes: deb-src\\nURIs: http://deb.debian.org/debian-security\\nSuites: $suite-security\\nComponents: main\\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\\n' > $SRC_LIST && apt-get update"
+        echo "memcached deps: apt has no deb-src entry. As root, write this to"
+        echo "$SRC_LIST and run apt-get update:"
+        deb_src_entry "$suite" | sed 's/^/    /'
         exit 1
     fi
     echo "memcached deps: adding deb-src for $suite ($SRC_LIST)"
-    cat > "$SRC_LIST" <<SRC
-# Added by contrib/memcached/deps.sh: memcached's source package (apt-get source).
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: $suite $suite-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: $suite-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-    apt-get update -q >/dev/null
+    write_deb_src "$SRC_LIST" "$suite" \
+        "Added by contrib/memcached/deps.sh: memcached's source package (apt-get source)."
 }
 
 do_source() {

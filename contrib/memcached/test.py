@@ -46,8 +46,8 @@ OUR_READERS = ("process_get_fast", "assoc_key_equal", "assoc_equal", "assoc_item
                "assoc_find_rcu", "assoc_hash")
 # libcht's code: its sources, and the inline paths of its installed headers
 # (cht_find_fast(), cht_insert_fast() and the walk are inlined into assoc.c).
-LIBCHT_SRC = re.compile(r"(?:kernel/generic/src/adt/cht\.c|uspace/lib/|"
-                        r"libcht-prefix/include/|kernel/generic/include/adt/cht)")
+LIBCHT_SRC = re.compile(r"(?:common/adt/cht\.c|uspace/lib/|"
+                        r"libcht-prefix/include/|common/include/adt/cht)")
 # The first frame of each access of a race report ("Read of size 2 at ... by
 # thread T1:", "Previous atomic write of size 2 ...") and the frames under it.
 ACCESS_RE = re.compile(r"^  (?:Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) of size \d+ at .*?:\n"

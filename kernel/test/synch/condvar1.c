@@ -14,7 +14,8 @@
  * Part 3: two threads on different CPUs (when there are two) pass a turn back
  * and forth ROUNDS times, each sleeping on its own condvar with
  * condvar_wait_timeout (very long timeout): a lost wake-up shows up as ETIMEOUT
- * (or a hang). The same with the spinlock-protected variant condvar_wait_spin.
+ * (or a hang). The same with the spinlock-protected variant
+ * condvar_wait_spin_timeout.
  * Waiting for "all asleep" is bounded (WAIT_LIMIT_US) only to turn a hang into
  * a failure; no verdict depends on timing.
  */

@@ -57,20 +57,9 @@ static int waker(void *arg)
 int main(int argc, char **argv)
 {
 	long seconds = 5, n = 8;
-	for (int i = 1; i < argc; i++) {
-		long *dst = NULL;
-		if (strcmp(argv[i], "-t") == 0)
-			dst = &seconds;
-		else if (strcmp(argv[i], "-n") == 0)
-			dst = &n;
-		if (!dst || i + 1 >= argc) {
-			printf("usage: futexrace [-t SECONDS] [-n THREADS (4..%d)]\n",
-			    MAX_THREADS);
-			return 2;
-		}
-		*dst = strtol(argv[++i], NULL, 0);
-	}
-	if (n < 4 || n > MAX_THREADS || seconds < 0) {
+	const opt_t opts[] = { { "-t", &seconds, NULL }, { "-n", &n, NULL } };
+	if (opts_parse(argc, argv, opts, sizeof(opts) / sizeof(opts[0])) != 0 ||
+	    n < 4 || n > MAX_THREADS || seconds < 0) {
 		printf("usage: futexrace [-t SECONDS] [-n THREADS (4..%d)]\n",
 		    MAX_THREADS);
 		return 2;

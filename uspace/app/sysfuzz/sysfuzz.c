@@ -979,23 +979,11 @@ int main(int argc, char **argv)
 	if (ncpus < 1)
 		ncpus = 1;
 	long seed = -1, seconds = 10, n = ncpus;
-	for (int i = 1; i < argc; i++) {
-		long *dst = NULL;
-		if (strcmp(argv[i], "-s") == 0)
-			dst = &seed;
-		else if (strcmp(argv[i], "-t") == 0)
-			dst = &seconds;
-		else if (strcmp(argv[i], "-n") == 0)
-			dst = &n;
-		else if (strcmp(argv[i], "-g") == 0) {
-			grow_anywhere = true;
-			continue;
-		}
-		if (!dst || i + 1 >= argc) {
-			usage();
-			return 2;
-		}
-		*dst = strtol(argv[++i], NULL, 0);
+	const opt_t opts[] = { { "-s", &seed, NULL }, { "-t", &seconds, NULL },
+		{ "-n", &n, NULL }, { "-g", NULL, &grow_anywhere } };
+	if (opts_parse(argc, argv, opts, sizeof(opts) / sizeof(opts[0])) != 0) {
+		usage();
+		return 2;
 	}
 	if (seed < 0)
 		seed = sys_clock_ns() & 0x7fffffff;

@@ -69,19 +69,11 @@ int main(int argc, char **argv)
 {
 	cpus = sys_cpu_count();
 	long n = cpus;
-	for (int i = 1; i < argc; i++) {
-		long *dst = NULL;
-		if (strcmp(argv[i], "-t") == 0)
-			dst = &seconds;
-		else if (strcmp(argv[i], "-n") == 0)
-			dst = &n;
-		else if (strcmp(argv[i], "-p") == 0)
-			dst = &pages;
-		if (!dst || i + 1 >= argc) {
-			printf("usage: ufault [-t SECONDS] [-n THREADS] [-p PAGES]\n");
-			return 2;
-		}
-		*dst = strtol(argv[++i], NULL, 0);
+	const opt_t opts[] = { { "-t", &seconds, NULL }, { "-n", &n, NULL },
+		{ "-p", &pages, NULL } };
+	if (opts_parse(argc, argv, opts, sizeof(opts) / sizeof(opts[0])) != 0) {
+		printf("usage: ufault [-t SECONDS] [-n THREADS] [-p PAGES]\n");
+		return 2;
 	}
 	if (seconds < 1 || seconds > 600 || n < 1 || n > 32 || pages < 2 ||
 	    pages > 16384) {

@@ -14,7 +14,6 @@
 #include <debug.h>
 
 #define LAPIC_ID        0x020
-#define LAPIC_VERSION   0x030
 #define LAPIC_TPR       0x080
 #define LAPIC_EOI       0x0b0
 #define LAPIC_LDR       0x0d0

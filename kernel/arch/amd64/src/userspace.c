@@ -23,7 +23,6 @@ _Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
 #define MSR_SYSENTER_ESP 0x175
 #define MSR_SYSENTER_EIP 0x176
 #define EFER_SCE   (1UL << 0)
-#define EFER_NXE   (1UL << 11)
 #define CR4_SMEP   (1UL << 20)
 #define CR4_SMAP   (1UL << 21)
 

@@ -11,7 +11,15 @@
  * @return its name and sets *offset, or NULL when the address is not kernel text.
  */
 const char *symtab_lookup(uintptr_t addr, uintptr_t *offset);
-/** Prints "<name+0xoff>" (or "<?>") for @a addr. */
+/**
+ * Prints @a addr as "name+0xoff" (the function containing it), or, when no
+ * function does (or @a addr is 0), @a fallback; a NULL @a fallback prints the
+ * address itself (%p). The one "address as symbol+offset" printer: lockdep's
+ * reports and the lockdep command's sites use it directly
+ * (tests/test_lockdep.py and tests/lockdep_order.py parse "name+0xoff").
+ */
+void symtab_print_sym(uintptr_t addr, const char *fallback);
+/** Prints "<name+0xoff>" (or "<?>") for @a addr: symtab_print_sym() in <>. */
 void symtab_print_addr(uintptr_t addr);
 /** Number of symbols in the table. */
 size_t symtab_count(void);

@@ -76,16 +76,10 @@ void condvar_wait(condvar_t *cv, mutex_t *mtx);
 errno_t condvar_wait_timeout(condvar_t *cv, mutex_t *mtx, uint64_t usec);
 
 /**
- * condvar_wait() for a condition protected by spinlock @a lock (held once by the
- * caller, who has no other spinlock): atomically releases @a lock and sleeps,
- * then locks @a lock again before returning. The spinlock was taken with
- * interrupts enabled (spinlock_lock(), not an IRQ spinlock).
- * Context: thread, interrupts enabled. May sleep.
- */
-void condvar_wait_spin(condvar_t *cv, spinlock_t *lock);
-
-/**
- * condvar_wait_spin() with a timeout.
+ * condvar_wait_timeout() for a condition protected by spinlock @a lock (held
+ * once by the caller, who has no other spinlock): atomically releases @a lock
+ * and sleeps, then locks @a lock again before returning. The spinlock was
+ * taken with interrupts enabled (spinlock_lock(), not an IRQ spinlock).
  * @param usec timeout in microseconds; 0 (SYNCH_NO_TIMEOUT) waits forever.
  * @return EOK when woken, ETIMEOUT when the time ran out (@a lock held again).
  * Context: thread, interrupts enabled. May sleep.

@@ -65,16 +65,6 @@ static cmd_info_t lockstat_cmd = {
 	.optc = ARRAY_SIZE(lockstat_opts),
 };
 
-static void print_site(uintptr_t ip)
-{
-	uintptr_t off = 0;
-	const char *s = ip ? symtab_lookup(ip, &off) : NULL;
-	if (s)
-		printf("%s+0x%lx", s, (unsigned long) off);
-	else
-		printf("-");
-}
-
 /**
  * Prints the classes and the edges learned so far. One line per class:
  * `class NAME acq=N irq=SITE irq-on=SITE rcu-cb=SITE rcu-read=SITE`, then
@@ -101,13 +91,13 @@ static int cmd_lockdep(const cmd_call_t *call)
 		if (!lockdep_snapshot_class(i, &k))
 			break;
 		printf("class %s acq=%lu irq=", k.name, k.acquisitions);
-		print_site(k.irq_ip);
+		symtab_print_sym(k.irq_ip, "-");
 		printf(" irq-on=");
-		print_site(k.irq_on_ip);
+		symtab_print_sym(k.irq_on_ip, "-");
 		printf(" rcu-cb=");
-		print_site(k.rcu_cb_ip);
+		symtab_print_sym(k.rcu_cb_ip, "-");
 		printf(" rcu-read=");
-		print_site(k.rcu_read_ip);
+		symtab_print_sym(k.rcu_read_ip, "-");
 		printf("%s\n", k.sleeping ? " sleeping" : "");
 	}
 	for (size_t i = 0; i < ne; i++) {
@@ -118,9 +108,9 @@ static int cmd_lockdep(const cmd_call_t *call)
 		    !lockdep_snapshot_class(e.to, &b))
 			break;
 		printf("edge %s -> %s count=%lu at ", a.name, b.name, e.count);
-		print_site(e.from_ip);
+		symtab_print_sym(e.from_ip, "-");
 		printf(" ");
-		print_site(e.to_ip);
+		symtab_print_sym(e.to_ip, "-");
 		printf("\n");
 	}
 	printf("lockdep: end\n");

@@ -45,14 +45,23 @@ const char *symtab_lookup(uintptr_t addr, uintptr_t *offset)
 	return &ksyms_names[ksyms_table[lo].name];
 }
 
+void symtab_print_sym(uintptr_t addr, const char *fallback)
+{
+	uintptr_t off = 0;
+	const char *name = addr ? symtab_lookup(addr, &off) : NULL;
+	if (name)
+		printf("%s+0x%lx", name, (unsigned long) off);
+	else if (fallback)
+		printf("%s", fallback);
+	else
+		printf("%p", (void *) addr);
+}
+
 void symtab_print_addr(uintptr_t addr)
 {
-	uintptr_t off;
-	const char *name = symtab_lookup(addr, &off);
-	if (name)
-		printf("<%s+%#lx>", name, off);
-	else
-		printf("<?>");
+	printf("<");
+	symtab_print_sym(addr, "?");
+	printf(">");
 }
 
 static bool frame_plausible(uintptr_t fp)

@@ -97,7 +97,6 @@ typedef struct {
 #define PT_LOAD 1
 #define PF_X 1
 #define PF_W 2
-#define PF_R 4
 #define ET_EXEC 2
 
 static int load_segment(as_t *as, const uint8_t *img, const elf64_phdr_t *ph)

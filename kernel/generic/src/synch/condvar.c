@@ -70,8 +70,3 @@ errno_t condvar_wait_spin_timeout(condvar_t *cv, spinlock_t *lock,
 	spinlock_lock(lock);
 	return rc;
 }
-
-void condvar_wait_spin(condvar_t *cv, spinlock_t *lock)
-{
-	(void) condvar_wait_spin_timeout(cv, lock, SYNCH_NO_TIMEOUT);
-}

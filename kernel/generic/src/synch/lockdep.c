@@ -135,16 +135,6 @@ static void turn_off(const char *why)
 		printf("lockdep: %s; validator turned off\n", why);
 }
 
-static void print_ip(uintptr_t ip)
-{
-	uintptr_t off = 0;
-	const char *s = ip ? symtab_lookup(ip, &off) : NULL;
-	if (s)
-		printf("%s+0x%lx", s, (unsigned long) off);
-	else
-		printf("%p", (void *) ip);
-}
-
 static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -211,7 +201,7 @@ static void print_stack(ld_held_t *held, unsigned depth)
 		ld_held_t *h = &held[i];
 		printf("    #%u \"%s\"%s%s acquired at ", i, classes[h->cls].name,
 		    h->ctx ? " (interrupt)" : "", h->trylock ? " (trylock)" : "");
-		print_ip(h->ip);
+		symtab_print_sym(h->ip, NULL);
 		printf("\n");
 	}
 }
@@ -241,9 +231,9 @@ static void print_edge(unsigned e)
 	ld_edge_t *d = &edges[e];
 	printf("    \"%s\" -> \"%s\": \"%s\" acquired at ", classes[d->from].name,
 	    classes[d->to].name, classes[d->from].name);
-	print_ip(d->from_ip);
+	symtab_print_sym(d->from_ip, NULL);
 	printf(", then \"%s\" at ", classes[d->to].name);
-	print_ip(d->to_ip);
+	symtab_print_sym(d->to_ip, NULL);
 	printf(" (CPU %u)\n", d->cpu);
 }
 
@@ -356,10 +346,10 @@ static void irq_inversion_report(unsigned safe, unsigned from, unsigned to,
 	(void) from;
 	(void) to;
 	printf("  \"%s\" taken in an interrupt handler at ", classes[safe].name);
-	print_ip(classes[safe].irq_ip);
+	symtab_print_sym(classes[safe].irq_ip, NULL);
 	printf("\n  \"%s\" taken with interrupts enabled at ",
 	    classes[unsafe].name);
-	print_ip(classes[unsafe].irq_on_ip);
+	symtab_print_sym(classes[unsafe].irq_on_ip, NULL);
 	printf("\n  an interrupt taking \"%s\" on a CPU holding \"%s\" waits "
 	    "for a CPU that holds \"%s\" and waits for \"%s\"\n",
 	    classes[safe].name, classes[unsafe].name, classes[safe].name,
@@ -458,9 +448,9 @@ static void add_edge(ld_cpu_t *c, unsigned cpu, ld_held_t *h, unsigned to,
 		printf("  new dependency on CPU %u: \"%s\" -> \"%s\"\n", cpu,
 		    classes[from].name, classes[to].name);
 		printf("    \"%s\" held, acquired at ", classes[from].name);
-		print_ip(h->ip);
+		symtab_print_sym(h->ip, NULL);
 		printf("\n    \"%s\" acquired at ", classes[to].name);
-		print_ip(ip);
+		symtab_print_sym(ip, NULL);
 		printf("\n  existing chain \"%s\" -> ... -> \"%s\" (each edge "
 		    "where it was first seen):\n", classes[to].name,
 		    classes[from].name);
@@ -492,9 +482,9 @@ static void mark_irq(ld_cpu_t *c, unsigned cpu, unsigned k, bool irq,
 		    "taken in an interrupt handler and with interrupts enabled "
 		    "(possible self-deadlock)\n", classes[k].name);
 		printf("  taken in an interrupt handler at ");
-		print_ip(classes[k].irq_ip);
+		symtab_print_sym(classes[k].irq_ip, NULL);
 		printf("\n  taken with interrupts enabled at ");
-		print_ip(classes[k].irq_on_ip);
+		symtab_print_sym(classes[k].irq_on_ip, NULL);
 		printf("\n  an interrupt on a CPU holding it with interrupts "
 		    "enabled spins on it forever\n");
 		print_held(c, cpu);
@@ -542,13 +532,13 @@ static void rcu_wait_report(unsigned k, rcu_mark_t taker, uintptr_t held_ip,
 	    taker_what[taker], taker == RCU_MARK_WORK ? "the stop" :
 	    "the grace period");
 	printf("  \"%s\" taken %s at ", classes[k].name, taker_where[taker]);
-	print_ip(taker == RCU_MARK_CB ? classes[k].rcu_cb_ip :
+	symtab_print_sym(taker == RCU_MARK_CB ? classes[k].rcu_cb_ip :
 	    taker == RCU_MARK_READ ? classes[k].rcu_read_ip :
-	    classes[k].work_ip);
+	    classes[k].work_ip, NULL);
 	printf("\n  \"%s\" held, acquired at ", classes[k].name);
-	print_ip(held_ip);
+	symtab_print_sym(held_ip, NULL);
 	printf("\n  %s called from ", what);
-	print_ip(call_ip);
+	symtab_print_sym(call_ip, NULL);
 	printf("\n");
 	print_held(c, cpu);
 }
@@ -629,9 +619,9 @@ static void recursion_report(const void *lock, unsigned k, ld_held_t *h,
 	    classes[k].name, lock, cpu,
 	    classes[k].sleeping ? "this thread" : "this CPU");
 	printf("  held, acquired at ");
-	print_ip(h->ip);
+	symtab_print_sym(h->ip, NULL);
 	printf("\n  acquired again at ");
-	print_ip(ip);
+	symtab_print_sym(ip, NULL);
 	printf("\n");
 	print_held(c, cpu);
 	report_end("recursive locking");
@@ -979,7 +969,7 @@ static void might_sleep_at(const char *what, const spinlock_t *except,
 	printf("LOCKDEP REPORT: %s may sleep, called on CPU %u while holding "
 	    "spinlocks\n", what, cpu);
 	printf("  called from ");
-	print_ip(ip);
+	symtab_print_sym(ip, NULL);
 	printf("\n");
 	print_held(c, cpu);
 	c->recursion--;

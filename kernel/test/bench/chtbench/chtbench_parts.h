@@ -3,8 +3,8 @@
  * runner.c (the benchmark table, the threads, the result line), list.c (ids
  * 1-8: empty readers and the seed's 5-element list), ht.c (ids 10-15: the
  * fixed chained table and the CHT with the same keys), resize.c (ids 16-20:
- * the relativistic paper's resize experiment) and page_ht.c (ids 21, 22: the
- * page hash table's lookup and fault paths). The console command is
+ * the relativistic paper's resize experiment) and bench_page_ht.c (ids 21,
+ * 22: the page hash table's lookup and fault paths). The console command is
  * kernel/generic/src/console/cmd_bench.c; its entry points are in
  * <bench/chtbench.h>. Design: docs/CHTBENCH.md.
  */

@@ -3,7 +3,7 @@
  * paper's continuous-resize experiment and the page hash table paths, run
  * inside the kernel (docs/CHTBENCH.md). This part holds the benchmark
  * table and runs one benchmark; the subjects are in list.c, ht.c, resize.c
- * and page_ht.c, the command in console/cmd_bench.c.
+ * and bench_page_ht.c, the command in console/cmd_bench.c.
  *
  * One thread per CPU 0..cpus-1 (wired with -w) repeats its operation until the
  * time is up and counts completed operations in a local variable; nothing

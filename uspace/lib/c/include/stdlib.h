@@ -5,6 +5,7 @@
 #define LIBC_STDLIB_H_
 
 #include <stddef.h>
+#include <stdbool.h>
 
 void *malloc(size_t size);
 void *calloc(size_t n, size_t size);
@@ -18,5 +19,20 @@ size_t malloc_in_use(void);
 /** Ends the task with @a status (every thread). */
 __attribute__((noreturn)) void exit(int status);
 long strtol(const char *s, char **end, int base);
+
+/** One option of opts_parse(): "-x VALUE" into *value, or the flag "-x". */
+typedef struct {
+	const char *name;  /**< "-x" */
+	long *value;       /**< set to strtol(VALUE, NULL, 0); NULL for a flag */
+	bool *flag;        /**< a flag (value NULL): set to true */
+} opt_t;
+
+/**
+ * Parses argv[1..argc-1] as options of @a opts (@a n of them): "-x VALUE"
+ * (strtol base 0) or a flag "-x". Options may repeat; the last one counts.
+ * @return 0, or -1 at an unknown option or a missing value (the caller
+ *         prints its usage).
+ */
+int opts_parse(int argc, char **argv, const opt_t *opts, size_t n);
 
 #endif

@@ -119,6 +119,27 @@ long strtol(const char *s, char **end, int base)
 	return neg ? -v : v;
 }
 
+int opts_parse(int argc, char **argv, const opt_t *opts, size_t n)
+{
+	for (int i = 1; i < argc; i++) {
+		const opt_t *o = NULL;
+		for (size_t k = 0; k < n && !o; k++) {
+			if (strcmp(argv[i], opts[k].name) == 0)
+				o = &opts[k];
+		}
+		if (!o)
+			return -1;
+		if (!o->value) {
+			*o->flag = true;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return -1;
+		*o->value = strtol(argv[++i], NULL, 0);
+	}
+	return 0;
+}
+
 /* Console output: printf_core() writes into a line buffer */
 
 typedef struct {

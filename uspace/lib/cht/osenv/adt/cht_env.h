@@ -2,11 +2,11 @@
  * The third environment of the concurrent hash table: the OS's own user
  * space (uspace/lib/c), for programs such as uspace/app/chtuser.
  *
- * The table's source is the kernel's common/adt/cht.c, compiled
- * unchanged (docs/ARCHITECTURE.md, "One CHT, three environments"). This
- * directory comes before kernel/generic/include on the include path of the
- * OS's libcht (top-level Makefile, $(BUILD)/os/libcht.a), so <adt/cht_env.h>
- * resolves here and <adt/cht.h> to the kernel's header.
+ * The table's source is common/adt/cht.c, compiled unchanged
+ * (docs/ARCHITECTURE.md, "One CHT, three environments"). This directory comes
+ * before common/include on the include path of the OS's libcht (top-level
+ * Makefile, $(BUILD)/os/libcht.a), so <adt/cht_env.h> resolves here and
+ * <adt/cht.h> to common/include/adt/cht.h.
  *
  * The names cht.c uses are declared as for Linux (the header included
  * below: libcht's user RCU, a worker thread for resizes, malloc/free,

@@ -1,4 +1,4 @@
-/** @file page_ht.c
+/** @file bench_page_ht.c
  * `chtbench`: ids 21 and 22, the page hash table's lookup path and the page
  * fault path (see chtbench.h).
  */
