@@ -154,21 +154,28 @@ SYSFUZZ_SETTLE_TIMEOUT = 60
 ARM64_BOOT_TIMEOUT = 120
 ARM64_CMD_TIMEOUT = 300
 ARM64_ALL_TESTS_TIMEOUT = 1500
+#: One named kernel test on arm64 (``test NAME``).
+ARM64_TEST_ONE_TIMEOUT = 600
 
 # ---- arm64 (issue 32) ------------------------------------------------------
 #: The cross compiler and QEMU the arm64 tests need (Debian's
 #: gcc-aarch64-linux-gnu and qemu-system-arm).
 ARM64_CROSS = "aarch64-linux-gnu-gcc"
 ARM64_QEMU = "qemu-system-aarch64"
-#: ``make arm64``'s kernels: A-RCU, Podzimek and their BROKEN=rcu controls.
-ARM64_KERNELS = {
-    "a-rcu": os.path.join(REPO, "build", "arm64", "kernel.elf"),
-    "podzimek": os.path.join(REPO, "build", "arm64-podzimek", "kernel.elf"),
-    "a-rcu-broken": os.path.join(REPO, "build", "arm64-rcu-broken",
-                                 "kernel.elf"),
-    "podzimek-broken": os.path.join(REPO, "build", "arm64-podzimek-broken",
-                                    "kernel.elf"),
+#: Configuration name -> build directory of the arm64 kernels (``make arm64``
+#: and ``make arm64-soak``, the Makefile's ARM64_CONFIGS and
+#: ARM64_SOAK_CONFIGS).
+ARM64_BUILDS = {
+    "a-rcu": "arm64",
+    "podzimek": "arm64-podzimek",
+    "a-rcu-locked": "arm64-locked",
+    "podzimek-locked": "arm64-podzimek-locked",
+    "release": "arm64-release",
+    "a-rcu-broken": "arm64-rcu-broken",
+    "podzimek-broken": "arm64-podzimek-broken",
 }
+ARM64_KERNELS = {c: os.path.join(REPO, "build", d, "kernel.elf")
+                 for c, d in ARM64_BUILDS.items()}
 ARM64_KERNEL = ARM64_KERNELS["a-rcu"]
 #: Skips a test (``@needs_arm64``) or a file (``pytestmark = needs_arm64``)
 #: when the arm64 cross compiler or QEMU is missing.

@@ -45,40 +45,24 @@ qemu-system-aarch64 is missing.
 
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import (ARM64_ALL_TESTS_TIMEOUT, ARM64_BOOT_TIMEOUT,
+                      ARM64_BUILDS, ARM64_KERNELS, ARM64_TEST_ONE_TIMEOUT,
+                      REPO, needs_arm64)
 from tools import kconsole
 
-CROSS = "aarch64-linux-gnu-gcc"
-QEMU = "qemu-system-aarch64"
-#: Configuration name -> build directory (``make arm64``, the Makefile's
-#: ARM64_CONFIGS).
-BUILDS = {
-    "a-rcu": "arm64",
-    "podzimek": "arm64-podzimek",
-    "a-rcu-locked": "arm64-locked",
-    "podzimek-locked": "arm64-podzimek-locked",
-    "release": "arm64-release",
-    "a-rcu-broken": "arm64-rcu-broken",
-    "podzimek-broken": "arm64-podzimek-broken",
-}
-KERNELS = {c: os.path.join(REPO, "build", d, "kernel.elf")
-           for c, d in BUILDS.items()}
+BUILDS = ARM64_BUILDS
+KERNELS = ARM64_KERNELS
 #: Built by ``make arm64-soak`` (ARM64_SOAK_CONFIGS), booted only by the soak.
 SOAK_ONLY = ("podzimek-locked",)
-BOOT_TIMEOUT = 120
-#: `test *` on 2 host cores under TCG (about 5 minutes at -smp 4, idle host).
-ALL_TESTS_TIMEOUT = 1500
-TEST_ONE_TIMEOUT = 600
+BOOT_TIMEOUT = ARM64_BOOT_TIMEOUT
+ALL_TESTS_TIMEOUT = ARM64_ALL_TESTS_TIMEOUT
+TEST_ONE_TIMEOUT = ARM64_TEST_ONE_TIMEOUT
 
-pytestmark = pytest.mark.skipif(
-    shutil.which(CROSS) is None or shutil.which(QEMU) is None,
-    reason="arm64 needs %s and %s (apt-get install gcc-aarch64-linux-gnu "
-    "qemu-system-arm, or make deps)" % (CROSS, QEMU))
+pytestmark = needs_arm64
 
 
 @pytest.fixture(scope="module", autouse=True)
