@@ -15,7 +15,8 @@
 #                  use), a comma-separated list of:
 #                    rcu        grace period detection skips the wait
 #                               (rcutorture and rcu1 must fail)
-#                    shootdown  TLB shootdown does nothing (pagefault1 must fail)
+#                    shootdown  TLB shootdown does nothing (amd64) or only this
+#                               CPU's TLBI (arm64) (pagefault1 must fail)
 #                    smpcall    one cross-call in 500 is dropped: marked done
 #                               without running (smpcall1 must fail)
 #                    workq      one work item in 1000 is dropped: accepted,
@@ -518,10 +519,11 @@ flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
 
 # The arm64 configurations tests/test_arm64.py boots (issue 32): A-RCU,
-# Podzimek and their broken-RCU controls. Skipped with a message when the
+# Podzimek, their broken-RCU controls and the BROKEN=shootdown control (the
+# non-broadcast TLBI: tlb_shootdown() in mm/as.c). Skipped with a message when the
 # cross compiler is missing (the tests then skip too).
 ARM64_CC := aarch64-linux-gnu-gcc
-arm64: ## the arm64 kernels tests/test_arm64.py boots (A-RCU, Podzimek, their BROKEN=rcu controls)
+arm64: ## the arm64 kernels tests/test_arm64.py boots (A-RCU, Podzimek, their BROKEN=rcu controls, BROKEN=shootdown)
 	@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
 		echo "arm64: $(ARM64_CC) missing (apt-get install gcc-aarch64-linux-gnu): not built"; \
 	else \
@@ -533,7 +535,10 @@ arm64: ## the arm64 kernels tests/test_arm64.py boots (A-RCU, Podzimek, their BR
 			RCU=a-rcu RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel && \
 		$(MAKE) --no-print-directory ARCH=arm64 \
 			BUILD=build/arm64-podzimek-broken RCU=podzimek-rcu \
-			RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel; \
+			RCU_BROKEN=0 BROKEN=rcu PAGE_HT=cht kernel && \
+		$(MAKE) --no-print-directory ARCH=arm64 \
+			BUILD=build/arm64-broken-shootdown RCU=a-rcu \
+			RCU_BROKEN=0 BROKEN=shootdown PAGE_HT=cht kernel; \
 	fi
 
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
@@ -569,7 +574,8 @@ CHECK_CONFIGS := \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))" \
 	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1" \
-	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0"
+	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
+	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=shootdown"
 
 check: ## sparse: user and RCU pointers, every kernel C file
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check
