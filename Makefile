@@ -15,7 +15,8 @@
 #                  use), a comma-separated list of:
 #                    rcu        grace period detection skips the wait
 #                               (rcutorture and rcu1 must fail)
-#                    shootdown  TLB shootdown does nothing (pagefault1 must fail)
+#                    shootdown  TLB shootdown does nothing (amd64) or only this
+#                               CPU's TLBI (arm64) (pagefault1 must fail)
 #                    smpcall    one cross-call in 500 is dropped: marked done
 #                               without running (smpcall1 must fail)
 #                    workq      one work item in 1000 is dropped: accepted,
@@ -527,8 +528,9 @@ flavours: ## the other configurations the tests boot (build/podzimek ...)
 
 # The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
 # built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
-# over the locked page hash table, the release build (DEBUG=0) and the
-# broken-RCU controls; ARM64_SOAK_CONFIGS: Podzimek over the locked page hash
+# over the locked page hash table, the release build (DEBUG=0), the
+# broken-RCU controls and BROKEN=shootdown (the non-broadcast TLBI, the
+# control of tlb_shootdown() in mm/as.c); ARM64_SOAK_CONFIGS: Podzimek over the locked page hash
 # table, which only make soak boots (one build less in make test).
 # tests/test_arm64.py boots them (make test: test * on a few, a short look at
 # locked and release; make soak: test * at -smp 1, 2, 4, 8 on the four debug
@@ -539,10 +541,11 @@ flavours: ## the other configurations the tests boot (build/podzimek ...)
 ARM64_CONFIGS := arm64: arm64-podzimek:RCU=podzimek-rcu \
 	arm64-locked:PAGE_HT=locked arm64-release:DEBUG=0 \
 	arm64-rcu-broken:BROKEN=rcu \
-	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu
+	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
+	arm64-broken-shootdown:BROKEN=shootdown
 ARM64_SOAK_CONFIGS := arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked
 ARM64_CONTROL_CONFIGS := $(addprefix arm64-,$(filter-out rcu-broken:% \
-	podzimek-broken:%,$(CONTROL_CONFIGS)))
+	podzimek-broken:% broken-shootdown:%,$(CONTROL_CONFIGS)))
 ARM64_CC := aarch64-linux-gnu-gcc
 define build_arm64_configs
 	+@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
@@ -551,7 +554,7 @@ define build_arm64_configs
 		set -e; $(call build_configs_sh,$(1),ARCH=arm64) \
 	fi
 endef
-arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, release, BROKEN=rcu)
+arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, release, BROKEN=rcu, BROKEN=shootdown)
 	$(call build_arm64_configs,$(ARM64_CONFIGS))
 
 arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked page hash)
@@ -593,7 +596,8 @@ CHECK_CONFIGS := \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))" \
 	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1" \
-	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0"
+	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
+	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=shootdown"
 
 check: ## sparse: user and RCU pointers, every kernel C file
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check

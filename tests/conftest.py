@@ -173,6 +173,7 @@ ARM64_BUILDS = {
     "release": "arm64-release",
     "a-rcu-broken": "arm64-rcu-broken",
     "podzimek-broken": "arm64-podzimek-broken",
+    "broken-shootdown": "arm64-broken-shootdown",
 }
 ARM64_KERNELS = {c: os.path.join(REPO, "build", d, "kernel.elf")
                  for c, d in ARM64_BUILDS.items()}

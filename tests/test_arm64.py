@@ -1,10 +1,12 @@
 """The arm64 kernel (issue 32) on QEMU's virt board, Cortex-A72.
 
-``make arm64`` builds six configurations (the Makefile's ARM64_CONFIGS):
+``make arm64`` builds seven configurations (the Makefile's ARM64_CONFIGS):
 A-RCU (build/arm64) and Podzimek (build/arm64-podzimek) over the CHT page
 hash table, A-RCU over the locked one (build/arm64-locked), the release build
 (DEBUG=0, A-RCU, CHT: build/arm64-release) and the broken-RCU controls
-(build/arm64-rcu-broken, build/arm64-podzimek-broken); ``make arm64-soak``
+(build/arm64-rcu-broken, build/arm64-podzimek-broken) and the
+``BROKEN=shootdown`` control (build/arm64-broken-shootdown: a local TLBI
+where tlb_shootdown() must broadcast); ``make arm64-soak``
 Podzimek over the locked page hash table (build/arm64-podzimek-locked), which
 only ``make soak`` boots; ``make arm64-controls`` every other ``BROKEN=`` knob
 for arm64 (not booted here). These tests boot them with ``qemu-system-aarch64 -M virt -cpu
@@ -29,6 +31,12 @@ cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
 * The broken-RCU builds (grace periods do not wait) fail ``rcutorture`` with
   the oracle's reason and fail ``rcu1``: the tests can catch a broken RCU on
   arm64 too.
+* The ``BROKEN=shootdown`` build (tlb_shootdown() uses the non-broadcast
+  ``tlbi vae1``: only the unmapping CPU's TLB forgets the page) fails
+  ``pagefault1`` with a stale translation at -smp 2: TCG keeps a vCPU's TLB
+  until that vCPU is told, so the broadcast is what the test sees. (The
+  broadcast build's as1 and pagefault1 check that no shootdown sends a
+  cross-call: part of ``test *``.)
 
 * User tasks at EL0 at -smp 2: ``run hello``, ``run threads``,
   ``run sysjunk``, ``run ufault`` and ``run chtuser -t 3`` (the OS build of
@@ -264,3 +272,17 @@ def test_broken_rcu_fails(config):
             "rcutorture failed for another reason: %r\n%s" % (reason, out)
         ok, reason, out = k.run_test("rcu1", TEST_ONE_TIMEOUT)
         assert not ok, "broken RCU passed rcu1 on arm64:\n" + out
+
+
+def test_broken_shootdown_fails():
+    """A shootdown that invalidates only the unmapping CPU's TLB (the
+    non-broadcast TLBI) leaves another CPU a stale translation: pagefault1
+    must fail with it, as the amd64 control (no cross-call) does."""
+    with boot("broken-shootdown", 2) as k:
+        ok, reason, out = k.run_test("pagefault1", TEST_ONE_TIMEOUT)
+        assert not ok, "local-only TLBI passed pagefault1 on arm64:\n" + out
+        assert reason and re.match(
+            r"\d+ errors, first: (?:stale translation|.*a write through a "
+            r"stale entry)", reason), \
+            "pagefault1 failed for another reason: %r\n%s" % (reason, out)
+        k.halt()

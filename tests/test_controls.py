@@ -14,6 +14,7 @@ podzimek-broken     Podzimek GP detection does not wait   rcutorture, rcu1
 rcu-broken          A-RCU GP detection does not wait      rcu1 (rcutorture:
                                                           test_rcu.py)
 broken-shootdown    tlb_shootdown() does nothing          pagefault1
+                    (arm64: local TLBI, test_arm64.py)
 broken-smpcall      one cross-call in 500 dropped         smpcall1
 broken-workq        one work item in 1000 dropped         workqueue
 broken-chtcount     CHT insert counts after its linking   chtcount

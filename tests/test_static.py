@@ -10,6 +10,12 @@ argument (``as``, in %rdi).  Before the fix the function loaded
 ``as->cpus_running`` first and the only locked instruction was an unrelated
 counter update elsewhere in the caller.  Checked in the debug and the release
 image (the release one is where a compiler may move things).
+
+The arm64 shootdown (ARCH_TLB_BROADCAST, kernel/generic/include/arch.h):
+``tlb_shootdown()`` in build/arm64 calls nothing (no ``smp_call``: the
+``tlbi vae1is`` / ``vmalle1is`` broadcast reaches every CPU) and orders its
+invalidation as arch/paging.h argues: ``dsb ishst`` before the first TLBI,
+``dsb ish`` then ``isb`` after the last.
 """
 
 import os
@@ -19,15 +25,17 @@ import subprocess
 
 import pytest
 
-from conftest import KERNEL_ELF, RELEASE_ELF
+from conftest import KERNEL_ELF, RELEASE_ELF, REPO
 
 OBJDUMP = shutil.which("objdump")
+ARM64_OBJDUMP = shutil.which("aarch64-linux-gnu-objdump")
+ARM64_ELF = os.path.join(REPO, "build", "arm64", "kernel.elf")
 
 
-def disassemble(elf, func):
+def disassemble(elf, func, objdump=None):
     """Return the instruction lines of @func in @elf (objdump -d)."""
     out = subprocess.run(
-        [OBJDUMP, "-d", "--disassemble=" + func, "--no-show-raw-insn", elf], capture_output=True,
+        [objdump or OBJDUMP, "-d", "--disassemble=" + func, "--no-show-raw-insn", elf], capture_output=True,
         text=True, check=True).stdout
     m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % re.escape(func), out,
                   re.S | re.M)
@@ -76,3 +84,49 @@ def test_checker_rejects_unfenced_load():
     assert not ok and what == "mov    0x70(%rdi),%r12"
     after = before[:4] + ["lock orq $0x0,(%rsp)"] + before[4:]
     assert fence_before_first_arg_load(after)[0]
+
+
+def arm64_broadcast_shootdown_ok(insns):
+    """Return (ok, what): does @insns (an arm64 tlb_shootdown) call nothing,
+    use only broadcast TLBIs, put ``dsb ishst`` before the first and
+    ``dsb ish``, ``isb`` after the last?"""
+    ops = [re.sub(r"\s+", " ", i).split("//")[0].strip() for i in insns]
+    for op in ops:
+        if re.match(r"(bl|blr|br) ", op) or op.startswith("b ") and \
+                "<tlb_shootdown" not in op:
+            return False, "calls or jumps out: " + op
+    tlbis = [n for n, op in enumerate(ops) if op.startswith("tlbi ")]
+    if not tlbis:
+        return False, "no tlbi"
+    for n in tlbis:
+        if not re.match(r"tlbi (vae1is|vmalle1is)\b", ops[n]):
+            return False, "not a broadcast TLBI: " + ops[n]
+    if "dsb ishst" not in ops[:tlbis[0]]:
+        return False, "no dsb ishst before the first tlbi"
+    after = ops[tlbis[-1] + 1:]
+    if "dsb ish" not in after or "isb" not in after[after.index("dsb ish"):]:
+        return False, "no dsb ish, isb after the last tlbi"
+    return True, ""
+
+
+@pytest.mark.skipif(ARM64_OBJDUMP is None,
+                    reason="aarch64-linux-gnu-objdump not installed")
+def test_arm64_tlb_shootdown_broadcast():
+    if not os.path.exists(ARM64_ELF):
+        pytest.skip("%s not built (make arm64)" % ARM64_ELF)
+    insns = disassemble(ARM64_ELF, "tlb_shootdown", ARM64_OBJDUMP)
+    ok, what = arm64_broadcast_shootdown_ok(insns)
+    assert ok, "%s: tlb_shootdown: %s\n%s" % (ARM64_ELF, what,
+                                               "\n".join(insns))
+
+
+def test_arm64_checker_rejects():
+    """Negative controls of the arm64 checker: a cross-call, a local TLBI,
+    a missing dsb ishst."""
+    good = ["dsb\tishst", "tlbi\tvae1is, x2", "dsb\tish", "isb", "ret"]
+    assert arm64_broadcast_shootdown_ok(good)[0]
+    assert not arm64_broadcast_shootdown_ok(
+        good[:-1] + ["bl\tffff800040200000 <smp_call>", "ret"])[0]
+    assert not arm64_broadcast_shootdown_ok(
+        ["dsb\tishst", "tlbi\tvae1, x2", "dsb\tnsh", "isb", "ret"])[0]
+    assert not arm64_broadcast_shootdown_ok(good[1:])[0]

@@ -160,9 +160,23 @@ extern const char arch_name[];
 void arch_as_load(uintptr_t root_phys);
 
 /*
- * tlb_invalidate_pages_local(base, pages) (arch/paging.h, usually inline):
- * invalidates this CPU's TLB entries of the user pages [base, base + pages *
- * PAGE_SIZE). Interrupts disabled or inside a cross-call.
+ * TLB invalidation (arch/paging.h, inline): the shootdown after an unmap
+ * (mm/as.c, tlb_shootdown()) is done the way the architecture's TLB
+ * maintenance reaches other CPUs, which arch/paging.h states as
+ * ARCH_TLB_BROADCAST:
+ *   0 (amd64: its invalidations act on this CPU only):
+ *     tlb_invalidate_pages_local(base, pages) invalidates this CPU's TLB
+ *     entries of the user pages [base, base + pages * PAGE_SIZE),
+ *     interrupts disabled or inside a cross-call;
+ *     the generic code cross-calls (smp_call) each CPU in the address
+ *     space's cpus_running mask to run it there.
+ *   1 (arm64: `tlbi ...is`): tlb_invalidate_pages_broadcast(base, pages)
+ *     invalidates them on every CPU and returns when that is complete
+ *     everywhere, including every access other CPUs made through the old
+ *     translations; the generic code calls it once and sends no cross-call
+ *     (and reads no cpus_running mask: it reaches every CPU anyway).
+ * Either way one call covers a page, a range, or (above a ceiling of the
+ * architecture's, 32 pages on both) every user translation.
  */
 
 /* Threads */

@@ -25,6 +25,9 @@
  *   5b. AS1_RANGE_PAGES pages of A unmapped one by one, then again as one
  *      range (as_unmap_range): at least one shootdown cross-call per page the
  *      first time, at most one per CPU the second (both counts printed);
+ *      where the TLB invalidation is broadcast (ARCH_TLB_BROADCAST, arm64):
+ *      no cross-call at all, one broadcast invalidation per page the first
+ *      time and exactly one the second;
  *      each page then reads zero with one fault. Bad ranges: EINVAL.
  *   6. A is shrunk to half (the upper half's mappings are gone from the table)
  *      and grown back (the upper half reads zero); B is destroyed and created
@@ -57,6 +60,7 @@
 #include <synch/workqueue.h>
 #include <time/delay.h>
 #include <arch/mm.h>
+#include <arch/paging.h>
 #include <cpu.h>
 #include <atomic.h>
 #include <print.h>
@@ -213,6 +217,11 @@ static uint64_t faults_of(as_t *as)
 static uint64_t shootdowns_of(as_t *as)
 {
 	return as_stats(as).shootdowns;
+}
+
+static uint64_t broadcasts_of(as_t *as)
+{
+	return as_stats(as).tlb_broadcasts;
 }
 
 static const char *area_api_checks(as_t *as)
@@ -446,9 +455,9 @@ static const char *as1_run(unsigned run)
 	 * CPU. Each time every page reads zero after (one fault each) and gets
 	 * its pattern back.
 	 */
-	uint64_t sd_pages = 0, sd_range = 0;
+	uint64_t sd_pages = 0, sd_range = 0, bc_pages = 0, bc_range = 0;
 	for (unsigned pass = 0; pass < 2; pass++) {
-		uint64_t s0 = shootdowns_of(as);
+		uint64_t s0 = shootdowns_of(as), b0 = broadcasts_of(as);
 		if (pass == 0) {
 			for (unsigned i = 0; i < AS1_RANGE_PAGES; i++) {
 				if (as_unmap_page(as, range_page(i)) != EOK)
@@ -464,10 +473,14 @@ static const char *as1_run(unsigned run)
 				    "%zu removed", AS1_RANGE_PAGES, rc, removed);
 		}
 		uint64_t sd = shootdowns_of(as) - s0;
-		if (pass == 0)
+		uint64_t bc = broadcasts_of(as) - b0;
+		if (pass == 0) {
 			sd_pages = sd;
-		else
+			bc_pages = bc;
+		} else {
 			sd_range = sd;
+			bc_range = bc;
+		}
 		if ((r = check_counts(as, entries0 + AS1_D_PAGES,
 		    AS1_TOTAL - AS1_RANGE_PAGES, "after unmapping the range")))
 			mmtest_fail(&failure, "%s", r);
@@ -484,6 +497,25 @@ static const char *as1_run(unsigned run)
 	}
 	printf("as1: shootdown cross-calls to unmap %u pages: %lu one page at a "
 	    "time, %lu as one range\n", AS1_RANGE_PAGES, sd_pages, sd_range);
+#if ARCH_TLB_BROADCAST
+	/*
+	 * The invalidation reaches every CPU by itself (arch.h, "TLB
+	 * invalidation"): the shootdown sends no cross-call, and does one
+	 * broadcast per unmap call (the range is one batch: UNMAP_BATCH).
+	 */
+	printf("as1: broadcast TLB invalidations to unmap %u pages: %lu one page "
+	    "at a time, %lu as one range\n", AS1_RANGE_PAGES, bc_pages, bc_range);
+	if (sd_pages || sd_range)
+		mmtest_fail(&failure, "%lu + %lu shootdown cross-calls where the TLB "
+		    "invalidation is broadcast, expected none", sd_pages, sd_range);
+	if (bc_pages != AS1_RANGE_PAGES || bc_range != 1)
+		mmtest_fail(&failure, "%lu broadcast invalidations for %u single-page "
+		    "unmaps and %lu for one range unmap, expected %u and 1", bc_pages,
+		    AS1_RANGE_PAGES, bc_range, AS1_RANGE_PAGES);
+#else
+	if (bc_pages || bc_range)
+		mmtest_fail(&failure, "%lu + %lu broadcast invalidations where the TLB "
+		    "invalidation is local, expected none", bc_pages, bc_range);
 	if (sd_pages < AS1_RANGE_PAGES)
 		mmtest_fail(&failure, "%lu shootdowns for %u single-page unmaps of an "
 		    "address space this CPU runs, expected at least one each", sd_pages,
@@ -492,6 +524,7 @@ static const char *as1_run(unsigned run)
 		mmtest_fail(&failure, "%lu shootdown cross-calls for one range unmap, "
 		    "expected 1 to %u (one per CPU running the address space)",
 		    sd_range, cpu_count);
+#endif
 	/* Bad ranges change nothing; an empty or unmapped range removes nothing. */
 	size_t none = 1;
 	if (as_unmap_range(as, range_page(0) + 1, 1, &none) != EINVAL || none ||

@@ -99,8 +99,13 @@ typedef struct {
 	uint64_t faults_unmapped;
 	/** Pages mapped now (inserted by faults and fills minus unmapped). */
 	uint64_t pages_mapped;
-	/** TLB shootdown cross-calls sent. */
+	/** TLB shootdown cross-calls sent (0 where ARCH_TLB_BROADCAST). */
 	uint64_t shootdowns;
+	/**
+	 * Broadcast TLB invalidations (one per shootdown where
+	 * ARCH_TLB_BROADCAST, arm64; 0 elsewhere).
+	 */
+	uint64_t tlb_broadcasts;
 } __attribute__((aligned(AS_LINE))) as_stats_t;
 
 /** One CPU's row of an address space's statistics (as_t.stats[]). */
@@ -253,7 +258,8 @@ bool as_area_find(as_t *as, uintptr_t addr, as_area_t *out);
 /**
  * Unmaps the page at @a page: removes the mapping from the page hash table,
  * clears the hardware entry, shoots down the TLBs of the CPUs running the
- * address space (smp_call), frees the frame after a grace period. The next
+ * address space (smp_call; one broadcast invalidation where
+ * ARCH_TLB_BROADCAST), frees the frame after a grace period. The next
  * access faults again. @return EOK, or ENOENT if the page was not mapped.
  * Thread context, interrupts enabled.
  */
@@ -263,7 +269,8 @@ int as_unmap_page(as_t *as, uintptr_t page);
  * Unmaps the mapped pages of [@a base, @a base + @a pages * PAGE_SIZE) as
  * as_unmap_page() does each, but with one TLB shootdown for the whole range:
  * one cross-call per CPU running the address space (the architecture's
- * tlb_invalidate_pages_local() of the span), not one per page. Pages that are
+ * tlb_invalidate_pages_local() of the span), or one broadcast invalidation
+ * where ARCH_TLB_BROADCAST, not one per page. Pages that are
  * not mapped are skipped, and so is every 2 MiB region without a last-level
  * page table (no page of it can have a record: a fault or as_page_fill()
  * creates the table before it inserts the record): the work is proportional

@@ -14,8 +14,10 @@
  * page-table lock,
  * shoot down the TLBs of the CPUs in cpus_running with smp_call (a range:
  * every page's record and entry first, then one shootdown for the range, one
- * cross-call per CPU); the frame and record are freed by RCU after a grace
- * period. All of it runs inside an RCU reader section, so that grace period
+ * cross-call per CPU; where the architecture's invalidation is broadcast,
+ * ARCH_TLB_BROADCAST, arm64, the shootdown is one broadcast invalidation and
+ * no cross-call: tlb_shootdown()); the frame and record are freed by RCU
+ * after a grace period. All of it runs inside an RCU reader section, so that grace period
  * cannot end before the shootdown is done. A range is done in batches of at
  * most UNMAP_BATCH pages, each in its own reader section with its own
  * shootdown, and only in the 2 MiB regions that have a last-level page
@@ -128,6 +130,10 @@ as_stats_t as_stats(as_t *as)
 		    __ATOMIC_RELAXED);
 		s.shootdowns += __atomic_load_n(&r->shootdowns,
 		    __ATOMIC_RELAXED);
+#if ARCH_TLB_BROADCAST
+		s.tlb_broadcasts += __atomic_load_n(&r->tlb_broadcasts,
+		    __ATOMIC_RELAXED);
+#endif
 	}
 	return s;
 }
@@ -202,6 +208,57 @@ void as_leave(void)
 
 /* TLB shootdown */
 
+#if ARCH_TLB_BROADCAST
+
+/**
+ * Invalidates the TLB entries of [@a base, @a base + @a pages * PAGE_SIZE)
+ * (@a pages >= 1) on every CPU with the architecture's broadcast
+ * invalidation (arch.h, "TLB invalidation"; arm64: `dsb ishst`, `tlbi
+ * vae1is`, `dsb ish`, `isb`, argued in arch/paging.h): no cross-call, and no
+ * read of cpus_running. Call after clearing the hardware entries, inside
+ * the reader section that also covers their page hash table removal (see
+ * the file comment): on return no CPU holds the old translation or has an
+ * access through it outstanding, so the grace period after the section is
+ * all the frame's free waits for, as with the cross-calls.
+ *
+ * Why nothing else the cross-call did is needed here:
+ *   - cpus_running and its store-buffering fence (the other branch): they
+ *     choose whom to cross-call. The broadcast reaches every CPU, and one
+ *     that loads the address space concurrently cannot cache the old entry
+ *     after the TLBI: the `dsb ishst` made the cleared entry visible to
+ *     every walker before the TLBI was issued, so a walk before the TLBI is
+ *     invalidated by it and one after reads the cleared entry. The mask is
+ *     still kept by as_switch_cpu() for sys_membarrier(), whose cross-call
+ *     is its point (a full barrier on each CPU running the task) and stays.
+ *   - the remote CPUs' interrupt: nothing waits for it. The fault path
+ *     closes its race with an unmap with the page-table lock and the
+ *     record's re-check, not by running with interrupts disabled, and page
+ *     tables are freed only when the address space is destroyed
+ *     (paging_destroy_root(), no CPU runs it then); RCU's grace period is
+ *     detected by its own means (A-RCU's IPIs, Podzimek's quiescent states),
+ *     not by the shootdown's.
+ * Counted in the address space's tlb_broadcasts (shootdowns, the cross-calls,
+ * stays 0: kernel tests as1 and pagefault1 check both). Thread context.
+ */
+static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
+    size_t pages)
+{
+#ifdef CONFIG_BROKEN_SHOOTDOWN
+	/*
+	 * Negative control (make BROKEN=shootdown): the non-broadcast form,
+	 * only this CPU's TLB; pagefault1 must fail (a remote CPU keeps
+	 * translating through the removed frame).
+	 */
+	tlb_invalidate_pages_local(base, pages);
+#else
+	tlb_invalidate_pages_broadcast(base, pages);
+#endif
+	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
+	    __ATOMIC_RELAXED);
+}
+
+#else /* !ARCH_TLB_BROADCAST: a cross-call per CPU running the address space */
+
 /** What a shootdown invalidates: pages [base, base + pages * PAGE_SIZE). */
 typedef struct {
 	uintptr_t base;
@@ -256,6 +313,8 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 		    __ATOMIC_RELAXED);
 	}
 }
+
+#endif /* ARCH_TLB_BROADCAST */
 
 /* Area set: the writers' sequence count and the lock-free look-up */
 

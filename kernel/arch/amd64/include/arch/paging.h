@@ -31,6 +31,14 @@ static inline void paging_entry_installed(void)
 #include <genarch/mm/pt4.h>
 
 /**
+ * amd64's TLB invalidation is local: invlpg and a CR3 reload act on this
+ * CPU's TLB only, so the generic shootdown (mm/as.c, tlb_shootdown())
+ * cross-calls every CPU running the address space and each runs
+ * tlb_invalidate_pages_local(). See arch.h, "TLB invalidation".
+ */
+#define ARCH_TLB_BROADCAST 0
+
+/**
  * Above this many pages an invalidation reloads CR3 (flushes the whole TLB
  * but for global entries) instead of one invlpg per page, as Linux's
  * tlb_single_page_flush_ceiling.

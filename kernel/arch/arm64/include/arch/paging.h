@@ -65,18 +65,66 @@ static inline uint64_t paging_user_flags(bool writable, bool exec)
 }
 
 /**
- * Invalidates the TLB entries of the user pages [@a base, @a base + @a pages
- * * PAGE_SIZE) on every CPU of the inner shareable domain: `tlbi vae1is`
- * broadcasts in hardware (so the generic cross-call shootdown is redundant
- * here, as Linux's arm64 flush_tlb_range() needs none). The DSB ISHST before
- * orders the caller's cleared entries before the invalidation (a walk after
- * it cannot reload the old entry); the DSB ISH after waits until every CPU
- * completed it; the ISB makes this CPU's later accesses use the result.
+ * arm64's TLB maintenance is broadcast in hardware: `tlbi ...is` reaches
+ * every CPU of the inner shareable domain (this one included) and is
+ * complete, on all of them, when this CPU's following `dsb ish` completes.
+ * So the generic shootdown (mm/as.c, tlb_shootdown()) sends no cross-call
+ * here: it calls tlb_invalidate_pages_broadcast() once, as Linux's arm64
+ * flush_tlb_range() does (arm64 Linux keeps no mm_cpumask for it). See
+ * arch.h, "TLB invalidation".
  */
-static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
+#define ARCH_TLB_BROADCAST 1
+
+/**
+ * Above this many pages an invalidation drops every user translation
+ * instead of one `tlbi` per page (as amd64's TLB_INVLPG_MAX and Linux's
+ * MAX_DVM_OPS bound on a range).
+ */
+#define TLB_TLBI_MAX 32
+
+/**
+ * Invalidates the TLB entries of the user pages [@a base, @a base + @a pages
+ * * PAGE_SIZE) on every CPU (the inner shareable domain), complete on
+ * return: `tlbi vae1is` per page, or `tlbi vmalle1is` above TLB_TLBI_MAX
+ * pages. Any context (it masks interrupts itself, see below); call after
+ * clearing the entries.
+ *
+ * The ordering, step by step:
+ *   1. `dsb ishst`: the caller's stores that cleared the entries are
+ *      complete for the inner shareable domain, table walkers included,
+ *      before the TLBIs are issued. A DMB would not do: it orders accesses
+ *      against accesses, and a TLBI is not one, nor is another CPU's walk.
+ *      Without it a remote walk that starts after our TLBI reached its CPU
+ *      could still read the old entry and cache the stale translation
+ *      again, after the invalidation.
+ *   2. `tlbi vae1is` (VA, ASID 0: there are no ASIDs, arch_as_load() uses
+ *      0 for every address space and invalidates at every switch; with
+ *      the nG entries of paging_user_flags() that invalidates the page in
+ *      whatever user tables a CPU runs: a CPU running another address space
+ *      loses a translation it would have had to walk again anyway). VAE1
+ *      (not VALE1) also drops the walk caches of the intermediate levels.
+ *   3. `dsb ish`: waits until the TLBIs are complete on every CPU of the
+ *      domain. Completion also covers the accesses the other CPUs made
+ *      through the old translations (the architecture's completion rule for
+ *      broadcast TLB maintenance): after it no CPU can still read or write
+ *      the old frame through the entry, which is what lets the caller free
+ *      the frame after its RCU reader section and a grace period (mm/as.c).
+ *   4. `isb`: this CPU's later instructions are fetched and translated
+ *      after the invalidation (a uaccess of the page right after the unmap
+ *      faults, not a stale hit). Remote CPUs need no ISB: their next use of
+ *      the page misses the TLB and walks the cleared entry; a kernel-mode
+ *      instruction of theirs already in flight completed under step 3.
+ * Interrupts are masked from step 1 to step 4: a DSB waits only for the
+ * TLBIs its own CPU issued, and a thread preempted between its TLBIs and
+ * its `dsb ish` and resumed on another CPU would wait there for nothing
+ * (context_switch() executes no DSB; Linux's __switch_to() has a `dsb ish`
+ * for this). At most TLB_TLBI_MAX TLBIs are issued with interrupts masked.
+ */
+static inline void tlb_invalidate_pages_broadcast(uintptr_t base, size_t pages)
 {
+	ipl_t ipl = interrupts_disable();
 	asm volatile ("dsb ishst" ::: "memory");
-	if (pages > 32) {
+	if (pages > TLB_TLBI_MAX) {
 		asm volatile ("tlbi vmalle1is" ::: "memory");
 	} else {
 		for (size_t i = 0; i < pages; i++) {
@@ -86,6 +134,34 @@ static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
 		}
 	}
 	asm volatile ("dsb ish\n\tisb" ::: "memory");
+	interrupts_restore(ipl);
 }
+
+#ifdef CONFIG_BROKEN_SHOOTDOWN
+/**
+ * The negative control's invalidation (make BROKEN=shootdown): the same as
+ * tlb_invalidate_pages_broadcast() with the non-broadcast forms (`tlbi vae1`,
+ * `tlbi vmalle1`, `dsb nsh`), so only this CPU's TLB forgets the pages; the
+ * defect the control must show is a remote CPU still translating through
+ * the old entry (pagefault1). Never used otherwise: on arm64 the generic
+ * code needs no local-only invalidation.
+ */
+static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
+{
+	ipl_t ipl = interrupts_disable();
+	asm volatile ("dsb ishst" ::: "memory");
+	if (pages > TLB_TLBI_MAX) {
+		asm volatile ("tlbi vmalle1" ::: "memory");
+	} else {
+		for (size_t i = 0; i < pages; i++) {
+			uint64_t arg = ((base + i * PAGE_SIZE) >> 12) &
+			    ((1UL << 44) - 1);
+			asm volatile ("tlbi vae1, %0" :: "r" (arg) : "memory");
+		}
+	}
+	asm volatile ("dsb nsh\n\tisb" ::: "memory");
+	interrupts_restore(ipl);
+}
+#endif
 
 #endif
