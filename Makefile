@@ -201,7 +201,7 @@ endif
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
 USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
-	sysfuzz arearace futexrace futexbench
+	sysfuzz arearace futexrace futexbench regs
 ULIBC := uspace/lib/c
 ifeq ($(ARCH),arm64)
 UARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics

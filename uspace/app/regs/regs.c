@@ -1,0 +1,171 @@
+/** @file regs.c
+ * Per-thread user register state (issue 38): every register a user program
+ * may write must be its thread's own, and a new task and a new thread must
+ * start with the defined initial state.
+ *
+ *   regs [-l] set                fill every user-writable register with a
+ *                                pattern and exit 0
+ *   regs [-l] check              read them at once; must be the initial
+ *                                state; print what differs, exit 1 if any
+ *   regs [-l] threads N ROUNDS   N threads (1-32) wired to CPU 0: each checks
+ *                                its initial state, then ROUNDS times writes
+ *                                its own pattern, yields or sleeps so the
+ *                                threads interleave, and reads it back;
+ *                                exit 1 on any corruption
+ *   regs info                    which register groups are covered
+ *
+ * The registers (regs_arch.h): amd64 the x87 registers, control, status and
+ * tag words (the MMX registers are the x87 ones), MXCSR, XMM0-15, the upper
+ * halves of YMM0-15 where the CPU and the kernel enable AVX, and the data
+ * segment selectors DS, ES, FS, GS; arm64 V0-V31, FPCR, FPSR and TPIDR_EL0.
+ * `-l` restricts them to what a kernel without FP/SIMD support let ring 3
+ * use (amd64: x87/MMX and the selectors; arm64: TPIDR_EL0), to show the
+ * leak on such a kernel. Set and check wire themselves to CPU 0 first (the
+ * program's own code touches none of these registers before), so that the
+ * task that checks runs where the one that set ran.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <thread.h>
+#include <sys.h>
+#include "regs_arch.h"
+
+/** splitmix64: the pattern of (seed, index). */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t regs_pattern(uint64_t seed, unsigned i)
+{
+	return mix(seed * 1000003ULL + i);
+}
+
+static int legacy;
+
+static long n_threads, rounds;
+static int corrupt_total, bad_initial_total;
+
+typedef struct {
+	long idx;
+	int corrupt;
+	int bad_initial;
+} worker_t;
+
+static mutex_t print_lock = MUTEX_INITIALIZER;
+
+static int worker(void *arg)
+{
+	worker_t *w = arg;
+	regs_t now, want;
+	if (sys_thread_wire(0) != 0)
+		return 1;
+	regs_read(&now, legacy);
+	mutex_lock(&print_lock);
+	char where[48];
+	snprintf(where, sizeof(where), "thread %ld start", w->idx);
+	w->bad_initial = regs_diff_initial(&now, legacy, where);
+	mutex_unlock(&print_lock);
+	for (long r = 0; r < rounds; r++) {
+		uint64_t seed = (uint64_t) (w->idx + 1) * 0x100000001ULL + (uint64_t) r;
+		regs_write(seed, legacy);
+		regs_read(&want, legacy);
+		if (r % 4 == 3)
+			thread_sleep_ns(100000);
+		else
+			sys_yield();
+		regs_read(&now, legacy);
+		if (memcmp(&now, &want, sizeof(now)) != 0) {
+			if (w->corrupt < 3) {
+				mutex_lock(&print_lock);
+				snprintf(where, sizeof(where), "thread %ld round %ld",
+				    w->idx, r);
+				regs_diff(&now, &want, legacy, where);
+				mutex_unlock(&print_lock);
+			}
+			w->corrupt++;
+		}
+	}
+	return 0;
+}
+
+static int usage(void)
+{
+	printf("usage: regs [-l] set|check|info|threads N ROUNDS\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int a = 1;
+	if (a < argc && strcmp(argv[a], "-l") == 0) {
+		legacy = 1;
+		a++;
+	}
+	if (a >= argc)
+		return usage();
+	const char *mode = argv[a++];
+	regs_t now;
+
+	if (strcmp(mode, "info") == 0) {
+		printf("regs: %s\n", regs_groups(legacy));
+		return 0;
+	}
+	if (strcmp(mode, "set") == 0) {
+		if (sys_thread_wire(0) != 0)
+			return 1;
+		regs_write(0x5ec2e7ULL + (uint64_t) sys_task_id(), legacy);
+		regs_read(&now, legacy);
+		printf("regs set: %s = pattern of task %ld\n", regs_groups(legacy),
+		    sys_task_id());
+		return 0;
+	}
+	if (strcmp(mode, "check") == 0) {
+		/*
+		 * On CPU 0, where `set` ran: a kernel that does not switch a
+		 * register leaves there what the last task wrote.
+		 */
+		if (sys_thread_wire(0) != 0)
+			return 1;
+		regs_read(&now, legacy);
+		int bad = regs_diff_initial(&now, legacy, "check");
+		printf("regs check: %s: %d differ from the initial state\n",
+		    regs_groups(legacy), bad);
+		return bad ? 1 : 0;
+	}
+	if (strcmp(mode, "threads") == 0) {
+		if (a + 1 >= argc)
+			return usage();
+		n_threads = strtol(argv[a], NULL, 0);
+		rounds = strtol(argv[a + 1], NULL, 0);
+		if (n_threads < 1 || n_threads > 32 || rounds < 1)
+			return usage();
+		worker_t w[32];
+		uthread_t *t[32];
+		for (long i = 0; i < n_threads; i++) {
+			w[i] = (worker_t) { .idx = i };
+			t[i] = thread_create(worker, &w[i]);
+			if (!t[i]) {
+				printf("regs: cannot create thread %ld\n", i);
+				return 1;
+			}
+		}
+		int failed = 0;
+		for (long i = 0; i < n_threads; i++) {
+			if (thread_join(t[i]) != 0)
+				failed++;
+			corrupt_total += w[i].corrupt;
+			bad_initial_total += w[i].bad_initial;
+		}
+		printf("regs threads: %s: %ld threads on CPU 0, %ld rounds each: "
+		    "%d of %ld rounds corrupted, %d registers not in the initial "
+		    "state at thread start\n", regs_groups(legacy), n_threads,
+		    rounds, corrupt_total, n_threads * rounds, bad_initial_total);
+		return (corrupt_total || bad_initial_total || failed) ? 1 : 0;
+	}
+	return usage();
+}
