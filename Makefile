@@ -254,9 +254,9 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segmen
 # (genarch/src/mm) everywhere.
 ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
 	uaccess.S apic.c arch.c boot.c cpu.c interrupt.c pagefault.c paging.c \
-	smp.c uaccess_fixup.c userspace.c
+	smp.c uaccess_fixup.c userspace.c uctx.c
 ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c paging.c \
-	uaccess.c userspace.c
+	uaccess.c userspace.c uctx.c uctx_asm.S
 GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c mm/page_ht.c mm/pt4.c
 GENARCH_SRC_arm64 := mm/page_ht.c mm/pt4.c
 ARCH_SRC := $(ARCH_SRC_$(ARCH))

@@ -57,6 +57,8 @@ void regs_write(uint64_t seed, int legacy)
 	uint64_t p = regs_pattern(seed, 0);
 	/* Exceptions masked; precision and rounding from the pattern. */
 	uint16_t fcw = (uint16_t) (0x007f | ((p & 0xf) << 8));
+	/* Status word: only the condition codes C0-C3 (no exception pending). */
+	uint16_t fsw = (uint16_t) ((((p >> 30) & 7) << 8) | (((p >> 33) & 1) << 14));
 	uint16_t sel[4];
 	for (int i = 0; i < 4; i++)
 		sel[i] = sel_values[(p >> (8 + 3 * i)) & 7];
@@ -64,7 +66,8 @@ void regs_write(uint64_t seed, int legacy)
 		uint8_t img[108] __attribute__((aligned(16)));
 		memset(img, 0, sizeof(img));
 		memcpy(img, &fcw, 2);
-		/* FSW 0, FTW 0 (all eight valid), registers from the pattern. */
+		memcpy(img + 4, &fsw, 2);
+		/* FTW 0 (all eight valid), registers from the pattern. */
 		for (int i = 0; i < 8; i++) {
 			uint64_t m = regs_pattern(seed, 1 + 2 * i);
 			uint16_t e = (uint16_t) regs_pattern(seed, 2 + 2 * i);
@@ -78,6 +81,7 @@ void regs_write(uint64_t seed, int legacy)
 	uint8_t img[512] __attribute__((aligned(16)));
 	memset(img, 0, sizeof(img));
 	memcpy(img, &fcw, 2);
+	memcpy(img + 2, &fsw, 2);
 	img[4] = 0xff;   /* abridged tag word: all eight valid */
 	/* Every exception masked, rounding and the sticky flags from the pattern. */
 	uint32_t mxcsr = 0x1f80 | (uint32_t) ((p >> 20) & 0x3f) |
@@ -149,8 +153,9 @@ static int diff_bytes(const char *where, const char *name, int i,
 	uint64_t a[2] = { 0, 0 }, b[2] = { 0, 0 };
 	memcpy(a, now, n);
 	memcpy(b, want, n);
-	printf("regs: %s: %s%d = %#lx:%016lx, expected %#lx:%016lx\n", where,
-	    name, i, a[1], a[0], b[1], b[0]);
+	if (where)
+		printf("regs: %s: %s%d = %#lx:%016lx, expected %#lx:%016lx\n",
+		    where, name, i, a[1], a[0], b[1], b[0]);
 	return 1;
 }
 
@@ -159,8 +164,18 @@ static int diff_word(const char *where, const char *name, uint32_t now,
 {
 	if (now == want)
 		return 0;
-	printf("regs: %s: %s = %#x, expected %#x\n", where, name, now, want);
+	if (where)
+		printf("regs: %s: %s = %#x, expected %#x\n", where, name, now,
+		    want);
 	return 1;
+}
+
+int regs_count(int legacy)
+{
+	/* FCW FSW FTW ST0-7 DS ES FS GS; MXCSR XMM0-15 YMM_HI0-15. */
+	if (legacy)
+		return 15;
+	return 16 + 16 + (avx_usable() ? 16 : 0);
 }
 
 int regs_diff(const regs_t *now, const regs_t *want, int legacy,

@@ -33,12 +33,17 @@ void regs_write(uint64_t seed, int legacy);
 void regs_read(regs_t *r, int legacy);
 /**
  * Prints every register of @a r that is not in the defined initial state,
- * prefixed by @a where. @return how many differ.
+ * prefixed by @a where (NULL: prints nothing). @return how many differ.
  */
 int regs_diff_initial(const regs_t *r, int legacy, const char *where);
-/** Prints every register where @a now differs from @a want. @return how many. */
+/**
+ * Prints every register where @a now differs from @a want (nothing if
+ * @a where is NULL). @return how many.
+ */
 int regs_diff(const regs_t *now, const regs_t *want, int legacy,
     const char *where);
+/** How many registers regs_diff() compares. */
+int regs_count(int legacy);
 /** The register groups covered, for the report lines. */
 const char *regs_groups(int legacy);
 

@@ -56,8 +56,15 @@ static int diff_word(const char *where, const char *name, uint64_t now,
 {
 	if (now == want)
 		return 0;
-	printf("regs: %s: %s = %#lx, expected %#lx\n", where, name, now, want);
+	if (where)
+		printf("regs: %s: %s = %#lx, expected %#lx\n", where, name, now,
+		    want);
 	return 1;
+}
+
+int regs_count(int legacy)
+{
+	return legacy ? 1 : 35;
 }
 
 int regs_diff(const regs_t *now, const regs_t *want, int legacy,
@@ -74,8 +81,9 @@ int regs_diff(const regs_t *now, const regs_t *want, int legacy,
 		uint64_t a[2], b[2];
 		memcpy(a, now->v[i], 16);
 		memcpy(b, want->v[i], 16);
-		printf("regs: %s: V%d = %#lx:%016lx, expected %#lx:%016lx\n",
-		    where, i, a[1], a[0], b[1], b[0]);
+		if (where)
+			printf("regs: %s: V%d = %#lx:%016lx, expected "
+			    "%#lx:%016lx\n", where, i, a[1], a[0], b[1], b[0]);
 		n++;
 	}
 	return n;
