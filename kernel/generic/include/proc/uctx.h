@@ -3,7 +3,8 @@
  * carry (it saves only the kernel's callee-saved registers): the FP/SIMD
  * registers, and the architecture's other user-writable registers (amd64:
  * the data segment selectors DS, ES, FS, GS; arm64: TPIDR_EL0). Implemented by
- * each architecture (kernel/arch/ARCH/src/uctx.c); docs/ARCHITECTURE.md,
+ * each architecture (kernel/arch/amd64/src/uctx.c, kernel/arch/arm64/src/uctx.c
+ * and uctx_asm.S); docs/ARCHITECTURE.md,
  * "Per-thread register state", lists every register and who saves it.
  *
  * Eager: the scheduler saves the state of a user thread that leaves a CPU
