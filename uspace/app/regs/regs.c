@@ -13,6 +13,10 @@
  *                                threads interleave, and reads it back;
  *                                exit 1 on any corruption
  *   regs info                    which register groups are covered
+ *   regs pingpong ROUNDS         two threads wired to CPU 0 yield to each
+ *                                other ROUNDS times each (the cost of a
+ *                                switch between user threads: with -icount
+ *                                shift=0 the clock counts instructions)
  *
  * The registers (regs_arch.h): amd64 the x87 registers, control, status and
  * tag words (the MMX registers are the x87 ones), MXCSR, XMM0-15, the upper
@@ -93,9 +97,29 @@ static int worker(void *arg)
 	return 0;
 }
 
+static long pp_rounds;
+static int pp_started;
+static long pp_ns[2];
+
+static int pingpong(void *arg)
+{
+	long idx = (long) arg;
+	if (sys_thread_wire(0) != 0)
+		return 1;
+	/* Both threads on CPU 0 before either starts counting. */
+	__atomic_fetch_add(&pp_started, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&pp_started, __ATOMIC_SEQ_CST) < 2)
+		sys_yield();
+	long t0 = sys_clock_ns();
+	for (long i = 0; i < pp_rounds; i++)
+		sys_yield();
+	pp_ns[idx] = sys_clock_ns() - t0;
+	return 0;
+}
+
 static int usage(void)
 {
-	printf("usage: regs [-l] set|check|info|threads N ROUNDS\n");
+	printf("usage: regs [-l] set|check|info|threads N ROUNDS|pingpong ROUNDS\n");
 	return 2;
 }
 
@@ -139,6 +163,29 @@ int main(int argc, char **argv)
 		printf("regs check: %s: %d differ from the initial state\n",
 		    regs_groups(legacy), bad);
 		return bad ? 1 : 0;
+	}
+	if (strcmp(mode, "pingpong") == 0) {
+		if (a >= argc)
+			return usage();
+		pp_rounds = strtol(argv[a], NULL, 0);
+		if (pp_rounds < 1)
+			return usage();
+		if (sys_thread_wire(0) != 0)
+			return 1;
+		uthread_t *t[2];
+		for (long i = 0; i < 2; i++) {
+			t[i] = thread_create(pingpong, (void *) i);
+			if (!t[i])
+				return 1;
+		}
+		int bad = 0;
+		for (int i = 0; i < 2; i++)
+			bad |= thread_join(t[i]);
+		/* Thread 0's span: its own yields and the other's between. */
+		long ns = pp_ns[0];
+		printf("regs pingpong: yields=%ld ns=%ld ns_per_yield=%ld\n",
+		    2 * pp_rounds, ns, ns / (2 * pp_rounds));
+		return bad;
 	}
 	if (strcmp(mode, "threads") == 0) {
 		if (a + 1 >= argc)
