@@ -13,9 +13,10 @@
  *
  * The rest of EL0's state is in the exception frame of each thread's kernel
  * stack (vectors.S): X0-X30, SP_EL0, ELR_EL1 and SPSR_EL1, i.e. PSTATE with
- * NZCV, DIT, SSBS, BTYPE and the rest. uctx_load() also clears the exclusive
- * monitor (clrex), so a thread's store-exclusive never succeeds on a
- * reservation another thread's load-exclusive made.
+ * NZCV, DIT, SSBS, BTYPE and the rest. The exclusive monitor is cleared by
+ * every return to EL0 (`clrex` before `eret`, vectors.S), so a thread's
+ * store-exclusive never succeeds on a reservation another thread's
+ * load-exclusive made.
  */
 #include <proc/uctx.h>
 #include <mm/malloc.h>

@@ -58,6 +58,4 @@ uctx_load:
 	msr fpsr, x2
 	ldr x1, [x0, #528]
 	msr tpidr_el0, x1
-	/* No reservation of the previous thread survives into this one. */
-	clrex
 	ret
