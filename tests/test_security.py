@@ -177,6 +177,15 @@ class TestAttack:
             assert status == 0 and "attack: written with the flag set" in out \
                 and "flag set before, set after; kept" in out, out
 
+    def test_x87_exception(self, sec_boot):
+        """An unmasked x87 divide by zero is #MF (CR0.NE) and kills only
+        the task as ``arithmetic trap``. Before the fix (CR0.NE clear) the
+        error went nowhere: ``task 1 (attack) exited with status 1``.
+        (``attack sse-fpe``, #XM, is not tested: QEMU 7.2's TCG raises no
+        SIMD exception.)"""
+        rep = expect_killed(sec_boot.k, "x87-fpe")
+        assert rep.group(4) == "arithmetic trap", rep.group(0)
+
     def test_umip(self, sec_boot):
         """With UMIP (``-cpu max``) sidt, sgdt, sldt, str and smsw are
         killed as protection faults; without (qemu64) they run. Before the
