@@ -13,7 +13,9 @@ sequence every boot runs:
 * ``regs threads 4 200`` and ``regs -l threads 4 200``: four threads wired
   to CPU 0, each starting in the initial state, writing its own pattern,
   yielding or sleeping so that they interleave and reading it back: no
-  round may see another thread's registers.
+  round may see another thread's registers;
+* ``regs -m threads 4 30``: the same, but each round every thread wires
+  itself to the next CPU: the state saved on one CPU is loaded on another.
 
 The boots: amd64 -smp 2 with QEMU's default qemu64 (FXSAVE) and with
 ``-cpu max`` (XSAVE with AVX, UMIP on) in tests/test_security.py's
@@ -52,6 +54,8 @@ needs_arm64_kernel = pytest.mark.skipif(
 
 THREADS = 4
 ROUNDS = 200
+#: Rounds of ``regs -m``: each one a wire to another CPU (a tick's sleep).
+MIGRATE_ROUNDS = 30
 
 #: The register groups `regs info` names per architecture and CPU feature.
 AMD64_BASE = "x87/MMX, MXCSR, XMM0-15, DS/ES/FS/GS"
@@ -82,13 +86,15 @@ def check_regs(k, timeout, groups):
     status, out = _exit(k, "run regs check", timeout)
     assert status == 0 and ": 0 differ from the initial state" in out, \
         "a new task sees the previous task's registers:\n" + out
-    for flag in ("", "-l "):
-        line = "run regs %sthreads %d %d" % (flag, THREADS, ROUNDS)
+    for flag, rounds in (("", ROUNDS), ("-l ", ROUNDS),
+                         ("-m ", MIGRATE_ROUNDS)):
+        line = "run regs %sthreads %d %d" % (flag, THREADS, rounds)
         status, out = _exit(k, line, timeout)
         assert status == 0 and re.search(
-            r"regs threads: .*: %d threads on CPU 0, %d rounds each: 0 of %d "
-            r"rounds corrupted, 0 registers not in the initial state"
-            % (THREADS, ROUNDS, THREADS * ROUNDS), out), out
+            r"regs threads: .*: %d threads (on CPU 0|moving between CPUs), "
+            r"%d rounds each: 0 of %d rounds corrupted, 0 registers not in "
+            r"the initial state" % (THREADS, rounds, THREADS * rounds),
+            out), out
 
 
 def expect_killed(k, line, kind, timeout):

@@ -12,6 +12,11 @@
  *                                its own pattern, yields or sleeps so the
  *                                threads interleave, and reads it back;
  *                                exit 1 on any corruption
+ *   regs -m [-l] threads N ROUNDS  the same, but every round each thread
+ *                                wires itself to the next CPU instead of
+ *                                yielding: the state follows a thread that
+ *                                migrates (saved on one CPU, loaded on
+ *                                another)
  *   regs info                    which register groups are covered
  *   regs pingpong ROUNDS         two threads wired to CPU 0 yield to each
  *                                other ROUNDS times each (the cost of a
@@ -50,6 +55,8 @@ uint64_t regs_pattern(uint64_t seed, unsigned i)
 }
 
 static int legacy;
+static int migrate;
+static long cpus;
 
 static long n_threads, rounds;
 static int corrupt_total, bad_initial_total;
@@ -78,10 +85,14 @@ static int worker(void *arg)
 		uint64_t seed = (uint64_t) (w->idx + 1) * 0x100000001ULL + (uint64_t) r;
 		regs_write(seed, legacy);
 		regs_read(&want, legacy);
-		if (r % 4 == 3)
+		if (migrate) {
+			if (sys_thread_wire((unsigned) ((w->idx + r + 1) % cpus)) != 0)
+				return 1;
+		} else if (r % 4 == 3) {
 			thread_sleep_ns(100000);
-		else
+		} else {
 			sys_yield();
+		}
 		regs_read(&now, legacy);
 		if (memcmp(&now, &want, sizeof(now)) != 0) {
 			if (w->corrupt < 3) {
@@ -119,17 +130,23 @@ static int pingpong(void *arg)
 
 static int usage(void)
 {
-	printf("usage: regs [-l] set|check|info|threads N ROUNDS|pingpong ROUNDS\n");
+	printf("usage: regs [-l] [-m] set|check|info|threads N ROUNDS|"
+	    "pingpong ROUNDS\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	int a = 1;
-	if (a < argc && strcmp(argv[a], "-l") == 0) {
-		legacy = 1;
-		a++;
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "-l") == 0)
+			legacy = 1;
+		else if (strcmp(argv[a], "-m") == 0)
+			migrate = 1;
+		else
+			return usage();
 	}
+	cpus = sys_cpu_count();
 	if (a >= argc)
 		return usage();
 	const char *mode = argv[a++];
@@ -211,9 +228,10 @@ int main(int argc, char **argv)
 			corrupt_total += w[i].corrupt;
 			bad_initial_total += w[i].bad_initial;
 		}
-		printf("regs threads: %s: %ld threads on CPU 0, %ld rounds each: "
+		printf("regs threads: %s: %ld threads %s, %ld rounds each: "
 		    "%d of %ld rounds corrupted, %d registers not in the initial "
 		    "state at thread start\n", regs_groups(legacy), n_threads,
+		    migrate ? "moving between CPUs" : "on CPU 0",
 		    rounds, corrupt_total, n_threads * rounds, bad_initial_total);
 		return (corrupt_total || bad_initial_total || failed) ? 1 : 0;
 	}

@@ -10,8 +10,14 @@
 #include <string.h>
 #include "regs_arch.h"
 
-/** Selectors ring 3 can load into DS/ES/FS/GS: null (any RPL), user data. */
-static const uint16_t sel_values[8] = { 0, 1, 2, 3, 0x20, 0x21, 0x22, 0x23 };
+/**
+ * Selectors ring 3 can load into DS/ES/FS/GS and keep: null and the user
+ * data selector with any RPL. A null selector with RPL 1-3 (1, 2, 3) loads
+ * too, but is not the thread's to keep: an iretq to ring 3 (after any
+ * interrupt) replaces it with 0 (the SDM's IRET pseudo-code; QEMU does the
+ * same), so it is left out.
+ */
+static const uint16_t sel_values[5] = { 0, 0x20, 0x21, 0x22, 0x23 };
 static const char *const sel_names[4] = { "DS", "ES", "FS", "GS" };
 
 static int avx_usable(void)
@@ -61,7 +67,7 @@ void regs_write(uint64_t seed, int legacy)
 	uint16_t fsw = (uint16_t) ((((p >> 30) & 7) << 8) | (((p >> 33) & 1) << 14));
 	uint16_t sel[4];
 	for (int i = 0; i < 4; i++)
-		sel[i] = sel_values[(p >> (8 + 3 * i)) & 7];
+		sel[i] = sel_values[((p >> (8 + 3 * i)) & 7) % 5];
 	if (legacy) {
 		uint8_t img[108] __attribute__((aligned(16)));
 		memset(img, 0, sizeof(img));
