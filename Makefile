@@ -160,7 +160,7 @@ comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
 BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
-	areaseq mapping2 framedf1 ptwalk1
+	areaseq mapping2 framedf1 ptwalk1 uctx
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
