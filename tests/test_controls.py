@@ -39,6 +39,8 @@ broken-ptwalk1      paging_walk() installs a new table    ptwalk1long
                     with a store, not a CAS (-smp 4)      (-smp 4)
 broken-framedf1     a double free diagnosed from the      framedf1: the
                     frame's own state                     old wrong panic
+broken-uctx         the scheduler skips the user          run regs check,
+                    register state (proc/uctx.h)          run regs threads
 ==================  ====================================  ==================
 
 The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
