@@ -21,7 +21,9 @@
  * PMUSERENR_EL0 do not open (the kernel sets both to 0 on every CPU), and
  * WFI with SCTLR_EL1.nTWI clear, trap to EL1 (EC 0x18 / 0x01: "protection
  * fault", as amd64's #GP for cli or hlt); WFE is allowed (nTWE set).
- * FP/SIMD is off for EL0 (CPACR_EL1.FPEN 0: EC 7, "invalid instruction").
+ * FP/SIMD is EL0's own (CPACR_EL1.FPEN 0b11, per-thread state since issue
+ * 38); SVE and SME are not (CPACR_EL1.ZEN, SMEN 0: EC 0x19 and 0x1d under
+ * -cpu max, UNDEFINED on the Cortex-A72: "invalid instruction").
  * Kernel addresses (the kernel image, the direct map of RAM, the UART's
  * page) are neither accessible nor executable at EL0 (AP[1] clear, UXN
  * set): an access or a branch there is a page fault with no area. `svc`
