@@ -20,7 +20,8 @@ sequence every boot runs:
 The boots: amd64 -smp 2 with QEMU's default qemu64 (FXSAVE) and with
 ``-cpu max`` (XSAVE with AVX, UMIP on) in tests/test_security.py's
 TestAttack; arm64 Cortex-A72 in tests/test_arm64_programs.py; arm64
-``-cpu max`` here, with the FP/SVE/SME attack variants (SVE and SME must be
+``-cpu max`` here (with ``regs -p``: PSTATE.DIT and SSBS too), with the
+FP/SVE/SME attack variants (SVE and SME must be
 killed as ``invalid instruction``, EC 0x19 and 0x1d).
 
 Before the fix (12b228a, the program on the unfixed kernel), amd64 -smp 2:
@@ -61,6 +62,8 @@ MIGRATE_ROUNDS = 30
 AMD64_BASE = "x87/MMX, MXCSR, XMM0-15, DS/ES/FS/GS"
 AMD64_AVX = "x87/MMX, MXCSR, XMM0-15, YMM0-15, DS/ES/FS/GS"
 ARM64_GROUPS = "V0-V31, FPCR, FPSR, TPIDR_EL0"
+#: With ``-p`` (FEAT_DIT and FEAT_SSBS, -cpu max).
+ARM64_GROUPS_PSTATE = ARM64_GROUPS + ", DIT, SSBS"
 
 
 def _exit(k, line, timeout):
@@ -72,23 +75,24 @@ def _exit(k, line, timeout):
     return int(m.group(3)), out
 
 
-def check_regs(k, timeout, groups):
+def check_regs(k, timeout, groups, opts=""):
     """The sequence of the module docstring on booted kernel ``k``; ``groups``
-    is what ``regs info`` must print (the registers covered)."""
+    is what ``regs info`` must print (the registers covered); ``opts`` goes
+    before every mode (``"-p "``: arm64's PSTATE.DIT and SSBS too)."""
     __tracebackhide__ = True
-    status, out = _exit(k, "run regs info", timeout)
+    status, out = _exit(k, "run regs %sinfo" % opts, timeout)
     assert status == 0 and "regs: %s\n" % groups in out + "\n", out
-    status, out = _exit(k, "run regs check", timeout)
+    status, out = _exit(k, "run regs %scheck" % opts, timeout)
     assert status == 0 and ": 0 differ from the initial state" in out, out
-    status, out = _exit(k, "run regs set", timeout)
+    status, out = _exit(k, "run regs %sset" % opts, timeout)
     m = re.search(r"regs set: .*: (\d+) of (\d+) registers differ", out)
     assert status == 0 and m and 2 * int(m.group(1)) >= int(m.group(2)), out
-    status, out = _exit(k, "run regs check", timeout)
+    status, out = _exit(k, "run regs %scheck" % opts, timeout)
     assert status == 0 and ": 0 differ from the initial state" in out, \
         "a new task sees the previous task's registers:\n" + out
     for flag, rounds in (("", ROUNDS), ("-l ", ROUNDS),
                          ("-m ", MIGRATE_ROUNDS)):
-        line = "run regs %sthreads %d %d" % (flag, THREADS, rounds)
+        line = "run regs %s%sthreads %d %d" % (opts, flag, THREADS, rounds)
         status, out = _exit(k, line, timeout)
         assert status == 0 and re.search(
             r"regs threads: .*: %d threads (on CPU 0|moving between CPUs), "
@@ -110,13 +114,14 @@ def expect_killed(k, line, kind, timeout):
 @needs_arm64_kernel
 def test_regs_arm64_cpu_max():
     """arm64 ``-cpu max`` (SVE, SME, FEAT_DIT, FEAT_SSBS): the register
-    sequence; FP/SIMD is legitimate, SVE and SME are killed as ``invalid
+    sequence with ``-p`` (PSTATE.DIT and SSBS, kept in each thread's
+    exception frame, join the checked registers); FP/SIMD is legitimate, SVE and SME are killed as ``invalid
     instruction`` (not ``unexpected exception``), TPIDRRO_EL0 reads 0."""
     with kconsole.Kernel(smp=2, kernel=ARM64_KERNEL, arch="arm64",
                          extra_args=["-cpu", "max"],
                          name="regs-arm64-max") as k:
         k.wait_prompt(ARM64_BOOT_TIMEOUT)
-        check_regs(k, ARM64_CMD_TIMEOUT, ARM64_GROUPS)
+        check_regs(k, ARM64_CMD_TIMEOUT, ARM64_GROUPS_PSTATE, "-p ")
         for v in ("fp", "tpidr"):
             status, out = _exit(k, "run attack " + v, ARM64_CMD_TIMEOUT)
             assert status == 0 and "attack: returned from " + v in out, out

@@ -17,6 +17,9 @@
  *                                yielding: the state follows a thread that
  *                                migrates (saved on one CPU, loaded on
  *                                another)
+ *   regs -p ...                  (arm64) also PSTATE.DIT and PSTATE.SSBS,
+ *                                which live in the exception frame's SPSR
+ *                                (FEAT_DIT, FEAT_SSBS: -cpu max)
  *   regs info                    which register groups are covered
  *   regs pingpong ROUNDS         two threads wired to CPU 0 yield to each
  *                                other ROUNDS times each (the cost of a
@@ -55,6 +58,7 @@ uint64_t regs_pattern(uint64_t seed, unsigned i)
 }
 
 static int legacy;
+int regs_pstate;
 static int migrate;
 static long cpus;
 
@@ -130,7 +134,7 @@ static int pingpong(void *arg)
 
 static int usage(void)
 {
-	printf("usage: regs [-l] [-m] set|check|info|threads N ROUNDS|"
+	printf("usage: regs [-l] [-m] [-p] set|check|info|threads N ROUNDS|"
 	    "pingpong ROUNDS\n");
 	return 2;
 }
@@ -143,6 +147,10 @@ int main(int argc, char **argv)
 			legacy = 1;
 		else if (strcmp(argv[a], "-m") == 0)
 			migrate = 1;
+#ifdef __aarch64__
+		else if (strcmp(argv[a], "-p") == 0)
+			regs_pstate = 1;
+#endif
 		else
 			return usage();
 	}

@@ -13,6 +13,7 @@ typedef struct {
 	uint8_t v[32][16];
 	uint64_t fpcr, fpsr;
 	uint64_t tpidr;
+	uint64_t dit, ssbs;       /* with regs_pstate only */
 } regs_t;
 #else
 typedef struct {
@@ -24,6 +25,12 @@ typedef struct {
 	uint16_t sel[4];          /* DS, ES, FS, GS */
 } regs_t;
 #endif
+
+/**
+ * arm64 `-p`: also PSTATE.DIT and PSTATE.SSBS (FEAT_DIT, FEAT_SSBS: -cpu max;
+ * on a CPU without them the instructions are UNDEFINED). Set by main().
+ */
+extern int regs_pstate;
 
 /** The 64-bit pattern number @a i of @a seed (splitmix64). */
 uint64_t regs_pattern(uint64_t seed, unsigned i);

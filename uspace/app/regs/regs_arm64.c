@@ -9,8 +9,17 @@
 #include <string.h>
 #include "regs_arch.h"
 
+/* DIT and SSBS by their encodings (binutils may not name them for armv8-a). */
+#define SYSREG_DIT  "s3_3_c4_c2_5"
+#define SYSREG_SSBS "s3_3_c4_c2_6"
+#define PSTATE_DIT  (1UL << 24)
+#define PSTATE_SSBS (1UL << 12)
+
 const char *regs_groups(int legacy)
 {
+	if (regs_pstate)
+		return legacy ? "TPIDR_EL0, DIT, SSBS" :
+		    "V0-V31, FPCR, FPSR, TPIDR_EL0, DIT, SSBS";
 	return legacy ? "TPIDR_EL0" : "V0-V31, FPCR, FPSR, TPIDR_EL0";
 }
 
@@ -21,6 +30,14 @@ void regs_write(uint64_t seed, int legacy)
 {
 	uint64_t p = regs_pattern(seed, 0);
 	__asm__ volatile ("msr tpidr_el0, %0" :: "r" (regs_pattern(seed, 1)));
+	if (regs_pstate) {
+		/* Bits 7 and 8 of the pattern; nothing the compiler emits changes
+		 * DIT or SSBS, so they hold until read back. */
+		uint64_t dit = (p >> 7) & 1 ? PSTATE_DIT : 0;
+		uint64_t ssbs = (p >> 8) & 1 ? PSTATE_SSBS : 0;
+		__asm__ volatile ("msr " SYSREG_DIT ", %0\n\tmsr " SYSREG_SSBS
+		    ", %1" :: "r" (dit), "r" (ssbs));
+	}
 	if (legacy)
 		return;
 	uint64_t v[64];
@@ -41,6 +58,10 @@ void regs_read(regs_t *r, int legacy)
 {
 	memset(r, 0, sizeof(*r));
 	__asm__ volatile ("mrs %0, tpidr_el0" : "=r" (r->tpidr));
+	if (regs_pstate) {
+		__asm__ volatile ("mrs %0, " SYSREG_DIT "\n\tmrs %1, " SYSREG_SSBS
+		    : "=r" (r->dit), "=r" (r->ssbs));
+	}
 	if (legacy)
 		return;
 	__asm__ volatile (QST(0, 1) QST(2, 3) QST(4, 5) QST(6, 7) QST(8, 9)
@@ -64,13 +85,17 @@ static int diff_word(const char *where, const char *name, uint64_t now,
 
 int regs_count(int legacy)
 {
-	return legacy ? 1 : 35;
+	return (legacy ? 1 : 35) + (regs_pstate ? 2 : 0);
 }
 
 int regs_diff(const regs_t *now, const regs_t *want, int legacy,
     const char *where)
 {
 	int n = diff_word(where, "TPIDR_EL0", now->tpidr, want->tpidr);
+	if (regs_pstate) {
+		n += diff_word(where, "DIT", now->dit, want->dit);
+		n += diff_word(where, "SSBS", now->ssbs, want->ssbs);
+	}
 	if (legacy)
 		return n;
 	n += diff_word(where, "FPCR", now->fpcr, want->fpcr);
