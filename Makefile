@@ -160,7 +160,7 @@ comma := ,
 BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
 # Fixed defects put back (one build each in `make controls`).
 BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
-	areaseq mapping2 framedf1 ptwalk1
+	areaseq mapping2 framedf1 ptwalk1 uctx
 BROKEN_KNOBS += $(BROKEN_DEFECTS)
 BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
@@ -201,7 +201,7 @@ endif
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
 # of libcht (make -C uspace) does not look at these directories.
 USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
-	sysfuzz arearace futexrace futexbench
+	sysfuzz arearace futexrace futexbench regs
 ULIBC := uspace/lib/c
 ifeq ($(ARCH),arm64)
 UARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics
@@ -254,9 +254,9 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segmen
 # (genarch/src/mm) everywhere.
 ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
 	uaccess.S apic.c arch.c boot.c cpu.c interrupt.c pagefault.c paging.c \
-	smp.c uaccess_fixup.c userspace.c
+	smp.c uaccess_fixup.c userspace.c uctx.c
 ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c paging.c \
-	uaccess.c userspace.c
+	uaccess.c userspace.c uctx.c uctx_asm.S
 GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c mm/page_ht.c mm/pt4.c
 GENARCH_SRC_arm64 := mm/page_ht.c mm/pt4.c
 ARCH_SRC := $(ARCH_SRC_$(ARCH))

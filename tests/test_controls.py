@@ -39,6 +39,8 @@ broken-ptwalk1      paging_walk() installs a new table    ptwalk1long
                     with a store, not a CAS (-smp 4)      (-smp 4)
 broken-framedf1     a double free diagnosed from the      framedf1: the
                     frame's own state                     old wrong panic
+broken-uctx         the scheduler skips the user          run regs check,
+                    register state (proc/uctx.h)          run regs threads
 ==================  ====================================  ==================
 
 The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
@@ -361,6 +363,38 @@ def test_control_arearace():
 def test_control_arearace_soak():
     """make soak: the same with arearace's ten rounds per mode."""
     _arearace_fails(10, "control-arearace-soak")
+
+
+#: What `regs threads` prints at its end (tests/test_regs.py).
+REGS_THREADS_RE = re.compile(
+    r"^regs threads: .*: (\d+) threads on CPU 0, (\d+) rounds each: (\d+) of "
+    r"(\d+) rounds corrupted, (\d+) registers not in the initial state", re.M)
+
+
+def test_control_uctx():
+    """make BROKEN=uctx (the scheduler neither saves nor loads a user
+    thread's register state, proc/uctx.h: the defect of issue 38 with FP
+    now enabled): ``regs check`` after ``regs set`` must see the previous
+    task's registers and ``regs threads 4 200`` corrupted rounds, exit 1
+    (printed at -smp 2: 'regs check: ...: 31 differ from the initial
+    state', '755 of 800 rounds corrupted, 124 registers not in the initial
+    state at thread start')."""
+    with _defect_kernel("uctx", 2, "control-uctx") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        k.cmd("run regs set", CMD_TIMEOUT)
+        out = k.cmd("run regs check", CMD_TIMEOUT)
+        m = re.search(r"regs check: .*: (\d+) differ", out)
+        assert m and int(m.group(1)) > 0 and re.search(
+            r"exited with status 1$", out, re.M), (
+            "the broken build kept the registers apart: regs check cannot "
+            "see the previous task's state:\n" + out)
+        out = k.cmd("run regs threads 4 200", CMD_TIMEOUT)
+        m = REGS_THREADS_RE.search(out)
+        assert m and int(m.group(3)) > 0 and re.search(
+            r"exited with status 1$", out, re.M), (
+            "no corrupted round on the broken build:\n" + out)
+        k.check_no_panic()
+        k.halt(HALT_TIMEOUT)
 
 
 #: The debug assertion futexrace's defect trips (the last thread leaving a

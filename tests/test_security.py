@@ -34,6 +34,10 @@ from tools import kconsole
 from conftest import KERNEL_ELF
 from patterns import EXIT_RE, KILLED_RE, REPORT_RE
 from test_tasks import CMD_TIMEOUT, BOOT_TIMEOUT, settle, run_exit
+from test_regs import AMD64_AVX, AMD64_BASE, check_regs
+
+#: What ring 3 learns without UMIP (issue 38, point 5).
+UMIP_VARIANTS = ("sidt", "sgdt", "sldt", "str", "smsw")
 
 #: (smp, -cpu model or None for QEMU's default qemu64, soak only). The
 #: GenuineIntel model makes `sysenter` in 64-bit mode reach its SYSENTER_CS
@@ -163,6 +167,54 @@ class TestAttack:
                     expect_returned(sec_boot.k, v, sec_boot.cpumax)
                 else:
                     expect_killed(sec_boot.k, v)
+
+    def test_flags(self, sec_boot):
+        """RFLAGS.AC and DF set by user code: the system call's copy runs
+        with both clear (its text arrives forwards), the thread keeps its
+        own flag across system calls and timer interrupts: exit 0."""
+        for v in ("ac", "df"):
+            _, status, out = run_exit(sec_boot.k, "run attack " + v)
+            assert status == 0 and "attack: written with the flag set" in out \
+                and "flag set before, set after; kept" in out, out
+
+    def test_x87_exception(self, sec_boot):
+        """An unmasked x87 divide by zero is #MF (CR0.NE) and kills only
+        the task as ``arithmetic trap``. Before the fix (CR0.NE clear) the
+        error went nowhere: ``task 1 (attack) exited with status 1``.
+        (``attack sse-fpe``, #XM, is not tested: QEMU 7.2's TCG raises no
+        SIMD exception.)"""
+        rep = expect_killed(sec_boot.k, "x87-fpe")
+        assert rep.group(4) == "arithmetic trap", rep.group(0)
+
+    def test_umip(self, sec_boot):
+        """With UMIP (``-cpu max``) sidt, sgdt, sldt, str and smsw are
+        killed as protection faults; without (qemu64) they run. Before the
+        fix, under -cpu max: ``attack: survived sidt (UMIP off): base
+        0xffffffff8034a640``."""
+        k = sec_boot.k
+        m = re.search(r"User space: .*SMAP \w+[^,]*, UMIP (\w+)", k.log_text)
+        assert m, "no UMIP in the boot log"
+        assert (m.group(1) == "on") == sec_boot.cpumax, m.group(0)
+        for v in UMIP_VARIANTS:
+            if sec_boot.cpumax:
+                rep = expect_killed(k, v)
+                assert rep.group(4) == "protection fault", rep.group(0)
+            else:
+                _, status, out = run_exit(k, "run attack " + v)
+                assert status == 1 and "survived %s (UMIP off)" % v in out, out
+
+    def test_regs(self, sec_boot):
+        """Per-thread x87/MMX/SSE(/AVX) state and DS/ES/FS/GS
+        (tests/test_regs.py): FXSAVE on qemu64, XSAVE with AVX on -cpu
+        max."""
+        k = sec_boot.k
+        m = re.search(r"FP state per thread: (\w+), (\d+) bytes: ([\w ]+)",
+                      k.log_text)
+        assert m, "no FP state line in the boot log"
+        if sec_boot.cpumax:
+            assert m.group(1) == "XSAVE" and "AVX" in m.group(3), m.group(0)
+        check_regs(k, CMD_TIMEOUT, AMD64_AVX if "AVX" in m.group(3)
+                   else AMD64_BASE)
 
     def test_console_and_baseline(self, sec_boot):
         """``tasks`` answers and is empty; counters back at the baseline."""

@@ -130,3 +130,69 @@ def test_arm64_checker_rejects():
     assert not arm64_broadcast_shootdown_ok(
         ["dsb\tishst", "tlbi\tvae1, x2", "dsb\tnsh", "isb", "ret"])[0]
     assert not arm64_broadcast_shootdown_ok(good[1:])[0]
+
+
+# ---- FP/SIMD only where the user state is switched (issue 38) -------------
+#
+# The kernel keeps a user thread's FP/SIMD state in the CPU across kernel
+# code (proc/uctx.h): that is correct only while no kernel code touches those
+# registers.  The flags forbid it (-mno-sse ... -msoft-float,
+# -mgeneral-regs-only); this checks the images: an x87/MMX/SSE/AVX
+# instruction or register (amd64) or an FP/SIMD register or FPCR/FPSR (arm64)
+# appears only in the functions that save, load and set up that state.
+
+#: amd64: x87 (f...), MMX/SSE/AVX registers, the save/restore instructions.
+AMD64_FP_RE = re.compile(r"%[xy]mm\d|%mm\d|%st\b|%st\(|^f[a-z0-9]+\b|"
+                         r"^(fx|x)(save|rstor)|^[lv]?(ld|st)mxcsr|^emms|"
+                         r"^v[a-z]|^(mov|add|sub|mul|div|cvt|xor|and|or|p[a-z]+)"
+                         r"[a-z]*\s+%xmm")
+AMD64_FP_ALLOWED = {"uctx_save", "uctx_load", "fpu_init_cpu"}
+#: arm64: a Q/D/S/H/B register or vector operand, FPCR/FPSR.
+ARM64_FP_RE = re.compile(r"\b[qdsbh]\d+\b|\bv\d+\.|\bfpcr\b|\bfpsr\b|"
+                         r"^f[a-z]+\s")
+ARM64_FP_ALLOWED = {"uctx_save", "uctx_load"}
+
+
+def fp_users(elf, objdump, regex):
+    """{function: first FP/SIMD instruction} of every function of @elf."""
+    out = subprocess.run([objdump, "-d", "--no-show-raw-insn", elf],
+                         capture_output=True, text=True, check=True).stdout
+    users, func = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if m:
+            func = m.group(1)
+            continue
+        parts = line.split("\t", 1)
+        if len(parts) != 2 or func is None:
+            continue
+        insn = parts[1].strip()
+        # Data that objdump decodes as code (strings, tables) is not run.
+        if func.endswith("_msg") or insn.startswith("(bad)"):
+            continue
+        if regex.search(insn) and func not in users:
+            users[func] = insn
+    return users
+
+
+@pytest.mark.skipif(OBJDUMP is None, reason="objdump not installed")
+@pytest.mark.parametrize("elf", [KERNEL_ELF, RELEASE_ELF],
+                         ids=["debug", "release"])
+def test_amd64_no_fp_outside_uctx(elf):
+    if not os.path.exists(elf):
+        pytest.skip("%s not built" % elf)
+    users = fp_users(elf, OBJDUMP, AMD64_FP_RE)
+    assert set(users) == AMD64_FP_ALLOWED, \
+        "FP/SIMD instructions outside the user-state switch: %s" % {
+            f: i for f, i in users.items() if f not in AMD64_FP_ALLOWED}
+
+
+@pytest.mark.skipif(ARM64_OBJDUMP is None,
+                    reason="aarch64-linux-gnu-objdump not installed")
+def test_arm64_no_fp_outside_uctx():
+    if not os.path.exists(ARM64_ELF):
+        pytest.skip("%s not built" % ARM64_ELF)
+    users = fp_users(ARM64_ELF, ARM64_OBJDUMP, ARM64_FP_RE)
+    assert set(users) == ARM64_FP_ALLOWED, \
+        "FP/SIMD instructions outside the user-state switch: %s" % {
+            f: i for f, i in users.items() if f not in ARM64_FP_ALLOWED}

@@ -52,7 +52,7 @@ from patterns import (EXIT_RE, FAULT_CLASSES, FAULTS, KILLED_RE,
 
 PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
             "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
-            "futexbench")
+            "futexbench", "regs")
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)
 CONFIGS = [

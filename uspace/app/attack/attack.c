@@ -155,7 +155,8 @@ static long number(const char *s, long lo, long hi)
 static void usage(void)
 {
 	printf("usage: attack compat-syscall|compat-sysenter|ljmp32|lret32|"
-	    "sysenter|lretq-fault|lretq-ok|int3|icebp|into|tf|tf-sysenter|nt\n"
+	    "sysenter|lretq-fault|lretq-ok|int3|icebp|into|tf|tf-sysenter|nt|\n"
+	    "       sidt|sgdt|sldt|str|smsw|ac|df|x87-fpe|sse-fpe\n"
 	    "       attack lretq|ljmp|iretq SEL    attack int N\n");
 	exit(2);
 }
@@ -242,6 +243,120 @@ int main(int argc, char **argv)
 			    "nop\n"
 			    "nop\n" ::: "rax", "rcx", "r11", "memory", "cc");
 		}
+	} else if (strcmp(v, "sidt") == 0 || strcmp(v, "sgdt") == 0) {
+		/* UMIP: #GP in ring 3 where the kernel enabled it. */
+		printf("attack: %s (the kernel's %s address)\n", v,
+		    v[1] == 'i' ? "IDT" : "GDT");
+		uint8_t d[10] = { 0 };
+		if (v[1] == 'i')
+			__asm__ volatile ("sidt %0" : "=m" (d));
+		else
+			__asm__ volatile ("sgdt %0" : "=m" (d));
+		uint64_t base;
+		memcpy(&base, d + 2, 8);
+		printf("attack: survived %s (UMIP off): base %#lx\n", v, base);
+		return 1;
+	} else if (strcmp(v, "sldt") == 0 || strcmp(v, "str") == 0 ||
+	    strcmp(v, "smsw") == 0) {
+		printf("attack: %s\n", v);
+		uint64_t r = 0;
+		if (v[1] == 'l')
+			__asm__ volatile ("sldt %0" : "=r" (r));
+		else if (v[1] == 't')
+			__asm__ volatile ("str %0" : "=r" (r));
+		else
+			__asm__ volatile ("smsw %0" : "=r" (r));
+		printf("attack: survived %s (UMIP off): %#lx\n", v, r);
+		return 1;
+	} else if (strcmp(v, "x87-fpe") == 0) {
+		/* An unmasked x87 divide by zero: #MF (CR0.NE) at the next
+		 * waiting x87 instruction, `arithmetic trap`. */
+		printf("attack: x87 1/0 with the zero-divide exception unmasked\n");
+		uint16_t cw = 0x037b;
+		__asm__ volatile ("fninit\n"
+		    "fldcw %0\n"
+		    "fld1\n"
+		    "fldz\n"
+		    "fdivrp\n"
+		    "fwait\n" :: "m" (cw) : "memory");
+		return 1;
+	} else if (strcmp(v, "sse-fpe") == 0) {
+		/* An unmasked SSE divide by zero: #XM (CR4.OSXMMEXCPT). */
+		printf("attack: SSE 1/0 with the zero-divide exception unmasked\n");
+		uint32_t csr = 0x1f80 & ~0x200u;
+		static const uint64_t one = 0x3ff0000000000000ULL, zero;
+		__asm__ volatile ("ldmxcsr %0\n"
+		    "movsd %1, %%xmm0\n"
+		    "divsd %2, %%xmm0\n" :: "m" (csr), "m" (one), "m" (zero)
+		    : "memory");
+		/* QEMU 7.2's TCG sets the flag but raises no #XM. */
+		printf("attack: survived sse-fpe (no #XM from this CPU)\n");
+		return 1;
+	} else if (strcmp(v, "ac") == 0 || strcmp(v, "df") == 0) {
+		/*
+		 * RFLAGS.AC or DF set by popf/std, then system calls and timer
+		 * interrupts: the kernel must run with both clear (syscall's
+		 * FMASK, the interrupt entry's cld and clac) and give the
+		 * thread its own flags back. With DF set, a kernel copy that
+		 * used it would write the text backwards.
+		 */
+		static const char text[] = "attack: written with the flag set\n";
+		uint64_t bit = v[0] == 'a' ? 0x40000 : 0x400;
+		printf("attack: popf with %s set, then system calls and a spin\n",
+		    v[0] == 'a' ? "AC" : "DF");
+		uint64_t before, after;
+		long ret;
+		long t0 = sys_clock_ns();
+		/* No C code runs with DF set (the ABI wants it clear). */
+		__asm__ volatile (
+		    "pushfq\n"
+		    "orq %[bit], (%%rsp)\n"
+		    "popfq\n"
+		    "pushfq\n"
+		    "popq %[before]\n"
+		    "syscall\n"
+		    "pushfq\n"
+		    "popq %[after]\n"
+		    "pushfq\n"
+		    "notq %[bit]\n"
+		    "andq %[bit], (%%rsp)\n"
+		    "popfq\n"
+		    : [before] "=&r" (before), [after] "=&r" (after), "=a" (ret),
+		      [bit] "+r" (bit)
+		    : "a" ((long) SYS_CONSOLE_WRITE), "D" (text),
+		      "S" (sizeof(text) - 1)
+		    : "rcx", "r11", "memory", "cc");
+		bit = ~bit;
+		/* About 0.2 s with the flag set: timer interrupts arrive. */
+		uint64_t spun = 0;
+		while (sys_clock_ns() - t0 < 200000000L) {
+			__asm__ volatile (
+			    "pushfq\n"
+			    "orq %[bit], (%%rsp)\n"
+			    "popfq\n"
+			    "movl $2000, %%ecx\n"
+			    "1: pause\n"
+			    "decl %%ecx\n"
+			    "jnz 1b\n"
+			    "pushfq\n"
+			    "popq %[f]\n"
+			    "pushfq\n"
+			    "andq %[nbit], (%%rsp)\n"
+			    "popfq\n"
+			    : [f] "=&r" (after)
+			    : [bit] "r" (bit), [nbit] "r" (~bit)
+			    : "rcx", "memory", "cc");
+			if (!(after & bit))
+				break;
+			spun++;
+		}
+		printf("attack: system call returned %ld, flag %s before, %s "
+		    "after; %s after %lu spins\n", ret,
+		    (before & bit) ? "set" : "clear",
+		    (after & bit) ? "set" : "clear",
+		    (after & bit) ? "kept" : "LOST", (unsigned long) spun);
+		return (ret == (long) sizeof(text) - 1 && (before & bit) &&
+		    (after & bit)) ? 0 : 1;
 	} else if (strcmp(v, "nt") == 0) {
 		printf("attack: popf with NT set, then system calls and a spin\n");
 		uint64_t flags;

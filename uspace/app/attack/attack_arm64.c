@@ -21,7 +21,9 @@
  * PMUSERENR_EL0 do not open (the kernel sets both to 0 on every CPU), and
  * WFI with SCTLR_EL1.nTWI clear, trap to EL1 (EC 0x18 / 0x01: "protection
  * fault", as amd64's #GP for cli or hlt); WFE is allowed (nTWE set).
- * FP/SIMD is off for EL0 (CPACR_EL1.FPEN 0: EC 7, "invalid instruction").
+ * FP/SIMD is EL0's own (CPACR_EL1.FPEN 0b11, per-thread state since issue
+ * 38); SVE and SME are not (CPACR_EL1.ZEN, SMEN 0: EC 0x19 and 0x1d under
+ * -cpu max, UNDEFINED on the Cortex-A72: "invalid instruction").
  * Kernel addresses (the kernel image, the direct map of RAM, the UART's
  * page) are neither accessible nor executable at EL0 (AP[1] clear, UXN
  * set): an access or a branch there is a page fault with no area. `svc`
@@ -84,7 +86,9 @@ ASM_ADDR_FN(v_at, KERNEL_IMAGE_ADDR, "at s1e1r, %0")
 ASM_FN(v_tlbi, "tlbi vmalle1is")
 ASM_ADDR_FN(v_dc_ivac, LINEAR_RAM, "dc ivac, %0")
 ASM_FN(v_udf, "udf #0")
-ASM_FN(v_fp, "fmov d0, xzr")
+/* SVE and SME: trapped by CPACR_EL1.ZEN/SMEN (EC 0x19, 0x1d) or UNDEFINED. */
+ASM_FN(v_sve, ".arch armv8.2-a+sve\n rdvl x0, #1\n .arch armv8-a")
+ASM_FN(v_sme, ".arch armv9-a+sme\n smstart\n .arch armv8-a")
 /* Trapped by SCTLR_EL1, CNTKCTL_EL1, PMUSERENR_EL0. */
 ASM_FN(v_daif, "msr daif, xzr")
 ASM_FN(v_daifclr, "msr daifclr, #0xf")
@@ -242,13 +246,25 @@ _Static_assert(SYS_YIELD == 10, "v_svc_sp's system call");
 
 static void v_tpidr(void)
 {
-	/* TPIDR_EL0 is EL0's own; TPIDRRO_EL0 is readable. */
+	/* TPIDR_EL0 is EL0's own; TPIDRRO_EL0 is readable and 0 (arch.c). */
 	uint64_t v = 0x1234567890abcdefUL, r, ro;
 	__asm__ volatile ("msr tpidr_el0, %1; mrs %0, tpidr_el0; "
 	    "mrs %2, tpidrro_el0" : "=r" (r), "+r" (v), "=r" (ro));
-	(void) ro;
-	if (r != v) {
-		printf("attack: tpidr_el0 read %#lx\n", (unsigned long) r);
+	if (r != v || ro != 0) {
+		printf("attack: tpidr_el0 read %#lx, tpidrro_el0 %#lx\n",
+		    (unsigned long) r, (unsigned long) ro);
+		exit(1);
+	}
+}
+
+static void v_fp(void)
+{
+	/* FP/SIMD is EL0's own (CPACR_EL1.FPEN 0b11): 1.5 + 1.5 = 3.0. */
+	uint64_t r;
+	__asm__ volatile ("fmov d0, #1.5\n fadd d0, d0, d0\n fmov %0, d0\n"
+	    "movi v1.16b, #0\n" : "=r" (r) :: "memory");
+	if (r != 0x4008000000000000UL) {
+		printf("attack: 1.5 + 1.5 gave %#lx\n", (unsigned long) r);
 		exit(1);
 	}
 }
@@ -300,7 +316,10 @@ static const variant_t variants[] = {
 	{ "dc-ivac", "dc ivac on kernel RAM (discard without clean)", INVALID,
 	    v_dc_ivac },
 	{ "udf", "udf #0", INVALID, v_udf },
-	{ "fp", "fmov d0, xzr (FP/SIMD is off for EL0)", INVALID, v_fp },
+	{ "sve", "rdvl (SVE: CPACR_EL1.ZEN traps it, or none)", INVALID,
+	    v_sve },
+	{ "sme", "smstart (SME: CPACR_EL1.SMEN traps it, or none)", INVALID,
+	    v_sme },
 	{ "ldadd", "ldadd (ARMv8.1 LSE: not on the Cortex-A72)", INVALID,
 	    v_ldadd },
 	{ "daif", "msr daif, xzr (unmask every interrupt)", PROT, v_daif },
@@ -345,6 +364,7 @@ static const variant_t variants[] = {
 	{ "svc-sp", "svc #0 with SP 0, then SP in the kernel image", "ok",
 	    v_svc_sp },
 	{ "tpidr", "msr/mrs tpidr_el0, mrs tpidrro_el0", "ok", v_tpidr },
+	{ "fp", "fmov, fadd, movi (FP/SIMD is EL0's own)", "ok", v_fp },
 	{ "wfe", "sevl; wfe", "ok", v_wfe },
 	{ "nzcv", "mrs/msr nzcv", "ok", v_nzcv },
 };

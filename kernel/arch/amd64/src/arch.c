@@ -189,7 +189,12 @@ void arch_as_load(uintptr_t root_phys)
 
 void userspace_print_features(void)
 {
-	printf("User space: syscall/sysretq, SMEP %s, SMAP %s\n",
+	char fpu[64];
+	fpu_describe(fpu, sizeof(fpu));
+	printf("User space: syscall/sysretq, SMEP %s, SMAP %s, UMIP %s; FP state "
+	    "per thread: %s\n",
 	    userspace_smep_enabled() ? "on" : "off (not supported by the CPU)",
-	    userspace_smap_enabled() ? "on" : "off (not supported by the CPU)");
+	    userspace_smap_enabled() ? "on" : "off (not supported by the CPU)",
+	    userspace_umip_enabled() ? "on" : "off (not supported by the CPU)",
+	    fpu);
 }

@@ -15,8 +15,8 @@
  * has neither wrgsbase nor a descriptor with another base). NMI, #DF and #MC
  * also run on their own IST stacks (cpu.c), so a broken kernel stack still
  * ends in a readable panic. %rbx (callee-saved) remembers whether this
- * entry swapped. With SMAP an entry from ring 3 also clears RFLAGS.AC (user
- * code may set it).
+ * entry swapped. With SMAP every entry also clears RFLAGS.AC (user code may
+ * set it; a kernel uaccess runs with it set), as Linux's entries do.
  */
 #include <arch/istate_asm.h>
 
@@ -59,11 +59,17 @@ isr_common:
 	jnz 2f
 1:	swapgs
 	movl $1, %ebx
-	/* User mode may have set RFLAGS.AC: no user access without stac. */
-	testb $1, uaccess_smap(%rip)
-	jz 2f
+	/*
+	 * Every entry clears RFLAGS.AC (with SMAP): user mode may have set
+	 * it, and an interrupt in the kernel may arrive inside a uaccess
+	 * window (stac): the CPU clears neither on delivery, and the handler
+	 * must not run with user access allowed. iretq restores the
+	 * interrupted context's AC.
+	 */
+2:	testb $1, uaccess_smap(%rip)
+	jz 5f
 	clac
-2:	movq %rsp, %rdi
+5:	movq %rsp, %rdi
 	call interrupt_dispatch
 	testl %ebx, %ebx
 	jz 3f

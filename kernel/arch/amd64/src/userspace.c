@@ -25,6 +25,7 @@ _Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
 #define EFER_SCE   (1UL << 0)
 #define CR4_SMEP   (1UL << 20)
 #define CR4_SMAP   (1UL << 21)
+#define CR4_UMIP   (1UL << 11)
 
 #define RFLAGS_TF  (1UL << 8)
 #define RFLAGS_DF  (1UL << 10)
@@ -36,6 +37,8 @@ extern void syscall_compat_entry(void);
 
 /** SMEP was enabled on the CPUs (the same on all). Written at boot. */
 static bool smep_enabled;
+/** UMIP was enabled on the CPUs (the same on all). Written at boot. */
+static bool umip_enabled;
 /**
  * 1 when SMAP is enabled (every CPU, the same CPUID); read by uaccess.S and
  * isr.S to decide whether to execute stac/clac (invalid opcodes without
@@ -96,7 +99,22 @@ void userspace_arch_init_cpu(void)
 			asm volatile ("clac" ::: "memory");
 			write_cr4(read_cr4() | CR4_SMAP);
 		}
+		/*
+		 * UMIP (CPUID.(7,0):ECX[2]): sgdt, sidt, sldt, str and smsw
+		 * raise #GP in ring 3 (`protection fault`) instead of telling
+		 * a task where the kernel's tables are.
+		 */
+		if (c & (1U << 2)) {
+			write_cr4(read_cr4() | CR4_UMIP);
+			__atomic_store_n(&umip_enabled, true, __ATOMIC_RELAXED);
+		}
 	}
+	fpu_init_cpu(CPU->id == 0);
+}
+
+bool userspace_umip_enabled(void)
+{
+	return __atomic_load_n(&umip_enabled, __ATOMIC_RELAXED);
 }
 
 bool userspace_smep_enabled(void)

@@ -34,17 +34,21 @@ const char arch_name[] = "arm64";
 /**
  * What EL0 may reach besides its memory, set on every CPU: the reset values
  * of these registers are UNKNOWN on hardware (QEMU's are 0, which is what
- * is set here). No FP/SIMD (CPACR_EL1.FPEN 0: the FP registers are not
- * part of a thread's context, so a task using them would see another's);
+ * is set here). FP/SIMD without a trap (CPACR_EL1.FPEN 0b11: V0-V31, FPCR
+ * and FPSR are per thread, uctx.c), SVE and SME trapped (ZEN, SMEN 0: EC
+ * 0x19 and 0x1d, `invalid instruction`); TPIDRRO_EL0 0 (the kernel does
+ * not use it: nothing to read through it);
  * no counter or timer register (CNTKCTL_EL1 0: the kernel's tick is the EL0
  * virtual timer, CNTV_*_EL0, which EL0VTEN would hand to user tasks); no
  * PMU register (PMUSERENR_EL0 0, where the CPU has a PMUv3). Each is
- * refused to `attack` (fp, mrs-cntvct, msr-cntv-ctl, mrs-pmccntr; see
+ * refused to `attack` (sve, mrs-cntvct, msr-cntv-ctl, mrs-pmccntr; see
  * tests/test_arm64_programs.py).
  */
+#define CPACR_FPEN_NOTRAP (3UL << 20)
 static void el0_access_init(void)
 {
-	WRITE_SYSREG(cpacr_el1, 0);
+	WRITE_SYSREG(cpacr_el1, CPACR_FPEN_NOTRAP);
+	WRITE_SYSREG(tpidrro_el0, 0);
 	WRITE_SYSREG(cntkctl_el1, 0);
 	uint64_t pmuver = (READ_SYSREG(id_aa64dfr0_el1) >> 8) & 0xf;
 	if (pmuver != 0 && pmuver != 0xf)
@@ -297,6 +301,8 @@ static void irq_dispatch(istate_t *istate)
 #define EC_UNKNOWN    0x00
 #define EC_WFX        0x01
 #define EC_FP_ACCESS  0x07
+#define EC_SVE        0x19
+#define EC_SME        0x1d
 #define EC_ILLEGAL    0x0e
 #define EC_SVC64      0x15
 #define EC_SYSREG     0x18
@@ -342,7 +348,9 @@ static ufault_t user_sync_kind(uint32_t ec, uint64_t esr)
 	switch (ec) {
 	case EC_UNKNOWN:
 	case EC_ILLEGAL:
-	case EC_FP_ACCESS:   /* no FP/SIMD for user tasks (CPACR_EL1.FPEN) */
+	case EC_FP_ACCESS:   /* FP/SIMD trapped: never (CPACR_EL1.FPEN 0b11) */
+	case EC_SVE:         /* SVE (CPACR_EL1.ZEN 0) */
+	case EC_SME:         /* SME (CPACR_EL1.SMEN 0) */
 		return UFAULT_INVALID_INSN;
 	case EC_WFX:
 	case EC_SYSREG:

@@ -77,6 +77,15 @@ typedef struct thread {
 	/** Times the thread migrated between CPUs. */
 	uint64_t migrations;
 
+	/**
+	 * User register state (FP/SIMD and the architecture's other
+	 * user-writable registers, proc/uctx.h) of a thread created with
+	 * THREAD_FLAG_USER, NULL for kernel threads: saved and loaded by the
+	 * scheduler of the CPU running the thread (interrupts disabled), freed
+	 * with the thread. Set once at creation.
+	 */
+	struct uctx *uctx;
+
 	/** Kernel stack (direct map), THREAD_STACK_SIZE bytes. Set once. */
 	void *kstack;
 
@@ -123,6 +132,8 @@ typedef struct thread {
 /** Flags for thread_create(). */
 typedef enum {
 	THREAD_FLAG_NONE = 0,
+	/** It will run a user thread: it gets a uctx (proc/uctx.h). */
+	THREAD_FLAG_USER = 1,
 } thread_flags_t;
 
 /** Returns the current thread (NULL before the scheduler starts). */

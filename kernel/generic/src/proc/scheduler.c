@@ -12,6 +12,7 @@
  */
 #include <proc/scheduler.h>
 #include <proc/thread.h>
+#include <proc/uctx.h>
 #include <arch/asm.h>
 #include <arch.h>
 #include <time/timeout.h>
@@ -308,6 +309,17 @@ static void switch_to(cpu_t *c, thread_t *prev, thread_t *next)
 	next->quantum = (unsigned) next->priority + 1;
 	next->cpu = c;
 	irq_spinlock_unlock(&next->lock, false);
+	/*
+	 * The user register state context_switch does not carry (proc/uctx.h):
+	 * saved for a user thread leaving, loaded for one coming; a switch
+	 * between kernel threads pays the two tests only.
+	 */
+#ifndef CONFIG_BROKEN_UCTX
+	if (prev->uctx)
+		uctx_save(prev->uctx);
+	if (next->uctx)
+		uctx_load(next->uctx);
+#endif
 	context_switch(&prev->ctx, &next->ctx);
 	/* Back in prev, possibly on another CPU. */
 	finish_switch();

@@ -299,7 +299,7 @@ int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
 
 	char name[THREAD_NAME_MAX];
 	snprintf(name, sizeof(name), "u%lu:%s", task->id, task->name);
-	thread_t *t = thread_create(uthread_main, ut, name, THREAD_FLAG_NONE);
+	thread_t *t = thread_create(uthread_main, ut, name, THREAD_FLAG_USER);
 	if (!t) {
 		irq_spinlock_lock(&task->lock, true);
 		task->nthreads--;

@@ -8,6 +8,7 @@
  * dropped: by thread_join()/thread_detach() or by the exit.
  */
 #include <proc/thread.h>
+#include <proc/uctx.h>
 #include <proc/scheduler.h>
 #include <mm/frame.h>
 #include <mm/malloc.h>
@@ -84,6 +85,14 @@ thread_t *thread_create(thread_func_t func, void *arg, const char *name,
 		return NULL;
 	}
 	memset(t, 0, sizeof(*t));
+	if (flags & THREAD_FLAG_USER) {
+		t->uctx = uctx_create();
+		if (!t->uctx) {
+			frame_free(stack, THREAD_STACK_SIZE / PAGE_SIZE);
+			free(t);
+			return NULL;
+		}
+	}
 	t->kstack = PA2KA(stack);
 	*(uint64_t *) t->kstack = STACK_CANARY;
 
@@ -108,7 +117,6 @@ thread_t *thread_create(thread_func_t func, void *arg, const char *name,
 	list_append(&t->threads_link, &threads_list);
 	threads_n++;
 	irq_spinlock_unlock(&threads_lock, true);
-	(void) flags;
 	return t;
 }
 
@@ -144,6 +152,8 @@ static void thread_release(thread_t *t)
 	threads_n--;
 	irq_spinlock_unlock(&threads_lock, true);
 	frame_free(KA2PA(t->kstack), THREAD_STACK_SIZE / PAGE_SIZE);
+	if (t->uctx)
+		uctx_destroy(t->uctx);
 	free(t);
 }
 

@@ -1,8 +1,9 @@
 /** @file thread.h
  * Threads, per-thread data, a futex-based mutex and condition variable.
  *
- * Thread pointer. User threads have no TLS register (the kernel neither
- * loads nor saves FS/GS bases for them), so lib/c finds the running thread's
+ * Thread pointer. User threads have no TLS register on amd64 (the FS/GS
+ * bases stay 0: FSGSBASE is off); arm64's TPIDR_EL0 is per thread but not
+ * used here, to keep one scheme for both. So lib/c finds the running thread's
  * data from its stack pointer: every thread's stack is an area of
  * USER_STACK_SIZE bytes aligned to USER_STACK_SIZE (abi/syscall.h; the
  * loader's main stack too), and its lowest bytes hold the thread's control

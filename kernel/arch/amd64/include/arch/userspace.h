@@ -68,6 +68,18 @@ static inline bool istate_from_user(const istate_t *istate)
 	return (istate->cs & 3) != 0;
 }
 
+/**
+ * Enables x87, SSE and (with XSAVE) AVX for user threads on the calling CPU:
+ * CR0, CR4, XCR0 (uctx.c). @a boot_cpu: the first CPU, which records how
+ * the state is saved; the others must agree (else panic). Each CPU once, from
+ * userspace_arch_init_cpu(); interrupts disabled.
+ */
+void fpu_init_cpu(bool boot_cpu);
+/** Describes the FP state's save method and size for the boot log, into @a buf. */
+void fpu_describe(char *buf, size_t size);
+/** True when the CPU supports and the kernel enabled UMIP. */
+bool userspace_umip_enabled(void);
+
 /** True when the CPU supports and the kernel enabled SMEP. */
 bool userspace_smep_enabled(void);
 /** True when the CPU supports and the kernel enabled SMAP. */
