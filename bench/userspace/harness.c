@@ -60,6 +60,7 @@ const bench_impl_t *const bench_impls[] = {
 	&impl_ckhs, &impl_ckhs_ptr,
 	&impl_ckht, &impl_ckht_ptr,
 	&impl_rwlock, &impl_rwlock_presized,
+	&impl_chtmap_u64, &impl_chtmap_u64_presized, &impl_chtmap,
 	&impl_ideal,
 	NULL,
 };

@@ -145,6 +145,9 @@ size_t cht_kv_size(cht_kv_t *kv);
 /** The underlying table (for cht_u_get_stats()). */
 cht_t *cht_kv_table(cht_kv_t *kv);
 
+/* The managed map: the library allocates and frees the items (cht_map.h). */
+#include <cht_map.h>
+
 #ifdef __cplusplus
 }
 #endif
