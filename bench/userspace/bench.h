@@ -78,7 +78,7 @@ typedef struct bench_impl {
 extern const bench_impl_t *const bench_impls[];
 
 /* Adapters (one file per library). */
-extern const bench_impl_t impl_cht, impl_cht_presized;
+extern const bench_impl_t impl_cht, impl_cht_presized, impl_cht_presized_a64;
 extern const bench_impl_t impl_lfht_memb, impl_lfht_memb_presized;
 extern const bench_impl_t impl_lfht_qsbr, impl_lfht_qsbr_presized;
 extern const bench_impl_t impl_cuckoo, impl_cuckoo_ptr;

@@ -53,7 +53,7 @@
 #include "sharing.h"
 
 const bench_impl_t *const bench_impls[] = {
-	&impl_cht, &impl_cht_presized,
+	&impl_cht, &impl_cht_presized, &impl_cht_presized_a64,
 	&impl_lfht_memb, &impl_lfht_memb_presized,
 	&impl_lfht_qsbr, &impl_lfht_qsbr_presized,
 	&impl_cuckoo, &impl_cuckoo_ptr,
@@ -866,7 +866,9 @@ static void mode_misses(size_t n, size_t m)
 	for (size_t i = 0; i < m; i++)
 		s[i] = (op_t) { .key = key_absent(i), .op = OP_INSERT };
 	icount_phase(t, "insert", s, m);
-	out("icount", "buckets", n, 1, "buckets", (double) impl->buckets(t));
+	/* Exact (out() prints 6 significant digits). */
+	printf("icount,%s,buckets,%zu,1,buckets,%ld\n", impl->name, n,
+	    impl->buckets(t));
 	free(s);
 	for (size_t i = 0; i < m; i++)
 		impl->remove(t, key_absent(i));

@@ -151,6 +151,92 @@ static void test_u64_single(void)
 	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
 }
 
+/*
+ * A thread whose last write fills its retire batch exactly (the batch goes to
+ * the RCU) and then exits: the exit destructor must not touch that batch
+ * again. Before the fix the destructor freed it a second time (ASan:
+ * "attempting double-free" or a heap-use-after-free in the callback; plain:
+ * a crash in 1 of about 5 runs of the concurrent test).
+ */
+static void *exact_batch_thread(void *arg)
+{
+	cht_map_t *m = arg;
+	uint64_t v = 0;
+	CHECK_EQ(cht_map_put(m, "eb", 2, &v, sizeof(v)), CHT_OK);  /* insert */
+	for (v = 1; v <= CHT_MAP_RETIRE_BATCH; v++)                /* 64 retires */
+		CHECK_EQ(cht_map_put(m, "eb", 2, &v, sizeof(v)), CHT_OK);
+	return NULL;
+}
+
+static void test_exit_after_full_batch(void)
+{
+	cht_map_t *m;
+	CHECK_EQ(cht_map_create(&m, 0), CHT_OK);
+	for (int i = 0; i < 3; i++) {
+		pthread_t t;
+		tu_spawn(&t, exact_batch_thread, m);
+		pthread_join(t, NULL);
+		CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+		CHECK_EQ(cht_map_delete(m, "eb", 2), CHT_OK);
+	}
+	CHECK_EQ(cht_map_destroy(m), CHT_OK);
+}
+
+/* cht_find_many() on the intrusive API: the same answers as cht_find(). */
+typedef struct {
+	cht_link_t link;
+	uint64_t key;
+} fm_item_t;
+
+CHT_DEFINE_U64_KEY(fm, fm_item_t, link, key, cht_u64_identity)
+
+static void fm_free(cht_link_t *l)
+{
+	free(cht_item_of(l, fm_item_t, link));
+}
+
+static const cht_ops_t fm_ops = { CHT_U64_KEY_OPS(fm), .remove_callback = fm_free };
+
+static void test_find_many(void)
+{
+	cht_t h;
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+	CHECK_EQ(cht_create(&h, 64, 1, 0, &fm_ops), CHT_OK);
+	enum { N = 3000, Q = 5000 };
+	cht_rcu_read_lock();
+	for (uint64_t k = 0; k < N; k++) {
+		fm_item_t *it = malloc(sizeof(*it));
+		it->key = k * 3;
+		cht_insert(&h, &it->link);
+	}
+	static uint64_t qk[Q];
+	static void *qp[Q];
+	static cht_link_t *out[Q];
+	for (unsigned i = 0; i < Q; i++) {
+		qk[i] = (uint64_t) ((i * 7919u) % (3 * N));  /* a third present */
+		qp[i] = &qk[i];
+	}
+	/* Every length around the pipeline's depth, and the whole batch. */
+	size_t lens[] = { 0, 1, 7, 8, 9, 16, 17, 18, Q };
+	for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+		size_t want = 0;
+		size_t got = cht_find_many(&h, qp, lens[l], out);
+		for (size_t i = 0; i < lens[l]; i++) {
+			cht_link_t *one = cht_find(&h, qp[i]);
+			CHECK(out[i] == one, "find_many[%zu] of %zu", i, lens[l]);
+			want += one != NULL;
+		}
+		CHECK_EQ(got, want);
+	}
+	for (uint64_t k = 0; k < N; k++) {
+		uint64_t key = k * 3;
+		CHECK_EQ(cht_remove_key(&h, &key), 1);
+	}
+	cht_rcu_read_unlock();
+	CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+	CHECK_EQ(cht_destroy(&h), CHT_OK);
+}
+
 /* --- concurrent ------------------------------------------------------------------ */
 
 typedef struct {
@@ -329,6 +415,8 @@ int main(int argc, char **argv)
 	double secs = tu_seconds(argc, argv, 1.5);
 	test_bytes_single();
 	test_u64_single();
+	test_find_many();
+	test_exit_after_full_batch();
 	test_memory_baseline();
 	test_concurrent(secs);
 	return tu_finish("test_map");

@@ -266,23 +266,30 @@ static void rb_free_cb(cht_rcu_head_t *h)
 	free(b);
 }
 
+/*
+ * The thread's open batch is both in rb and in rb_key's value (for the
+ * exit destructor); the two are kept equal: a flushed batch belongs to the
+ * RCU (its callback frees it), so the key must not point to it any longer.
+ */
 static void rb_flush(void)
 {
 	if (rb && rb->n) {
-		cht_rcu_call(&rb->rcu, rb_free_cb);
+		retire_batch_t *b = rb;
 		rb = NULL;
+		pthread_setspecific(rb_key, NULL);
+		cht_rcu_call(&b->rcu, rb_free_cb);
 	}
 }
 
+/** Thread exit: the open batch (@a arg, == rb) is flushed or freed. */
 static void rb_exit(void *arg)
 {
 	retire_batch_t *b = arg;
-	if (b && b == rb && b->n) {
-		cht_rcu_call(&b->rcu, rb_free_cb);
-	} else if (b) {
-		free(b);
-	}
 	rb = NULL;
+	if (b->n)
+		cht_rcu_call(&b->rcu, rb_free_cb);
+	else
+		free(b);
 }
 
 static void rb_key_init(void)
@@ -315,6 +322,37 @@ static void retire(void *p, uint8_t cls, size_t size)
 }
 
 /* --- common --------------------------------------------------------------------- */
+
+/**
+ * The maps' grow limit: 1/CHT_MAP_LOAD_DEN items per bucket on average (the
+ * table shrinks below a quarter of it). See create_table().
+ */
+#ifndef CHT_MAP_LOAD_DEN
+#define CHT_MAP_LOAD_DEN 2
+#endif
+
+/**
+ * Creates the table of a map: sized for @a expect_keys at the map's load
+ * (never shrinking below that), growing above 1/CHT_MAP_LOAD_DEN items per
+ * bucket. A lower load than libcht's default of 1 shortens the walk of a
+ * lookup: at load L a hit reads about 1 + L/2 items of its bucket and a miss
+ * finds its bucket empty with probability about e^-L, at 16 bytes of bucket
+ * array per bucket (bench/userspace/README.md, "Cache misses").
+ */
+static int create_table(cht_t *h, const char *name, size_t expect_keys,
+    const cht_ops_t *ops)
+{
+	size_t b = 1;
+	while (b < expect_keys * CHT_MAP_LOAD_DEN && b < ((size_t) 1 << 40))
+		b <<= 1;
+	int rc = cht_create_named(h, name, b, b, 0, ops);
+	if (rc != CHT_OK)
+		return rc;
+	if (CHT_MAP_LOAD_DEN > 1 &&
+	    cht_set_max_load_frac(h, 1, CHT_MAP_LOAD_DEN) != CHT_OK)
+		abort();
+	return CHT_OK;
+}
 
 static inline int ensure_reg(void)
 {
@@ -516,8 +554,7 @@ int cht_map_create(cht_map_t **out, size_t expect_keys)
 	cht_map_t *m = calloc(1, sizeof(*m));
 	if (!m)
 		return CHT_ENOMEM;
-	int rc = cht_create_named(&m->h, "cht_map", expect_keys ? expect_keys : 1,
-	    1, 0, &bm_ops);
+	int rc = create_table(&m->h, "cht_map", expect_keys, &bm_ops);
 	if (rc != CHT_OK) {
 		free(m);
 		return rc;
@@ -803,8 +840,7 @@ int cht_map_u64_create(cht_map_u64_t **out, size_t expect_keys)
 	cht_map_u64_t *m = calloc(1, sizeof(*m));
 	if (!m)
 		return CHT_ENOMEM;
-	int rc = cht_create_named(&m->h, "cht_map_u64",
-	    expect_keys ? expect_keys : 1, 1, 0, &um_ops);
+	int rc = create_table(&m->h, "cht_map_u64", expect_keys, &um_ops);
 	if (rc != CHT_OK) {
 		free(m);
 		return rc;
