@@ -21,8 +21,10 @@
 #   plot          the benchmark figures (make bench-deps, bench/plot.py):
 #                 matplotlib importable by $PYTHON
 #   test-user     what make test adds to test for the userspace sharing test
-#                 (tests/test_sharing.py: bench_us under qemu-x86_64):
-#                 qemu-user, liburcu-dev, libcuckoo-dev, libck-dev, g++
+#                 (tests/test_sharing.py: bench_us under qemu-x86_64) and the
+#                 miss-count test (tests/test_uspace_misses.py: bench_us under
+#                 callgrind): qemu-user, liburcu-dev, libcuckoo-dev, libck-dev,
+#                 g++, valgrind
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
 #                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
 #                 pkg-config, matplotlib, and qemu-user (qemu-x86_64, which
@@ -92,6 +94,7 @@ test-user pkg libcuckoo-dev libcuckoo-dev
 test-user pkg libck-dev libck-dev
 test-user cmd g++ g++
 test-user cmd pkg-config pkg-config
+test-user cmd valgrind valgrind
 uspace-bench pkg liburcu-dev liburcu-dev
 uspace-bench pkg libcuckoo-dev libcuckoo-dev
 uspace-bench pkg libck-dev libck-dev

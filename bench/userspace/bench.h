@@ -78,13 +78,15 @@ typedef struct bench_impl {
 extern const bench_impl_t *const bench_impls[];
 
 /* Adapters (one file per library). */
-extern const bench_impl_t impl_cht, impl_cht_presized;
+extern const bench_impl_t impl_cht, impl_cht_presized, impl_cht_presized_a64;
 extern const bench_impl_t impl_lfht_memb, impl_lfht_memb_presized;
 extern const bench_impl_t impl_lfht_qsbr, impl_lfht_qsbr_presized;
 extern const bench_impl_t impl_cuckoo, impl_cuckoo_ptr;
 extern const bench_impl_t impl_ckhs, impl_ckhs_ptr;
 extern const bench_impl_t impl_ckht, impl_ckht_ptr;
 extern const bench_impl_t impl_rwlock, impl_rwlock_presized;
+extern const bench_impl_t impl_chtmap_u64, impl_chtmap_u64_presized, impl_chtmap;
+extern const bench_impl_t impl_ideal;
 
 /** Smallest power of two >= n (>= 1). */
 static inline size_t bench_pow2(size_t n)

@@ -14,6 +14,13 @@
  *   bench_us icount IMPL [-k KEYS] [-o OPS]
  *       single thread, fixed operation counts between callgrind client
  *       requests (run under valgrind --tool=callgrind --collect-atstart=no)
+ *   bench_us misses IMPL [-k KEYS] [-o OPS]
+ *       single thread: prefill KEYS keys (auto impls grow from their
+ *       default size, presized ones are sized for KEYS), then OPS lookups
+ *       that hit, OPS that miss, OPS removes of present keys and OPS
+ *       inserts of absent ones, each between callgrind client requests
+ *       (run under valgrind --tool=callgrind --collect-atstart=no
+ *       --cache-sim=yes: last-level misses per operation, run_misses.py)
  *   bench_us sharing IMPL [-k KEYS] [-t THREADS] [-u UPDATE%] [-o OPS]
  *       [-M MAPSFILE]
  *       THREADS threads, OPS operations each (lookups of present keys, or
@@ -46,13 +53,15 @@
 #include "sharing.h"
 
 const bench_impl_t *const bench_impls[] = {
-	&impl_cht, &impl_cht_presized,
+	&impl_cht, &impl_cht_presized, &impl_cht_presized_a64,
 	&impl_lfht_memb, &impl_lfht_memb_presized,
 	&impl_lfht_qsbr, &impl_lfht_qsbr_presized,
 	&impl_cuckoo, &impl_cuckoo_ptr,
 	&impl_ckhs, &impl_ckhs_ptr,
 	&impl_ckht, &impl_ckht_ptr,
 	&impl_rwlock, &impl_rwlock_presized,
+	&impl_chtmap_u64, &impl_chtmap_u64_presized, &impl_chtmap,
+	&impl_ideal,
 	NULL,
 };
 
@@ -393,6 +402,8 @@ static point_t run_point(void *t, op_t **streams, int threads, double secs,
  * and inserts go quadratic). Report it as stalled instead of waiting.
  */
 #define STALL_SECS 20.0
+/** The watchdog's limit; mode_misses() lifts it (valgrind is 50x slower). */
+static double stall_secs = STALL_SECS;
 
 static void stalled(const char *kind, const char *what, size_t keys,
     int threads, double secs)
@@ -409,7 +420,7 @@ static void prefill(void *t, size_t n)
 {
 	double t0 = now_s();
 	for (size_t i = 0; i < n; i++) {
-		if ((i & 1023) == 0 && now_s() - t0 > STALL_SECS)
+		if ((i & 1023) == 0 && now_s() - t0 > stall_secs)
 			stalled("suite", "prefill", n, 1, now_s() - t0);
 		if (!impl->insert(t, key_present(i), key_present(i) ^ 0x5555)) {
 			fprintf(stderr, "%s: prefill insert %zu failed\n", impl->name, i);
@@ -820,6 +831,51 @@ static void mode_icount(size_t n, size_t m)
 	impl->thread_fini();
 }
 
+/* --- cache misses (under callgrind's cache simulator) ------------------------------ */
+
+/*
+ * Like mode_icount(), but the table is built the way its users build it
+ * (auto impls grow from their default size during the prefill), and the
+ * removes come before the inserts, so the key count never exceeds KEYS and
+ * no resize lands in a measured phase of a table that was presized or has
+ * just grown to fit. Every phase's lookups are independent random keys
+ * (gen_stream(), fixed seeds), so every table sees the same stream.
+ * Simulation runs all the time (--cache-sim=yes), collection only inside a
+ * phase: the prefill warms the simulated caches as it would the real ones.
+ */
+static void mode_misses(size_t n, size_t m)
+{
+	impl->thread_init();
+	stall_secs = 1e9;
+	void *t = impl->create(n, 0);
+	prefill(t, n);
+	impl->settle(t);
+	op_t *s = malloc(m * sizeof(op_t));
+	static const workload_t hit = { "lookup-hit", WL_HIT, false };
+	static const workload_t miss = { "lookup-miss", WL_MISS, false };
+	gen_stream(s, m, &hit, n, NULL, 21);
+	icount_phase(t, "lookup-hit", s, m);
+	gen_stream(s, m, &miss, n, NULL, 22);
+	icount_phase(t, "lookup-miss", s, m);
+	/* m distinct present keys, spread over the table. */
+	size_t stride = n / m ? n / m : 1;
+	for (size_t i = 0; i < m; i++)
+		s[i] = (op_t) { .key = key_present((i * stride) % n),
+		    .op = OP_REMOVE };
+	icount_phase(t, "remove", s, m);
+	for (size_t i = 0; i < m; i++)
+		s[i] = (op_t) { .key = key_absent(i), .op = OP_INSERT };
+	icount_phase(t, "insert", s, m);
+	/* Exact (out() prints 6 significant digits). */
+	printf("icount,%s,buckets,%zu,1,buckets,%ld\n", impl->name, n,
+	    impl->buckets(t));
+	free(s);
+	for (size_t i = 0; i < m; i++)
+		impl->remove(t, key_absent(i));
+	teardown(t, n);
+	impl->thread_fini();
+}
+
 /* --- cache lines shared per operation (under the sharing plugin) ------------------ */
 
 /*
@@ -1010,7 +1066,7 @@ static void crash_handler(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_us list | suite|resize|growshrink|icount|"
+	fprintf(stderr, "usage: bench_us list | suite|resize|growshrink|icount|misses|"
 	    "sharing IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS] "
 	    "[-k KEYS] [-o OPS] [-u UPDATE%%] [-M MAPSFILE]\n");
 	exit(2);
@@ -1070,6 +1126,8 @@ int main(int argc, char **argv)
 		mode_growshrink(threads, keys);
 	else if (strcmp(argv[1], "icount") == 0)
 		mode_icount(keys, ops);
+	else if (strcmp(argv[1], "misses") == 0)
+		mode_misses(keys, ops);
 	else if (strcmp(argv[1], "sharing") == 0) {
 		if (upd_pct > 100 || ops < 1)
 			usage();

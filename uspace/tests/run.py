@@ -100,6 +100,7 @@ def suites():
         s.append(Suite(v, "test_rcutorture", [scaled(3), 3]))
         s.append(Suite(v, "test_workfail"))
         s.append(Suite(v, "test_sigsafe", [scaled(2)]))
+        s.append(Suite(v, "test_map", [scaled(1.5)]))
     # The fence fallback of the RCU (as on kernels without membarrier).
     s.append(Suite("plain", "test_rcutorture", [scaled(2), 3],
                    {"CHT_RCU_FLAVOUR": "fence"}))
@@ -251,6 +252,12 @@ def example_check(build=DEFAULT_BUILD, keep=False):
         log.append(out)
         if rc != 0 or "example: OK" not in out:
             return False, "the example failed (exit %s)" % rc, "\n".join(log)
+        # The managed map's example (cht_map.h), built by the same Makefile.
+        rc, out = _run([os.path.join(src, "map_example")], env)
+        log.append(out)
+        if rc != 0 or "map_example: OK" not in out:
+            return False, "the map example failed (exit %s)" % rc, \
+                "\n".join(log)
         return True, "installed, built with pkg-config alone, ran", \
             "\n".join(log)
     finally:

@@ -145,6 +145,26 @@ size_t cht_kv_size(cht_kv_t *kv);
 /** The underlying table (for cht_u_get_stats()). */
 cht_t *cht_kv_table(cht_kv_t *kv);
 
+/**
+ * Batched lookup (userspace only): out[i] = cht_find(h, keys[i]) for i < @a n,
+ * with the bucket entries of the keys 2 * CHT_FIND_MANY_AHEAD ahead
+ * prefetched and the first nodes of the keys CHT_FIND_MANY_AHEAD ahead
+ * prefetched from them, so that the cache misses of independent lookups
+ * overlap instead of following one another (DRAMHiT, Narayanan et al.,
+ * EuroSys 2023: batching and prefetching in a fixed-size table; here on the
+ * resizable table, whose walks stay the ordinary wait-free ones: a resize or
+ * an insert during the batch costs a wasted prefetch, never a wrong result).
+ * Same results as @a n calls of cht_find(), the items valid until the
+ * caller's reader section ends. Inside a reader section; wait-free.
+ * @return the number of keys found.
+ */
+size_t cht_find_many(cht_t *h, void *const *keys, size_t n, cht_link_t **out);
+/** How far cht_find_many() prefetches ahead (keys). */
+#define CHT_FIND_MANY_AHEAD 8
+
+/* The managed map: the library allocates and frees the items (cht_map.h). */
+#include <cht_map.h>
+
 #ifdef __cplusplus
 }
 #endif

@@ -279,3 +279,38 @@ cht_t *cht_kv_table(cht_kv_t *kv)
 {
 	return kv ? &kv->table : NULL;
 }
+
+size_t cht_find_many(cht_t *h, void *const *keys, size_t n, cht_link_t **out)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	const cht_ops_t *op = h->op;
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
+	const size_t a = CHT_FIND_MANY_AHEAD;
+	/*
+	 * The keys' table hashes, computed once: stage one needs them 2a keys
+	 * ahead, stage two a keys ahead. A ring of 2a + 1 entries.
+	 */
+	uint64_t ring[2 * CHT_FIND_MANY_AHEAD + 1];
+	const size_t rn = 2 * a + 1;
+	size_t found = 0;
+	for (size_t i = 0; i < n && i < 2 * a; i++) {
+		ring[i % rn] = cht_item_hash(op->key_hash(keys[i]));
+		__builtin_prefetch(&b->d[ring[i % rn] >> b->shift], 0, 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i + 2 * a < n) {
+			uint64_t hh = cht_item_hash(op->key_hash(keys[i + 2 * a]));
+			ring[(i + 2 * a) % rn] = hh;
+			__builtin_prefetch(&b->d[hh >> b->shift], 0, 0);
+		}
+		if (i + a < n) {
+			/* A hint only (relaxed): the walk below is the real one. */
+			uintptr_t nx = __atomic_load_n(&b->d[ring[(i + a) % rn] >>
+			    b->shift].next, __ATOMIC_RELAXED);
+			__builtin_prefetch((void *) (nx & ~CHT_LINK_MARKS), 0, 0);
+		}
+		out[i] = cht_find(h, keys[i]);
+		found += out[i] != NULL;
+	}
+	return found;
+}

@@ -78,6 +78,10 @@ extern "C" {
 #define CHT_EDEADLK  (-7)
 /** Needs the caller's reader section (the result lives only inside it). */
 #define CHT_ENOSECT  (-8)
+/** The destination buffer is too small (cht_map_get()). */
+#define CHT_ERANGE   (-9)
+/** Compare-and-replace: the value is not the expected one (cht_map_cas()). */
+#define CHT_ESTALE   (-10)
 
 /** Human-readable name of a status code. */
 const char *cht_strerror(int err);

@@ -86,6 +86,8 @@ const char *cht_strerror(int err)
 	case CHT_EEXIST: return "an equal item exists";
 	case CHT_EDEADLK: return "not allowed inside a reader section";
 	case CHT_ENOSECT: return "needs the caller's reader section";
+	case CHT_ERANGE: return "buffer too small";
+	case CHT_ESTALE: return "value differs from the expected one";
 	default: return "unknown error";
 	}
 }

@@ -1,0 +1,166 @@
+/** @file impl_chtmap.c
+ * libcht's managed map (cht_map.h): the library allocates, copies and frees
+ * the items, and registers threads itself; the adapter is the one call a
+ * user writes per operation. `chtmap-u64`: the 8-byte path (key and value in
+ * the item's line, one 64-byte object); `chtmap-u64-presized`: the same,
+ * created for the key count (it still grows past it); `chtmap`: the
+ * byte-string map with 8-byte keys and values (value blocks behind a
+ * pointer).
+ */
+#include "bench.h"
+#include <cht.h>
+#include <stdlib.h>
+
+static void *m_create(size_t expect, size_t initial)
+{
+	(void) expect;
+	cht_map_u64_t *m;
+	if (cht_map_u64_create(&m, initial) != CHT_OK)
+		abort();
+	return m;
+}
+
+static void *m_create_presized(size_t expect, size_t initial)
+{
+	(void) initial;
+	cht_map_u64_t *m;
+	if (cht_map_u64_create(&m, bench_pow2(expect)) != CHT_OK)
+		abort();
+	return m;
+}
+
+static void m_destroy(void *t)
+{
+	if (cht_map_u64_destroy(t) != CHT_OK)
+		abort();
+}
+
+static void m_nop(void)
+{
+}
+
+static int m_lookup(void *t, uint64_t key, uint64_t *val)
+{
+	return cht_map_u64_get(t, key, val) == CHT_OK;
+}
+
+static int m_insert(void *t, uint64_t key, uint64_t val)
+{
+	return cht_map_u64_insert(t, key, val) == CHT_OK;
+}
+
+static int m_remove(void *t, uint64_t key)
+{
+	return cht_map_u64_delete(t, key) == CHT_OK;
+}
+
+static int m_update(void *t, uint64_t key, uint64_t val)
+{
+	uint64_t cur;
+	if (cht_map_u64_get(t, key, &cur) != CHT_OK)
+		return 0;
+	/* A replace of a present key: compare-and-replace from what we saw. */
+	return cht_map_u64_cas(t, key, &cur, val) == CHT_OK;
+}
+
+static long m_buckets(void *t)
+{
+	cht_map_stats_t st;
+	cht_map_u64_stats(t, &st);
+	return (long) st.buckets;
+}
+
+static void m_settle(void *t)
+{
+	cht_map_stats_t st;
+	for (;;) {
+		cht_map_u64_stats(t, &st);
+		if (!st.resizing)
+			break;
+		bench_sleep_us(100);
+	}
+	cht_rcu_barrier();
+}
+
+#define CHTMAP_IMPL(var, nm, create_fn, pre) \
+	const bench_impl_t var = { \
+		.name = nm, .library = "libcht cht_map_u64 (managed)", \
+		.layout = "node", .presized = pre, .create = create_fn, \
+		.destroy = m_destroy, .thread_init = m_nop, \
+		.thread_fini = m_nop, .lookup = m_lookup, .insert = m_insert, \
+		.remove = m_remove, .update = m_update, .buckets = m_buckets, \
+		.settle = m_settle, \
+	}
+
+CHTMAP_IMPL(impl_chtmap_u64, "chtmap-u64", m_create, false);
+CHTMAP_IMPL(impl_chtmap_u64_presized, "chtmap-u64-presized",
+    m_create_presized, true);
+
+/* --- the byte-string map with 8-byte keys and values ------------------------ */
+
+static void *b_create(size_t expect, size_t initial)
+{
+	(void) expect;
+	cht_map_t *m;
+	if (cht_map_create(&m, initial) != CHT_OK)
+		abort();
+	return m;
+}
+
+static void b_destroy(void *t)
+{
+	if (cht_map_destroy(t) != CHT_OK)
+		abort();
+}
+
+static int b_lookup(void *t, uint64_t key, uint64_t *val)
+{
+	size_t len;
+	return cht_map_get(t, &key, 8, val, 8, &len) == CHT_OK;
+}
+
+static int b_insert(void *t, uint64_t key, uint64_t val)
+{
+	return cht_map_insert(t, &key, 8, &val, 8) == CHT_OK;
+}
+
+static int b_remove(void *t, uint64_t key)
+{
+	return cht_map_delete(t, &key, 8) == CHT_OK;
+}
+
+static int b_update(void *t, uint64_t key, uint64_t val)
+{
+	uint64_t cur;
+	size_t len;
+	if (cht_map_get(t, &key, 8, &cur, 8, &len) != CHT_OK)
+		return 0;
+	return cht_map_cas(t, &key, 8, &cur, 8, &val, 8) == CHT_OK;
+}
+
+static long b_buckets(void *t)
+{
+	cht_map_stats_t st;
+	cht_map_stats(t, &st);
+	return (long) st.buckets;
+}
+
+static void b_settle(void *t)
+{
+	cht_map_stats_t st;
+	for (;;) {
+		cht_map_stats(t, &st);
+		if (!st.resizing)
+			break;
+		bench_sleep_us(100);
+	}
+	cht_rcu_barrier();
+}
+
+const bench_impl_t impl_chtmap = {
+	.name = "chtmap", .library = "libcht cht_map (managed, byte strings)",
+	.layout = "node", .presized = false, .create = b_create,
+	.destroy = b_destroy, .thread_init = m_nop, .thread_fini = m_nop,
+	.lookup = b_lookup, .insert = b_insert, .remove = b_remove,
+	.update = b_update, .buckets = b_buckets, .settle = b_settle,
+};
