@@ -71,6 +71,19 @@
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
  *
+ * Page tables (issue 38): counted per address space (pt_pages) and freed by
+ * a destroy or shrink when no area needs them any more: prune_tables(),
+ * "Freeing page tables" below and in docs/LOCKING.md. The fault path's
+ * look-up and its lock-free walk share one RCU reader section for that.
+ *
+ * Memory limit (issue 38): the pages of the areas, the page tables and the
+ * task's kernel objects are charged to the address space (as_charge(),
+ * mem_charged + pt_pages against mem_limit); a fault takes its page's charge
+ * from its CPU's row (charge_budget, refilled AS_CHARGE_BATCH at a time), so
+ * the hot path adds one relaxed atomic subtract on a line of its own CPU. A
+ * fault past the limit returns ELIMIT: a user fault kills the task with its
+ * own report, a uaccess fault makes the system call return ELIMIT.
+ *
  * cpus_running: a CPU sets its bit before loading the address space into its
  * MMU (arch_as_load()) and clears it after loading another one (seq_cst). An
  * unmapper clears the entry before it reads the mask: a CPU whose bit it does
@@ -315,8 +328,10 @@ void as_leave(void)
  *   - the remote CPUs' interrupt: nothing waits for it. The fault path
  *     closes its race with an unmap with the page-table lock and the
  *     record's re-check, not by running with interrupts disabled, and page
- *     tables are freed only when the address space is destroyed
- *     (paging_destroy_root(), no CPU runs it then); RCU's grace period is
+ *     tables are freed after a grace period that follows their walk-cache
+ *     invalidation (prune_tables(), tlb_invalidate_walks_broadcast()) or
+ *     when the address space is destroyed (paging_destroy_root(), no CPU
+ *     runs it then), so no software walk depends on the IPI either; RCU's grace period is
  *     detected by its own means (A-RCU's IPIs, Podzimek's quiescent states),
  *     not by the shootdown's.
  * Counted in the address space's tlb_broadcasts (shootdowns, the cross-calls,

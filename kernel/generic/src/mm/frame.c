@@ -679,7 +679,9 @@ static bool pcp_drain_all(void)
  * @param count number of frames; rounded up to a power of two (at most
  *        2^FRAME_MAX_ORDER). 0 or a larger count fails.
  * @param flags FRAME_LOWMEM: only zones entirely below 4 GiB; FRAME_ZERO: zero the
- *        block (through the direct map) before returning it.
+ *        block (through the direct map) before returning it; FRAME_USER: a
+ *        user task's frame: from this CPU's cache as usual, from the zones
+ *        only while they keep frame_reserve() frames free (no cache drain).
  * @return physical address of the block (aligned to its rounded size in bytes), or
  *         0 when no zone can satisfy the request. Never panics on exhaustion.
  * Context: any CPU, any context, interrupts enabled or disabled; never sleeps.
