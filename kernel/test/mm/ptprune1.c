@@ -143,6 +143,12 @@ static void asp_cycler(void *arg)
 			    shrink ? "shrink/grow" : "destroy/create", b, rc);
 			break;
 		}
+		/* Its last page mapped: the next destroy or shrink has tables. */
+		if (uaccess_store64(asp_word(b, ASP_PAGES - 1, 0), c) != EOK) {
+			mmtest_fail(&asp_failure, "cycle %u: store to the neighbour "
+			    "%#lx just created failed", c, b);
+			break;
+		}
 		asp_cycles_done++;
 		for (unsigned i = (unsigned) ((r >> 16) % 64); i; i--)
 			cpu_relax();
