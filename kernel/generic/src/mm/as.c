@@ -761,12 +761,12 @@ typedef struct {
 /**
  * Invalidates, on every CPU that may hold them, the walk-cache entries
  * (paging-structure caches) that point to the tables covering the pages
- * @a va[0..n) (n >= 1), after their parent entries were cleared. arm64: a
- * non-last-level `tlbi vae1is` per table (arch/paging.h); amd64: one
- * shootdown round (an invlpg invalidates every paging-structure-cache entry
- * of the CPU, whatever the address: Intel SDM vol. 3, 4.10.4.1; a CPU not
- * running the address space reloads CR3 before it walks it again, which
- * flushes them too). Thread context.
+ * @a va[0..n) (n >= 1), after their parent entries were cleared. Where the
+ * invalidation is broadcast, tlb_invalidate_walks_broadcast() (arm64: a
+ * non-last-level `tlbi vae1is` per table); elsewhere one shootdown round of
+ * one page, whose local invalidation drops every walk-cache entry of the
+ * CPU whatever the address (amd64: arch/paging.h, PAGING_LOCAL_DROPS_WALKS).
+ * Thread context.
  */
 static void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
 {
@@ -775,6 +775,8 @@ static void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
 	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
 	    __ATOMIC_RELAXED);
 #else
+	_Static_assert(PAGING_LOCAL_DROPS_WALKS, "the architecture must say how "
+	    "its walk caches are invalidated");
 	(void) n;
 	tlb_shootdown(as, va[0], 1);
 #endif
