@@ -81,6 +81,9 @@ test_t tests[] = {
 	{ "asrace1", "Areas destroyed and shrunk while threads fault in them: no "
 	    "record or frame outlives its area, re-created areas read zero",
 	    test_asrace1, true },
+	{ "ptprune1", "Page tables freed when their areas go, raced by faults in "
+	    "the same and neighbouring areas: no wrong fault, counts balance",
+	    test_ptprune1, true },
 	{ "ptwalk1", "CPUs faulting in different 2 MiB regions of fresh address "
 	    "spaces race to create the same page tables: none orphaned or leaked",
 	    test_ptwalk1, true },

@@ -85,6 +85,7 @@ const char *test_mapping1(void);
 const char *test_as1(void);
 const char *test_pagefault1(void);
 const char *test_asrace1(void);
+const char *test_ptprune1(void);
 const char *test_mapping2(void);
 const char *test_asrace1long(void);
 const char *test_ptwalk1long(void);

@@ -593,6 +593,12 @@ static const char *as1_run(unsigned run)
 	/* 7. Destroy both. */
 	as_release(as2);
 	as_release(as);
+	/*
+	 * The page tables step 6's destroys freed go after a grace period,
+	 * each batch holding a reference (mm/as.c, prune_tables()): the
+	 * address space goes with the last.
+	 */
+	rcu_barrier();
 	if (as_count() != ases0)
 		mmtest_fail(&failure, "%zu address spaces after the release, expected %zu",
 		    as_count(), ases0);

@@ -21,6 +21,22 @@
  *   limits hold N         N one-page areas, then prints
  *                         `limits hold: N areas` and sleeps until killed
  *                         (for `as` and `kill` with many areas)
+ *   limits pthog ROUNDS   ROUNDS times: a one-page area at the next 2 MiB
+ *                         boundary (a new last-level page table each), one
+ *                         byte written, the area destroyed; then prints
+ *                         `limits pthog: ROUNDS rounds done` and sleeps
+ *                         until killed, holding no area (the page tables
+ *                         the kernel still holds for it show in `tasks`)
+ *   limits memhog sys|touch [hold]
+ *                         faults in memory without bound: `sys` through
+ *                         system-call arguments (SYS_FUTEX_WAIT reads one
+ *                         word of every page of 1 GiB areas: the kernel's
+ *                         uaccess faults each page in), `touch` by writing
+ *                         every page; prints how far it got and the error
+ *                         that stopped it (`sys`: exits 0 only for ELIMIT;
+ *                         `touch` is expected to be killed by its fault);
+ *                         with `hold`, sleeps until killed instead of
+ *                         exiting (a task sitting at its limit)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +57,10 @@ static const char *err_name(long rc)
 		return "EEXIST";
 	case EINTR:
 		return "EINTR";
+	case EFAULT:
+		return "EFAULT";
+	case EAGAIN:
+		return "EAGAIN";
 	default:
 		return "other";
 	}
@@ -151,6 +171,67 @@ static int mode_faultcost(long n, long pages, long rounds)
 	return 0;
 }
 
+static void sleep_forever(void)
+{
+	for (;;)
+		thread_sleep_ns(1000000000UL);
+}
+
+static int mode_pthog(long rounds)
+{
+	const uintptr_t first = 0x0000200000000000UL, stride = 2UL << 20;
+	for (long r = 0; r < rounds; r++) {
+		uintptr_t base = first + (uintptr_t) r * stride;
+		long rc = sys_area_create(base, 4096, AREA_READ | AREA_WRITE);
+		if (rc < 0) {
+			printf("limits pthog: round %ld refused: %ld (%s)\n", r, rc,
+			    err_name(rc));
+			sleep_forever();
+		}
+		*(volatile char *) base = 1;
+		rc = sys_area_destroy(base);
+		if (rc != 0) {
+			printf("limits pthog: round %ld: destroy failed: %ld\n", r, rc);
+			return 1;
+		}
+		if (r % 20000 == 0 && r)
+			printf("limits pthog: %ld rounds\n", r);
+	}
+	printf("limits pthog: %ld rounds done\n", rounds);
+	sleep_forever();
+	return 0;
+}
+
+static int mode_memhog(const char *how, bool hold)
+{
+	const size_t area = 1UL << 30;
+	bool sys = strcmp(how, "sys") == 0;
+	long pages = 0, rc = 0;
+	for (int a = 0; a < 64 && rc >= 0; a++) {
+		long base = sys_area_create(0, area, AREA_READ | AREA_WRITE);
+		if (base < 0) {
+			rc = base;
+			break;
+		}
+		for (size_t off = 0; off < area; off += 4096, pages++) {
+			if (!sys) {
+				*(volatile char *) (base + off) = 1;
+				continue;
+			}
+			/* The word is 0, never 1: EAGAIN after the read. */
+			rc = sys_futex_wait((const uint32_t *) (base + off), 1, 0);
+			if (rc != EAGAIN)
+				break;
+			rc = 0;
+		}
+	}
+	printf("limits memhog %s: stopped after %ld pages (%ld KiB): %ld (%s)\n",
+	    how, pages, pages * 4, rc, err_name(rc));
+	if (hold)
+		sleep_forever();
+	return rc == ELIMIT ? 0 : 1;
+}
+
 static int mode_hold(long n)
 {
 	for (long i = 0; i < n; i++) {
@@ -181,7 +262,13 @@ int main(int argc, char **argv)
 		    strtol(argv[4], NULL, 0));
 	if (strcmp(mode, "hold") == 0 && a > 0)
 		return mode_hold(a);
+	if (strcmp(mode, "pthog") == 0 && a > 0)
+		return mode_pthog(a);
+	if (strcmp(mode, "memhog") == 0 && argc >= 3 &&
+	    (strcmp(argv[2], "sys") == 0 || strcmp(argv[2], "touch") == 0))
+		return mode_memhog(argv[2], argc > 3 && strcmp(argv[3], "hold") == 0);
 	printf("usage: limits threads|areas|bigareas [MAX] | "
-	    "limits faultcost AREAS PAGES ROUNDS | limits hold N\n");
+	    "limits faultcost AREAS PAGES ROUNDS | limits hold N | "
+	    "limits pthog ROUNDS | limits memhog sys|touch [hold]\n");
 	return 2;
 }

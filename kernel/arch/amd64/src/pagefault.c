@@ -68,7 +68,8 @@ static void page_fault_handler(unsigned vector, istate_t *istate)
 		}
 		task_user_fault(istate, implicit_refused ? UFAULT_PAGE_SUPERVISOR :
 		    (rc == ENOMEM ? UFAULT_PAGE_NOMEM :
-		    (rc == EINVAL ? UFAULT_PAGE_DENIED : UFAULT_PAGE_NO_AREA)),
+		    (rc == ELIMIT ? UFAULT_PAGE_LIMIT :
+		    (rc == EINVAL ? UFAULT_PAGE_DENIED : UFAULT_PAGE_NO_AREA))),
 		    addr);
 		return;
 	}

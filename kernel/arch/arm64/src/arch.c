@@ -428,8 +428,9 @@ static void sync_dispatch(istate_t *istate)
 		if (istate_from_user(istate)) {
 			task_user_fault(istate, fsc == FSC_ALIGNMENT ?
 			    UFAULT_ALIGNMENT : (rc == ENOMEM ? UFAULT_PAGE_NOMEM :
+			    (rc == ELIMIT ? UFAULT_PAGE_LIMIT :
 			    (rc == EINVAL ? UFAULT_PAGE_DENIED :
-			    UFAULT_PAGE_NO_AREA)), addr);
+			    UFAULT_PAGE_NO_AREA))), addr);
 			return;
 		}
 		panic_istate(istate, "Data/instruction abort at %p, fault address "

@@ -106,7 +106,21 @@ typedef struct {
 	 * ARCH_TLB_BROADCAST, arm64; 0 elsewhere).
 	 */
 	uint64_t tlb_broadcasts;
+	/**
+	 * Bytes charged to the address space (as_t.mem_charged) ahead of the
+	 * faults of this row's CPU: a fault takes its page from here (one
+	 * relaxed atomic subtract) and refills AS_CHARGE_BATCH at a time from
+	 * the shared count, so the fault path writes no shared line for its
+	 * charge. May dip below 0 for an instant (a subtract that found it
+	 * empty adds back). as_stats() sums it.
+	 */
+	int64_t charge_budget;
+	/** Page-table pages freed by prunes (as_area_destroy, shrinks). */
+	uint64_t pt_freed;
 } __attribute__((aligned(AS_LINE))) as_stats_t;
+
+/** Bytes a fault moves from as_t.mem_charged to its row's budget at once. */
+#define AS_CHARGE_BATCH (16 * PAGE_SIZE)
 
 /** One CPU's row of an address space's statistics (as_t.stats[]). */
 typedef as_stats_t as_cpu_stats_t;
@@ -139,6 +153,28 @@ typedef struct as {
 	avl_tree_t areas;
 	/** Pages of all areas together (bounded by AS_AREA_PAGES_MAX); area_lock. */
 	size_t area_pages;
+
+	/*
+	 * The memory the address space (its task) makes the kernel hold, and
+	 * its limit (as_charge()). Its own line: written when a row's budget
+	 * is refilled, a table allocated or freed, an object charged.
+	 */
+	/**
+	 * Bytes charged but the page tables: the pages of the areas (with
+	 * the rows' budgets, see as_cpu_stats_t.charge_budget) and the
+	 * kernel objects of the task (thread records and kernel stacks, area
+	 * records, futexes). Relaxed atomics; as_charge() adds with a CAS
+	 * against mem_limit.
+	 */
+	uint64_t mem_charged __attribute__((aligned(AS_LINE)));
+	/**
+	 * Page-table pages below the root (paging_walk() adds the tables it
+	 * installs, a prune's RCU callback subtracts the ones it frees).
+	 * Relaxed atomics. Charged as PAGE_SIZE bytes each.
+	 */
+	uint64_t pt_pages;
+	/** The limit of mem_charged + pt_pages pages, in bytes. Set once. */
+	uint64_t mem_limit;
 
 	/** References: creator, threads inside (as_enter). Atomics. */
 	atomic_t refcount __attribute__((aligned(AS_LINE)));
@@ -189,6 +225,30 @@ typedef struct as {
 /** Sets up address spaces (BSP, boot): the page hash table, scheduler hook. */
 void as_init(void);
 
+/**
+ * The memory limit of a new address space (its task), in bytes: a quarter
+ * of the frames managed at boot, at least AS_MEM_LIMIT_MIN, at most what is
+ * left above the kernel's reserve (frame_reserve()). Any context.
+ */
+uint64_t as_mem_limit_default(void);
+/** The floor of as_mem_limit_default(): 16 MiB. */
+#define AS_MEM_LIMIT_MIN (16UL << 20)
+
+/**
+ * Charges @a bytes the kernel holds for @a as's task (a kernel object made
+ * on its behalf) to @a as. @return EOK, or ELIMIT when mem_charged plus the
+ * page tables would exceed mem_limit (nothing charged). Any context; never
+ * blocks (a CAS loop on mem_charged).
+ */
+int as_charge(as_t *as, size_t bytes);
+/** Gives back @a bytes as_charge() charged. Any context. */
+void as_uncharge(as_t *as, size_t bytes);
+/**
+ * Bytes charged to @a as now: mem_charged plus its page-table pages (the
+ * rows' unused budgets included). Racy while it changes. Any context.
+ */
+uint64_t as_charged(as_t *as);
+
 /** The kind of access that faulted (decoded by the architecture). */
 typedef enum {
 	PF_ACCESS_READ,
@@ -203,8 +263,12 @@ typedef enum {
  * Called by the architecture's fault handler with interrupts enabled
  * (thread context: it may allocate and sleep).
  * @return EOK when the access can be retried; ENOENT (no area), EINVAL (the
- * area forbids the access) or ENOMEM: a fatal fault the caller reports
- * (task_user_fault() for user mode, a panic or a uaccess fix-up otherwise).
+ * area forbids the access), ENOMEM (no frame above the kernel's reserve)
+ * or ELIMIT (the page would take the task past its memory limit,
+ * as_charge()): a fatal fault the caller reports (task_user_fault() for
+ * user mode, a panic or a uaccess fix-up otherwise; a user thread's
+ * uthread_t.mem_limited is set for ELIMIT, so that its system call returns
+ * ELIMIT, not the fix-up's EFAULT).
  */
 int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access);
 

@@ -30,7 +30,27 @@ typedef enum {
 	FRAME_LOWMEM = 1 << 0,
 	/** Zero the frames. */
 	FRAME_ZERO = 1 << 1,
+	/**
+	 * A frame charged to a user task (its pages and page tables): refused
+	 * once the zones' free frames are at or below the kernel's reserve
+	 * (frame_reserve()), so that kernel allocations still find frames
+	 * while user tasks hold the rest.
+	 */
+	FRAME_USER = 1 << 2,
 } frame_flags_t;
+
+/**
+ * Frames the kernel keeps from FRAME_USER allocations: 1/64 of the frames
+ * managed at boot, at least FRAME_RESERVE_MIN (2 MiB) and at most a quarter
+ * of them. Counted in the zones: a CPU's frame cache may still hand its
+ * cached frames to user allocations (at most FRAME_PCP_HIGH a CPU), the
+ * zones keep the reserve. Set by frame_init(); any context.
+ */
+size_t frame_reserve(void);
+/** Frames managed by the zones (set by frame_init()). Any context. */
+size_t frame_total(void);
+/** The floor of frame_reserve(), in frames. */
+#define FRAME_RESERVE_MIN 512
 
 /**
  * Creates the zones. Called once by the BSP before any allocation, interrupts

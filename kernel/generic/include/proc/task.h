@@ -51,6 +51,13 @@ typedef struct uthread {
 	int status;
 	/** A joiner claimed this thread; protected by task->lock. */
 	bool joining;
+	/**
+	 * A fault of this thread met the task's memory limit (as_page_fault()
+	 * returned ELIMIT) since its system call began: the call's EFAULT
+	 * (a uaccess fix-up) becomes ELIMIT. Written and read by the thread
+	 * itself only.
+	 */
+	bool mem_limited;
 	/** Where the thread enters user mode; set once before it starts. */
 	uintptr_t entry, stack;
 	uint64_t arg0, arg1;
@@ -187,6 +194,8 @@ typedef enum {
 	UFAULT_PAGE_DENIED,
 	/** Page fault: no frame for the page. */
 	UFAULT_PAGE_NOMEM,
+	/** Page fault: the page would take the task past its memory limit. */
+	UFAULT_PAGE_LIMIT,
 	/** Page fault of an implicit supervisor access that the arch's user-page
 	 * protection refused (a descriptor-table or stack access during entry). */
 	UFAULT_PAGE_SUPERVISOR,

@@ -71,6 +71,19 @@
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
  *
+ * Page tables (issue 38): counted per address space (pt_pages) and freed by
+ * a destroy or shrink when no area needs them any more: prune_tables(),
+ * "Freeing page tables" below and in docs/LOCKING.md. The fault path's
+ * look-up and its lock-free walk share one RCU reader section for that.
+ *
+ * Memory limit (issue 38): the pages of the areas, the page tables and the
+ * task's kernel objects are charged to the address space (as_charge(),
+ * mem_charged + pt_pages against mem_limit); a fault takes its page's charge
+ * from its CPU's row (charge_budget, refilled AS_CHARGE_BATCH at a time), so
+ * the hot path adds one relaxed atomic subtract on a line of its own CPU. A
+ * fault past the limit returns ELIMIT: a user fault kills the task with its
+ * own report, a uaccess fault makes the system call return ELIMIT.
+ *
  * cpus_running: a CPU sets its bit before loading the address space into its
  * MMU (arch_as_load()) and clears it after loading another one (seq_cst). An
  * unmapper clears the entry before it reads the mask: a CPU whose bit it does
@@ -134,8 +147,90 @@ as_stats_t as_stats(as_t *as)
 		s.tlb_broadcasts += __atomic_load_n(&r->tlb_broadcasts,
 		    __ATOMIC_RELAXED);
 #endif
+		s.charge_budget += __atomic_load_n(&r->charge_budget,
+		    __ATOMIC_RELAXED);
+		s.pt_freed += __atomic_load_n(&r->pt_freed, __ATOMIC_RELAXED);
 	}
 	return s;
+}
+
+/* Memory charged to an address space (its task's limit) */
+
+uint64_t as_mem_limit_default(void)
+{
+	uint64_t total = frame_total(), reserve = frame_reserve();
+	uint64_t limit = total / 4 * PAGE_SIZE;
+	if (limit < AS_MEM_LIMIT_MIN)
+		limit = AS_MEM_LIMIT_MIN;
+	if (total > reserve && limit > (total - reserve) * PAGE_SIZE)
+		limit = (total - reserve) * PAGE_SIZE;
+	return limit;
+}
+
+uint64_t as_charged(as_t *as)
+{
+	return __atomic_load_n(&as->mem_charged, __ATOMIC_RELAXED) +
+	    __atomic_load_n(&as->pt_pages, __ATOMIC_RELAXED) * PAGE_SIZE;
+}
+
+int as_charge(as_t *as, size_t bytes)
+{
+	uint64_t c = __atomic_load_n(&as->mem_charged, __ATOMIC_RELAXED);
+	do {
+		/*
+		 * The tables count too; read each time round (relaxed: a
+		 * table installed meanwhile is charged by its walk, and may
+		 * take the task past the limit by the tables of the faults in
+		 * flight, at most 3 each: see the README's limits table).
+		 */
+		uint64_t pt = __atomic_load_n(&as->pt_pages, __ATOMIC_RELAXED);
+		if (c + bytes + pt * PAGE_SIZE > as->mem_limit)
+			return ELIMIT;
+	} while (!__atomic_compare_exchange_n(&as->mem_charged, &c, c + bytes,
+	    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return EOK;
+}
+
+void as_uncharge(as_t *as, size_t bytes)
+{
+	__atomic_fetch_sub(&as->mem_charged, bytes, __ATOMIC_RELAXED);
+}
+
+/**
+ * The slow half of fault_charge(): this row's budget is empty. Charges
+ * AS_CHARGE_BATCH to the address space and keeps the rest of it in the row,
+ * or, near the limit, just the page. @return EOK or ELIMIT.
+ */
+static __attribute__((noinline)) int fault_charge_refill(as_t *as,
+    as_cpu_stats_t *st)
+{
+	if (as_charge(as, AS_CHARGE_BATCH) == EOK) {
+		__atomic_fetch_add(&st->charge_budget,
+		    AS_CHARGE_BATCH - PAGE_SIZE, __ATOMIC_RELAXED);
+		return EOK;
+	}
+	return as_charge(as, PAGE_SIZE);
+}
+
+/**
+ * Charges the page a fault is about to allocate to @a as: from the row
+ * @a st's budget (one relaxed atomic subtract, the fault path's only cost
+ * when the budget holds), else fault_charge_refill(). @return EOK or
+ * ELIMIT.
+ */
+static inline int fault_charge(as_t *as, as_cpu_stats_t *st)
+{
+	if (__atomic_sub_fetch(&st->charge_budget, PAGE_SIZE,
+	    __ATOMIC_RELAXED) >= 0)
+		return EOK;
+	__atomic_fetch_add(&st->charge_budget, PAGE_SIZE, __ATOMIC_RELAXED);
+	return fault_charge_refill(as, st);
+}
+
+/** Gives a page fault_charge() charged but the fault did not map back. */
+static inline void fault_uncharge(as_cpu_stats_t *st)
+{
+	__atomic_fetch_add(&st->charge_budget, PAGE_SIZE, __ATOMIC_RELAXED);
 }
 
 /** All address spaces; protected by as_list_lock. */
@@ -233,8 +328,10 @@ void as_leave(void)
  *   - the remote CPUs' interrupt: nothing waits for it. The fault path
  *     closes its race with an unmap with the page-table lock and the
  *     record's re-check, not by running with interrupts disabled, and page
- *     tables are freed only when the address space is destroyed
- *     (paging_destroy_root(), no CPU runs it then); RCU's grace period is
+ *     tables are freed after a grace period that follows their walk-cache
+ *     invalidation (prune_tables(), tlb_invalidate_walks_broadcast()) or
+ *     when the address space is destroyed (paging_destroy_root(), no CPU
+ *     runs it then), so no software walk depends on the IPI either; RCU's grace period is
  *     detected by its own means (A-RCU's IPIs, Podzimek's quiescent states),
  *     not by the shootdown's.
  * Counted in the address space's tlb_broadcasts (shootdowns, the cross-calls,
@@ -384,7 +481,9 @@ typedef struct {
  * value is left in *@a seq for the re-check under the page-table lock.
  * @return 1 found, 0 no area contains @a addr (both as of the instant the
  * count was read), -1 a writer was busy or the walk gave up: take the lock.
- * Any context, never blocks; O(log n), stores to no shared line.
+ * Caller is in an RCU reader section (which also covers its page-table walk:
+ * see "Freeing page tables"). Any context, never blocks; O(log n), stores
+ * to no shared line.
  */
 static int area_find_rcu(as_t *as, uintptr_t addr, area_snap_t *snap,
     uint64_t *seq)
@@ -395,11 +494,8 @@ static int area_find_rcu(as_t *as, uintptr_t addr, area_snap_t *snap,
 		return -1;
 	int found = 0;
 	avl_node_t *n;
-	rcu_read_lock();
-	if (!avl_find_le_rcu(&as->areas, addr, &n)) {
-		rcu_read_unlock();
+	if (!avl_find_le_rcu(&as->areas, addr, &n))
 		return -1;
-	}
 	if (n) {
 		const as_area_t *a = container_of(n, as_area_t, node);
 		snap->base = a->base;
@@ -407,7 +503,6 @@ static int area_find_rcu(as_t *as, uintptr_t addr, area_snap_t *snap,
 		snap->flags = a->flags;
 		found = addr - snap->base < snap->pages * PAGE_SIZE;
 	}
-	rcu_read_unlock();
 	/*
 	 * Acquire fence: forbids the walk's and the copy's loads from being
 	 * reordered after the second read of the count (with the writers'
@@ -444,6 +539,7 @@ as_t *as_create(void)
 		return NULL;
 	}
 	as->root = PA2KA(as->root_phys);
+	as->mem_limit = as_mem_limit_default();
 	as->id = __atomic_fetch_add(&next_as_id, 1, __ATOMIC_RELAXED);
 	atomic_set(&as->refcount, 1);
 	for (unsigned i = 0; i < AS_PT_LOCKS; i++)
@@ -530,6 +626,7 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 		if (removed) {
 			__atomic_fetch_sub(&as_cpu_stats(as)->pages_mapped,
 			    removed, __ATOMIC_RELAXED);
+			as_uncharge(as, removed * PAGE_SIZE);
 			tlb_shootdown(as, first, (last - first) / PAGE_SIZE + 1);
 		}
 		rcu_read_unlock();
@@ -562,6 +659,7 @@ void as_release(as_t *as)
 		 * address space any more (no reference), so no fault walks it.
 		 */
 		free(a);
+		as_uncharge(as, sizeof(as_area_t));
 	}
 	irq_spinlock_lock(&as_list_lock, true);
 	list_remove(&as->as_link);
@@ -627,6 +725,167 @@ static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
 	return false;
 }
 
+/* Freeing page tables (docs/LOCKING.md, "Freeing page tables") */
+
+/** Unlinked tables one prune batch carries to its RCU callback. */
+#define PT_FREE_BATCH 32
+
+/**
+ * Tables a prune unlinked, freed together after one walk-cache
+ * invalidation and one grace period (prune_tables()). Holds a reference
+ * to its address space until the callback ran (the count pt_pages lives
+ * there).
+ */
+typedef struct {
+	rcu_item_t rcu;
+	as_t *as;
+	size_t n;
+	/** A page of each table's coverage (the walk-cache invalidation). */
+	uintptr_t va[PT_FREE_BATCH];
+	uintptr_t pa[PT_FREE_BATCH];
+	uint8_t level[PT_FREE_BATCH];
+} pt_free_batch_t;
+
+/** What prune_tables() hands paging_prune()'s callbacks. */
+typedef struct {
+	as_t *as;
+	/** The batch being filled; NULL after an allocation failed. */
+	pt_free_batch_t *b;
+	/** Tables unlinked while no batch could be allocated (freed at once). */
+	size_t sync_n;
+	uintptr_t sync_va[PT_FREE_BATCH];
+	uintptr_t sync_pa[PT_FREE_BATCH];
+	uint8_t sync_level[PT_FREE_BATCH];
+} prune_ctx_t;
+
+/**
+ * Invalidates, on every CPU that may hold them, the walk-cache entries
+ * (paging-structure caches) that point to the tables covering the pages
+ * @a va[0..n) (n >= 1), after their parent entries were cleared. Where the
+ * invalidation is broadcast, tlb_invalidate_walks_broadcast() (arm64: a
+ * non-last-level `tlbi vae1is` per table); elsewhere one shootdown round of
+ * one page, whose local invalidation drops every walk-cache entry of the
+ * CPU whatever the address (amd64: arch/paging.h, PAGING_LOCAL_DROPS_WALKS).
+ * Thread context.
+ */
+static void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
+{
+#if ARCH_TLB_BROADCAST
+	tlb_invalidate_walks_broadcast(va, n);
+	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
+	    __ATOMIC_RELAXED);
+#else
+	_Static_assert(PAGING_LOCAL_DROPS_WALKS, "the architecture must say how "
+	    "its walk caches are invalidated");
+	(void) n;
+	tlb_shootdown(as, va[0], 1);
+#endif
+}
+
+/** RCU callback: frees a prune batch's tables (no walker can hold them). */
+static void pt_free_rcu(rcu_item_t *item)
+{
+	pt_free_batch_t *b = container_of(item, pt_free_batch_t, rcu);
+	as_t *as = b->as;
+	size_t freed = 0;
+	for (size_t i = 0; i < b->n; i++)
+		freed += paging_free_table(b->pa[i], b->level[i]);
+	__atomic_fetch_sub(&as->pt_pages, freed, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&as_cpu_stats(as)->pt_freed, freed,
+	    __ATOMIC_RELAXED);
+	free(b);
+	/* May be the last reference (the task ended meanwhile). */
+	as_release(as);
+}
+
+/** Invalidates a full (or the last) batch's walk caches and posts its free. */
+static void prune_flush(prune_ctx_t *c)
+{
+	pt_free_batch_t *b = c->b;
+	if (b && b->n) {
+		tlb_shootdown_tables(c->as, b->va, b->n);
+		as_hold(c->as);
+		rcu_call(&b->rcu, pt_free_rcu);
+		c->b = NULL;
+	}
+	if (c->sync_n) {
+		/*
+		 * No memory for a batch: the same steps, waiting for the grace
+		 * period here (thread context, no reader section: area_mtx is
+		 * a mutex).
+		 */
+		tlb_shootdown_tables(c->as, c->sync_va, c->sync_n);
+		rcu_synchronize();
+		size_t freed = 0;
+		for (size_t i = 0; i < c->sync_n; i++)
+			freed += paging_free_table(c->sync_pa[i], c->sync_level[i]);
+		__atomic_fetch_sub(&c->as->pt_pages, freed, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&as_cpu_stats(c->as)->pt_freed, freed,
+		    __ATOMIC_RELAXED);
+		c->sync_n = 0;
+	}
+}
+
+/** paging_prune_ops_t.used: whether [va, va + size) meets an area. */
+static bool prune_used(void *arg, uintptr_t va, uintptr_t size)
+{
+	prune_ctx_t *c = arg;
+	irq_spinlock_lock(&c->as->area_lock, true);
+	bool used = overlaps_locked(c->as, va, size, NULL);
+	irq_spinlock_unlock(&c->as->area_lock, true);
+	return used;
+}
+
+/** paging_prune_ops_t.unlinked: queues the table for its free. */
+static void prune_unlinked(void *arg, uintptr_t pa, int level, uintptr_t va)
+{
+	prune_ctx_t *c = arg;
+	if (!c->b && !c->sync_n) {
+		c->b = malloc(sizeof(pt_free_batch_t));
+		if (c->b) {
+			c->b->as = c->as;
+			c->b->n = 0;
+		}
+	}
+	if (c->b) {
+		pt_free_batch_t *b = c->b;
+		b->va[b->n] = va;
+		b->pa[b->n] = pa;
+		b->level[b->n] = (uint8_t) level;
+		if (++b->n == PT_FREE_BATCH)
+			prune_flush(c);
+	} else {
+		c->sync_va[c->sync_n] = va;
+		c->sync_pa[c->sync_n] = pa;
+		c->sync_level[c->sync_n] = (uint8_t) level;
+		if (++c->sync_n == PT_FREE_BATCH)
+			prune_flush(c);
+	}
+}
+
+static const paging_prune_ops_t prune_ops = {
+	.used = prune_used,
+	.unlinked = prune_unlinked,
+};
+
+/**
+ * Frees the page tables (every level below the root) whose whole coverage
+ * meets [@a lo, @a hi) and no area of @a as any more: after a destroy or a
+ * shrink removed the areas there and unmapped the range. Each such table is
+ * unlinked (its parent entry cleared), the walk caches that may still point
+ * to it are invalidated on every CPU, and it is freed after a grace period
+ * (a fault's lock-free walk may still be in it; see docs/LOCKING.md,
+ * "Freeing page tables", for why no other walker can be). Caller holds
+ * area_mtx (no area set change, no other prune or destroy's unmap), has
+ * done the range's unmap, and is in thread context, interrupts enabled.
+ */
+static void prune_tables(as_t *as, uintptr_t lo, uintptr_t hi)
+{
+	prune_ctx_t c = { .as = as };
+	paging_prune(as->root_phys, lo, hi, &prune_ops, &c);
+	prune_flush(&c);
+}
+
 int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 {
 	if (!as || !range_ok(base, size))
@@ -639,6 +898,11 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 	a->node.key = base;
 	a->pages = size / PAGE_SIZE;
 	a->flags = flags;
+	/* The record is the task's: charged to its limit. */
+	if (as_charge(as, sizeof(as_area_t)) != EOK) {
+		free(a);
+		return ELIMIT;
+	}
 	/* Not inside a range a shrink or destroy is still unmapping. */
 	mutex_lock(&as->area_mtx);
 	irq_spinlock_lock(&as->area_lock, true);
@@ -658,8 +922,10 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 		as->area_pages += a->pages;
 	irq_spinlock_unlock(&as->area_lock, true);
 	mutex_unlock(&as->area_mtx);
-	if (rc != EOK)
+	if (rc != EOK) {
 		free(a);
+		as_uncharge(as, sizeof(as_area_t));
+	}
 	return rc;
 }
 
@@ -702,8 +968,10 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 	 */
 	mutex_unlock(&as->area_mtx);
 #endif
-	if (rc == EOK && pages < old)
+	if (rc == EOK && pages < old) {
 		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
+		prune_tables(as, base + pages * PAGE_SIZE, base + old * PAGE_SIZE);
+	}
 #ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
 #endif
@@ -732,9 +1000,11 @@ int as_area_destroy(as_t *as, uintptr_t base)
 	mutex_unlock(&as->area_mtx);  /* negative control, as in resize */
 #endif
 	unmap_range(as, a->base, a->pages);
+	prune_tables(as, a->base, a->base + a->pages * PAGE_SIZE);
 #ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
 #endif
+	as_uncharge(as, sizeof(as_area_t));
 	/* A lock-free look-up may still be walking it (area_find_rcu()). */
 	rcu_call(&a->rcu, area_free_rcu);
 	return EOK;
@@ -759,11 +1029,12 @@ int as_unmap_page(as_t *as, uintptr_t page)
 		return ENOENT;
 	}
 	irq_spinlock_lock(as_pt_lock(as, page), true);
-	uint64_t *e = paging_walk(as->root_phys, page, false);
+	uint64_t *e = paging_walk(as->root_phys, page, NULL);
 	if (e)
 		__atomic_store_n(e, 0, __ATOMIC_RELEASE);
 	irq_spinlock_unlock(as_pt_lock(as, page), true);
 	__atomic_fetch_sub(&as_cpu_stats(as)->pages_mapped, 1, __ATOMIC_RELAXED);
+	as_uncharge(as, PAGE_SIZE);
 	tlb_shootdown(as, page, 1);
 	rcu_read_unlock();
 	return EOK;
@@ -809,16 +1080,21 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 		memcpy((uint8_t *) PA2KA(pte.frame) + off, src, len);
 		return EOK;
 	}
-	uintptr_t frame = frame_alloc(1, FRAME_ZERO);
-	if (!frame)
+	if (as_charge(as, PAGE_SIZE) != EOK)
+		return ELIMIT;
+	uintptr_t frame = frame_alloc(1, FRAME_ZERO | FRAME_USER);
+	if (!frame) {
+		as_uncharge(as, PAGE_SIZE);
 		return ENOMEM;
+	}
 	memcpy((uint8_t *) PA2KA(frame) + off, src, len);
 	irq_spinlock_lock(&as->area_lock, true);
 	as_area_t *a = area_find_locked(as, page);
 	/* The page's table before its record: see unmap_range(). */
-	if (!a || !paging_walk(as->root_phys, page, true)) {
+	if (!a || !paging_walk(as->root_phys, page, &as->pt_pages)) {
 		irq_spinlock_unlock(&as->area_lock, true);
 		frame_free(frame, 1);
+		as_uncharge(as, PAGE_SIZE);
 		return a ? ENOMEM : ENOENT;
 	}
 	area_snap_t snap = { .base = a->base, .pages = a->pages,
@@ -829,6 +1105,7 @@ int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
 	irq_spinlock_unlock(&as->area_lock, true);
 	if (rc != EOK) {
 		frame_free(frame, 1);
+		as_uncharge(as, PAGE_SIZE);
 		return rc;
 	}
 	__atomic_fetch_add(&as_cpu_stats(as)->pages_mapped, 1, __ATOMIC_RELAXED);
@@ -880,19 +1157,30 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 #else
 	const unsigned tries = AREA_LOOKUP_TRIES;
 #endif
+	/*
+	 * One reader section for the look-up and the walk: a prune (after a
+	 * destroy or shrink this look-up did not see) may unlink a table the
+	 * walk is in; it frees it only after a grace period ("Freeing page
+	 * tables").
+	 */
+	rcu_read_lock();
 	for (unsigned i = 0; i < tries && found < 0; i++)
 		found = area_find_rcu(as, addr, &snap, &seq);
 	bool fast = found >= 0;
 	if (fast) {
-		if (!found || !area_permits(snap.flags, access))
+		if (!found || !area_permits(snap.flags, access)) {
+			rcu_read_unlock();
 			return found ? EINVAL : ENOENT;
+		}
 		/*
 		 * The page's table before its record (unmap_range() skips
 		 * regions without one); inside a validated area only, so junk
-		 * addresses never allocate tables. Tables live as long as the
-		 * address space: the entry pointer stays valid.
+		 * addresses never allocate tables. The entry pointer is used
+		 * only if area_seq is unchanged under the page-table lock
+		 * below: then no prune can have freed its table.
 		 */
-		*entry = paging_walk(as->root_phys, page, true);
+		*entry = paging_walk(as->root_phys, page, &as->pt_pages);
+		rcu_read_unlock();
 		if (!*entry)
 			return ENOMEM;
 		irq_spinlock_lock(ptl, true);
@@ -909,6 +1197,8 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 			fast = false;
 		}
 #endif
+	} else {
+		rcu_read_unlock();
 	}
 	if (!fast) {
 		/*
@@ -924,7 +1214,7 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 			irq_spinlock_unlock(&as->area_lock, true);
 			return a ? EINVAL : ENOENT;
 		}
-		*entry = paging_walk(as->root_phys, page, true);
+		*entry = paging_walk(as->root_phys, page, &as->pt_pages);
 		if (!*entry) {
 			irq_spinlock_unlock(&as->area_lock, true);
 			return ENOMEM;
@@ -966,6 +1256,18 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 }
 
 /**
+ * A fault of the current thread met its task's memory limit: a user
+ * thread's system call in progress (a uaccess fix-up's EFAULT) returns
+ * ELIMIT (syscall_dispatch()). Out of line: never on the common path.
+ */
+static __attribute__((noinline)) void fault_limit_reached(void)
+{
+	uthread_t *ut = uthread_current();
+	if (ut)
+		ut->mem_limited = true;
+}
+
+/**
  * Resolves a fault at @a addr in @a as. @return EOK when the access can be
  * retried; an error code for a fatal fault (the caller reports it).
  */
@@ -987,17 +1289,25 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 		if (access == PF_ACCESS_EXEC && !(pte.flags & PTE_REC_EXEC))
 			return EINVAL;
 	} else {
+		/* Charged first: a task at its limit allocates nothing. */
+		if (fault_charge(as, st) != EOK) {
+			fault_limit_reached();
+			return ELIMIT;
+		}
 		/*
 		 * Allocated (and zeroed) before any lock is taken: it may
 		 * sleep. A fault outside any area (a fatal one) wastes it.
 		 */
-		uintptr_t frame = frame_alloc(1, FRAME_ZERO);
-		if (!frame)
+		uintptr_t frame = frame_alloc(1, FRAME_ZERO | FRAME_USER);
+		if (!frame) {
+			fault_uncharge(st);
 			return ENOMEM;
+		}
 		int irc = fault_insert(as, addr, page, access, frame, &pte, &entry,
 		    &spare, &ptl_held);
 		if (irc != EOK) {
 			frame_free(spare, 1);
+			fault_uncharge(st);
 			return irc;
 		}
 	}
@@ -1008,7 +1318,8 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 	pte_t check;
 	int rc = EOK;
 	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
-		uint64_t *e = entry ? entry : paging_walk(as->root_phys, page, true);
+		uint64_t *e = entry ? entry :
+		    paging_walk(as->root_phys, page, &as->pt_pages);
 		if (e) {
 			__atomic_store_n(e, pte.frame | hw_flags(&pte),
 			    __ATOMIC_RELEASE);
@@ -1021,8 +1332,10 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 		__atomic_fetch_add(&st->faults_unmapped, 1, __ATOMIC_RELAXED);
 	}
 	irq_spinlock_unlock(ptl, true);
-	if (spare)
+	if (spare) {
 		frame_free(spare, 1);
+		fault_uncharge(st);
+	}
 	return rc;
 }
 
@@ -1046,15 +1359,18 @@ void as_print(void)
 	console_lock();
 	irq_spinlock_lock(&as_list_lock, true);
 	printf("  id  refs    cpus-running    faults   minor  raced  unmapd  "
-	    "mapped  shootdowns\n");
+	    "mapped  shootdowns  ptables  ptfreed  mem-KiB\n");
 	list_foreach(&as_list, l) {
 		as_t *as = list_get_instance(l, as_t, as_link);
 		as_stats_t st = as_stats(as);
-		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %5lu  %6lu  %6lu  %10lu\n",
+		printf("%4lu  %4zu  %#14lx  %8lu  %6lu  %5lu  %6lu  %6lu  %10lu"
+		    "  %7lu  %7lu  %7lu\n",
 		    as->id, atomic_get(&as->refcount),
 		    __atomic_load_n(&as->cpus_running, __ATOMIC_RELAXED),
 		    st.faults, st.faults_minor, st.faults_raced,
-		    st.faults_unmapped, st.pages_mapped, st.shootdowns);
+		    st.faults_unmapped, st.pages_mapped, st.shootdowns,
+		    __atomic_load_n(&as->pt_pages, __ATOMIC_RELAXED), st.pt_freed,
+		    as_charged(as) / 1024);
 		irq_spinlock_lock(&as->area_lock, false);
 		size_t shown = 0;
 		for (avl_node_t *m = avl_first(&as->areas);

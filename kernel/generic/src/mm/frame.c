@@ -371,6 +371,33 @@ static void zone_add(uintptr_t start, uintptr_t end)
  * @param regions usable RAM regions (must not overlap each other or the kernel).
  * @param count number of entries in @a regions.
  */
+/** See frame_reserve(); frames managed. Set once by frame_init(). */
+static size_t reserve_frames, total_frames;
+
+size_t frame_reserve(void)
+{
+	return reserve_frames;
+}
+
+size_t frame_total(void)
+{
+	return total_frames;
+}
+
+/**
+ * Whether a FRAME_USER allocation of @a n frames from the zones leaves the
+ * reserve there. The zones' counts are read without their locks (relaxed:
+ * a racy sum, off by what concurrent allocations take, which the reserve's
+ * size absorbs). Any context.
+ */
+static bool reserve_allows(size_t n)
+{
+	size_t free = 0;
+	for (size_t i = 0; i < zones_count; i++)
+		free += __atomic_load_n(&zones[i].free_count, __ATOMIC_RELAXED);
+	return free >= reserve_frames + n;
+}
+
 void frame_init(const phys_region_t *regions, size_t count)
 {
 	zones_count = 0;
@@ -398,6 +425,10 @@ void frame_init(const phys_region_t *regions, size_t count)
 			zone_add(start, end);
 		}
 	}
+	for (size_t i = 0; i < zones_count; i++)
+		total_frames += zones[i].count;
+	reserve_frames = MAX(total_frames / 64, (size_t) FRAME_RESERVE_MIN);
+	reserve_frames = MIN(reserve_frames, total_frames / 4);
 }
 
 /** Returns the zone containing frame number @a pfn, or NULL. */
@@ -575,14 +606,17 @@ static void pcp_refill(frame_pcp_t *p)
 	}
 }
 
-/** A single frame from this CPU's cache (refilled when empty), or 0. */
-static uintptr_t pcp_alloc(void)
+/**
+ * A single frame from this CPU's cache (refilled when empty; for a FRAME_USER
+ * allocation, @a user, only if the zones keep the reserve), or 0.
+ */
+static uintptr_t pcp_alloc(bool user)
 {
 	ipl_t ipl = interrupts_disable();
 	/* CPU is stable with interrupts disabled; the lock makes it safe anyway. */
 	frame_pcp_t *p = &pcp[CPU->id];
 	irq_spinlock_lock(&p->lock, false);
-	if (p->count == 0)
+	if (p->count == 0 && (!user || reserve_allows(FRAME_PCP_BATCH)))
 		pcp_refill(p);
 	uintptr_t pa = 0;
 	if (p->count) {
@@ -645,7 +679,9 @@ static bool pcp_drain_all(void)
  * @param count number of frames; rounded up to a power of two (at most
  *        2^FRAME_MAX_ORDER). 0 or a larger count fails.
  * @param flags FRAME_LOWMEM: only zones entirely below 4 GiB; FRAME_ZERO: zero the
- *        block (through the direct map) before returning it.
+ *        block (through the direct map) before returning it; FRAME_USER: a
+ *        user task's frame: from this CPU's cache as usual, from the zones
+ *        only while they keep frame_reserve() frames free (no cache drain).
  * @return physical address of the block (aligned to its rounded size in bytes), or
  *         0 when no zone can satisfy the request. Never panics on exhaustion.
  * Context: any CPU, any context, interrupts enabled or disabled; never sleeps.
@@ -658,7 +694,10 @@ uintptr_t frame_alloc(size_t count, frame_flags_t flags)
 	unsigned order = order_for_count(count);
 	uintptr_t pa = 0;
 	if (order == 0 && !(flags & FRAME_LOWMEM))
-		pa = pcp_alloc();
+		pa = pcp_alloc(flags & FRAME_USER);
+	if (!pa && (flags & FRAME_USER) &&
+	    !reserve_allows((size_t) 1 << order))
+		return 0;
 	if (!pa) {
 		pa = zones_alloc(order, flags);
 		if (!pa && pcp_drain_all())
@@ -828,6 +867,8 @@ void zones_print(void)
 	    cached);
 	printf("total                 %-10zu %-10zu %zu\n", total, free + cached,
 	    busy - cached);
+	printf("reserve: %zu frames (kept in the zones from user allocations)\n",
+	    reserve_frames);
 }
 
 /**

@@ -35,6 +35,7 @@
 #include <proc/scheduler.h>
 #include <mm/as.h>
 #include <mm/malloc.h>
+#include <mm/frame.h>
 #include <arch/userspace.h>
 #include <arch.h>
 #include <uaccess.h>
@@ -54,6 +55,13 @@ static irq_spinlock_t tasks_lock = IRQ_SPINLOCK_INITIALIZER("tasks");
 static size_t tasks_n;
 /** Next task id; atomics. */
 static uint64_t next_task_id = 1;
+
+/**
+ * What a user thread makes the kernel hold, charged to its task's memory
+ * limit (as_charge()): its uthread_t, its thread_t and its kernel stack.
+ */
+#define UTHREAD_CHARGE (sizeof(uthread_t) + sizeof(thread_t) + \
+	THREAD_STACK_SIZE)
 
 /** First base tried by SYS_AREA_CREATE with base 0. */
 #define TASK_AREA_FIRST 0x0000100000000000UL
@@ -174,6 +182,7 @@ void task_release(task_t *task)
 	while ((l = list_first(&task->uthreads))) {
 		list_remove(l);
 		free(list_get_instance(l, uthread_t, link));
+		as_uncharge(task->as, sizeof(uthread_t));
 	}
 	/* Futex objects live only while a thread waits in one (task.c top). */
 	assert(__atomic_load_n(&task->nfutexes, __ATOMIC_RELAXED) == 0);
@@ -270,9 +279,14 @@ static void uthread_main(void *arg)
 int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
     uint64_t arg0, uint64_t arg1, uint64_t *tid)
 {
+	/* The records and the kernel stack are the task's (its limit). */
+	if (as_charge(task->as, UTHREAD_CHARGE) != EOK)
+		return ELIMIT;
 	uthread_t *ut = malloc(sizeof(uthread_t));
-	if (!ut)
+	if (!ut) {
+		as_uncharge(task->as, UTHREAD_CHARGE);
 		return ENOMEM;
+	}
 	memset(ut, 0, sizeof(*ut));
 	ut->task = task;
 	ut->entry = entry;
@@ -294,6 +308,7 @@ int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
 	irq_spinlock_unlock(&task->lock, true);
 	if (rc != EOK) {
 		free(ut);
+		as_uncharge(task->as, UTHREAD_CHARGE);
 		return rc;
 	}
 
@@ -306,6 +321,7 @@ int task_thread_create(task_t *task, uintptr_t entry, uintptr_t stack,
 		task->nrecords--;
 		irq_spinlock_unlock(&task->lock, true);
 		free(ut);
+		as_uncharge(task->as, UTHREAD_CHARGE);
 		/* nthreads cannot reach 0 here: the caller is a live thread
 		 * of the task, or the creator that starts the first thread. */
 		task_release(task);
@@ -332,6 +348,13 @@ void task_thread_exit(int status)
 
 	as_leave();
 	t->subsys[THREAD_SUBSYS_TASK] = 0;
+	/*
+	 * The thread's record and stack are freed once it has switched away
+	 * for the last time; uncharged now (the task holds a reference, so
+	 * its address space is there). The uthread_t stays charged until it
+	 * is joined or the task ends.
+	 */
+	as_uncharge(task->as, UTHREAD_CHARGE - sizeof(uthread_t));
 
 	irq_spinlock_lock(&task->lock, true);
 	ut->status = status;
@@ -410,6 +433,7 @@ int task_thread_join(uint64_t tid, int *status)
 	*status = ut->status;
 	irq_spinlock_unlock(&task->lock, true);
 	free(ut);
+	as_uncharge(task->as, sizeof(uthread_t));
 	return EOK;
 }
 
@@ -419,6 +443,7 @@ static const char *const ufault_names[UFAULT_KINDS] = {
 	[UFAULT_PAGE_NO_AREA] = "page fault: no area at that address",
 	[UFAULT_PAGE_DENIED] = "page fault: access not permitted by the area",
 	[UFAULT_PAGE_NOMEM] = "page fault: out of memory",
+	[UFAULT_PAGE_LIMIT] = "page fault: memory limit of the task reached",
 	[UFAULT_PAGE_SUPERVISOR] =
 	    "page fault: supervisor-mode access from user mode refused",
 	[UFAULT_INVALID_INSN] = "invalid instruction",
@@ -500,6 +525,7 @@ static void futex_put_locked(futex_bucket_t *b, futex_t *f)
 		assert(f->waiters == 0);
 		list_remove(&f->link);
 		__atomic_fetch_sub(&f->task->nfutexes, 1, __ATOMIC_RELAXED);
+		as_uncharge(f->task->as, sizeof(futex_t));
 		free(f);
 	}
 }
@@ -544,8 +570,15 @@ int futex_wait(const uint32_t __user *uword, uint32_t expected,
 			mutex_unlock(&b->mtx);
 			return ELIMIT;
 		}
+		/* The object is the task's: charged to its memory limit. */
+		if (as_charge(task->as, sizeof(futex_t)) != EOK) {
+			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
+			mutex_unlock(&b->mtx);
+			return ELIMIT;
+		}
 		f = malloc(sizeof(futex_t));
 		if (!f) {
+			as_uncharge(task->as, sizeof(futex_t));
 			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
 			mutex_unlock(&b->mtx);
 			return ENOMEM;
@@ -631,7 +664,8 @@ void tasks_print(void)
 {
 	console_lock();
 	irq_spinlock_lock(&tasks_lock, true);
-	printf("  id  name                threads  state      pages    faults\n");
+	printf("  id  name                threads  state      pages    faults"
+	    "  ptables  mem-KiB\n");
 	list_foreach(&tasks_list, l) {
 		task_t *t = list_get_instance(l, task_t, tasks_link);
 		irq_spinlock_lock(&t->lock, false);
@@ -640,11 +674,16 @@ void tasks_print(void)
 		    (__atomic_load_n(&t->killed, __ATOMIC_RELAXED) ? "killed" :
 		    "running");
 		irq_spinlock_unlock(&t->lock, false);
-		printf("%4lu  %-18s  %7zu  %-9s  %5lu  %8lu\n", t->id, t->name, n,
-		    state, as_stats(t->as).pages_mapped,
-		    as_stats(t->as).faults);
+		as_stats_t st = as_stats(t->as);
+		printf("%4lu  %-18s  %7zu  %-9s  %5lu  %8lu  %7lu  %7lu\n", t->id,
+		    t->name, n, state, st.pages_mapped, st.faults,
+		    __atomic_load_n(&t->as->pt_pages, __ATOMIC_RELAXED),
+		    as_charged(t->as) / 1024);
 	}
 	printf("%zu tasks\n", tasks_n);
+	printf("memory limit per task: %lu KiB (pages, page tables, thread "
+	    "records and stacks, area records, futexes); kernel reserve: %zu "
+	    "frames\n", as_mem_limit_default() / 1024, frame_reserve());
 	irq_spinlock_unlock(&tasks_lock, true);
 	console_unlock();
 }

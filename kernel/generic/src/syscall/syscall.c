@@ -303,10 +303,19 @@ void syscall_dispatch(istate_t *istate)
 {
 	uint64_t nr = istate_syscall_nr(istate);
 	int64_t rc = ENOTSUP;
-	if (uthread_current() && nr < SYS_COUNT && syscall_table[nr])
+	uthread_t *ut = uthread_current();
+	if (ut && nr < SYS_COUNT && syscall_table[nr]) {
+		ut->mem_limited = false;
 		rc = syscall_table[nr](istate_syscall_arg(istate, 0),
 		    istate_syscall_arg(istate, 1), istate_syscall_arg(istate, 2),
 		    istate_syscall_arg(istate, 3), istate_syscall_arg(istate, 4));
+		/*
+		 * A uaccess whose fault met the task's memory limit returned
+		 * EFAULT (its fix-up knows no other code): the call says why.
+		 */
+		if (rc == EFAULT && ut->mem_limited)
+			rc = ELIMIT;
+	}
 	istate_set_retval(istate, (uint64_t) rc);
 	interrupts_disable();
 	/* A thread the call woke on this CPU may preempt us (as on an IRQ exit). */

@@ -46,6 +46,17 @@ static inline void paging_entry_installed(void)
 #define TLB_INVLPG_MAX 32
 
 /**
+ * tlb_invalidate_pages_local() also drops every paging-structure-cache entry
+ * (the walk caches of the non-last levels) of this CPU, whatever the
+ * address: invlpg does (Intel SDM vol. 3, 4.10.4.1, no PCIDs are used here),
+ * and so does a CR3 load; a CPU that does not run the address space loads
+ * CR3 before it walks it again. So one round of the generic shootdown of
+ * any one page makes freed page tables unreachable for the hardware
+ * (mm/as.c, tlb_shootdown_tables()).
+ */
+#define PAGING_LOCAL_DROPS_WALKS 1
+
+/**
  * Invalidates this CPU's TLB entries of the user pages [@a base, @a base +
  * @a pages * PAGE_SIZE): invlpg each, or a CR3 reload above TLB_INVLPG_MAX
  * pages. Interrupts disabled or inside a cross-call.

@@ -137,6 +137,39 @@ static inline void tlb_invalidate_pages_broadcast(uintptr_t base, size_t pages)
 	interrupts_restore(ipl);
 }
 
+/**
+ * Invalidates, on every CPU, the cached walks through the page tables that
+ * covered the pages @a va[0..@a n) (one page of each table), after the
+ * caller cleared the entries that linked them (mm/as.c, prune_tables()):
+ * the same steps as tlb_invalidate_pages_broadcast(), with one `tlbi vae1is`
+ * per table. VAE1 is the all-levels form: it drops the walk-cache entries
+ * of the non-last levels that translate that address (VALE1 would keep
+ * them), which are the entries that point to the unlinked table, whichever
+ * level it had; one address per table suffices, since each cached entry
+ * that points to a table translates addresses of that table's coverage
+ * only. Above TLB_TLBI_MAX tables `tlbi vmalle1is` (every user
+ * translation and walk). Complete on every CPU on return (`dsb ish`): the
+ * table may be freed once no software walker can hold it (a grace period).
+ * Any context.
+ */
+static inline void tlb_invalidate_walks_broadcast(const uintptr_t *va,
+    size_t n)
+{
+	ipl_t ipl = interrupts_disable();
+	/* The cleared table entries are visible to every walker first. */
+	asm volatile ("dsb ishst" ::: "memory");
+	if (n > TLB_TLBI_MAX) {
+		asm volatile ("tlbi vmalle1is" ::: "memory");
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t arg = (va[i] >> 12) & ((1UL << 44) - 1);
+			asm volatile ("tlbi vae1is, %0" :: "r" (arg) : "memory");
+		}
+	}
+	asm volatile ("dsb ish\n\tisb" ::: "memory");
+	interrupts_restore(ipl);
+}
+
 #ifdef CONFIG_BROKEN_SHOOTDOWN
 /**
  * The negative control's invalidation (make BROKEN=shootdown): the same as
