@@ -22,9 +22,9 @@
 #                 matplotlib importable by $PYTHON
 #   test-user     what make test adds to test for the userspace sharing test
 #                 (tests/test_sharing.py: bench_us under qemu-x86_64):
-#                 qemu-user, liburcu-dev, libcuckoo-dev, libck-dev, g++
+#                 qemu-user, liburcu-dev, libcuckoo-dev, libck-dev, libtbb-dev, g++
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
-#                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
+#                 liburcu-dev, libcuckoo-dev, libck-dev, libtbb-dev, g++, valgrind,
 #                 pkg-config, matplotlib, and qemu-user (qemu-x86_64, which
 #                 runs it under the sharing plugin: make -C uspace
 #                 bench-sharing; linux-perf is optional and not checked)
@@ -90,11 +90,13 @@ test-user cmd qemu-x86_64 qemu-user
 test-user pkg liburcu-dev liburcu-dev
 test-user pkg libcuckoo-dev libcuckoo-dev
 test-user pkg libck-dev libck-dev
+test-user pkg libtbb-dev libtbb-dev
 test-user cmd g++ g++
 test-user cmd pkg-config pkg-config
 uspace-bench pkg liburcu-dev liburcu-dev
 uspace-bench pkg libcuckoo-dev libcuckoo-dev
 uspace-bench pkg libck-dev libck-dev
+uspace-bench pkg libtbb-dev libtbb-dev
 uspace-bench cmd g++ g++
 uspace-bench cmd valgrind valgrind
 uspace-bench cmd pkg-config pkg-config
