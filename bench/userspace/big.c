@@ -60,6 +60,7 @@ static size_t N = 1000000;
 static int T = 1;
 static bool is_set;       /* ck_hs: a set, the "value" is the key */
 static const char *suffix = "";
+static bool drop_one;     /* -X: the negative control (a key never inserted) */
 
 /* --- time ---------------------------------------------------------------------------- */
 
@@ -541,7 +542,10 @@ static void body_grow(worker_t *w)
 	for (size_t i = w->lo + (size_t) w->id; i < w->hi; i += (size_t) w->threads) {
 		uint64_t key = key_present(i);
 		uint64_t t0 = tsc();
-		int ok = impl->insert(w->t, key, key ^ V_INIT);
+		/* -X: key 7 is "inserted" without reaching the table: the
+		 * check must find it missing (tests/test_bench_big.py). */
+		int ok = drop_one && i == 7 ? 1 :
+		    impl->insert(w->t, key, key ^ V_INIT);
 		uint64_t t1 = tsc();
 		rec_add(w->rec, t1 - t0, t1);
 		if (!ok)
@@ -663,7 +667,8 @@ static const mix_t mixes[] = {
 };
 
 static uint32_t *zstream[MAXT];
-#define ZLEN ((size_t) 1 << 22)
+/* Zipfian draws per thread, cycled: 2^22, or 16 per key for small tables. */
+static size_t ZLEN = (size_t) 1 << 22;
 
 static void make_zipf(size_t n)
 {
@@ -743,13 +748,16 @@ static void *flipper_main(void *p)
 static void phase_resize(void *t, double secs)
 {
 	long b = impl->buckets(t);
-	if (!impl->resize || b <= 0) {
+	if (!impl->resize) {
 		out("resize", T, "unsupported", 1);
-		progress("resize", "skipped: %s", impl->resize ?
-		    "the table does not say its size" :
-		    "no resize on demand beside other operations");
+		progress("resize", "skipped: no resize on demand beside other "
+		    "operations");
 		return;
 	}
+	/* A table that does not say its size (cds_lfht) is resized to the
+	 * power of two at or above its keys first, and flipped from there. */
+	if (b <= 0)
+		b = (long) bench_pow2(win_hi - win_lo);
 	/* Chained tables flip to half their buckets (fuller chains), inline
 	 * ones to twice (they cannot hold N keys in half). */
 	size_t a = (size_t) b, c = strcmp(impl->layout, "inline") == 0 ?
@@ -765,7 +773,7 @@ static void phase_resize(void *t, double secs)
 		char wl[48];
 		snprintf(wl, sizeof(wl), "resize-fixed-%s", k == 0 ? "n" : "m");
 		run_mix(t, wl, K_HIT, 0, 0, false, secs);
-		out(wl, T, "buckets", (double) impl->buckets(t));
+		out(wl, T, "buckets", (double) sizes[k]);
 	}
 	flipper_t f = { .t = t, .a = c, .b = a };
 	pthread_t ft;
@@ -1067,7 +1075,10 @@ static void usage(void)
 	    "usage: bench_us big IMPL [-k KEYS] [-t THREADS] [-P] [-d SECS] "
 	    "[-c CHURN_SECS]\n"
 	    "       [-L LOOKUP_ALONE_SECS] [-S SOAK_SECS] [-r WRITES_PER_S] "
-	    "[-w PHASES] [-x SUFFIX]\n"
+	    "[-w PHASES] [-x SUFFIX] [-Q]\n"
+	    "  -Q: no check and no teardown at the end (not with crossing)\n"
+	    "  -X: negative control: key 7 is never inserted (the check must "
+	    "fail)\n"
 	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,soak,crossing "
 	    "(check always runs)\n");
 	exit(2);
@@ -1102,15 +1113,17 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	impl = im;
 	is_set = strcmp(impl->name, "ckhs") == 0;
 	double secs = 5, churn = 10, soak = 10, alone = 3, rate = 200000;
-	bool pre = false;
+	bool pre = false, quit = false;
 	const char *phases = "grow,lookup,ycsb,resize,churn,soak,crossing";
 	int opt;
 	optind = 3;
-	while ((opt = getopt(argc, argv, "k:t:Pd:c:L:S:r:w:x:h")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:PQXd:c:L:S:r:w:x:h")) != -1) {
 		switch (opt) {
 		case 'k': N = strtoull(optarg, NULL, 0); break;
 		case 't': T = atoi(optarg); break;
 		case 'P': pre = true; break;
+		case 'Q': quit = true; break;
+		case 'X': drop_one = true; break;
 		case 'd': secs = atof(optarg); break;
 		case 'c': churn = atof(optarg); break;
 		case 'L': alone = atof(optarg); break;
@@ -1123,6 +1136,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	}
 	if (T < 1 || T > MAXT || N < 1024 || secs <= 0 || rate <= 0)
 		usage();
+	if (16 * N < ZLEN)
+		ZLEN = 16 * N;
 	calibrate();
 	thp_info();
 	impl->thread_init();
@@ -1131,7 +1146,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	reset_peak_rss();
 	uint64_t errors;
 	/* grow (always: the other phases need the full table) */
-	const char *gname = pre ? "grow-presized" : "grow";
+	const char *gname = pre || impl->presized ? "grow-presized" : "grow";
 	void *t = impl->create(N, pre ? N : 0);
 	phase_res_t r = fill(t, gname, 0, N);
 	report(gname, T, T, &r);
@@ -1175,6 +1190,12 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		phase_churn(t, churn);
 	if (has(phases, "soak"))
 		phase_soak(t, alone, soak, rate);
+	if (quit) {
+		/* -Q: no check, no teardown (a big table's removal takes as
+		 * long as its growth): the process exit frees it. */
+		out("memory", T, "quit_without_check", 1);
+		return total_errors ? 1 : 0;
+	}
 	/* check: every key, then empty the table and free it */
 	errors = check_keys(t, "check", win_lo, win_hi, true);
 	uint64_t rerr = check_ring(t, true);
