@@ -2,6 +2,9 @@
  * The one harness every table runs under (bench/userspace/README.md).
  *
  *   bench_us list
+ *       name,library,layout,presized|auto,est_bytes_per_key,resize|-,flags
+ *   bench_us big IMPL [options]
+ *       the Big-Memory workloads (big.c; make -C uspace bench-big)
  *   bench_us suite IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS]
  *       lookups (all hits, all misses) at each size; at MIXKEYS also YCSB
  *       A/B/C (uniform, zipfian 0.99) and Herlihy-Shavit 90/9/1
