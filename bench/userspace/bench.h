@@ -143,7 +143,7 @@ static inline size_t bench_pow2(size_t n)
  */
 #define BENCH_STALL_IDLE 120
 #define BENCH_STALL_WINDOW 30
-#define BENCH_STALL_SLOWDOWN 200
+#define BENCH_STALL_SLOWDOWN 50
 extern uint64_t bench_progress;
 void bench_progress_begin(const char *kind, const char *what, size_t keys,
     int threads);
