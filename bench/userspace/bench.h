@@ -139,11 +139,15 @@ static inline size_t bench_pow2(size_t n)
  * bench_progress_end() closes it. The phase is reported stalled (a CSV row
  * "...,stalled,SECS", exit 3) when nothing completed for BENCH_STALL_IDLE
  * seconds or a BENCH_STALL_WINDOW-second window ran below
- * 1/BENCH_STALL_SLOWDOWN of the phase's best window.
+ * 1/BENCH_STALL_SLOWDOWN of the phase's best window or below
+ * BENCH_STALL_FLOOR operations per second.
  */
 #define BENCH_STALL_IDLE 120
 #define BENCH_STALL_WINDOW 30
 #define BENCH_STALL_SLOWDOWN 50
+/** ... or below this many operations per second over such a window (a
+ *  table that takes over 500 us per operation has lost its resizes). */
+#define BENCH_STALL_FLOOR 2000
 extern uint64_t bench_progress;
 void bench_progress_begin(const char *kind, const char *what, size_t keys,
     int threads);

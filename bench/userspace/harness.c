@@ -342,8 +342,9 @@ static point_t run_point(void *t, op_t **streams, int threads, double secs,
  * and declares the phase stalled when nothing completed for
  * BENCH_STALL_IDLE seconds, or when the last BENCH_STALL_WINDOW seconds ran
  * at less than 1/BENCH_STALL_SLOWDOWN of the best such window of the phase
- * (a healthy table at 1e8 keys slows by cache misses, a factor of a few; a
- * lost resize by orders of magnitude).
+ * or below BENCH_STALL_FLOOR operations per second (a healthy table at 1e8
+ * keys slows by cache misses, a factor of a few; a lost resize by orders of
+ * magnitude, and a table that lost its resizes early never ran fast).
  */
 uint64_t bench_progress;
 static const char *wd_kind, *wd_what;
@@ -409,6 +410,12 @@ static void *watchdog_main(void *arg)
 			snprintf(why, sizeof(why), "%.0f ops/s over the last %d s, "
 			    "below 1/%d of the phase's best %.0f (resizes lost?)",
 			    rate, BENCH_STALL_WINDOW, BENCH_STALL_SLOWDOWN, best);
+			stalled(wd_kind, wd_what, wd_keys, wd_threads, secs, why);
+		}
+		if (tick > BENCH_STALL_WINDOW && rate < BENCH_STALL_FLOOR) {
+			snprintf(why, sizeof(why), "%.0f ops/s over the last %d s, "
+			    "below %d (resizes lost?)", rate, BENCH_STALL_WINDOW,
+			    BENCH_STALL_FLOOR);
 			stalled(wd_kind, wd_what, wd_keys, wd_threads, secs, why);
 		}
 		pthread_mutex_unlock(&wd_lock);
