@@ -736,7 +736,11 @@ static void *flipper_main(void *p)
 {
 	flipper_t *f = p;
 	impl->thread_init();
-	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+	/* Also stops when the phase's time is up: readers that a resize
+	 * starves (libcuckoo's rehash holds every bucket lock) could not
+	 * finish otherwise. */
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&phase_stop, __ATOMIC_RELAXED)) {
 		impl->resize(f->t, f->b >> impl->resize_shift);
 		impl->resize(f->t, f->a >> impl->resize_shift);
 		f->resizes += 2;
