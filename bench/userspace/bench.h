@@ -76,7 +76,8 @@ typedef struct bench_impl {
 	 * Peak bytes per key while growing to N 8-byte keys and values (every
 	 * overhead: items, bucket arrays, the old array during a resize), for
 	 * bench-big's memory check (big.c, run_big.py); 0 = unknown (100 is
-	 * assumed). A measured figure with some headroom, not a promise.
+	 * assumed). A measured figure with some headroom, not a promise: the
+	 * QUICK run's RSS per key at 2^21 keys times its peak/final, x 1.25.
 	 */
 	double est_bytes_per_key;
 	/**

@@ -172,7 +172,7 @@ static void c_thread_fini(void)
 		.thread_init = c_thread_init, .thread_fini = c_thread_fini, \
 		.lookup = c_lookup, .insert = c_insert, .remove = c_remove, \
 		.update = c_update, .buckets = c_buckets, .resize = c_resize, \
-		.settle = c_settle, .est_bytes_per_key = 60, \
+		.settle = c_settle, .est_bytes_per_key = 100, \
 	}
 
 CHT_IMPL(impl_cht, "cht", c_create, false);

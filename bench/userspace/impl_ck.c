@@ -466,10 +466,10 @@ static void ht_destroy(void *tp)
 	}
 
 CK_IMPL(impl_ckhs, "ckhs", "Concurrency Kit ck_hs + ck_epoch", "inline", hs,
-    hs_create, 60);
+    hs_create, 40);
 CK_IMPL(impl_ckhs_ptr, "ckhs-ptr", "Concurrency Kit ck_hs + ck_epoch", "ptr", hs,
     hs_create_ptr, 90);
 CK_IMPL(impl_ckht, "ckht", "Concurrency Kit ck_ht + ck_epoch", "inline", ht,
-    ht_create, 110);
+    ht_create, 120);
 CK_IMPL(impl_ckht_ptr, "ckht-ptr", "Concurrency Kit ck_ht + ck_epoch", "ptr", ht,
     ht_create_ptr, 130);

@@ -166,7 +166,7 @@ bench_impl_t make(bool hm)
 	m.update = hm ? hm_update : um_update;
 	m.buckets = hm ? hm_buckets : um_buckets;
 	m.resize = nullptr;
-	m.est_bytes_per_key = hm ? 80 : 80;
+	m.est_bytes_per_key = hm ? 85 : 55;
 	m.no_concurrent_remove = !hm;
 	return m;
 }

@@ -304,6 +304,7 @@ def table_rows(peers, d):
             soak_flat=g("B", "soak", 2, "heap_flat_pct"),
             soak_w_p999=g("B", "soak-writes", 1, "p999_ns"),
             soak_w_max=g("B", "soak-writes", 1, "max_us"),
+            soak_rate=g("B", "soak-writes", 1, "rate_done"),
             soak_l_max=g("B", "soak-lookups", 1, "max_us"),
             alone_l_max=g("B", "soak-lookups-alone", 1, "max_us"),
             cross_max=g("A", "crossing", 1, "max_us"),
@@ -321,6 +322,7 @@ COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
         ("a_uni2", "A uniform 2t"), ("a_zipf2", "A zipf 2t"),
         ("resize_ratio", "resizing/fixed"), ("churn_flat", "churn heap flat %"),
         ("soak_flat", "soak heap flat %"),
+        ("soak_rate", "soak writes/s done"),
         ("soak_w_p999", "soak write p99.9 ns"),
         ("soak_w_max", "soak write max us"),
         ("soak_l_max", "soak lookup max us"),
@@ -486,8 +488,25 @@ def section(meta, trs, pngs, failures):
     return "\n".join(lines)
 
 
+def thin_cdf(cdf):
+    """At most a few hundred points per curve: a point is kept when its
+    latency grew 25 % or its tail fraction (1 - F) halved since the last
+    kept one (the histogram has 64 buckets per power of two)."""
+    kept, last = [], {}
+    for x in cdf:
+        k = (x["run"], x["peer"], x["workload"], x["threads"])
+        prev = last.get(k)
+        tail = 1 - x["frac"]
+        if (prev is None or x["ns"] >= prev[0] * 1.25
+                or tail <= prev[1] * 0.5 or x["frac"] >= 1):
+            kept.append(x)
+            last[k] = (x["ns"], tail)
+    return kept
+
+
 def write_outputs(rows, extra, meta, peers, out, results, quiet=False):
     os.makedirs(out, exist_ok=True)
+    extra["cdf"] = thin_cdf(extra["cdf"])
     with open(os.path.join(out, "big.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["run", "peer", "impl", "workload",
                                           "keys", "threads", "metric",
