@@ -21,12 +21,13 @@
 #   plot          the benchmark figures (make bench-deps, bench/plot.py):
 #                 matplotlib importable by $PYTHON
 #   test-user     what make test adds to test for the userspace sharing test
-#                 (tests/test_sharing.py: bench_us under qemu-x86_64) and the
+#                 (tests/test_sharing.py: bench_us under qemu-x86_64), the
 #                 miss-count test (tests/test_uspace_misses.py: bench_us under
-#                 callgrind): qemu-user, liburcu-dev, libcuckoo-dev, libck-dev,
-#                 g++, valgrind
+#                 callgrind) and the bench-big correctness test
+#                 (tests/test_bench_big.py): qemu-user, liburcu-dev,
+#                 libcuckoo-dev, libck-dev, libtbb-dev, g++, valgrind
 #   uspace-bench  the userspace peer benchmark (make -C uspace bench-deps):
-#                 liburcu-dev, libcuckoo-dev, libck-dev, g++, valgrind,
+#                 liburcu-dev, libcuckoo-dev, libck-dev, libtbb-dev, g++, valgrind,
 #                 pkg-config, matplotlib, and qemu-user (qemu-x86_64, which
 #                 runs it under the sharing plugin: make -C uspace
 #                 bench-sharing; linux-perf is optional and not checked)
@@ -92,12 +93,14 @@ test-user cmd qemu-x86_64 qemu-user
 test-user pkg liburcu-dev liburcu-dev
 test-user pkg libcuckoo-dev libcuckoo-dev
 test-user pkg libck-dev libck-dev
+test-user pkg libtbb-dev libtbb-dev
 test-user cmd g++ g++
 test-user cmd pkg-config pkg-config
 test-user cmd valgrind valgrind
 uspace-bench pkg liburcu-dev liburcu-dev
 uspace-bench pkg libcuckoo-dev libcuckoo-dev
 uspace-bench pkg libck-dev libck-dev
+uspace-bench pkg libtbb-dev libtbb-dev
 uspace-bench cmd g++ g++
 uspace-bench cmd valgrind valgrind
 uspace-bench cmd pkg-config pkg-config

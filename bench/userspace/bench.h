@@ -72,10 +72,49 @@ typedef struct bench_impl {
 	int (*resize)(void *t, size_t buckets);
 	/** Waits until background resizes and reclamation are done. */
 	void (*settle)(void *t);
+	/**
+	 * Peak bytes per key while growing to N 8-byte keys and values (every
+	 * overhead: items, bucket arrays, the old array during a resize), for
+	 * bench-big's memory check (big.c, run_big.py); 0 = unknown (100 is
+	 * assumed). A measured figure with some headroom, not a promise: the
+	 * QUICK run's RSS per key at 2^21 keys times its peak/final, x 1.25.
+	 */
+	double est_bytes_per_key;
+	/**
+	 * resize(t, b) leaves buckets() == b << resize_shift (libcuckoo's
+	 * adapter takes a slot-ish count: 1); 0 for every other table.
+	 */
+	int resize_shift;
+	/**
+	 * remove() is only safe without concurrent operations (TBB's
+	 * concurrent_unordered_map::unsafe_erase): bench-big's churn skips the
+	 * table and its soak only replaces values.
+	 */
+	bool no_concurrent_remove;
 } bench_impl_t;
 
-/** Every impl, NULL-terminated (harness.c). */
-extern const bench_impl_t *const bench_impls[];
+/** Every impl, NULL-terminated (harness.c): the adapters declared below,
+ *  then every impl registered with BENCH_REGISTER() (bench_registered()).
+ *  Filled at the start of main(). */
+extern const bench_impl_t *const *const bench_impls_all;
+
+/**
+ * Registers an adapter without touching any other file: a file
+ * impl_NAME.c (or .cc) in bench/userspace/ that defines its bench_impl_t and
+ * says BENCH_REGISTER(var) is built (the Makefile takes every impl_*.c),
+ * linked and listed by `bench_us list`, and `make -C uspace bench-big` runs
+ * it (run_big.py takes the tables from that list). The pointers go into the
+ * section bench_impls, which the linker brackets with __start_/__stop_.
+ */
+#define BENCH_REGISTER(var) \
+	static const bench_impl_t *const bench_reg_##var \
+	    __attribute__((used, section("bench_impls"))) = &var
+
+/** The impls registered with BENCH_REGISTER(), @a n set to their count. */
+const bench_impl_t *const *bench_registered(size_t *n);
+
+/** `bench_us big ...` (big.c): the Big-Memory workloads. */
+int bench_big_main(int argc, char **argv, const bench_impl_t *impl);
 
 /* Adapters (one file per library). */
 extern const bench_impl_t impl_cht, impl_cht_presized, impl_cht_presized_a64;
@@ -95,6 +134,32 @@ static inline size_t bench_pow2(size_t n)
 	while (p < n)
 		p <<= 1;
 	return p;
+}
+
+/**
+ * The progress watchdog (harness.c): a phase calls bench_progress_begin(),
+ * its threads count completed operations with bench_progress_add(), and
+ * bench_progress_end() closes it. The phase is reported stalled (a CSV row
+ * "...,stalled,SECS", exit 3) when nothing completed for BENCH_STALL_IDLE
+ * seconds or a BENCH_STALL_WINDOW-second window ran below
+ * 1/BENCH_STALL_SLOWDOWN of the phase's best window or below
+ * BENCH_STALL_FLOOR operations per second.
+ */
+#define BENCH_STALL_IDLE 120
+#define BENCH_STALL_WINDOW 30
+#define BENCH_STALL_SLOWDOWN 50
+/** ... or below this many operations per second over such a window (a
+ *  table that takes over 500 us per operation has lost its resizes). */
+#define BENCH_STALL_FLOOR 2000
+extern uint64_t bench_progress;
+void bench_progress_begin(const char *kind, const char *what, size_t keys,
+    int threads);
+void bench_progress_end(void);
+
+/** Counts @a n completed operations (relaxed: a statistic only). */
+static inline void bench_progress_add(uint64_t n)
+{
+	__atomic_fetch_add(&bench_progress, n, __ATOMIC_RELAXED);
 }
 
 /** Sleeps @a us microseconds. */

@@ -2,6 +2,9 @@
  * The one harness every table runs under (bench/userspace/README.md).
  *
  *   bench_us list
+ *       name,library,layout,presized|auto,est_bytes_per_key,resize|-,flags
+ *   bench_us big IMPL [options]
+ *       the Big-Memory workloads (big.c; make -C uspace bench-big)
  *   bench_us suite IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS]
  *       lookups (all hits, all misses) at each size; at MIXKEYS also YCSB
  *       A/B/C (uniform, zipfian 0.99) and Herlihy-Shavit 90/9/1
@@ -35,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bench_keys.h"
 
 #include <dirent.h>
 #include <execinfo.h>
@@ -52,7 +56,8 @@
 /* The sharing counter's markers (uspace/lib/c/include via -iquote). */
 #include "sharing.h"
 
-const bench_impl_t *const bench_impls[] = {
+/* The built-in list; main() appends the BENCH_REGISTER()ed impls. */
+static const bench_impl_t *const builtin_impls[] = {
 	&impl_cht, &impl_cht_presized, &impl_cht_presized_a64,
 	&impl_lfht_memb, &impl_lfht_memb_presized,
 	&impl_lfht_qsbr, &impl_lfht_qsbr_presized,
@@ -64,6 +69,32 @@ const bench_impl_t *const bench_impls[] = {
 	&impl_ideal,
 	NULL,
 };
+
+/* Bracketed by the linker (weak: no impl registered, no section). */
+extern const bench_impl_t *const __start_bench_impls[] __attribute__((weak));
+extern const bench_impl_t *const __stop_bench_impls[] __attribute__((weak));
+
+const bench_impl_t *const *bench_registered(size_t *n)
+{
+	*n = __start_bench_impls ?
+	    (size_t) (__stop_bench_impls - __start_bench_impls) : 0;
+	return __start_bench_impls;
+}
+
+static const bench_impl_t *impl_list[64];
+const bench_impl_t *const *const bench_impls_all = impl_list;
+
+/** impl_list: the built-in impls, then the registered ones. */
+static void collect_impls(void)
+{
+	size_t k = 0, nreg;
+	for (int i = 0; builtin_impls[i]; i++)
+		impl_list[k++] = builtin_impls[i];
+	const bench_impl_t *const *reg = bench_registered(&nreg);
+	for (size_t i = 0; i < nreg && k < 63; i++)
+		impl_list[k++] = reg[i];
+	impl_list[k] = NULL;
+}
 
 enum { OP_LOOKUP, OP_INSERT, OP_REMOVE, OP_UPDATE, OP_INSERT_REMOVE };
 
@@ -91,100 +122,12 @@ static double now_s(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-/**
- * The keys: a full-avalanche bijection (MurmurHash3's fmix64) of 2i + 2 and
- * 2i + 3, so that they look random to every table. Not bench_mix(): that is
- * the tables' own multiplicative hash, and keys k * phi hashed again by it
- * (k * phi^2) put 64K present keys into 4582 of 64K buckets of the CHT
- * (chains of 15 seen by a hit) and no absent key into any of them, which
- * made CHT hits 2.7 times slower and misses 2.2 times faster than cds_lfht's
- * at 64K keys; with these keys a hit sees chains of 2.0, as random keys at
- * load 1 should. A bijection keeps the sets disjoint; 0 and ~0 (reserved by
- * some tables) are not among the keys of any size the harness runs (checked
- * for every input up to 2^21 + 8).
- */
-static uint64_t key_gen(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return k;
-}
-
-static uint64_t key_present(size_t i)
-{
-	return key_gen(2 * (uint64_t) i + 2);
-}
-
-static uint64_t key_absent(size_t i)
-{
-	return key_gen(2 * (uint64_t) i + 3);
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
-
-static double rnd01(uint64_t *s)
-{
-	return (double) (rnd(s) >> 11) * 0x1.0p-53;
-}
-
 static void out(const char *kind, const char *wl, size_t keys, int threads,
     const char *metric, double v)
 {
 	printf("%s,%s,%s,%zu,%d,%s,%.6g\n", kind, impl->name, wl, keys, threads,
 	    metric, v);
 	fflush(stdout);
-}
-
-/* --- YCSB's scrambled zipfian generator (Gray et al., SIGMOD 1994) ------------- */
-
-typedef struct {
-	size_t n;
-	double theta, alpha, zetan, eta, half_pow;
-} zipf_t;
-
-static void zipf_init(zipf_t *z, size_t n, double theta)
-{
-	double zetan = 0, zeta2 = 1 + pow(0.5, theta);
-	for (size_t i = 1; i <= n; i++)
-		zetan += 1.0 / pow((double) i, theta);
-	z->n = n;
-	z->theta = theta;
-	z->alpha = 1.0 / (1.0 - theta);
-	z->zetan = zetan;
-	z->eta = (1 - pow(2.0 / (double) n, 1 - theta)) / (1 - zeta2 / zetan);
-	z->half_pow = 1 + pow(0.5, theta);
-}
-
-static size_t zipf_next(const zipf_t *z, uint64_t *s)
-{
-	double u = rnd01(s), uz = u * z->zetan;
-	size_t rank;
-	if (uz < 1)
-		rank = 0;
-	else if (uz < z->half_pow)
-		rank = 1;
-	else
-		rank = (size_t) ((double) z->n * pow(z->eta * u - z->eta + 1, z->alpha));
-	if (rank >= z->n)
-		rank = z->n - 1;
-	/* Scrambled (YCSB): FNV-1a of the rank spreads the hot items. */
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (int i = 0; i < 8; i++) {
-		h ^= (rank >> (8 * i)) & 0xff;
-		h *= 0x100000001b3ull;
-	}
-	return (size_t) (h % z->n);
 }
 
 /* --- workloads -------------------------------------------------------------------- */
@@ -397,38 +340,146 @@ static point_t run_point(void *t, op_t **streams, int threads, double secs,
 }
 
 /*
- * Watchdog: a phase that takes this long has lost its resizes (the Debian
- * liburcu 0.13.2 cds_lfht can lose one, then its chains grow without bound
- * and inserts go quadratic). Report it as stalled instead of waiting.
+ * Progress watchdog. A table that loses its resizes (the Debian liburcu
+ * 0.13.2 cds_lfht can lose one, then its chains grow without bound and
+ * inserts go quadratic) slows down for good, and a broken one stops: both
+ * must end the run instead of hanging it. A fixed time limit cannot tell
+ * them from a big table (the old 20 s limit stopped cds_lfht and libcuckoo
+ * prefills of 2^24 keys that were still going at full speed), so the
+ * watchdog looks at progress: the phase's operations count into
+ * bench_progress (bench_progress_add()); a thread samples it once a second
+ * and declares the phase stalled when nothing completed for
+ * BENCH_STALL_IDLE seconds, or when the last BENCH_STALL_WINDOW seconds ran
+ * at less than 1/BENCH_STALL_SLOWDOWN of the best such window of the phase
+ * or below BENCH_STALL_FLOOR operations per second (a healthy table at 1e8
+ * keys slows by cache misses, a factor of a few; a lost resize by orders of
+ * magnitude, and a table that lost its resizes early never ran fast).
  */
-#define STALL_SECS 20.0
-/** The watchdog's limit; mode_misses() lifts it (valgrind is 50x slower). */
-static double stall_secs = STALL_SECS;
+uint64_t bench_progress;
+static const char *wd_kind, *wd_what;
+static size_t wd_keys;
+static int wd_threads, wd_active;
+static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
+static double wd_t0;
+/**
+ * Set by mode_misses() before anything runs: no watchdog thread at all
+ * (valgrind runs the table about 50x slower, and a thread waking each
+ * second would add its own events to the counted windows).
+ */
+static bool wd_off;
 
 static void stalled(const char *kind, const char *what, size_t keys,
-    int threads, double secs)
+    int threads, double secs, const char *why)
 {
 	printf("%s,%s,%s,%zu,%d,stalled,%.1f\n", kind, impl->name, what, keys,
 	    threads, secs);
 	fflush(stdout);
-	fprintf(stderr, "%s: %s stalled after %.1f s (resizes lost?)\n",
-	    impl->name, what, secs);
+	fprintf(stderr, "%s: %s stalled after %.1f s: %s\n", impl->name, what,
+	    secs, why);
 	_exit(3);
+}
+
+static void *watchdog_main(void *arg)
+{
+	(void) arg;
+	uint64_t hist[BENCH_STALL_WINDOW + 1];
+	int gen = -1;
+	double best = 0, idle = 0;
+	uint64_t last = 0;
+	for (long tick = 0;; tick++) {
+		bench_sleep_us(1000000);
+		pthread_mutex_lock(&wd_lock);
+		if (wd_active != gen) {
+			/* A new phase (or none): start over. */
+			gen = wd_active;
+			best = 0;
+			idle = 0;
+			tick = 0;
+			last = __atomic_load_n(&bench_progress, __ATOMIC_RELAXED);
+			for (int i = 0; i <= BENCH_STALL_WINDOW; i++)
+				hist[i] = last;
+			pthread_mutex_unlock(&wd_lock);
+			continue;
+		}
+		if (gen <= 0 || (gen & 1) == 0) {
+			pthread_mutex_unlock(&wd_lock);
+			continue;
+		}
+		uint64_t p = __atomic_load_n(&bench_progress, __ATOMIC_RELAXED);
+		idle = p == last ? idle + 1 : 0;
+		last = p;
+		uint64_t old = hist[tick % (BENCH_STALL_WINDOW + 1)];
+		hist[tick % (BENCH_STALL_WINDOW + 1)] = p;
+		double rate = (double) (p - old) / BENCH_STALL_WINDOW;
+		double secs = now_s() - wd_t0;
+		if (tick > BENCH_STALL_WINDOW && rate > best)
+			best = rate;
+		char why[160];
+		if (idle >= BENCH_STALL_IDLE) {
+			snprintf(why, sizeof(why), "no operation completed for %d s",
+			    BENCH_STALL_IDLE);
+			stalled(wd_kind, wd_what, wd_keys, wd_threads, secs, why);
+		}
+		if (tick > 2 * BENCH_STALL_WINDOW &&
+		    rate * BENCH_STALL_SLOWDOWN < best) {
+			snprintf(why, sizeof(why), "%.0f ops/s over the last %d s, "
+			    "below 1/%d of the phase's best %.0f (resizes lost?)",
+			    rate, BENCH_STALL_WINDOW, BENCH_STALL_SLOWDOWN, best);
+			stalled(wd_kind, wd_what, wd_keys, wd_threads, secs, why);
+		}
+		if (tick > BENCH_STALL_WINDOW && rate < BENCH_STALL_FLOOR) {
+			snprintf(why, sizeof(why), "%.0f ops/s over the last %d s, "
+			    "below %d (resizes lost?)", rate, BENCH_STALL_WINDOW,
+			    BENCH_STALL_FLOOR);
+			stalled(wd_kind, wd_what, wd_keys, wd_threads, secs, why);
+		}
+		pthread_mutex_unlock(&wd_lock);
+	}
+	return NULL;
+}
+
+void bench_progress_begin(const char *kind, const char *what, size_t keys,
+    int threads)
+{
+	static pthread_t wd;
+	static bool started;
+	pthread_mutex_lock(&wd_lock);
+	if (!started && !wd_off) {
+		started = true;
+		pthread_create(&wd, NULL, watchdog_main, NULL);
+		pthread_detach(wd);
+	}
+	wd_kind = kind;
+	wd_what = what;
+	wd_keys = keys;
+	wd_threads = threads;
+	wd_t0 = now_s();
+	/* Odd: a phase runs; every begin/end a new generation. */
+	wd_active = (wd_active | 1) + 2;
+	pthread_mutex_unlock(&wd_lock);
+}
+
+void bench_progress_end(void)
+{
+	pthread_mutex_lock(&wd_lock);
+	wd_active = (wd_active | 1) + 1;
+	pthread_mutex_unlock(&wd_lock);
 }
 
 static void prefill(void *t, size_t n)
 {
-	double t0 = now_s();
+	bench_progress_begin("suite", "prefill", n, 1);
 	for (size_t i = 0; i < n; i++) {
-		if ((i & 1023) == 0 && now_s() - t0 > stall_secs)
-			stalled("suite", "prefill", n, 1, now_s() - t0);
 		if (!impl->insert(t, key_present(i), key_present(i) ^ 0x5555)) {
 			fprintf(stderr, "%s: prefill insert %zu failed\n", impl->name, i);
 			exit(1);
 		}
+		if ((i & 255) == 255)
+			bench_progress_add(256);
 		if (impl->quiescent && (i & 63) == 0)
 			impl->quiescent();
 	}
+	bench_progress_end();
 }
 
 static void teardown(void *t, size_t universe_keys)
@@ -653,6 +704,7 @@ static void *gs_main(void *p)
 	for (size_t i = (size_t) w->id; i < w->n; i += (size_t) w->threads) {
 		if (w->del && i % 100 == 0)
 			continue;  /* keep 1% */
+		bench_progress_add(1);
 		uint64_t key = key_present(i);
 		uint64_t c0 = __builtin_ia32_rdtsc();
 		int ok = w->del ? impl->remove(w->t, key) :
@@ -696,6 +748,7 @@ static void gs_phase(void *t, size_t n, int threads, bool del, uint32_t *lat,
 		pthread_create(&tid[i], NULL, gs_main, &w[i]);
 	}
 	main_offline();
+	bench_progress_begin("growshrink", name, n, threads);
 	pthread_barrier_wait(&bar);
 	double t0 = now_s();
 	/* Sample the heap while the phase runs (peak includes resizes). */
@@ -704,9 +757,8 @@ static void gs_phase(void *t, size_t n, int threads, bool del, uint32_t *lat,
 		if (h > *peak)
 			*peak = h;
 		bench_sleep_us(1000);
-		if (now_s() - t0 > STALL_SECS)
-			stalled("growshrink", name, n, threads, now_s() - t0);
 	}
+	bench_progress_end();
 	for (int i = 0; i < threads; i++)
 		pthread_join(tid[i], NULL);
 	double secs = now_s() - t0;
@@ -846,7 +898,7 @@ static void mode_icount(size_t n, size_t m)
 static void mode_misses(size_t n, size_t m)
 {
 	impl->thread_init();
-	stall_secs = 1e9;
+	wd_off = true;
 	void *t = impl->create(n, 0);
 	prefill(t, n);
 	impl->settle(t);
@@ -1066,8 +1118,8 @@ static void crash_handler(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_us list | suite|resize|growshrink|icount|misses|"
-	    "sharing IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS] "
+	fprintf(stderr, "usage: bench_us list | big IMPL [options: bench_us big "
+	    "IMPL -h] | suite|resize|growshrink|icount|misses|sharing IMPL [-s SECS] [-n SIZES] [-t THREADS] [-m MIXKEYS] "
 	    "[-k KEYS] [-o OPS] [-u UPDATE%%] [-M MAPSFILE]\n");
 	exit(2);
 }
@@ -1077,22 +1129,30 @@ int main(int argc, char **argv)
 	signal(SIGSEGV, crash_handler);
 	signal(SIGBUS, crash_handler);
 	signal(SIGABRT, crash_handler);
+	collect_impls();
+	/* name,library,layout,presized|auto,est_bytes_per_key,resize|-,flags */
 	if (argc >= 2 && strcmp(argv[1], "list") == 0) {
-		for (int i = 0; bench_impls[i]; i++)
-			printf("%s,%s,%s,%s\n", bench_impls[i]->name,
-			    bench_impls[i]->library, bench_impls[i]->layout,
-			    bench_impls[i]->presized ? "presized" : "auto");
+		for (int i = 0; impl_list[i]; i++)
+			printf("%s,%s,%s,%s,%g,%s,%s\n", impl_list[i]->name,
+			    impl_list[i]->library, impl_list[i]->layout,
+			    impl_list[i]->presized ? "presized" : "auto",
+			    impl_list[i]->est_bytes_per_key,
+			    impl_list[i]->resize ? "resize" : "-",
+			    impl_list[i]->no_concurrent_remove ?
+			    "no-concurrent-remove" : "-");
 		return 0;
 	}
 	if (argc < 3)
 		usage();
-	for (int i = 0; bench_impls[i]; i++)
-		if (strcmp(bench_impls[i]->name, argv[2]) == 0)
-			impl = bench_impls[i];
+	for (int i = 0; impl_list[i]; i++)
+		if (strcmp(impl_list[i]->name, argv[2]) == 0)
+			impl = impl_list[i];
 	if (!impl) {
 		fprintf(stderr, "unknown impl %s\n", argv[2]);
 		return 2;
 	}
+	if (strcmp(argv[1], "big") == 0)
+		return bench_big_main(argc, argv, impl);
 	double secs = 0.3;
 	size_t sizes[8] = { 1024, 65536, 1048576 }, threads[8] = { 1, 2 };
 	int nsizes = 3, nthreads = 2;

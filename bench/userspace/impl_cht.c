@@ -129,10 +129,14 @@ static void c_settle(void *t)
 }
 
 /*
- * Resize experiment: cht_set_max_load() moves the load limit and requests a
- * resize on the table's worker thread. With 2^16 keys, max_load 17 gives
- * 2^13 buckets (shrink below 17 * 2^14 / 4 items) and 5 gives 2^14 (grow
- * above 5 * 2^13); the adapter waits until the worker got there.
+ * Resize experiment: cht_set_max_load_frac() moves the load limit and requests
+ * a resize on the table's worker thread; the adapter waits until the worker
+ * got there. The table grows above L items per bucket and shrinks below L / 4,
+ * so for n items, to grow to b buckets (from b / 2) any L in [n / b, 2n / b)
+ * does (n > L b / 2, n <= L b): 1.5 n / b; to shrink to b (from 2b) any L in
+ * (2n / b, 8n / b] (n < L 2b / 4, and no further): 3n / b. For 2^16 keys and
+ * 2^13 <-> 2^14 buckets: 6 and 24; for 1e8 keys and 2^27 <-> 2^26 (bench-big
+ * at scale): 1.12 and 4.47.
  */
 static int c_resize(void *tp, size_t buckets)
 {
@@ -140,11 +144,16 @@ static int c_resize(void *tp, size_t buckets)
 	long cur = c_buckets(t);
 	if ((size_t) cur == buckets)
 		return 0;
-	cht_set_max_load(&t->h, (size_t) cur < buckets ? 5 : 17);
+	size_t n = cht_count(&t->h);
+	if ((size_t) cur < buckets)
+		cht_set_max_load_frac(&t->h, 3 * n, 2 * buckets);
+	else
+		cht_set_max_load_frac(&t->h, 3 * n, buckets);
+	/* A resize of 1e8 items takes seconds: give up only after 10 min. */
 	for (long waited = 0; (size_t) c_buckets(t) != buckets ||
 	    __atomic_load_n(&t->h.resize_reqs, __ATOMIC_ACQUIRE) != 0;
 	    waited += 20) {
-		if (waited > 20000000) {
+		if (waited > 600000000) {
 			fprintf(stderr, "cht: resize to %zu did not happen\n", buckets);
 			abort();
 		}
@@ -179,7 +188,7 @@ static void c_thread_fini(void)
 		.thread_init = c_thread_init, .thread_fini = c_thread_fini, \
 		.lookup = c_lookup, .insert = c_insert, .remove = c_remove, \
 		.update = c_update, .buckets = c_buckets, .resize = c_resize, \
-		.settle = c_settle, \
+		.settle = c_settle, .est_bytes_per_key = 100, \
 	}
 
 CHT_IMPL(impl_cht, "cht", c_create, false);

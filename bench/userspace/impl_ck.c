@@ -454,7 +454,7 @@ static void ht_destroy(void *tp)
 	free(t);
 }
 
-#define CK_IMPL(var, nm, lib, lay, pfx, create_fn) \
+#define CK_IMPL(var, nm, lib, lay, pfx, create_fn, est) \
 	const bench_impl_t var = { \
 		.name = nm, .library = lib, .layout = lay, .presized = false, \
 		.create = create_fn, .destroy = pfx##_destroy, \
@@ -462,13 +462,14 @@ static void ht_destroy(void *tp)
 		.lookup = pfx##_lookup, .insert = pfx##_insert, \
 		.remove = pfx##_remove, .update = pfx##_update, \
 		.buckets = pfx##_buckets, .settle = pfx##_settle, \
+		.est_bytes_per_key = est, \
 	}
 
 CK_IMPL(impl_ckhs, "ckhs", "Concurrency Kit ck_hs + ck_epoch", "inline", hs,
-    hs_create);
+    hs_create, 40);
 CK_IMPL(impl_ckhs_ptr, "ckhs-ptr", "Concurrency Kit ck_hs + ck_epoch", "ptr", hs,
-    hs_create_ptr);
+    hs_create_ptr, 90);
 CK_IMPL(impl_ckht, "ckht", "Concurrency Kit ck_ht + ck_epoch", "inline", ht,
-    ht_create);
+    ht_create, 120);
 CK_IMPL(impl_ckht_ptr, "ckht-ptr", "Concurrency Kit ck_ht + ck_epoch", "ptr", ht,
-    ht_create_ptr);
+    ht_create_ptr, 130);

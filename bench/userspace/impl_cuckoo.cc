@@ -159,6 +159,9 @@ bench_impl_t make(const char *name, const char *layout, bool ptr)
 	m.thread_init = nothing;
 	m.thread_fini = nothing;
 	m.settle = settle;
+	/* rehash(log2(b) + 1): b asked, 2b buckets (see i_resize()). */
+	m.resize_shift = 1;
+	m.est_bytes_per_key = ptr ? 110 : 75;
 	if (ptr) {
 		m.create = p_create;
 		m.destroy = p_destroy;

@@ -229,7 +229,7 @@ static void l_quiescent(void)
 		.offline = OFFLINE, .online = ONLINE, \
 		.lookup = l_lookup, .insert = l_insert, .remove = l_remove, \
 		.update = l_update, .buckets = l_buckets, .resize = l_resize, \
-		.settle = l_settle, \
+		.settle = l_settle, .est_bytes_per_key = 90, \
 	}
 
 LFHT_IMPL(IMPL_AUTO, "lfht-" FLNAME, l_create, false);

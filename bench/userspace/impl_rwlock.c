@@ -202,6 +202,7 @@ static void r_settle(void *t)
 		.thread_fini = nothing, .lookup = r_lookup, .insert = r_insert, \
 		.remove = r_remove, .update = r_update, .buckets = r_buckets, \
 		.resize = r_resize, .settle = r_settle, \
+		.est_bytes_per_key = 50, \
 	}
 
 RW_IMPL(impl_rwlock, "rwlock", r_create, false);

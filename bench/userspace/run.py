@@ -537,7 +537,9 @@ def results_section(agg, rows, impls, plan, mode, meta, pngs):
     L.append("")
     st = stalls(rows)
     if st:
-        L.append("**Stalled runs.** The harness stops a phase after 20 s: %s. "
+        L.append("**Stalled runs.** The harness's progress watchdog stops a "
+                 "phase when nothing completes for 120 s or its throughput "
+                 "falls below 1/50 of its best 30 s or 2,000 ops/s (bench.h): %s. "
                  "Each time the table had stopped resizing while inserts "
                  "continued (see the reading below); the medians are of the "
                  "runs that finished." % "; ".join(

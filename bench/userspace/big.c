@@ -1,0 +1,1234 @@
+/** @file big.c
+ * `bench_us big IMPL ...`: the Big-Memory workloads (issue 39, item 2), one
+ * table in one process, phases in order on the same table:
+ *
+ *   grow      insert keys 0..N-1 from an empty table (-P: a table created
+ *             for N, the "presized" run), THREADS threads, every insert
+ *             timed; the table's bucket count is polled to find its grow
+ *             thresholds (for the crossing)
+ *   lookup    uniform hits, uniform misses              (-d SECS each)
+ *   ycsb      YCSB A, B, C, D, F, uniform and zipfian 0.99 (-d SECS each)
+ *   resize    lookups at two fixed sizes and while a thread flips the table
+ *             between them (Triplett et al.); tables without a forced
+ *             resize print "unsupported"
+ *   churn     each thread removes its oldest key and inserts a new one
+ *             (-c SECS); memory sampled every second
+ *   soak      -L SECS of lookups only, then -S SECS of lookups beside one
+ *             writer rate-limited to -r WRITES/s (latency from each write's
+ *             scheduled start: no coordinated omission)
+ *   crossing  a new table filled to just below the grow threshold the grow
+ *             phase saw last (or the largest power of two <= N when the
+ *             table does not say its size), then inserts across it, timed
+ *   check     (always last) every key looked up (present, value one the
+ *             harness wrote), then removed; the table destroyed; the heap
+ *             compared with the start
+ *
+ * Latency: a log-linear histogram (HdrHistogram's idea: 2^HSUB linear
+ * sub-buckets per power of two, relative error <= 2^-HSUB) per thread and
+ * phase, in TSC ticks, reported in ns; per second a coarser one (2^TSUB)
+ * for the timeline. Memory: RSS (statm), peak RSS (VmHWM) and the
+ * allocator's figure (mallinfo2: in use, sbrk and mmap). Transparent huge
+ * pages: the system's mode and the process's AnonHugePages; the driver runs
+ * the THP variant with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (malloc
+ * madvises its memory MADV_HUGEPAGE), which is what a table that allocates
+ * through malloc allows.
+ *
+ * Output (stdout): "big,IMPL,WORKLOAD,KEYS,THREADS,METRIC,VALUE" rows (as the
+ * rest of bench_us), "tl,IMPL,WORKLOAD,THREADS,SEC,OPS,P50,P99,P999,MAX,RSS,
+ * HEAP" (per second; ns and bytes), "cdf,IMPL,WORKLOAD,THREADS,NS,FRACTION"
+ * and "info,IMPL,KEY,VALUE". A progress line goes to stderr every second.
+ * Exit 0; 1 when a check failed (a key lost, a wrong value, a count), 3 when
+ * the progress watchdog found a phase stalled (bench.h).
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+#include "bench_keys.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static const bench_impl_t *impl;
+static size_t N = 1000000;
+static int T = 1;
+static bool is_set;       /* ck_hs: a set, the "value" is the key */
+static const char *suffix = "";
+static bool drop_one;     /* -X: the negative control (a key never inserted) */
+
+/* --- time ---------------------------------------------------------------------------- */
+
+static double tsc_per_ns, ns_per_tsc;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static inline uint64_t tsc(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+static void calibrate(void)
+{
+	double t0 = now_s();
+	uint64_t c0 = tsc();
+	bench_sleep_us(100000);
+	uint64_t c1 = tsc();
+	double t1 = now_s();
+	tsc_per_ns = (double) (c1 - c0) / ((t1 - t0) * 1e9);
+	ns_per_tsc = 1.0 / tsc_per_ns;
+}
+
+/* --- histograms ---------------------------------------------------------------------- */
+
+/*
+ * Log-linear: values below 2^S are their own bucket; a value v >= 2^S with
+ * e = floor(log2 v) goes to bucket ((e - S + 1) << S) + the S bits below
+ * v's top bit. Each power of two has 2^S buckets of equal width, so a
+ * bucket's width is at most 2^-S of its values: that is the relative error.
+ */
+#define HSUB 6
+#define TSUB 4
+#define HBUCKETS(s) ((64 - (s) + 1) << (s))
+
+static inline unsigned h_index(uint64_t v, unsigned s)
+{
+	if (v < ((uint64_t) 1 << s))
+		return (unsigned) v;
+	unsigned e = 63u - (unsigned) __builtin_clzll(v);
+	return ((e - s + 1) << s) + (unsigned) ((v >> (e - s)) & ((1u << s) - 1));
+}
+
+/** The largest value of bucket @a i (an upper bound: percentiles err high). */
+static uint64_t h_upper(unsigned i, unsigned s)
+{
+	if (i < (1u << s))
+		return i;
+	unsigned e = (i >> s) + s - 1, m = i & ((1u << s) - 1);
+	uint64_t lo = ((uint64_t) (1u << s) + m) << (e - s);
+	return lo + ((uint64_t) 1 << (e - s)) - 1;
+}
+
+typedef struct {
+	uint64_t c[HBUCKETS(HSUB)];
+	uint64_t n, max;
+} hist_t;
+
+/** The value (ticks) below which a fraction @a q of @a cnt's samples lie. */
+static uint64_t h_quantile(const uint64_t *cnt, const uint32_t *cnt32,
+    unsigned nb, unsigned s, uint64_t n, double q)
+{
+	uint64_t want = (uint64_t) (q * (double) n), acc = 0;
+	if (want >= n)
+		want = n - 1;
+	for (unsigned i = 0; i < nb; i++) {
+		acc += cnt ? cnt[i] : cnt32[i];
+		if (acc > want)
+			return h_upper(i, s);
+	}
+	return 0;
+}
+
+/* --- per-thread recording ---------------------------------------------------------------- */
+
+#define TL_MAX_SECS 14400  /* 4 hours of timeline per phase */
+
+typedef struct {
+	uint32_t c[HBUCKETS(TSUB)];
+	uint64_t max;
+	uint64_t n;
+} tl_sec_t;
+
+typedef struct rec {
+	hist_t h;
+	tl_sec_t *tl;         /* TL_MAX_SECS seconds, mmap'ed, touched as used */
+	uint64_t start;       /* the phase's start (ticks) */
+	double sec_per_tick;
+	int maxsec;
+	uint64_t ops;         /* read by the sampler (relaxed) */
+	uint64_t last;        /* when the last operation ended (ticks) */
+	uint64_t errors;
+} rec_t;
+
+static void rec_init(rec_t *r, uint64_t start)
+{
+	if (!r->tl) {
+		r->tl = mmap(NULL, TL_MAX_SECS * sizeof(tl_sec_t),
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_NORESERVE, -1, 0);
+		if (r->tl == MAP_FAILED)
+			abort();
+	} else {
+		/* Give the pages back: the next phase starts from zero. */
+		madvise(r->tl, TL_MAX_SECS * sizeof(tl_sec_t), MADV_DONTNEED);
+	}
+	tl_sec_t *keep = r->tl;
+	memset(r, 0, sizeof(*r));
+	r->tl = keep;
+	r->start = start;
+	r->sec_per_tick = ns_per_tsc * 1e-9;
+	r->maxsec = -1;
+}
+
+/** One operation of @a lat ticks that completed at tick @a end. */
+static inline void rec_add(rec_t *r, uint64_t lat, uint64_t end)
+{
+	r->h.c[h_index(lat, HSUB)]++;
+	r->h.n++;
+	if (lat > r->h.max)
+		r->h.max = lat;
+	int sec = (int) ((double) (end - r->start) * r->sec_per_tick);
+	if (sec >= TL_MAX_SECS)
+		sec = TL_MAX_SECS - 1;
+	if (sec > r->maxsec)
+		r->maxsec = sec;
+	tl_sec_t *t = &r->tl[sec];
+	t->c[h_index(lat, TSUB)]++;
+	t->n++;
+	if (lat > t->max)
+		t->max = lat;
+	r->last = end;
+	__atomic_store_n(&r->ops, r->ops + 1, __ATOMIC_RELAXED);
+}
+
+/* --- memory ------------------------------------------------------------------------------- */
+
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+static size_t rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (size_t) res * (size_t) sysconf(_SC_PAGESIZE);
+}
+
+/** A "Key:   N kB" line of @a path, in bytes (0 if absent). */
+static size_t proc_kb(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t v = 0, kl = strlen(key);
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0) {
+			v = strtoull(line + kl, NULL, 10) * 1024;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/** Resets VmHWM (peak RSS) to the current RSS (Linux >= 4.0). */
+static void reset_peak_rss(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	if (f) {
+		fputs("5", f);
+		fclose(f);
+	}
+}
+
+/* --- output ---------------------------------------------------------------------------------- */
+
+static void out(const char *wl, int threads, const char *metric, double v)
+{
+	printf("big,%s,%s%s,%zu,%d,%s,%.6g\n", impl->name, wl, suffix, N,
+	    threads, metric, v);
+	fflush(stdout);
+}
+
+static void info(const char *key, const char *val)
+{
+	printf("info,%s,%s,%s\n", impl->name, key, val);
+	fflush(stdout);
+}
+
+static void progress(const char *phase, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void progress(const char *phase, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "[big %s %s t=%d%s] ", impl->name, phase, T, suffix);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* --- running a phase ---------------------------------------------------------------------------- */
+
+/** What one thread of a phase does until it is told to stop (or its work
+ *  is done): returns after recording every operation into its rec_t. */
+typedef struct worker worker_t;
+typedef void (*body_fn)(worker_t *w);
+
+struct worker {
+	int id, threads;
+	void *t;
+	body_fn body;
+	rec_t *rec;
+	uint64_t seed;
+	const int *stop;
+	pthread_barrier_t *bar;
+	/* Phase arguments. */
+	size_t lo, hi;          /* key window [lo, hi) */
+	unsigned kind, mix;     /* workload: kind, write percentage */
+	char special;           /* 'D' (read latest + insert), 'F' (RMW) or 0 */
+	bool zipf;
+	const uint32_t *zs;     /* zipfian index stream */
+	size_t zlen;
+	size_t pairs;           /* churn: pairs done */
+	double rate;            /* soak: writes per second */
+	uint64_t hits, misses;
+};
+
+#define MAXT 16
+static rec_t recs[MAXT + 1];
+static int phase_stop;
+
+static void *worker_main(void *p)
+{
+	worker_t *w = p;
+	impl->thread_init();
+	if (impl->offline)
+		impl->offline();
+	pthread_barrier_wait(w->bar);
+	if (impl->online)
+		impl->online();
+	w->body(w);
+	if (impl->offline)
+		impl->offline();
+	impl->thread_fini();
+	return NULL;
+}
+
+typedef struct {
+	double secs;
+	uint64_t ops, errors;
+	size_t rss_min, rss_max, heap_min, heap_max, rss_first, heap_first;
+	size_t rss_end, heap_end;
+	/* Second half of the phase (flatness). */
+	size_t heap_min2, heap_max2, rss_min2, rss_max2;
+} phase_res_t;
+
+static size_t mem_rss[TL_MAX_SECS], mem_heap[TL_MAX_SECS];
+
+/**
+ * Runs @a threads workers (worker i on w[i], recording into recs[i]) until
+ * they return by themselves (secs 0) or for @a secs seconds, sampling memory
+ * and printing progress once a second; @a target (ops) only for the progress
+ * line. Returns the phase's figures.
+ */
+static phase_res_t run_phase(const char *name, worker_t *w, int threads,
+    double secs, uint64_t target)
+{
+	pthread_t tid[MAXT + 1];
+	pthread_barrier_t bar;
+	bool joined[MAXT + 1] = { false };
+	phase_res_t r;
+	memset(&r, 0, sizeof(r));
+	r.rss_min = r.heap_min = r.heap_min2 = r.rss_min2 = SIZE_MAX;
+	__atomic_store_n(&phase_stop, 0, __ATOMIC_RELAXED);
+	pthread_barrier_init(&bar, NULL, (unsigned) threads + 1);
+	for (int i = 0; i < threads; i++) {
+		w[i].bar = &bar;
+		w[i].stop = &phase_stop;
+		w[i].rec = &recs[i];
+		w[i].id = i;
+		pthread_create(&tid[i], NULL, worker_main, &w[i]);
+	}
+	if (impl->offline)
+		impl->offline();
+	bench_progress_begin("big", name, N, threads);
+	uint64_t start = tsc();
+	for (int i = 0; i < threads; i++)
+		rec_init(&recs[i], start);
+	double t0 = now_s();
+	pthread_barrier_wait(&bar);
+	uint64_t last_ops = 0;
+	for (int sec = 0;; sec++) {
+		/* Wait for the next whole second of the phase (or its end),
+		 * watching for the workers' return every 10 ms. */
+		double next = t0 + sec + 1, end = secs > 0 ? t0 + secs : 0;
+		int done = 0;
+		for (;;) {
+			done = 0;
+			for (int i = 0; i < threads; i++) {
+				if (!joined[i] && pthread_tryjoin_np(tid[i], NULL) == 0)
+					joined[i] = true;
+				done += joined[i];
+			}
+			double now = now_s();
+			if (done == threads || now >= next)
+				break;
+			if (end && now >= end)
+				__atomic_store_n(&phase_stop, 1, __ATOMIC_RELAXED);
+			bench_sleep_us(10000);
+		}
+		uint64_t ops = 0, err = 0;
+		for (int i = 0; i < threads; i++) {
+			ops += __atomic_load_n(&recs[i].ops, __ATOMIC_RELAXED);
+			err += __atomic_load_n(&recs[i].errors, __ATOMIC_RELAXED);
+		}
+		bench_progress_add(ops - last_ops);
+		size_t rss = rss_bytes(), heap = heap_bytes();
+		if (sec < TL_MAX_SECS) {
+			mem_rss[sec] = rss;
+			mem_heap[sec] = heap;
+		}
+		if (sec == 0) {
+			r.rss_first = rss;
+			r.heap_first = heap;
+		}
+		r.rss_min = rss < r.rss_min ? rss : r.rss_min;
+		r.rss_max = rss > r.rss_max ? rss : r.rss_max;
+		r.heap_min = heap < r.heap_min ? heap : r.heap_min;
+		r.heap_max = heap > r.heap_max ? heap : r.heap_max;
+		if (secs > 0 && sec + 1 >= secs / 2) {
+			r.rss_min2 = rss < r.rss_min2 ? rss : r.rss_min2;
+			r.rss_max2 = rss > r.rss_max2 ? rss : r.rss_max2;
+			r.heap_min2 = heap < r.heap_min2 ? heap : r.heap_min2;
+			r.heap_max2 = heap > r.heap_max2 ? heap : r.heap_max2;
+		}
+		if (done == threads && sec == 0)
+			break;  /* shorter than a second: no progress line */
+		char tgt[64] = "";
+		if (target)
+			snprintf(tgt, sizeof(tgt), "/%.3gM (%.0f%%)", target / 1e6,
+			    100.0 * (double) ops / (double) target);
+		progress(name, "%4ds %.3gM%s ops, %.3g Mops/s, rss %.2f GB, heap "
+		    "%.2f GB%s", sec + 1, ops / 1e6, tgt,
+		    (double) (ops - last_ops) / 1e6, rss / 1e9, heap / 1e9,
+		    err ? ", ERRORS" : "");
+		last_ops = ops;
+		if (done == threads)
+			break;
+	}
+	/* The phase's time: from the start to the last worker's last op. */
+	uint64_t last = start;
+	for (int i = 0; i < threads; i++)
+		last = recs[i].last > last ? recs[i].last : last;
+	r.secs = (double) (last - start) * ns_per_tsc * 1e-9;
+	if (r.secs <= 0)
+		r.secs = now_s() - t0;
+	bench_progress_end();
+	if (impl->online)
+		impl->online();
+	pthread_barrier_destroy(&bar);
+	for (int i = 0; i < threads; i++) {
+		r.ops += recs[i].h.n;
+		r.errors += recs[i].errors;
+	}
+	r.rss_end = rss_bytes();
+	r.heap_end = heap_bytes();
+	return r;
+}
+
+/** The phase's rows: throughput, percentiles, errors, timeline, CDF. */
+static uint64_t total_errors;
+
+static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
+{
+	total_errors += r->errors;
+	static hist_t all;
+	memset(&all, 0, sizeof(all));
+	int maxsec = -1;
+	for (int i = 0; i < nrec; i++) {
+		for (unsigned b = 0; b < HBUCKETS(HSUB); b++)
+			all.c[b] += recs[i].h.c[b];
+		all.n += recs[i].h.n;
+		if (recs[i].h.max > all.max)
+			all.max = recs[i].h.max;
+		if (recs[i].maxsec > maxsec)
+			maxsec = recs[i].maxsec;
+	}
+	out(wl, threads, "mops", (double) all.n / r->secs / 1e6);
+	out(wl, threads, "ops", (double) all.n);
+	out(wl, threads, "seconds", r->secs);
+	out(wl, threads, "errors", (double) r->errors);
+	if (all.n == 0)
+		return;
+	static const struct { const char *m; double q; } pq[] = {
+		{ "p50_ns", 0.5 }, { "p99_ns", 0.99 }, { "p999_ns", 0.999 },
+	};
+	for (int i = 0; i < 3; i++)
+		out(wl, threads, pq[i].m, (double) h_quantile(all.c, NULL,
+		    HBUCKETS(HSUB), HSUB, all.n, pq[i].q) * ns_per_tsc);
+	out(wl, threads, "max_us", (double) all.max * ns_per_tsc / 1000);
+	/* The CDF: one point per non-empty bucket (at most a few hundred). */
+	uint64_t acc = 0;
+	for (unsigned b = 0; b < HBUCKETS(HSUB); b++) {
+		if (!all.c[b])
+			continue;
+		acc += all.c[b];
+		printf("cdf,%s,%s%s,%d,%.1f,%.9f\n", impl->name, wl, suffix,
+		    threads, (double) h_upper(b, HSUB) * ns_per_tsc,
+		    (double) acc / (double) all.n);
+	}
+	/* The timeline: per second, merged over threads. */
+	static uint32_t c[HBUCKETS(TSUB)];
+	for (int s = 0; s <= maxsec && s < TL_MAX_SECS; s++) {
+		memset(c, 0, sizeof(c));
+		uint64_t n = 0, mx = 0;
+		for (int i = 0; i < nrec; i++) {
+			if (s > recs[i].maxsec)
+				continue;
+			tl_sec_t *t = &recs[i].tl[s];
+			for (unsigned b = 0; b < HBUCKETS(TSUB); b++)
+				c[b] += t->c[b];
+			n += t->n;
+			if (t->max > mx)
+				mx = t->max;
+		}
+		double q[3] = { 0, 0, 0 };
+		for (int i = 0; n && i < 3; i++)
+			q[i] = (double) h_quantile(NULL, c, HBUCKETS(TSUB), TSUB, n,
+			    pq[i].q) * ns_per_tsc;
+		printf("tl,%s,%s%s,%d,%d,%llu,%.0f,%.0f,%.0f,%.0f,%zu,%zu\n",
+		    impl->name, wl, suffix, threads, s, (unsigned long long) n,
+		    q[0], q[1], q[2], (double) mx * ns_per_tsc,
+		    mem_rss[s], mem_heap[s]);
+	}
+	fflush(stdout);
+}
+
+/* --- values ------------------------------------------------------------------------------------ */
+
+#define V_INIT 0x5555u
+#define V_UPD 0xaaaau
+
+static inline bool value_ok(uint64_t key, uint64_t v)
+{
+	return v == (key ^ V_INIT) || v == (key ^ V_UPD) || (is_set && v == key);
+}
+
+static inline void quiesce(uint64_t k)
+{
+	if (impl->quiescent && (k & 63) == 0)
+		impl->quiescent();
+}
+
+/* --- grow ------------------------------------------------------------------------------------------ */
+
+#define MAX_EVENTS 128
+static size_t ev_keys[MAX_EVENTS];
+static long ev_buckets[MAX_EVENTS];
+static int nev;
+
+static void body_grow(worker_t *w)
+{
+	long b = w->id == 0 ? impl->buckets(w->t) : -1;
+	size_t k = 0;
+	for (size_t i = w->lo + (size_t) w->id; i < w->hi; i += (size_t) w->threads) {
+		uint64_t key = key_present(i);
+		uint64_t t0 = tsc();
+		/* -X: key 7 is "inserted" without reaching the table: the
+		 * check must find it missing (tests/test_bench_big.py). */
+		int ok = drop_one && i == 7 ? 1 :
+		    impl->insert(w->t, key, key ^ V_INIT);
+		uint64_t t1 = tsc();
+		rec_add(w->rec, t1 - t0, t1);
+		if (!ok)
+			w->rec->errors++;
+		quiesce(++k);
+		/* Thread 0 watches the size: where the table grows. */
+		if (w->id == 0 && (k & 4095) == 0 && b >= 0) {
+			long nb = impl->buckets(w->t);
+			if (nb != b && nev < MAX_EVENTS) {
+				ev_keys[nev] = i;
+				ev_buckets[nev++] = nb;
+			}
+			b = nb;
+		}
+	}
+}
+
+/* Fills [lo, hi) with T threads; records into recs; returns the figures. */
+static phase_res_t fill(void *t, const char *name, size_t lo, size_t hi)
+{
+	worker_t w[MAXT];
+	for (int i = 0; i < T; i++)
+		w[i] = (worker_t) { .threads = T, .t = t, .body = body_grow,
+		    .lo = lo, .hi = hi };
+	return run_phase(name, w, T, 0, hi - lo);
+}
+
+/* --- lookups, YCSB -------------------------------------------------------------------------------- */
+
+enum { K_HIT, K_MISS, K_YCSB };
+static size_t win_lo, win_hi;   /* the present keys: [win_lo, win_hi) */
+/*
+ * YCSB D: thread j inserts the keys d_base + j + T m, m = 0, 1, ..., and
+ * publishes m + 1 in d_pub[j] after each (release); a reader reads only keys
+ * below d_base + T min_j d_pub[j] (acquire), which are all in the table.
+ */
+static size_t d_base;
+static size_t d_pub[MAXT];
+
+static void body_mix(worker_t *w)
+{
+	uint64_t s = w->seed * 0x9e3779b97f4a7c15ull + 7;
+	size_t n = w->hi - w->lo, zi = (size_t) (rnd(&s) % (w->zlen ? w->zlen : 1));
+	uint64_t v;
+	for (uint64_t k = 1; !__atomic_load_n(w->stop, __ATOMIC_RELAXED); k++) {
+		uint64_t r = rnd(&s);
+		size_t idx;
+		if (w->zipf) {
+			idx = w->zs[zi];
+			zi = zi + 1 == w->zlen ? 0 : zi + 1;
+		} else {
+			idx = (size_t) (r % n);
+		}
+		unsigned pct = (unsigned) ((r >> 40) % 100);
+		uint64_t t0 = tsc();
+		if (w->kind == K_MISS) {
+			if (impl->lookup(w->t, key_absent(w->lo + idx), &v))
+				w->rec->errors++;
+		} else if (w->kind == K_HIT || pct >= (unsigned) w->mix) {
+			/* A read (YCSB D: of the latest keys). */
+			size_t i = w->lo + idx;
+			if (w->special == 'D') {
+				size_t m = SIZE_MAX;
+				for (int j = 0; j < w->threads; j++) {
+					size_t p = __atomic_load_n(&d_pub[j],
+					    __ATOMIC_ACQUIRE);
+					m = p < m ? p : m;
+				}
+				size_t newest = d_base + (size_t) w->threads * m;
+				/* Rank idx back from the newest key. */
+				i = newest - 1 - (idx % (newest - w->lo));
+			}
+			uint64_t key = key_present(i);
+			if (!impl->lookup(w->t, key, &v) || !value_ok(key, v))
+				w->rec->errors++;
+		} else if (w->special == 'D') {
+			size_t m = d_pub[w->id];
+			uint64_t key = key_present(d_base + (size_t) w->id +
+			    (size_t) w->threads * m);
+			if (!impl->insert(w->t, key, key ^ V_INIT))
+				w->rec->errors++;
+			__atomic_store_n(&d_pub[w->id], m + 1, __ATOMIC_RELEASE);
+		} else if (w->special == 'F') {
+			/* Read-modify-write: flip between the two values. */
+			uint64_t key = key_present(w->lo + idx);
+			if (!impl->lookup(w->t, key, &v) || !value_ok(key, v))
+				w->rec->errors++;
+			else if (!impl->update(w->t, key, v == (key ^ V_INIT) ?
+			    key ^ V_UPD : key ^ V_INIT))
+				w->rec->errors++;
+		} else {
+			uint64_t key = key_present(w->lo + idx);
+			if (!impl->update(w->t, key, key ^ V_UPD))
+				w->rec->errors++;
+		}
+		uint64_t t1 = tsc();
+		rec_add(w->rec, t1 - t0, t1);
+		quiesce(k);
+	}
+}
+
+/*
+ * The YCSB mixes (Cooper et al., SoCC 2010): 'mix' is the percentage of
+ * writes, or 'D' (95 % reads of the latest keys, 5 % inserts) and 'F'
+ * (50 % reads, 50 % read-modify-writes).
+ */
+typedef struct {
+	const char *name;
+	unsigned kind, mix;   /* mix: write percentage */
+	char special;         /* 'D', 'F' or 0 */
+} mix_t;
+
+static const mix_t mixes[] = {
+	{ "ycsb-c", K_YCSB, 0, 0 },
+	{ "ycsb-b", K_YCSB, 5, 0 },
+	{ "ycsb-a", K_YCSB, 50, 0 },
+	{ "ycsb-f", K_YCSB, 50, 'F' },
+	{ "ycsb-d", K_YCSB, 5, 'D' },    /* last: it adds keys */
+};
+
+static uint32_t *zstream[MAXT];
+/* Zipfian draws per thread, cycled: 2^22, or 16 per key for small tables. */
+static size_t ZLEN = (size_t) 1 << 22;
+
+static void make_zipf(size_t n)
+{
+	static size_t zn;
+	if (zn == n)
+		return;
+	progress("zipf", "scrambled zipfian 0.99 over %zu keys", n);
+	zipf_t z;
+	zipf_init(&z, n, 0.99);
+	for (int i = 0; i < T; i++) {
+		if (!zstream[i])
+			zstream[i] = malloc(ZLEN * sizeof(uint32_t));
+		uint64_t s = (uint64_t) (i + 1) * 1000003u + 17;
+		for (size_t k = 0; k < ZLEN; k++)
+			zstream[i][k] = (uint32_t) zipf_next(&z, &s);
+	}
+	zn = n;
+}
+
+static void run_mix(void *t, const char *name, unsigned kind, unsigned mix,
+    char special, bool zipf, double secs)
+{
+	worker_t w[MAXT];
+	char wl[64];
+	snprintf(wl, sizeof(wl), "%s%s", name, kind == K_YCSB ?
+	    (zipf ? "-zipf" : "-uniform") : "");
+	if (zipf)
+		make_zipf(win_hi - win_lo);
+	d_base = win_hi;
+	memset(d_pub, 0, sizeof(d_pub));
+	for (int i = 0; i < T; i++)
+		w[i] = (worker_t) { .threads = T, .t = t, .body = body_mix,
+		    .lo = win_lo, .hi = win_hi, .kind = kind, .mix = mix,
+		    .special = special, .zipf = zipf, .zs = zstream[i], .zlen = zipf ? ZLEN : 0,
+		    .seed = (uint64_t) i * 31 + mix * 7 + zipf };
+	phase_res_t r = run_phase(wl, w, T, secs, 0);
+	if (special == 'D') {
+		/* Even the threads' inserts: the window stays contiguous. */
+		size_t mx = 0;
+		for (int i = 0; i < T; i++)
+			mx = d_pub[i] > mx ? d_pub[i] : mx;
+		for (int i = 0; i < T; i++)
+			for (size_t m = d_pub[i]; m < mx; m++) {
+				uint64_t key = key_present(d_base + (size_t) i +
+				    (size_t) T * m);
+				if (!impl->insert(t, key, key ^ V_INIT))
+					r.errors++;
+				quiesce(m);
+			}
+		win_hi = d_base + (size_t) T * mx;
+	}
+	report(wl, T, T, &r);
+}
+
+/* --- resize (Triplett) ------------------------------------------------------------------------------- */
+
+typedef struct {
+	void *t;
+	size_t a, b;
+	uint64_t resizes;
+	int stop;
+} flipper_t;
+
+static void *flipper_main(void *p)
+{
+	flipper_t *f = p;
+	impl->thread_init();
+	/* Also stops when the phase's time is up: readers that a resize
+	 * starves (libcuckoo's rehash holds every bucket lock) could not
+	 * finish otherwise. */
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&phase_stop, __ATOMIC_RELAXED)) {
+		impl->resize(f->t, f->b >> impl->resize_shift);
+		impl->resize(f->t, f->a >> impl->resize_shift);
+		f->resizes += 2;
+	}
+	impl->thread_fini();
+	return NULL;
+}
+
+static void phase_resize(void *t, double secs)
+{
+	long b = impl->buckets(t);
+	if (!impl->resize) {
+		out("resize", T, "unsupported", 1);
+		progress("resize", "skipped: no resize on demand beside other "
+		    "operations");
+		return;
+	}
+	/* A table that does not say its size (cds_lfht) is resized to the
+	 * power of two at or above its keys first, and flipped from there. */
+	if (b <= 0)
+		b = (long) bench_pow2(win_hi - win_lo);
+	/* Chained tables flip to half their buckets (fuller chains), inline
+	 * ones to twice (they cannot hold N keys in half). */
+	size_t a = (size_t) b, c = strcmp(impl->layout, "inline") == 0 ?
+	    2 * (size_t) b : (size_t) b / 2;
+	size_t sizes[2] = { a, c };
+	for (int k = 0; k < 2; k++) {
+		impl->resize(t, sizes[k] >> impl->resize_shift);
+		if (impl->offline)
+			impl->offline();
+		impl->settle(t);
+		if (impl->online)
+			impl->online();
+		char wl[48];
+		snprintf(wl, sizeof(wl), "resize-fixed-%s", k == 0 ? "n" : "m");
+		run_mix(t, wl, K_HIT, 0, 0, false, secs);
+		out(wl, T, "buckets", (double) sizes[k]);
+	}
+	flipper_t f = { .t = t, .a = c, .b = a };
+	pthread_t ft;
+	pthread_create(&ft, NULL, flipper_main, &f);
+	run_mix(t, "resize-resizing", K_HIT, 0, 0, false, secs);
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	if (impl->offline)
+		impl->offline();
+	pthread_join(ft, NULL);
+	impl->resize(t, a >> impl->resize_shift);
+	impl->settle(t);
+	if (impl->online)
+		impl->online();
+	out("resize-resizing", T, "resizes", (double) f.resizes);
+	out("resize-resizing", T, "buckets_a", (double) a);
+	out("resize-resizing", T, "buckets_b", (double) c);
+}
+
+/* --- churn --------------------------------------------------------------------------------------- */
+
+/*
+ * Thread j owns the keys lo + j + T m of the window and its next ones
+ * hi + j + T m: each pair removes its oldest and inserts its next, so the
+ * table keeps N keys. Afterwards the main thread evens the threads' pair
+ * counts, so the window is contiguous again.
+ */
+static void body_churn(worker_t *w)
+{
+	size_t m = 0, step = (size_t) w->threads;
+	for (; !__atomic_load_n(w->stop, __ATOMIC_RELAXED); m++) {
+		uint64_t ko = key_present(w->lo + (size_t) w->id + step * m);
+		uint64_t kn = key_present(w->hi + (size_t) w->id + step * m);
+		uint64_t t0 = tsc();
+		int ok = impl->remove(w->t, ko);
+		uint64_t t1 = tsc();
+		rec_add(w->rec, t1 - t0, t1);
+		ok &= impl->insert(w->t, kn, kn ^ V_INIT);
+		uint64_t t2 = tsc();
+		rec_add(w->rec, t2 - t1, t2);
+		if (!ok)
+			w->rec->errors++;
+		quiesce(m);
+	}
+	w->pairs = m;
+}
+
+static void report_flat(const char *wl, const phase_res_t *r)
+{
+	out(wl, T, "rss_start_mb", r->rss_first / 1048576.0);
+	out(wl, T, "rss_end_mb", r->rss_end / 1048576.0);
+	out(wl, T, "heap_start_mb", r->heap_first / 1048576.0);
+	out(wl, T, "heap_end_mb", r->heap_end / 1048576.0);
+	if (r->heap_max2 >= r->heap_min2 && r->heap_min2 != SIZE_MAX) {
+		/* Flatness over the second half: (max - min) / min. */
+		out(wl, T, "heap_flat_pct", 100.0 * (double) (r->heap_max2 -
+		    r->heap_min2) / (double) r->heap_min2);
+		out(wl, T, "rss_flat_pct", 100.0 * (double) (r->rss_max2 -
+		    r->rss_min2) / (double) r->rss_min2);
+	}
+	out(wl, T, "heap_growth_pct", 100.0 * ((double) r->heap_end -
+	    (double) r->heap_first) / (double) r->heap_first);
+}
+
+static void phase_churn(void *t, double secs)
+{
+	if (impl->no_concurrent_remove && T > 1) {
+		out("churn", T, "unsupported", 1);
+		progress("churn", "skipped: remove is not safe beside other "
+		    "operations");
+		return;
+	}
+	worker_t w[MAXT];
+	for (int i = 0; i < T; i++)
+		w[i] = (worker_t) { .threads = T, .t = t, .body = body_churn,
+		    .lo = win_lo, .hi = win_hi };
+	phase_res_t r = run_phase("churn", w, T, secs, 0);
+	size_t mx = 0, extra_err = 0;
+	for (int i = 0; i < T; i++)
+		mx = w[i].pairs > mx ? w[i].pairs : mx;
+	for (int i = 0; i < T; i++)
+		for (size_t m = w[i].pairs; m < mx; m++) {
+			uint64_t ko = key_present(win_lo + (size_t) i + (size_t) T * m);
+			uint64_t kn = key_present(win_hi + (size_t) i + (size_t) T * m);
+			if (!impl->remove(t, ko) || !impl->insert(t, kn, kn ^ V_INIT))
+				extra_err++;
+			quiesce(m);
+		}
+	win_lo += mx * (size_t) T;
+	win_hi += mx * (size_t) T;
+	r.errors += extra_err;
+	report("churn", T, T, &r);
+	report_flat("churn", &r);
+}
+
+/* --- soak ---------------------------------------------------------------------------------------- */
+
+#define RING ((size_t) 65536)   /* absent keys the writer keeps inserted */
+static size_t ring_next;        /* absent keys inserted so far */
+
+/*
+ * The writer: write i is due at start + i / rate; its latency runs from
+ * then, not from when it began (a stall delays the writes behind it, and
+ * they count it). Of every four writes, two replace a value, one inserts
+ * the next absent key, one removes the absent key inserted RING before
+ * (a replace until the ring is full, and for tables whose remove is not
+ * concurrency-safe).
+ */
+static void body_writer(worker_t *w)
+{
+	uint64_t s = 99;
+	uint64_t start = w->rec->start;
+	double ticks_per_op = tsc_per_ns * 1e9 / w->rate;
+	size_t n = w->hi - w->lo;
+	for (uint64_t i = 0; !__atomic_load_n(w->stop, __ATOMIC_RELAXED); i++) {
+		uint64_t due = start + (uint64_t) ((double) i * ticks_per_op);
+		uint64_t now = tsc();
+		if (now < due) {
+			double ahead_us = (double) (due - now) * ns_per_tsc / 1000;
+			if (ahead_us > 200)
+				bench_sleep_us((long) ahead_us - 100);
+			while (tsc() < due)
+				__builtin_ia32_pause();
+		}
+		int ok = 1;
+		unsigned op = (unsigned) (i & 3);
+		bool ring_ok = !impl->no_concurrent_remove;
+		if (op == 1 && ring_ok) {
+			uint64_t key = key_absent(ring_next);
+			ok = impl->insert(w->t, key, key ^ V_INIT);
+			ring_next++;
+		} else if (op == 3 && ring_ok && ring_next > RING) {
+			ok = impl->remove(w->t, key_absent(ring_next - 1 - RING));
+			/* The ring keeps RING keys: this one is out. */
+		} else {
+			uint64_t key = key_present(w->lo + (size_t) (rnd(&s) % n));
+			ok = impl->update(w->t, key, key ^ V_UPD);
+		}
+		uint64_t end = tsc();
+		rec_add(w->rec, end - due, end);
+		if (!ok)
+			w->rec->errors++;
+		quiesce(i);
+	}
+}
+
+static void phase_soak(void *t, double lsecs, double secs, double rate)
+{
+	worker_t w[MAXT + 1];
+	int readers = T > 1 ? T - 1 : 1;
+	/* Lookups alone first: the outliers the host shows without writes. */
+	for (int i = 0; i < readers; i++)
+		w[i] = (worker_t) { .threads = readers, .t = t, .body = body_mix,
+		    .lo = win_lo, .hi = win_hi, .kind = K_HIT, .seed = 1000u + i };
+	phase_res_t r = run_phase("soak-lookups-alone", w, readers, lsecs, 0);
+	report("soak-lookups-alone", readers, readers, &r);
+	for (int i = 0; i < readers; i++)
+		w[i] = (worker_t) { .threads = readers, .t = t, .body = body_mix,
+		    .lo = win_lo, .hi = win_hi, .kind = K_HIT, .seed = 2000u + i };
+	w[readers] = (worker_t) { .threads = 1, .t = t, .body = body_writer,
+	    .lo = win_lo, .hi = win_hi, .rate = rate };
+	r = run_phase("soak", w, readers + 1, secs, 0);
+	/* Readers and the writer separately. */
+	report("soak-lookups", readers, readers, &r);
+	rec_t keep = recs[0];
+	recs[0] = recs[readers];
+	phase_res_t rw = r;
+	rw.errors = 0;  /* counted with the lookups above */
+	report("soak-writes", 1, 1, &rw);
+	out("soak-writes", 1, "rate_target", rate);
+	out("soak-writes", 1, "rate_done", (double) recs[0].h.n / r.secs);
+	recs[readers] = recs[0];
+	recs[0] = keep;
+	report_flat("soak", &r);
+}
+
+/* --- check ---------------------------------------------------------------------------------------- */
+
+static void body_check(worker_t *w)
+{
+	uint64_t v;
+	size_t k = 0;
+	for (size_t i = w->lo + (size_t) w->id; i < w->hi; i += (size_t) w->threads) {
+		uint64_t key = key_present(i);
+		uint64_t t0 = tsc();
+		int ok = impl->lookup(w->t, key, &v) && value_ok(key, v);
+		if (ok && w->kind == 1)
+			ok = impl->remove(w->t, key);
+		uint64_t t1 = tsc();
+		rec_add(w->rec, t1 - t0, t1);
+		if (!ok)
+			w->rec->errors++;
+		/* An absent key must be absent. */
+		if ((k & 15) == 0 && impl->lookup(w->t, key_absent(ring_next + i), &v))
+			w->rec->errors++;
+		quiesce(++k);
+	}
+}
+
+/** Every key of [lo, hi) present with a value the harness wrote; with
+ *  @a remove each is then removed (single-threaded when remove is not
+ *  concurrency-safe). Returns the errors. */
+static uint64_t check_keys(void *t, const char *name, size_t lo, size_t hi,
+    bool remove)
+{
+	worker_t w[MAXT];
+	int th = remove && impl->no_concurrent_remove ? 1 : T;
+	for (int i = 0; i < th; i++)
+		w[i] = (worker_t) { .threads = th, .t = t, .body = body_check,
+		    .lo = lo, .hi = hi, .kind = remove };
+	phase_res_t r = run_phase(name, w, th, 0, hi - lo);
+	out(name, th, "keys", (double) (hi - lo));
+	out(name, th, "errors", (double) r.errors);
+	out(name, th, "seconds", r.secs);
+	return r.errors;
+}
+
+/** The absent-key ring of the soak: the last RING inserted present, the
+ *  ones before removed (or all present when removes were skipped). */
+static uint64_t check_ring(void *t, bool remove)
+{
+	uint64_t err = 0, v;
+	size_t first = impl->no_concurrent_remove || ring_next <= RING ? 0 :
+	    ring_next - RING;
+	/* Removes lag inserts by up to one group: allow a present key below. */
+	for (size_t i = 0; i < ring_next; i++) {
+		uint64_t key = key_absent(i);
+		int hit = impl->lookup(t, key, &v);
+		if (i >= first + 1 && (!hit || !value_ok(key, v)))
+			err++;
+		if (i + 1 < first && hit)
+			err++;
+		if (hit && remove && !impl->remove(t, key))
+			err++;
+		quiesce(i);
+	}
+	return err;
+}
+
+/* --- crossing -------------------------------------------------------------------------------------- */
+
+static void phase_crossing(void)
+{
+	/* The last grow threshold at or below N the grow phase saw. */
+	size_t at = 0;
+	long before = -1, after = -1;
+	for (int i = 0; i < nev; i++)
+		if (ev_keys[i] <= N) {
+			at = ev_keys[i];
+			after = ev_buckets[i];
+			before = i ? ev_buckets[i - 1] : -1;
+		}
+	bool known = at > 0;
+	if (!known) {
+		at = 1;
+		while (at * 2 <= N)
+			at *= 2;
+	}
+	/* The poll saw the change up to 4096 x T inserts late. */
+	size_t margin = 4096 * (size_t) T * 2;
+	size_t w = N / 64 > margin ? N / 64 : margin;
+	size_t lo = at > w + margin ? at - margin - w / 2 : 0;
+	size_t hi = lo + w + margin;
+	info("crossing_threshold", known ? "observed" : "power-of-two");
+	void *t = impl->create(N, 0);
+	progress("crossing", "fill to %zu, then %zu inserts across %zu (%s)",
+	    lo, hi - lo, at, known ? "the grow phase saw the table grow there" :
+	    "the table does not say its size: the power of two");
+	phase_res_t r = fill(t, "crossing-fill", 0, lo);
+	long b0 = impl->buckets(t);
+	r = fill(t, "crossing", lo, hi);
+	long b1 = impl->buckets(t);
+	report("crossing", T, T, &r);
+	out("crossing", T, "at_keys", (double) at);
+	out("crossing", T, "from_keys", (double) lo);
+	out("crossing", T, "to_keys", (double) hi);
+	out("crossing", T, "buckets_before", (double) b0);
+	out("crossing", T, "buckets_after", (double) b1);
+	out("crossing", T, "grow_seen_before", (double) before);
+	out("crossing", T, "grow_seen_after", (double) after);
+	uint64_t err = check_keys(t, "crossing-check", 0, hi, true);
+	if (impl->offline)
+		impl->offline();
+	impl->settle(t);
+	if (impl->online)
+		impl->online();
+	impl->destroy(t);
+	if (err) {
+		fprintf(stderr, "%s: crossing check failed (%llu errors)\n",
+		    impl->name, (unsigned long long) err);
+		exit(1);
+	}
+}
+
+/* --- main ----------------------------------------------------------------------------------------- */
+
+static void usage(void)
+{
+	fprintf(stderr,
+	    "usage: bench_us big IMPL [-k KEYS] [-t THREADS] [-P] [-d SECS] "
+	    "[-c CHURN_SECS]\n"
+	    "       [-L LOOKUP_ALONE_SECS] [-S SOAK_SECS] [-r WRITES_PER_S] "
+	    "[-w PHASES] [-x SUFFIX] [-Q]\n"
+	    "  -Q: no check and no teardown at the end (not with crossing)\n"
+	    "  -X: negative control: key 7 is never inserted (the check must "
+	    "fail)\n"
+	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,soak,crossing "
+	    "(check always runs)\n");
+	exit(2);
+}
+
+static bool has(const char *list, const char *w)
+{
+	size_t l = strlen(w);
+	for (const char *p = list; (p = strstr(p, w)); p += l)
+		if ((p == list || p[-1] == ',') && (p[l] == ',' || p[l] == 0))
+			return true;
+	return false;
+}
+
+static void thp_info(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	info("thp_enabled", buf[0] ? buf : "unknown");
+	const char *tun = getenv("GLIBC_TUNABLES");
+	info("glibc_tunables", tun ? tun : "");
+}
+
+int bench_big_main(int argc, char **argv, const bench_impl_t *im)
+{
+	impl = im;
+	is_set = strcmp(impl->name, "ckhs") == 0;
+	double secs = 5, churn = 10, soak = 10, alone = 3, rate = 200000;
+	bool pre = false, quit = false;
+	const char *phases = "grow,lookup,ycsb,resize,churn,soak,crossing";
+	int opt;
+	optind = 3;
+	while ((opt = getopt(argc, argv, "k:t:PQXd:c:L:S:r:w:x:h")) != -1) {
+		switch (opt) {
+		case 'k': N = strtoull(optarg, NULL, 0); break;
+		case 't': T = atoi(optarg); break;
+		case 'P': pre = true; break;
+		case 'Q': quit = true; break;
+		case 'X': drop_one = true; break;
+		case 'd': secs = atof(optarg); break;
+		case 'c': churn = atof(optarg); break;
+		case 'L': alone = atof(optarg); break;
+		case 'S': soak = atof(optarg); break;
+		case 'r': rate = atof(optarg); break;
+		case 'w': phases = optarg; break;
+		case 'x': suffix = optarg; break;
+		default: usage();
+		}
+	}
+	if (T < 1 || T > MAXT || N < 1024 || secs <= 0 || rate <= 0)
+		usage();
+	if (16 * N < ZLEN)
+		ZLEN = 16 * N;
+	calibrate();
+	thp_info();
+	impl->thread_init();
+	malloc_trim(0);
+	size_t heap0 = heap_bytes(), rss0 = rss_bytes();
+	reset_peak_rss();
+	uint64_t errors;
+	/* grow (always: the other phases need the full table) */
+	const char *gname = pre || impl->presized ? "grow-presized" : "grow";
+	void *t = impl->create(N, pre ? N : 0);
+	phase_res_t r = fill(t, gname, 0, N);
+	report(gname, T, T, &r);
+	size_t hwm = proc_kb("/proc/self/status", "VmHWM:");
+	size_t heap1 = heap_bytes(), rss1 = rss_bytes();
+	out(gname, T, "peak_rss_mb", (double) (hwm - rss0) / 1048576.0);
+	out(gname, T, "final_rss_mb", (double) (rss1 - rss0) / 1048576.0);
+	out(gname, T, "peak_heap_mb", (double) (r.heap_max > heap1 ? r.heap_max :
+	    heap1) / 1048576.0 - (double) heap0 / 1048576.0);
+	out(gname, T, "final_heap_mb", (double) (heap1 - heap0) / 1048576.0);
+	out(gname, T, "bytes_per_key_rss", (double) (rss1 - rss0) / (double) N);
+	out(gname, T, "bytes_per_key_heap", (double) (heap1 - heap0) / (double) N);
+	out(gname, T, "peak_over_final_rss", (double) (hwm - rss0) /
+	    (double) (rss1 - rss0));
+	out(gname, T, "anon_huge_mb", (double) proc_kb("/proc/self/smaps_rollup",
+	    "AnonHugePages:") / 1048576.0);
+	if (impl->offline)
+		impl->offline();
+	impl->settle(t);  /* a resize the last inserts asked for */
+	if (impl->online)
+		impl->online();
+	out(gname, T, "buckets", (double) impl->buckets(t));
+	out(gname, T, "grow_events", (double) nev);
+	for (int i = 0; i < nev; i++)
+		printf("ev,%s,%s%s,%d,%zu,%ld\n", impl->name, gname, suffix, T,
+		    ev_keys[i], ev_buckets[i]);
+	win_lo = 0;
+	win_hi = N;
+	if (has(phases, "lookup")) {
+		run_mix(t, "lookup-hit", K_HIT, 0, 0, false, secs);
+		run_mix(t, "lookup-miss", K_MISS, 0, 0, false, secs);
+	}
+	if (has(phases, "ycsb"))
+		for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
+			for (int z = 0; z < 2; z++)
+				run_mix(t, mixes[m].name, mixes[m].kind, mixes[m].mix,
+				    mixes[m].special, z, secs);
+	if (has(phases, "resize"))
+		phase_resize(t, secs);
+	if (has(phases, "churn"))
+		phase_churn(t, churn);
+	if (has(phases, "soak"))
+		phase_soak(t, alone, soak, rate);
+	if (quit) {
+		/* -Q: no check, no teardown (a big table's removal takes as
+		 * long as its growth): the process exit frees it. */
+		out("memory", T, "quit_without_check", 1);
+		return total_errors ? 1 : 0;
+	}
+	/* check: every key, then empty the table and free it */
+	errors = check_keys(t, "check", win_lo, win_hi, true);
+	uint64_t rerr = check_ring(t, true);
+	out("check", T, "ring_errors", (double) rerr);
+	errors += rerr;
+	if (impl->offline)
+		impl->offline();
+	impl->settle(t);
+	impl->settle(t);
+	if (impl->online)
+		impl->online();
+	impl->destroy(t);
+	if (has(phases, "crossing"))
+		phase_crossing();
+	for (int i = 0; i < MAXT; i++) {
+		free(zstream[i]);
+		zstream[i] = NULL;
+	}
+	malloc_trim(0);
+	size_t heap2 = heap_bytes();
+	out("memory", T, "heap_left_bytes", (double) heap2 - (double) heap0);
+	out("memory", T, "rss_left_mb", ((double) rss_bytes() - (double) rss0) /
+	    1048576.0);
+	impl->thread_fini();
+	errors += total_errors;
+	if (errors) {
+		fprintf(stderr, "%s: %llu errors (lost keys, wrong values, failed "
+		    "operations)\n", impl->name, (unsigned long long) errors);
+		return 1;
+	}
+	return 0;
+}

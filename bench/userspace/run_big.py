@@ -1,0 +1,643 @@
+"""Big-Memory benchmark (issue 39, item 2): every peer at 1e8 keys.
+
+    make -C uspace bench-big                    (KEYS=1e8: about two hours)
+    make -C uspace bench-big QUICK=1            (2^21 keys, short phases)
+    python3 -m bench.userspace.run_big [--quick] [--keys N] [--only a,b]
+        [--skip-unfit] [--report-only] [--out DIR] [--results FILE]
+
+Runs `bench_us big` (bench/userspace/big.c) for every table a user could
+pick (`bench_us list`: every auto-resized adapter that stores 8-byte keys
+and values inline or in its own node, including any added later with
+BENCH_REGISTER), one process per table and configuration:
+
+    A  1 thread:  grow, lookups, YCSB, then check, crossing
+    B  2 threads: grow, lookups, YCSB, forced resizes, churn, soak, check
+    P  presized (the library's presized variant, or created for N), 1 and
+       2 threads (quick: 2): grow only
+    H  huge pages: A's grow and lookups with GLIBC_TUNABLES=
+       glibc.malloc.hugetlb=1 (malloc madvises MADV_HUGEPAGE); quick: libcht
+       only
+
+Before anything runs, the free memory (MemAvailable) is compared with each
+table's estimate (its adapter's est_bytes_per_key x N + the harness's own
+300 MB); a table that does not fit is refused with what it needs (the whole
+run, or only that table with --skip-unfit), and the check is repeated
+before every process. Writes bench/results/userspace/big.{csv,json}, the
+figures big-*.png and the section between <!-- userspace-big:begin --> and
+<!-- userspace-big:end --> of bench/RESULTS.md.
+"""
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+from bench import results_md
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
+OUT = os.path.join(REPO, "bench", "results", "userspace")
+RESULTS_MD = os.path.join(REPO, "bench", "RESULTS.md")
+BEGIN = "<!-- userspace-big:begin -->"
+END = "<!-- userspace-big:end -->"
+
+#: Tables of `bench_us list` that are variants of another (run as its
+#: presized run, or a pointer layout the big run leaves out).
+VARIANT_SUFFIXES = ("-presized", "-ptr", "-a64")
+#: Tables of `bench_us list` that are no peer: the single-threaded ideal
+#: open-addressing table is the floor of the miss count (`bench_us misses`).
+NOT_PEERS = ("ideal",)
+#: The order of the report; tables not named here follow in list order.
+ORDER = ["cht", "cht-map", "lfht-memb", "lfht-qsbr", "cuckoo", "ckhs", "ckht",
+         "tbb-hm", "tbb-um", "rwlock"]
+
+#: Harness memory besides the table: zipfian streams (16 MB per thread),
+#: timelines, the libraries' thread caches.
+HARNESS_BYTES = 300 << 20
+
+PLANS = {
+    # d: seconds per lookup/YCSB point; churn, alone (lookups before the
+    # soak), soak: seconds; rate: soak writes per second.
+    "full": dict(keys=100_000_000, d=5, churn=60, alone=20, soak=120,
+                 soak_cht=600, rate=200_000),
+    # quick: the huge-page run for libcht only, the presized growth at 2
+    # threads only (2^22 keys and all of them took 20 min for 2 of 9 tables
+    # on this host at load 11).
+    "quick": dict(keys=1 << 21, d=0.5, churn=5, alone=2, soak=5,
+                  soak_cht=10, rate=200_000, thp_only="cht",
+                  presized_threads=("2",)),
+    # make test: correctness only (counts, lost keys, memory back).
+    "test": dict(keys=1 << 14, d=0.05, churn=0.2, alone=0.1, soak=0.2,
+                 soak_cht=0.2, rate=50_000, test=True),
+}
+
+T0 = time.monotonic()
+
+
+def log(msg):
+    print("[bench-big %7.1fs] %s" % (time.monotonic() - T0, msg), flush=True)
+
+
+def mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def build():
+    dep = subprocess.run(["bash", os.path.join(REPO, "tools", "ensure-deps.sh"),
+                          "uspace-bench"])
+    if dep.returncode != 0:
+        sys.exit("bench-big: dependencies missing (make -C uspace bench-deps)")
+    env = dict(os.environ)
+    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(var, None)
+    p = subprocess.run(["make", "-s", "-C", HERE, "-j2"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        sys.stdout.write(p.stdout.decode("utf-8", "replace"))
+        sys.exit("bench-big: build failed")
+
+
+def list_impls():
+    """{name: dict(library, layout, presized, est, resize, flags)} in order."""
+    p = subprocess.run([BIN, "list"], stdout=subprocess.PIPE, check=True)
+    impls = {}
+    for line in p.stdout.decode().splitlines():
+        f = line.split(",")
+        if len(f) < 7:
+            continue
+        # From the right: a library's name may hold a comma.
+        impls[f[0]] = dict(library=",".join(f[1:-5]), layout=f[-5],
+                           presized=f[-4] == "presized",
+                           est=float(f[-3]) or 100.0,
+                           resize=f[-2] == "resize", flags=f[-1])
+    return impls
+
+
+def peers_of(impls, only=None):
+    """The tables of the run: every impl that is not a variant of another."""
+    names = [n for n in impls
+             if not n.endswith(VARIANT_SUFFIXES) and n not in NOT_PEERS]
+    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER),
+                              list(impls).index(n)))
+    if only:
+        names = [n for n in names if n in only]
+    return names
+
+
+def presized_of(impls, name):
+    """(impl, extra args) of the presized run of table ``name``."""
+    if name + "-presized" in impls:
+        return name + "-presized", []
+    return name, ["-P"]
+
+
+def estimate(impls, name, keys):
+    """Bytes the process of table ``name`` needs at ``keys`` keys."""
+    e = impls[name]["est"]
+    pre = name + "-presized"
+    if pre in impls:
+        e = max(e, impls[pre]["est"])
+    return int(e * keys) + HARNESS_BYTES
+
+
+def gb(b):
+    return "%.1f GB" % (b / 1e9)
+
+
+def processes(peers, impls, plan):
+    """The runs: (label, impl, args, env) in order, table by table."""
+    k = str(plan["keys"])
+    runs = []
+    if plan.get("test"):
+        # make test: every workload once per table, 2 threads, with the
+        # check and the teardown (no -Q); the presized variants grow only.
+        for name in peers:
+            runs.append(("B", name, [
+                "-k", k, "-d", str(plan["d"]), "-t", "2", "-w",
+                "grow,lookup,ycsb,resize,churn,soak,crossing",
+                "-c", str(plan["churn"]), "-L", str(plan["alone"]),
+                "-S", str(plan["soak"]), "-r", str(plan["rate"])], None))
+            pimpl, pargs = presized_of(impls, name)
+            runs.append(("P", pimpl, ["-k", k, "-t", "2", "-w", "grow"]
+                         + pargs, None))
+        return runs
+    for name in peers:
+        base = ["-k", k, "-d", str(plan["d"])]
+        soak = plan["soak_cht"] if name.startswith("cht") else plan["soak"]
+        runs.append(("A", name, base + ["-t", "1", "-w",
+                                        "grow,lookup,ycsb,crossing"], None))
+        runs.append(("B", name, base + [
+            "-t", "2", "-w", "grow,lookup,ycsb,resize,churn,soak",
+            "-c", str(plan["churn"]), "-L", str(plan["alone"]),
+            "-S", str(soak), "-r", str(plan["rate"])], None))
+        pimpl, pargs = presized_of(impls, name)
+        for t in plan.get("presized_threads", ("1", "2")):
+            runs.append(("P", pimpl, ["-k", k, "-t", t, "-w", "grow", "-Q"]
+                         + pargs, None))
+        if plan.get("thp_only", name) != name:
+            continue
+        runs.append(("H", name, base + ["-t", "1", "-w", "grow,lookup", "-Q",
+                                        "-x", "@thp"],
+                     {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}))
+    return runs
+
+
+def run_one(label, impl, args, env, peer, rows, extra, quiet):
+    """Runs one bench_us big process; its rows into rows/extra; returns
+    (exit status, seconds)."""
+    argv = [BIN, "big", impl] + args
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    t = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=e, text=True)
+    # Progress: the harness prints a line a second; show every tenth and
+    # every phase's first (all of them on a terminal, overwritten).
+    tty = sys.stderr.isatty() and not quiet
+
+    def pump_err():
+        last = None
+        for line in p.stderr:
+            line = line.rstrip("\n")
+            extra["stderr"].append(line)
+            head = line.split("]")[0]
+            if tty:
+                sys.stderr.write("\r\033[K" + line[:160])
+                sys.stderr.flush()
+                continue
+            if quiet:
+                continue
+            try:
+                sec = int(line.split("]")[1].split("s")[0])
+            except (IndexError, ValueError):
+                sec = None
+            if head != last or sec is None or sec % 10 == 0:
+                print("    " + line, file=sys.stderr, flush=True)
+            last = head
+
+    import threading
+    th = threading.Thread(target=pump_err)
+    th.start()
+    for line in p.stdout:
+        f = line.rstrip("\n").split(",")
+        if f[0] == "big" and len(f) == 7:
+            rows.append(dict(run=label, peer=peer, impl=f[1], workload=f[2],
+                             keys=int(f[3]), threads=int(f[4]), metric=f[5],
+                             value=float(f[6])))
+        elif f[0] == "tl" and len(f) == 12:
+            extra["timeline"].append(dict(
+                run=label, peer=peer, impl=f[1], workload=f[2],
+                threads=int(f[3]), sec=int(f[4]), ops=int(f[5]),
+                p50=float(f[6]), p99=float(f[7]), p999=float(f[8]),
+                max=float(f[9]), rss=int(f[10]), heap=int(f[11])))
+        elif f[0] == "cdf" and len(f) == 6:
+            extra["cdf"].append(dict(run=label, peer=peer, impl=f[1],
+                                     workload=f[2], threads=int(f[3]),
+                                     ns=float(f[4]), frac=float(f[5])))
+        elif f[0] == "ev" and len(f) == 6:
+            extra["events"].append(dict(peer=peer, impl=f[1], workload=f[2],
+                                        threads=int(f[3]), keys=int(f[4]),
+                                        buckets=int(f[5])))
+        elif f[0] == "info" and len(f) >= 4:
+            extra["info"][f[2]] = ",".join(f[3:])
+    p.wait()
+    th.join()
+    if tty:
+        sys.stderr.write("\r\033[K")
+    return p.returncode, time.monotonic() - t
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def index(rows):
+    d = {}
+    for r in rows:
+        d[(r["peer"], r["run"], r["workload"], r["threads"], r["metric"])] = \
+            r["value"]
+    return d
+
+
+def fmt(v, nd=2):
+    if v is None:
+        return "-"
+    if v >= 1000:
+        return "%.0f" % v
+    if v >= 100:
+        return "%.1f" % v
+    return ("%%.%df" % nd) % v
+
+
+def table_rows(peers, d):
+    """The summary: one row per table (the figures the issue's goals name)."""
+    out = []
+    for p in peers:
+        g = lambda run, wl, th, m: d.get((p, run, wl, th, m))
+        grow2_p999 = g("B", "grow", 2, "p999_ns")
+        pre2_p999 = g("P", "grow-presized", 2, "p999_ns")
+        fixed = g("B", "resize-fixed-n", 2, "mops")
+        resizing = g("B", "resize-resizing", 2, "mops")
+        errs = sum(v for (pp, run, wl, th, m), v in d.items()
+                   if pp == p and m in ("errors", "ring_errors"))
+        out.append(dict(
+            peer=p,
+            grow1=g("A", "grow", 1, "mops"), grow2=g("B", "grow", 2, "mops"),
+            grow2_p999=grow2_p999, grow2_max=g("B", "grow", 2, "max_us"),
+            pre2_p999=pre2_p999, pre2_max=g("P", "grow-presized", 2, "max_us"),
+            bpk=g("B", "grow", 2, "bytes_per_key_rss"),
+            peak_final=g("B", "grow", 2, "peak_over_final_rss"),
+            hit1=g("A", "lookup-hit", 1, "mops"),
+            hit2=g("B", "lookup-hit", 2, "mops"),
+            hit1_thp=g("H", "lookup-hit@thp", 1, "mops"),
+            miss2=g("B", "lookup-miss", 2, "mops"),
+            czipf2=g("B", "ycsb-c-zipf", 2, "mops"),
+            a_uni2=g("B", "ycsb-a-uniform", 2, "mops"),
+            a_zipf2=g("B", "ycsb-a-zipf", 2, "mops"),
+            resize_ratio=(resizing / fixed if fixed and resizing else None),
+            churn_flat=g("B", "churn", 2, "heap_flat_pct"),
+            soak_flat=g("B", "soak", 2, "heap_flat_pct"),
+            soak_w_p999=g("B", "soak-writes", 1, "p999_ns"),
+            soak_w_max=g("B", "soak-writes", 1, "max_us"),
+            soak_rate=g("B", "soak-writes", 1, "rate_done"),
+            soak_l_max=g("B", "soak-lookups", 1, "max_us"),
+            alone_l_max=g("B", "soak-lookups-alone", 1, "max_us"),
+            cross_max=g("A", "crossing", 1, "max_us"),
+            errors=errs))
+    return out
+
+
+COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
+        ("grow2", "grow 2t Mops/s"), ("grow2_p999", "grow 2t p99.9 ns"),
+        ("grow2_max", "grow 2t max us"), ("pre2_p999", "presized 2t p99.9 ns"),
+        ("pre2_max", "presized 2t max us"), ("bpk", "RSS bytes/key"),
+        ("peak_final", "peak/final RSS"), ("hit1", "hit 1t Mops/s"),
+        ("hit2", "hit 2t Mops/s"), ("hit1_thp", "hit 1t THP Mops/s"),
+        ("miss2", "miss 2t Mops/s"), ("czipf2", "C zipf 2t"),
+        ("a_uni2", "A uniform 2t"), ("a_zipf2", "A zipf 2t"),
+        ("resize_ratio", "resizing/fixed"), ("churn_flat", "churn heap flat %"),
+        ("soak_flat", "soak heap flat %"),
+        ("soak_rate", "soak writes/s done"),
+        ("soak_w_p999", "soak write p99.9 ns"),
+        ("soak_w_max", "soak write max us"),
+        ("soak_l_max", "soak lookup max us"),
+        ("alone_l_max", "lookups alone max us"),
+        ("cross_max", "crossing max us"), ("errors", "errors")]
+
+
+def md_table(trs):
+    lines = ["| " + " | ".join(c[1] for c in COLS) + " |",
+             "|" + "---|" * len(COLS)]
+    for r in trs:
+        cells = []
+        for k, _ in COLS:
+            v = r[k]
+            cells.append(v if isinstance(v, str) else fmt(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def text_table(trs):
+    w = [max(len(c[1]), 8) for c in COLS]
+    out = []
+    keys = [c[0] for c in COLS]
+    # Two blocks (the table is wide).
+    for lo, hi in ((0, 13), (13, len(COLS))):
+        sel = [0] + list(range(max(lo, 1), hi))
+        out.append("  ".join(COLS[i][1].rjust(w[i]) for i in sel))
+        for r in trs:
+            out.append("  ".join(
+                (r[keys[i]] if isinstance(r[keys[i]], str)
+                 else fmt(r[keys[i]])).rjust(w[i]) for i in sel))
+        out.append("")
+    return "\n".join(out)
+
+
+def plots(peers, extra, d, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing: no plots")
+        return []
+    made = []
+    tl = extra["timeline"]
+    # Timeline: growing with 2 threads, per second.
+    fig, axes = plt.subplots(3, 1, figsize=(11, 10), sharex=True)
+    for p in peers:
+        for wl, ls in (("grow", "-"), ("grow-presized", ":")):
+            run = "B" if wl == "grow" else "P"
+            pts = [x for x in tl if x["peer"] == p and x["run"] == run
+                   and x["workload"] == wl and x["threads"] == 2]
+            if not pts:
+                continue
+            xs = [x["sec"] for x in pts]
+            lab = p + ("" if wl == "grow" else " presized")
+            axes[0].plot(xs, [x["ops"] / 1e6 for x in pts], ls, label=lab)
+            axes[1].plot(xs, [max(x["p999"], 1) for x in pts], ls, label=lab)
+            axes[2].plot(xs, [x["rss"] / 1e9 for x in pts], ls, label=lab)
+    axes[0].set_ylabel("inserts (M/s)")
+    axes[1].set_ylabel("insert p99.9 (ns, log)")
+    axes[1].set_yscale("log")
+    axes[2].set_ylabel("RSS (GB)")
+    axes[2].set_xlabel("seconds since the start of the growth (2 threads)")
+    axes[0].legend(fontsize=6, ncol=4)
+    axes[0].set_title("Growing from empty (solid) and into a presized table "
+                      "(dotted), %s keys" % (d.get("_keys") or ""), fontsize=9)
+    fig.tight_layout()
+    pth = os.path.join(out, "big-timeline.png")
+    fig.savefig(pth, dpi=100)
+    plt.close(fig)
+    made.append(pth)
+    # Latency CDFs (as 1 - F on a log scale: the tail).
+    cdf = extra["cdf"]
+    specs = [("B", "grow", 2, "inserts while growing, 2 threads"),
+             ("B", "lookup-hit", 2, "lookups (hits), 2 threads"),
+             ("B", "ycsb-a-zipf", 2, "YCSB A zipf, 2 threads"),
+             ("B", "soak-writes", 1, "soak writes (from schedule)")]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    for ax, (run, wl, th, title) in zip(axes.flat, specs):
+        for p in peers:
+            pts = [x for x in cdf if x["peer"] == p and x["run"] == run
+                   and x["workload"] == wl and x["threads"] == th]
+            if not pts:
+                continue
+            ax.plot([x["ns"] for x in pts],
+                    [max(1 - x["frac"], 1e-9) for x in pts], label=p)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("latency (ns)", fontsize=8)
+        ax.set_ylabel("fraction slower", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    pth = os.path.join(out, "big-cdf.png")
+    fig.savefig(pth, dpi=100)
+    plt.close(fig)
+    made.append(pth)
+    # Memory: bytes per key, peak, and churn/soak over time.
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    xs = range(len(peers))
+    final = [d.get((p, "B", "grow", 2, "bytes_per_key_rss")) or 0
+             for p in peers]
+    peak = [(d.get((p, "B", "grow", 2, "peak_over_final_rss")) or 0) * f
+            for p, f in zip(peers, final)]
+    axes[0].bar([x - 0.2 for x in xs], peak, 0.4, label="peak while growing")
+    axes[0].bar([x + 0.2 for x in xs], final, 0.4, label="final")
+    axes[0].set_xticks(list(xs))
+    axes[0].set_xticklabels(peers, rotation=30, ha="right", fontsize=7)
+    axes[0].set_ylabel("RSS bytes per key")
+    axes[0].legend(fontsize=7)
+    for p in peers:
+        for wl in ("churn", "soak"):
+            pts = [x for x in tl if x["peer"] == p and x["run"] == "B"
+                   and x["workload"] == wl]
+            if pts:
+                axes[1].plot([x["sec"] for x in pts],
+                             [x["heap"] / 1e9 for x in pts],
+                             "-" if wl == "churn" else ":",
+                             label="%s %s" % (p, wl))
+    axes[1].set_xlabel("seconds")
+    axes[1].set_ylabel("heap in use (GB)")
+    axes[1].set_title("churn (solid) and soak (dotted): flat?", fontsize=9)
+    axes[1].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    pth = os.path.join(out, "big-memory.png")
+    fig.savefig(pth, dpi=100)
+    plt.close(fig)
+    made.append(pth)
+    return made
+
+
+def section(meta, trs, pngs, failures):
+    lines = [
+        "## Userspace at Big-Memory scale (`make -C uspace bench-big`)",
+        "",
+        "Generated by `bench/userspace/run_big.py` (%s plan, %s keys, 8-byte "
+        "keys and values) on %s, %d CPUs, %s; %s. THP: `%s`; the THP runs "
+        "(`hit 1t THP`) use `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`."
+        % (meta["plan"], "{:,}".format(meta["keys"]), meta["cpu"],
+           meta["cpus"], meta["date"], meta["duration"], meta["thp"]),
+        "",
+        "One process per table and configuration (A: 1 thread, B: 2 threads, "
+        "P: presized, H: huge pages); latency from log-linear histograms "
+        "(relative error <= 1/64), soak writes timed from their scheduled "
+        "start; memory is RSS above the process's start (peak from VmHWM) "
+        "and the allocator's figure (mallinfo2). Single run, no repetitions: "
+        "ratios within this table only. Errors: lost keys, wrong values, "
+        "failed operations, absent keys found (must be 0).",
+        "",
+        md_table(trs),
+        "",
+    ]
+    if failures:
+        lines += ["Runs that failed or were refused:", ""]
+        lines += ["- %s" % f for f in failures]
+        lines.append("")
+    for p in pngs:
+        lines.append("![%s](results/userspace/%s)" % (
+            os.path.basename(p), os.path.basename(p)))
+    lines.append("")
+    return "\n".join(lines)
+
+
+def thin_cdf(cdf):
+    """At most a few hundred points per curve: a point is kept when its
+    latency grew 25 % or its tail fraction (1 - F) halved since the last
+    kept one (the histogram has 64 buckets per power of two)."""
+    kept, last = [], {}
+    for x in cdf:
+        k = (x["run"], x["peer"], x["workload"], x["threads"])
+        prev = last.get(k)
+        tail = 1 - x["frac"]
+        if (prev is None or x["ns"] >= prev[0] * 1.25
+                or tail <= prev[1] * 0.5 or x["frac"] >= 1):
+            kept.append(x)
+            last[k] = (x["ns"], tail)
+    return kept
+
+
+def write_outputs(rows, extra, meta, peers, out, results, quiet=False):
+    os.makedirs(out, exist_ok=True)
+    extra["cdf"] = thin_cdf(extra["cdf"])
+    with open(os.path.join(out, "big.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["run", "peer", "impl", "workload",
+                                          "keys", "threads", "metric",
+                                          "value"])
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out, "big.json"), "w") as f:
+        json.dump(dict(meta=meta, rows=rows, **extra), f)
+    d = index(rows)
+    d["_keys"] = "{:,}".format(meta["keys"])
+    trs = table_rows(peers, d)
+    if not quiet:
+        print(text_table(trs))
+    pngs = plots(peers, extra, d, out) if not meta.get("no_plots") else []
+    if results:
+        text = open(results).read() if os.path.exists(results) else None
+        sec = section(meta, trs, pngs, meta.get("failures", []))
+        with open(results, "w") as f:
+            f.write(results_md.splice(text, sec, BEGIN, END))
+    return trs
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--test", action="store_true",
+                    help="tiny sizes, correctness only (make test)")
+    ap.add_argument("--keys", type=float, default=None)
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--skip-unfit", action="store_true")
+    ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--results", default=RESULTS_MD)
+    a = ap.parse_args(argv)
+    mode = "test" if a.test else "quick" if a.quick else "full"
+    plan = dict(PLANS[mode])
+    if a.keys:
+        plan["keys"] = int(a.keys)
+    if a.report_only:
+        with open(os.path.join(a.out, "big.json")) as f:
+            doc = json.load(f)
+        meta = doc.pop("meta")
+        rows = doc.pop("rows")
+        peers = meta["peers"]
+        write_outputs(rows, doc, meta, peers, a.out, a.results)
+        return 0
+    if not a.no_build:
+        build()
+    impls = list_impls()
+    only = a.only.split(",") if a.only else None
+    peers = peers_of(impls, only)
+    keys = plan["keys"]
+    avail = mem_available()
+    log("%s plan: %s keys, tables: %s" % (mode, "{:,}".format(keys),
+                                          ", ".join(peers)))
+    log("memory: %s available (MemAvailable); each table's process needs:"
+        % gb(avail))
+    unfit = []
+    for p in peers:
+        need = estimate(impls, p, keys)
+        ok = need <= 0.9 * avail
+        log("  %-10s %8s  (%3.0f bytes/key estimated + %s harness)%s" % (
+            p, gb(need), (need - HARNESS_BYTES) / keys, gb(HARNESS_BYTES),
+            "" if ok else "  DOES NOT FIT"))
+        if not ok:
+            unfit.append(p)
+    if unfit and not a.skip_unfit:
+        log("refused: %s need more than 90%% of the %s available; free "
+            "memory, choose fewer keys (KEYS=...) or --skip-unfit"
+            % (", ".join(unfit), gb(avail)))
+        return 1
+    peers = [p for p in peers if p not in unfit]
+    failures = ["%s: refused, needs %s, %s available" % (
+        p, gb(estimate(impls, p, keys)), gb(avail)) for p in unfit]
+    runs = processes(peers, impls, plan)
+    rows, extra = [], dict(timeline=[], cdf=[], events=[], info={},
+                           stderr=[])
+    t_start = time.monotonic()
+    for i, (label, impl, args, env) in enumerate(runs):
+        peer = impl[:-len("-presized")] if impl.endswith("-presized") else impl
+        need = estimate(impls, peer, keys)
+        avail = mem_available()
+        if need > 0.9 * avail:
+            msg = "%s %s: skipped, needs %s, %s available now" % (
+                label, impl, gb(need), gb(avail))
+            log(msg)
+            failures.append(msg)
+            continue
+        log("(%d/%d) %s %s %s" % (i + 1, len(runs), label, impl,
+                                  " ".join(args)))
+        extra["stderr"] = []
+        rc, secs = run_one(label, impl, args, env, peer, rows, extra,
+                           quiet=mode == "test")
+        log("    %s %s: exit %d, %.1f s" % (label, impl, rc, secs))
+        if rc != 0:
+            tail = " | ".join(extra["stderr"][-3:])
+            failures.append("%s %s (exit %d): %s" % (label, impl, rc, tail))
+    extra.pop("stderr")
+    meta = dict(plan=mode, keys=keys, peers=peers, cpu=cpu_model(),
+                cpus=os.cpu_count(), date=time.strftime("%Y-%m-%d %H:%M UTC",
+                                                        time.gmtime()),
+                duration="%.1f min" % ((time.monotonic() - t_start) / 60),
+                thp=extra["info"].get("thp_enabled", "unknown"),
+                failures=failures, no_plots=a.no_plots,
+                settings={k: v for k, v in plan.items()})
+    results = None if mode == "test" else a.results
+    write_outputs(rows, extra, meta, peers, a.out, results,
+                  quiet=mode == "test")
+    log("done in %s; %d failure(s)" % (meta["duration"], len(failures)))
+    for f in failures:
+        log("  " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

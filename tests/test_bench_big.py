@@ -1,0 +1,120 @@
+"""The Big-Memory benchmark's workloads, small, for correctness only
+(`make -C uspace bench-big`, bench/userspace/big.c and run_big.py; issue 39).
+
+Every table of `bench_us list` (except the pointer and presized variants,
+which run as the presized growth) goes through every workload at 2^14 keys
+and 2 threads: growth from empty and into a presized table, lookups, YCSB
+A/B/C/D/F uniform and zipfian, forced resizes (where the table allows them),
+churn, the rate-limited soak, the threshold crossing, then the check (every
+key present with a value the harness wrote, then removed) and the teardown.
+Asserted: no error of any kind (a lost key, a wrong value, a failed insert or
+remove, an absent key found), every workload ran (or says why it cannot),
+the key counts, and the heap back to its start after the teardown. Never a
+time. The negative control (-X: a key silently not inserted) must fail the
+check, so the check can fail.
+
+Needs the peers (make -C uspace bench-deps); skipped without them.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
+
+#: Every table runs these (names as in big.c's rows).
+WORKLOADS = (["grow", "lookup-hit", "lookup-miss"]
+             + ["ycsb-%s-%s" % (m, d) for m in "cbafd"
+                for d in ("uniform", "zipf")]
+             + ["soak-lookups-alone", "soak-lookups", "soak-writes", "check",
+                "crossing", "crossing-check"])
+#: The heap a table may keep after its teardown (per-thread caches of the
+#: libraries: ck_epoch records, liburcu's thread registry, TBB's pools).
+HEAP_LEFT_MAX = 256 << 10
+
+
+@pytest.fixture(scope="module")
+def big():
+    chk = subprocess.run(["bash", os.path.join(REPO, "tools",
+                                               "ensure-deps.sh"),
+                          "--check", "test-user"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    if chk.returncode:
+        pytest.skip("the userspace peers are missing (make -C uspace "
+                    "bench-deps): " + chk.stdout.strip())
+    env = dict(os.environ)
+    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(var, None)
+    b = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "bench",
+                                                         "userspace"), "-j2"],
+                       env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
+    from bench.userspace import run_big
+    return run_big
+
+
+@pytest.fixture(scope="module")
+def test_run(big, tmp_path_factory):
+    """One run of the test plan; returns (exit status, rows, peers)."""
+    out = str(tmp_path_factory.mktemp("big"))
+    rc = big.main(["--test", "--out", out, "--no-plots", "--no-build"])
+    import json
+    with open(os.path.join(out, "big.json")) as f:
+        doc = json.load(f)
+    return rc, doc["rows"], doc["meta"]
+
+
+def test_every_peer_listed(big):
+    peers = big.peers_of(big.list_impls())
+    for p in ("cht", "lfht-memb", "lfht-qsbr", "cuckoo", "ckhs", "tbb-hm",
+              "tbb-um", "rwlock"):
+        assert p in peers, "%s missing from the big run's tables %s" % (
+            p, peers)
+    assert not [p for p in peers if p.endswith(("-presized", "-ptr"))]
+
+
+def test_big_workloads_correct(test_run):
+    rc, rows, meta = test_run
+    assert not meta["failures"], "\n".join(meta["failures"])
+    assert rc == 0
+    by = {}
+    for r in rows:
+        by.setdefault(r["peer"], {})[(r["workload"], r["metric"])] = r["value"]
+    keys = meta["keys"]
+    for peer in meta["peers"]:
+        d = by.get(peer)
+        assert d, "%s: no rows" % peer
+        errs = {k: v for k, v in d.items()
+                if k[1] in ("errors", "ring_errors") and v != 0}
+        assert not errs, "%s: errors %s" % (peer, errs)
+        for wl in WORKLOADS:
+            assert (wl, "errors") in d, "%s: %s did not run" % (peer, wl)
+        for wl in ("resize", "churn"):
+            ran = (wl + "-resizing" if wl == "resize" else wl, "errors") in d
+            assert ran or (wl, "unsupported") in d, (
+                "%s: %s neither ran nor said it cannot" % (peer, wl))
+        assert ("grow-presized", "errors") in d, "%s: no presized run" % peer
+        assert d[("grow", "ops")] == keys
+        assert d[("grow-presized", "ops")] == keys
+        # Churn and YCSB D move and extend the key window: the check saw at
+        # least the N keys, every one present.
+        assert d[("check", "keys")] >= keys
+        assert d[("crossing-check", "keys")] == d[("crossing", "to_keys")]
+        assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX, (
+            "%s: %d bytes of heap left after the teardown" % (
+                peer, d[("memory", "heap_left_bytes")]))
+
+
+def test_check_catches_a_lost_key(big):
+    """Negative control: key 7 never reaches the table (-X)."""
+    p = subprocess.run([BIN, "big", "cht", "-k", "4096", "-t", "2", "-w",
+                        "grow", "-X"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr[-2000:]
+    errs = [ln for ln in p.stdout.splitlines()
+            if ln.startswith("big,cht,check,") and ",errors," in ln]
+    assert errs and float(errs[0].split(",")[-1]) == 1, p.stdout[-2000:]
