@@ -189,10 +189,14 @@ NOTESTS_NAME := -notests
 else
 $(error TESTS must be 0 or 1)
 endif
+# The page hash table's design has its own file (genarch/src/mm/page_ht_cht.c
+# or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm.
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
+PAGE_HT_SRC := mm/page_ht_cht.c
 else ifeq ($(PAGE_HT),locked)
 CFLAGS += -DCONFIG_PAGE_HT_LOCKED
+PAGE_HT_SRC := mm/page_ht_locked.c
 else
 $(error PAGE_HT must be cht or locked)
 endif
@@ -257,8 +261,8 @@ ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
 	smp.c uaccess_fixup.c userspace.c uctx.c
 ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c paging.c \
 	uaccess.c userspace.c uctx.c uctx_asm.S
-GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c mm/page_ht.c mm/pt4.c
-GENARCH_SRC_arm64 := mm/page_ht.c mm/pt4.c
+GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c $(PAGE_HT_SRC) mm/pt4.c
+GENARCH_SRC_arm64 := $(PAGE_HT_SRC) mm/pt4.c
 ARCH_SRC := $(ARCH_SRC_$(ARCH))
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
 GENERIC_SRC := \
@@ -455,11 +459,13 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
-# Every kernel source the Makefile names (both RCU algorithms), one per line (tests/test_tree.py
+# Every kernel source the Makefile names (both RCU algorithms and both page
+# hash designs), one per line (tests/test_tree.py
 # compares the lists of TESTS=1 with the tree).
 list-sources: ## the kernel's source files, one per line (every architecture)
 	@printf '%s\n' $(sort $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,synch/rcu_arcu.c \
-		synch/rcu_podzimek.c) $(foreach a,amd64 arm64,$(addprefix \
+		synch/rcu_podzimek.c) $(addprefix $(GENARCH_DIR)/src/,mm/page_ht_cht.c \
+		mm/page_ht_locked.c) $(foreach a,amd64 arm64,$(addprefix \
 		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
 		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))))
 
