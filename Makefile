@@ -133,7 +133,8 @@ CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-asynchronous-unwind-tables -ffunction-sections -fdata-sections \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow -Wpointer-arith -g $(INCLUDES) \
-	-DKERNEL_VERSION='"$(VERSION)"' -DKERNEL_GIT_REV='"$(GIT_REV)"'
+	-DKERNEL_VERSION='"$(VERSION)"' -DKERNEL_GIT_REV='"$(GIT_REV)"' \
+	-DCHT_ENV_HEADER='"adt/cht_env_kernel.h"'
 
 ifeq ($(DEBUG),1)
 CFLAGS += -O1 -DCONFIG_DEBUG
@@ -225,12 +226,13 @@ ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 	$(COMMON_DIR)/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the shared common/adt/cht.c again, over the third environment
-# (uspace/lib/cht/osenv ahead of common/include) and libcht's
+# (uspace/lib/cht/osenv/adt/cht_env_os.h, named by CHT_ENV_HEADER) and libcht's
 # user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/cht_rcu). Programs
 # listed in USPACE_CHT_APPS are compiled with the same include path and
 # linked with $(BUILD)/os/libcht.a.
 USPACE_CHT_APPS := chtuser
-UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/cht_rcu/include \
+UCHT_FLAGS := -DCHT_OS_BUILD -DCHT_ENV_HEADER='"adt/cht_env_os.h"' \
+	-Iuspace/lib/cht/osenv -Iuspace/lib/cht_rcu/include \
 	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
 ULIBCHT_SRC := $(COMMON_DIR)/adt/cht.c uspace/lib/cht/src/cht_env.c \
 	uspace/lib/cht_rcu/src/rcu.c

@@ -2,7 +2,9 @@
  * Concurrent hash table: a relativistic split-ordered list (see adt/cht.h).
  *
  * This file is shared by the kernel and the userspace library: it uses only
- * adt/cht_env.h for RCU, deferred work, allocation and assertions.
+ * the cht_env_* names of the environment header that adt/cht.h includes
+ * (CHT_ENV_HEADER, named by each build) for RCU, deferred work, allocation
+ * and assertions.
  *
  * Data layout
  * -----------

@@ -36,7 +36,20 @@
 #ifndef KERN_CHT_H_
 #define KERN_CHT_H_
 
-#include <adt/cht_env.h>
+/*
+ * The environment: RCU, deferred work, allocation, atomics, assertions and
+ * printing, as the cht_env_* names (docs/ARCHITECTURE.md, "One CHT, three
+ * environments"). Each build names its environment's header explicitly with
+ * -DCHT_ENV_HEADER: adt/cht_env_kernel.h (the kernel, top-level Makefile),
+ * uspace/lib/cht/env/adt/cht_env_posix.h (libcht on Linux, uspace/Makefile,
+ * or <cht.h> for libcht's users), uspace/lib/cht/osenv/adt/cht_env_os.h (the
+ * OS's user tasks, the top-level Makefile's UCHT_FLAGS). The three names differ, so an include path that
+ * reaches two environments cannot pick the wrong one silently.
+ */
+#ifndef CHT_ENV_HEADER
+#error "CHT_ENV_HEADER must name the CHT's environment header (see above)"
+#endif
+#include CHT_ENV_HEADER
 #include <adt/cht_mix.h>
 
 /**
