@@ -31,7 +31,11 @@
  * Context rules: every operation must run inside an RCU reader section
  * (rcu_read_lock()), except cht_create() and cht_destroy(). Lookups never block,
  * never write shared memory and never retry. Updates never block and never wait
- * for a resize (they may help by inserting a missing bucket dummy).
+ * for a resize: past a load threshold they only request one (a non-blocking
+ * enqueue of the resize work), and on their walk they help by unlinking
+ * deleted nodes (removed items, and the dummies of a bucket array being
+ * replaced). They never insert a dummy: every bucket of a published array
+ * already has its dummy in the list (see above, and cht.c's "Data layout").
  */
 #ifndef KERN_CHT_H_
 #define KERN_CHT_H_
