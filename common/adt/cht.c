@@ -189,8 +189,8 @@ static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 		 * the table yet, so the dummies (sorted by hash already) are
 		 * chained with plain stores, outside any reader section: creating
 		 * a table needs no RCU reader, so in userspace no registered
-		 * thread (memcached creates its table before it registers; from
-		 * 65e189b to this fix that aborted). cht_create()'s caller
+		 * thread (memcached creates its table before it registers; a
+		 * reader section here would abort it). cht_create()'s caller
 		 * publishes the table after it returns.
 		 */
 		cht_env_assert(h->head.next == 0);

@@ -136,8 +136,9 @@ int page_mapping_update(uint64_t as_id, uintptr_t page, const pte_t *pte)
 	pt_key_t key = { .as_id = as_id, .page = page };
 #ifdef CONFIG_BROKEN_MAPPING2
 	/*
-	 * Negative control (make BROKEN=mapping2): the update before fbcbc48.
-	 * It finds the old record, inserts a new one and removes the old, so
+	 * Negative control (make BROKEN=mapping2): the update as it was
+	 * before it exchanged the record's word in place. It finds the old
+	 * record, inserts a new one and removes the old, so
 	 * two updates leave two records, an update racing a remove brings the
 	 * page back, and clearing the old record's PTE_REC_FREE_FRAME while
 	 * lookups copy it tears mappings (test mapping2 must fail).
