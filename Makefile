@@ -279,7 +279,8 @@ GENERIC_SRC := \
 	mm/as.c mm/frame.c mm/malloc.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
 	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
 	smp/smp_call.c \
-	synch/condvar.c synch/lockdep.c synch/lockstat.c synch/mutex.c \
+	synch/condvar.c synch/lockdep.c synch/lockdep_info.c \
+	synch/lockdep_report.c synch/lockstat.c synch/mutex.c \
 	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
 	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
 	syscall/syscall.c \
