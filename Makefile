@@ -133,7 +133,8 @@ CFLAGS := -std=gnu11 -ffreestanding -nostdinc -fno-builtin -fno-pic -fno-pie \
 	-fno-asynchronous-unwind-tables -ffunction-sections -fdata-sections \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow -Wpointer-arith -g $(INCLUDES) \
-	-DKERNEL_VERSION='"$(VERSION)"' -DKERNEL_GIT_REV='"$(GIT_REV)"'
+	-DKERNEL_VERSION='"$(VERSION)"' -DKERNEL_GIT_REV='"$(GIT_REV)"' \
+	-DCHT_ENV_HEADER='"adt/cht_env_kernel.h"'
 
 ifeq ($(DEBUG),1)
 CFLAGS += -O1 -DCONFIG_DEBUG
@@ -189,10 +190,14 @@ NOTESTS_NAME := -notests
 else
 $(error TESTS must be 0 or 1)
 endif
+# The page hash table's design has its own file (genarch/src/mm/page_ht_cht.c
+# or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm.
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
+PAGE_HT_SRC := mm/page_ht_cht.c
 else ifeq ($(PAGE_HT),locked)
 CFLAGS += -DCONFIG_PAGE_HT_LOCKED
+PAGE_HT_SRC := mm/page_ht_locked.c
 else
 $(error PAGE_HT must be cht or locked)
 endif
@@ -221,12 +226,13 @@ ULIBC_SRC := $(ULIBC)/src/$(UCRT0) $(ULIBC)/src/libc.c $(ULIBC)/src/thread.c \
 	$(COMMON_DIR)/print/printf_core.c
 ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the shared common/adt/cht.c again, over the third environment
-# (uspace/lib/cht/osenv ahead of common/include) and libcht's
+# (uspace/lib/cht/osenv/adt/cht_env_os.h, named by CHT_ENV_HEADER) and libcht's
 # user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/cht_rcu). Programs
 # listed in USPACE_CHT_APPS are compiled with the same include path and
 # linked with $(BUILD)/os/libcht.a.
 USPACE_CHT_APPS := chtuser
-UCHT_FLAGS := -DCHT_OS_BUILD -Iuspace/lib/cht/osenv -Iuspace/lib/cht_rcu/include \
+UCHT_FLAGS := -DCHT_OS_BUILD -DCHT_ENV_HEADER='"adt/cht_env_os.h"' \
+	-Iuspace/lib/cht/osenv -Iuspace/lib/cht_rcu/include \
 	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
 ULIBCHT_SRC := $(COMMON_DIR)/adt/cht.c uspace/lib/cht/src/cht_env.c \
 	uspace/lib/cht_rcu/src/rcu.c
@@ -257,8 +263,8 @@ ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
 	smp.c uaccess_fixup.c userspace.c uctx.c
 ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c paging.c \
 	uaccess.c userspace.c uctx.c uctx_asm.S
-GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c mm/page_ht.c mm/pt4.c
-GENARCH_SRC_arm64 := mm/page_ht.c mm/pt4.c
+GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c $(PAGE_HT_SRC) mm/pt4.c
+GENARCH_SRC_arm64 := $(PAGE_HT_SRC) mm/pt4.c
 ARCH_SRC := $(ARCH_SRC_$(ARCH))
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
 GENERIC_SRC := \
@@ -273,7 +279,8 @@ GENERIC_SRC := \
 	mm/as.c mm/frame.c mm/malloc.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
 	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
 	smp/smp_call.c \
-	synch/condvar.c synch/lockdep.c synch/lockstat.c synch/mutex.c \
+	synch/condvar.c synch/lockdep.c synch/lockdep_info.c \
+	synch/lockdep_report.c synch/lockstat.c synch/mutex.c \
 	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
 	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
 	syscall/syscall.c \
@@ -455,11 +462,13 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
-# Every kernel source the Makefile names (both RCU algorithms), one per line (tests/test_tree.py
+# Every kernel source the Makefile names (both RCU algorithms and both page
+# hash designs), one per line (tests/test_tree.py
 # compares the lists of TESTS=1 with the tree).
 list-sources: ## the kernel's source files, one per line (every architecture)
 	@printf '%s\n' $(sort $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,synch/rcu_arcu.c \
-		synch/rcu_podzimek.c) $(foreach a,amd64 arm64,$(addprefix \
+		synch/rcu_podzimek.c) $(addprefix $(GENARCH_DIR)/src/,mm/page_ht_cht.c \
+		mm/page_ht_locked.c) $(foreach a,amd64 arm64,$(addprefix \
 		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
 		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))))
 

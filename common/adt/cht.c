@@ -2,7 +2,9 @@
  * Concurrent hash table: a relativistic split-ordered list (see adt/cht.h).
  *
  * This file is shared by the kernel and the userspace library: it uses only
- * adt/cht_env.h for RCU, deferred work, allocation and assertions.
+ * the cht_env_* names of the environment header that adt/cht.h includes
+ * (CHT_ENV_HEADER, named by each build) for RCU, deferred work, allocation
+ * and assertions.
  *
  * Data layout
  * -----------
@@ -187,8 +189,8 @@ static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 		 * the table yet, so the dummies (sorted by hash already) are
 		 * chained with plain stores, outside any reader section: creating
 		 * a table needs no RCU reader, so in userspace no registered
-		 * thread (memcached creates its table before it registers; from
-		 * 65e189b to this fix that aborted). cht_create()'s caller
+		 * thread (memcached creates its table before it registers; a
+		 * reader section here would abort it). cht_create()'s caller
 		 * publishes the table after it returns.
 		 */
 		cht_env_assert(h->head.next == 0);

@@ -215,7 +215,7 @@ def example_check(build=DEFAULT_BUILD, keep=False):
         staged = ["lib/libcht.a", "lib/libcht.so", "lib/libcht.so.2",
                   "lib/libcht.so.2.0.0", "lib/pkgconfig/cht.pc",
                   "include/cht/cht.h", "include/cht/cht_rcu.h",
-                  "include/cht/adt/cht.h", "include/cht/adt/cht_env.h"]
+                  "include/cht/adt/cht.h", "include/cht/adt/cht_env_posix.h"]
         for f in staged:
             if not os.path.exists(os.path.join(dest, "opt/cht", f)):
                 return False, "DESTDIR install lacks %s" % f, "\n".join(log)

@@ -31,12 +31,29 @@
  * Context rules: every operation must run inside an RCU reader section
  * (rcu_read_lock()), except cht_create() and cht_destroy(). Lookups never block,
  * never write shared memory and never retry. Updates never block and never wait
- * for a resize (they may help by inserting a missing bucket dummy).
+ * for a resize: past a load threshold they only request one (a non-blocking
+ * enqueue of the resize work), and on their walk they help by unlinking
+ * deleted nodes (removed items, and the dummies of a bucket array being
+ * replaced). They never insert a dummy: every bucket of a published array
+ * already has its dummy in the list (see above, and cht.c's "Data layout").
  */
 #ifndef KERN_CHT_H_
 #define KERN_CHT_H_
 
-#include <adt/cht_env.h>
+/*
+ * The environment: RCU, deferred work, allocation, atomics, assertions and
+ * printing, as the cht_env_* names (docs/ARCHITECTURE.md, "One CHT, three
+ * environments"). Each build names its environment's header explicitly with
+ * -DCHT_ENV_HEADER: adt/cht_env_kernel.h (the kernel, top-level Makefile),
+ * uspace/lib/cht/env/adt/cht_env_posix.h (libcht on Linux, uspace/Makefile,
+ * or <cht.h> for libcht's users), uspace/lib/cht/osenv/adt/cht_env_os.h (the
+ * OS's user tasks, the top-level Makefile's UCHT_FLAGS). The three names differ, so an include path that
+ * reaches two environments cannot pick the wrong one silently.
+ */
+#ifndef CHT_ENV_HEADER
+#error "CHT_ENV_HEADER must name the CHT's environment header (see above)"
+#endif
+#include CHT_ENV_HEADER
 #include <adt/cht_mix.h>
 
 /**

@@ -239,30 +239,18 @@ static void final_check_and_empty(size_t *live)
 	}
 }
 
-const char *cht1_stress(void)
+/** The "%zu errors, first: ..." verdict of cht1_stress(). */
+static const char *stress_reason(void)
 {
 	static char reason[256];
-	unsigned online[CONFIG_MAX_CPUS];
-	unsigned ncpu = 0;
-	cht_stats_t st;
+	snprintf(reason, sizeof(reason), "%zu errors, first: %s",
+	    atomic_get(&errors), error_detail);
+	return reason;
+}
 
-	ncpu = test_online_cpus(online);
-	cht1_nworkers = ncpu < CHT1_MIN_WORKERS ? CHT1_MIN_WORKERS : ncpu;
-
-	cht1_table = malloc(sizeof(cht_t));
-	if (!cht1_table)
-		return "out of memory";
-	if (cht_create_named(cht1_table, "cht-stress", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
-	    CHT1_MAX_LOAD, &stress_ops) != CHT_OK) {
-		free(cht1_table);
-		return "cht_create failed";
-	}
-	uint64_t seed = uptime_us();
-	TPRINTF("cht: stress: %u workers on %u CPUs x %d ops on %d keys each (up "
-	    "to %d duplicates), %d resizers x %d waves of %d items; hash = (key >> "
-	    "3) & 1023; seed %#lx\n", cht1_nworkers, ncpu, CHT1_OPS, CHT1_KEYS, CHT1_DUPS,
-	    CHT1_RESIZERS, CHT1_WAVES, CHT1_WAVE, seed);
-
+/** Resets the workers' and resizers' state; @a seed seeds the workers. */
+static void stress_init(uint64_t seed)
+{
 	for (unsigned w = 0; w < cht1_nworkers; w++) {
 		cht1_workers[w].index = w;
 		cht1_workers[w].seed = (0x9E3779B97F4A7C15ULL * (w + 1)) ^ seed;
@@ -283,7 +271,14 @@ const char *cht1_stress(void)
 		cht1_resizers[r].small_waves = 0;
 		resizer_threads[r] = NULL;
 	}
+}
 
+/** Creates every worker (wired round-robin to @a online) and resizer, then
+ *  runs them all (none when a creation failed). @a ms, @a gps: the run's
+ *  time and grace periods. @return false when a thread could not be created. */
+static bool stress_run(const unsigned *online, unsigned ncpu, uint64_t *ms,
+    uint64_t *gps)
+{
 	/* Create everything first; on failure nothing runs. */
 	bool ok = true;
 	for (unsigned w = 0; w < cht1_nworkers && ok; w++) {
@@ -326,11 +321,15 @@ const char *cht1_stress(void)
 		if (resizer_threads[r])
 			(void) thread_join(resizer_threads[r]);
 	}
-	uint64_t t1 = uptime_us();
-	uint64_t gps = rcu_completed_gps() - gp0;
-	if (!ok)
-		cht1_error("thread_create failed (out of memory)", 0, 0, 0);
+	*ms = (uptime_us() - t0) / 1000;
+	*gps = rcu_completed_gps() - gp0;
+	return ok;
+}
 
+/** Prints the operations and the table after the run (@a st: its stats).
+ *  @return the operations done while a resize was pending. */
+static uint64_t stress_report(uint64_t ms, uint64_t gps, cht_stats_t *st)
+{
 	uint64_t ops[OP_COUNT] = { 0 };
 	uint64_t refused = 0, max_run = 0, during = 0;
 	for (unsigned w = 0; w < cht1_nworkers; w++) {
@@ -340,11 +339,11 @@ const char *cht1_stress(void)
 		max_run = MAX(max_run, cht1_workers[w].max_run);
 		during += cht1_workers[w].during_resize;
 	}
-	cht_get_stats(cht1_table, &st);
+	cht_get_stats(cht1_table, st);
 	TPRINTF("cht: stress: %lu ms, %lu grace periods: %lu finds, %lu inserts, "
 	    "%lu insert-uniques (%lu refused), %lu remove-keys, %lu remove-items, "
 	    "%lu absent-key lookups (%lu operations while a resize was pending); "
-	    "up to %lu duplicates seen\n", (t1 - t0) / 1000, gps, ops[OP_FIND],
+	    "up to %lu duplicates seen\n", ms, gps, ops[OP_FIND],
 	    ops[OP_INSERT], ops[OP_UNIQUE], refused, ops[OP_RMKEY], ops[OP_RMITEM],
 	    ops[OP_ABSENT], during, max_run);
 	size_t minb = (size_t) -1, maxb = 0;
@@ -353,31 +352,27 @@ const char *cht1_stress(void)
 		maxb = MAX(maxb, cht1_resizers[r].max_buckets);
 	}
 	TPRINTF("cht: stress: table: %zu items, %zu buckets, %zu dummies, %lu "
-	    "grows, %lu shrinks; resizers saw %zu .. %zu buckets\n", st.items,
-	    st.buckets, st.dummies, (unsigned long) st.grows,
-	    (unsigned long) st.shrinks, minb, maxb);
+	    "grows, %lu shrinks; resizers saw %zu .. %zu buckets\n", st->items,
+	    st->buckets, st->dummies, (unsigned long) st->grows,
+	    (unsigned long) st->shrinks, minb, maxb);
+	return during;
+}
 
-	if (cht1_wait_resized(CHT1_STUCK_US)) {
-		/* cht_destroy() would wait for it forever: leak the table. */
-		cht1_error("a resize did not complete (the table and its items are "
-		    "left allocated)", 0, st.buckets, st.items);
-		cht1_table = NULL;
-		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
-		    atomic_get(&errors), error_detail);
-		return reason;
-	}
-
-	/* Everything the workers hold must be there; then empty the table. */
+/** Everything the workers hold must be there; then the table is emptied and
+ *  every removed item's callback must run (@a st: the stats after the run). */
+static void stress_empty(const cht_stats_t *st)
+{
+	cht_stats_t now;
 	size_t live = 0;
-	size_t items_before = st.items;
+	size_t items_before = st->items;
 	final_check_and_empty(&live);
 	if (items_before != live && atomic_get(&errors) == 0)
 		cht1_error("the table's item count differs from the items held",
 		    0, items_before, live);
-	cht_get_stats(cht1_table, &st);
-	if (st.items != 0 && atomic_get(&errors) == 0)
+	cht_get_stats(cht1_table, &now);
+	if (now.items != 0 && atomic_get(&errors) == 0)
 		cht1_error("the table is not empty after removing everything", 0,
-		    st.items, 0);
+		    now.items, 0);
 	rcu_barrier();
 	TPRINTF("cht: stress: %zu items removed, %zu remove callbacks, %zu items "
 	    "were left at the end\n", atomic_get(&cht1_removed_cnt),
@@ -386,6 +381,14 @@ const char *cht1_stress(void)
 		cht1_error("remove callbacks differ from removed items (missing or "
 		    "double callbacks)", 0, atomic_get(&callback_cnt),
 		    atomic_get(&cht1_removed_cnt));
+}
+
+/** The emptied table against what the resizers' waves required (@a during:
+ *  operations while a resize was pending). @return false when a resize of
+ *  the emptied table never completed (the table is then leaked). */
+static bool stress_check_resizes(uint64_t during)
+{
+	cht_stats_t st;
 	/*
 	 * What the forced waves must have produced. Each resizer's wave of
 	 * CHT1_WAVE items made the table grow to CHT1_WAVE / CHT1_MAX_LOAD
@@ -417,9 +420,7 @@ const char *cht1_stress(void)
 		cht1_error("a resize of the emptied table did not complete (the "
 		    "table is left allocated)", 0, st.buckets, 0);
 		cht1_table = NULL;
-		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
-		    atomic_get(&errors), error_detail);
-		return reason;
+		return false;
 	}
 	if (atomic_get(&errors) == 0) {
 		if (small)
@@ -436,6 +437,48 @@ const char *cht1_stress(void)
 			cht1_error("too few operations while a resize was pending (got, "
 			    "required)", 0, during, CHT1_MIN_DURING);
 	}
+	return true;
+}
+
+const char *cht1_stress(void)
+{
+	unsigned online[CONFIG_MAX_CPUS];
+	unsigned ncpu = 0;
+	cht_stats_t st;
+
+	ncpu = test_online_cpus(online);
+	cht1_nworkers = ncpu < CHT1_MIN_WORKERS ? CHT1_MIN_WORKERS : ncpu;
+
+	cht1_table = malloc(sizeof(cht_t));
+	if (!cht1_table)
+		return "out of memory";
+	if (cht_create_named(cht1_table, "cht-stress", CHT1_INIT_SIZE, CHT1_INIT_SIZE,
+	    CHT1_MAX_LOAD, &stress_ops) != CHT_OK) {
+		free(cht1_table);
+		return "cht_create failed";
+	}
+	uint64_t seed = uptime_us();
+	TPRINTF("cht: stress: %u workers on %u CPUs x %d ops on %d keys each (up "
+	    "to %d duplicates), %d resizers x %d waves of %d items; hash = (key >> "
+	    "3) & 1023; seed %#lx\n", cht1_nworkers, ncpu, CHT1_OPS, CHT1_KEYS, CHT1_DUPS,
+	    CHT1_RESIZERS, CHT1_WAVES, CHT1_WAVE, seed);
+
+	stress_init(seed);
+	uint64_t ms, gps;
+	if (!stress_run(online, ncpu, &ms, &gps))
+		cht1_error("thread_create failed (out of memory)", 0, 0, 0);
+	uint64_t during = stress_report(ms, gps, &st);
+
+	if (cht1_wait_resized(CHT1_STUCK_US)) {
+		/* cht_destroy() would wait for it forever: leak the table. */
+		cht1_error("a resize did not complete (the table and its items are "
+		    "left allocated)", 0, st.buckets, st.items);
+		cht1_table = NULL;
+		return stress_reason();
+	}
+	stress_empty(&st);
+	if (!stress_check_resizes(during))
+		return stress_reason();
 
 	int rc = cht_destroy(cht1_table);
 	if (rc != CHT_OK) {
@@ -447,9 +490,7 @@ const char *cht1_stress(void)
 		cht1_table = NULL;
 	}
 	if (atomic_get(&errors) != 0) {
-		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
-		    atomic_get(&errors), error_detail);
-		return reason;
+		return stress_reason();
 	}
 	return NULL;
 }

@@ -250,20 +250,20 @@ static void remover(void *arg)
 	}
 }
 
-static const char *part_count(void)
-{
-	static char reason[200];
-	unsigned online[CONFIG_MAX_CPUS];
-	unsigned ncpu = test_online_cpus(online);
-	npairs = ncpu < 2 ? 2 : ncpu;
-	if (npairs > CHT2_MAX_PAIRS)
-		npairs = CHT2_MAX_PAIRS;
-	if (cht_create_named(table, "chtcount", 1, 1, npairs, &cht2_ops) !=
-	    CHT_OK)
-		return "cht_create failed";
-	atomic_set(&callbacks, 0);
-	atomic_set(&bad_callbacks, 0);
+/** What the pairs of part_count() saw, summed over the pairs. */
+typedef struct {
+	size_t max_seen;      /**< largest count read */
+	int64_t min_raw;      /**< smallest unclamped count read */
+	bool split_seen;      /**< the count table used per-CPU slots */
+	const char *fail;     /**< the first pair's failure, or NULL */
+	uint64_t total;       /**< items removed */
+	uint64_t held;        /**< removed while their insert was held */
+} count_sum_t;
 
+/** Runs the npairs inserter/remover pairs on different CPUs (@a online,
+ *  @a ncpu), with the linking hook when @a hold (debug builds). */
+static const char *count_run(const unsigned *online, unsigned ncpu, bool hold)
+{
 	thread_t *th[2 * CHT2_MAX_PAIRS];
 	for (unsigned i = 0; i < npairs; i++) {
 		memset(&pairs[i], 0, sizeof(pairs[i]));
@@ -288,7 +288,6 @@ static const char *part_count(void)
 		return "thread_create failed";
 	}
 #ifdef CONFIG_DEBUG
-	bool hold = ncpu >= 2;
 	if (hold)
 		__atomic_store_n(&cht_env_linked_hook, hold_linked,
 		    __ATOMIC_RELEASE);
@@ -302,40 +301,52 @@ static const char *part_count(void)
 	/* A hook call that loaded the pointer before the store may still run. */
 	rcu_synchronize();
 #endif
+	return NULL;
+}
 
-	size_t max_seen = 0;
-	int64_t min_raw = INT64_MAX;
-	bool split_seen = false;
-	const char *fail = NULL;
-	uint64_t total = 0;
-	uint64_t held = 0;
+/** Sums the pairs' results into @a sum. */
+static void count_sum(count_sum_t *sum)
+{
+	sum->max_seen = 0;
+	sum->min_raw = INT64_MAX;
+	sum->split_seen = false;
+	sum->fail = NULL;
+	sum->total = 0;
+	sum->held = 0;
 	for (unsigned i = 0; i < npairs; i++) {
-		held += pairs[i].held;
-		if (pairs[i].fail && !fail)
-			fail = pairs[i].fail;
-		if (pairs[i].max_seen_ins > max_seen)
-			max_seen = pairs[i].max_seen_ins;
-		if (pairs[i].max_seen_rem > max_seen)
-			max_seen = pairs[i].max_seen_rem;
-		total += pairs[i].removed;
-		if (pairs[i].min_raw_ins < min_raw)
-			min_raw = pairs[i].min_raw_ins;
-		if (pairs[i].min_raw_rem < min_raw)
-			min_raw = pairs[i].min_raw_rem;
-		split_seen = split_seen || pairs[i].split_seen;
+		sum->held += pairs[i].held;
+		if (pairs[i].fail && !sum->fail)
+			sum->fail = pairs[i].fail;
+		if (pairs[i].max_seen_ins > sum->max_seen)
+			sum->max_seen = pairs[i].max_seen_ins;
+		if (pairs[i].max_seen_rem > sum->max_seen)
+			sum->max_seen = pairs[i].max_seen_rem;
+		sum->total += pairs[i].removed;
+		if (pairs[i].min_raw_ins < sum->min_raw)
+			sum->min_raw = pairs[i].min_raw_ins;
+		if (pairs[i].min_raw_rem < sum->min_raw)
+			sum->min_raw = pairs[i].min_raw_rem;
+		sum->split_seen = sum->split_seen || pairs[i].split_seen;
 	}
-	rcu_barrier();
-	cht_stats_t st;
-	cht_get_stats(table, &st);
-	TPRINTF("chtcount: %u pairs x %d rounds: %lu removed (%lu while the "
-	    "insert was held after linking), largest count read %zu (limit %u), "
-	    "smallest unclamped %ld, grows %lu, count at the end %zu\n", npairs,
-	    CHT2_ROUNDS, total, held, max_seen, npairs, (long) min_raw,
-	    (unsigned long) st.grows, st.items);
-	if (fail)
-		return fail;
+}
+
+/** The verdict on the count: exact, never below zero, never past the
+ *  items present; no grow; every removed item's callback run once. */
+static const char *count_check(const count_sum_t *sum, const cht_stats_t *st,
+    bool hold)
+{
+	static char reason[200];
+	size_t max_seen = sum->max_seen;
+	int64_t min_raw = sum->min_raw;
+	uint64_t total = sum->total;
+	uint64_t held = sum->held;
+
+	(void) hold;
+	(void) held;
+	if (sum->fail)
+		return sum->fail;
 	/* The raw sum is one word, exact at every instant, only unsplit. */
-	if (split_seen)
+	if (sum->split_seen)
 		return "the count table used per-CPU slots: the unclamped count "
 		    "is not exact (test set-up)";
 #ifdef CONFIG_DEBUG
@@ -358,15 +369,15 @@ static const char *part_count(void)
 		    "%u items in the table (wrapped below zero)", max_seen, npairs);
 		return reason;
 	}
-	if (st.grows != 0) {
+	if (st->grows != 0) {
 		snprintf(reason, sizeof(reason), "the table grew %lu times although "
 		    "it never held more than max_load = %u items",
-		    (unsigned long) st.grows, npairs);
+		    (unsigned long) st->grows, npairs);
 		return reason;
 	}
-	if (st.items != 0) {
+	if (st->items != 0) {
 		snprintf(reason, sizeof(reason), "item count %zu after every item "
-		    "was removed", st.items);
+		    "was removed", st->items);
 		return reason;
 	}
 	if (total != (uint64_t) npairs * CHT2_ROUNDS)
@@ -378,6 +389,38 @@ static const char *part_count(void)
 		    atomic_get(&bad_callbacks), total);
 		return reason;
 	}
+	return NULL;
+}
+
+static const char *part_count(void)
+{
+	unsigned online[CONFIG_MAX_CPUS];
+	unsigned ncpu = test_online_cpus(online);
+	npairs = ncpu < 2 ? 2 : ncpu;
+	if (npairs > CHT2_MAX_PAIRS)
+		npairs = CHT2_MAX_PAIRS;
+	if (cht_create_named(table, "chtcount", 1, 1, npairs, &cht2_ops) !=
+	    CHT_OK)
+		return "cht_create failed";
+	atomic_set(&callbacks, 0);
+	atomic_set(&bad_callbacks, 0);
+
+	bool hold = ncpu >= 2;
+	const char *r = count_run(online, ncpu, hold);
+	if (r)
+		return r;
+	count_sum_t sum;
+	count_sum(&sum);
+	rcu_barrier();
+	cht_stats_t st;
+	cht_get_stats(table, &st);
+	TPRINTF("chtcount: %u pairs x %d rounds: %lu removed (%lu while the "
+	    "insert was held after linking), largest count read %zu (limit %u), "
+	    "smallest unclamped %ld, grows %lu, count at the end %zu\n", npairs,
+	    CHT2_ROUNDS, sum.total, sum.held, sum.max_seen, npairs,
+	    (long) sum.min_raw, (unsigned long) st.grows, st.items);
+	if ((r = count_check(&sum, &st, hold)))
+		return r;
 	/* Wait for a (spurious) resize in flight before destroying. */
 	for (unsigned i = 0; i < 1000; i++) {
 		cht_get_stats(table, &st);

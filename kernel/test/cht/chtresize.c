@@ -239,6 +239,118 @@ static const char *resize_run(uint64_t *done, uint64_t *resize_us)
  * Continuous resize test, see the file comment.
  * @return NULL on success, or the reason of the failure.
  */
+/** Allocates the table and the items (all live) and creates the table at
+ *  its small size. @return NULL or the failure (nothing left allocated). */
+static const char *chtr_setup(void)
+{
+	table = malloc(sizeof(cht_t));
+	items = malloc(CHTR_ITEMS * sizeof(chtr_item_t));
+	if (!table || !items) {
+		free(table);
+		free(items);
+		return "out of memory for the table or the items";
+	}
+	for (size_t i = 0; i < CHTR_ITEMS; i++) {
+		items[i].key = i;
+		items[i].magic = CHTR_LIVE;
+		items[i].callbacks = 0;
+	}
+	if (cht_create_named(table, "chtresize", 1UL << CHTR_ORDER_SMALL,
+	    1UL << CHTR_ORDER_SMALL, CHTR_LOAD_SMALL, &chtr_ops) != CHT_OK) {
+		free(table);
+		free(items);
+		return "cht_create failed";
+	}
+	return NULL;
+}
+
+/** Creates the @a nreaders readers, wired round-robin to @a online (@a
+ *  created: how many). @return NULL or the failure. */
+static const char *chtr_create_readers(const unsigned *online, unsigned ncpu,
+    unsigned nreaders, unsigned *created)
+{
+	const char *err = NULL;
+	for (unsigned i = 0; i < nreaders; i++) {
+		readers[i].seed = 0x9E3779B97F4A7C15ULL * (i + 1);
+		readers[i].lookups = 0;
+		readers[i].misses = 0;
+		readers[i].wrong = 0;
+		readers[i].during_resize = 0;
+		reader_threads[i] = thread_create(chtr_reader, &readers[i],
+		    "chtresize-rd", THREAD_FLAG_NONE);
+		if (!reader_threads[i]) {
+			err = "thread_create failed (out of memory)";
+			break;
+		}
+		thread_wire(reader_threads[i], &cpus[online[i % ncpu]]);
+		(*created)++;
+	}
+	return err;
+}
+
+/** Clean-up after the run (also after a failure, @a err): removes every
+ *  item, checks the remove callbacks (@a early_cbs: those that ran before
+ *  any removal) and destroys the table. @a leaked: set when cht_destroy()
+ *  failed and the table and items are left allocated. @return the verdict. */
+static const char *chtr_cleanup(const char *err, size_t early_cbs, bool *leaked)
+{
+	size_t failed = remove_all();
+	rcu_barrier();
+	if (!err && failed != 0)
+		err = "cht_remove_item failed for an item of the table";
+	if (!err && early_cbs != 0)
+		err = "a remove callback ran before any item was removed";
+	if (!err && atomic_get(&callbacks) != CHTR_ITEMS)
+		err = "wrong number of remove callbacks in the clean-up";
+	if (!err && atomic_get(&bad_callbacks) != 0)
+		err = "a remove callback ran twice or for a foreign item";
+	int rc = cht_destroy(table);
+	if (rc != CHT_OK && !err)
+		err = "cht_destroy failed on the emptied table";
+	if (rc != CHT_OK) {
+		/* The table still references the items: leak both. */
+		table = NULL;
+		items = NULL;
+		*leaked = true;
+		return err;
+	}
+	free(table);
+	free(items);
+	table = NULL;
+	items = NULL;
+	return err;
+}
+
+/** The readers' verdict (@a lookups, @a misses, @a wrong, @a during: their
+ *  sums) and the resize counts (@a st). @return the first failure or NULL. */
+static const char *chtr_verdict(uint64_t lookups, uint64_t misses,
+    uint64_t wrong, uint64_t during, const cht_stats_t *st)
+{
+	static char reason[200];
+	const char *err = NULL;
+
+	if (!err && misses != 0) {
+		snprintf(reason, sizeof(reason), "%lu of %lu lookups missed a "
+		    "present item", misses, lookups);
+		err = reason;
+	}
+	if (!err && wrong != 0) {
+		snprintf(reason, sizeof(reason), "%lu of %lu lookups returned a "
+		    "wrong item", wrong, lookups);
+		err = reason;
+	}
+	if (!err && (st->grows != CHTR_RESIZES / 2 ||
+	    st->shrinks != CHTR_RESIZES / 2))
+		err = "grow/shrink counts differ from the resizes requested";
+	if (!err && during < CHTR_MIN_DURING) {
+		snprintf(reason, sizeof(reason), "only %lu lookups ran while a "
+		    "resize was in progress (at least %lu required)", during,
+		    (unsigned long) CHTR_MIN_DURING);
+		err = reason;
+	}
+	return err;
+}
+
 const char *test_chtresize(void)
 {
 	static char reason[200];
@@ -261,47 +373,16 @@ const char *test_chtresize(void)
 	resize_stuck = false;
 	__atomic_store_n(&stop, false, __ATOMIC_RELAXED);
 
-	table = malloc(sizeof(cht_t));
-	items = malloc(CHTR_ITEMS * sizeof(chtr_item_t));
-	if (!table || !items) {
-		free(table);
-		free(items);
-		return "out of memory for the table or the items";
-	}
-	for (size_t i = 0; i < CHTR_ITEMS; i++) {
-		items[i].key = i;
-		items[i].magic = CHTR_LIVE;
-		items[i].callbacks = 0;
-	}
-	if (cht_create_named(table, "chtresize", 1UL << CHTR_ORDER_SMALL,
-	    1UL << CHTR_ORDER_SMALL, CHTR_LOAD_SMALL, &chtr_ops) != CHT_OK) {
-		free(table);
-		free(items);
-		return "cht_create failed";
-	}
+	const char *err = chtr_setup();
+	if (err)
+		return err;
 	TPRINTF("chtresize: %lu items always present, %u readers on %u CPUs, %d "
 	    "resizes 2^%d <-> 2^%d buckets (cht_set_max_load %d <-> %d)\n",
 	    CHTR_ITEMS, nreaders, ncpu, CHTR_RESIZES, CHTR_ORDER_SMALL,
 	    CHTR_ORDER_SMALL + 1, CHTR_LOAD_SMALL, CHTR_LOAD_BIG);
 
-	const char *err = NULL;
 	unsigned created = 0;
-	for (unsigned i = 0; i < nreaders; i++) {
-		readers[i].seed = 0x9E3779B97F4A7C15ULL * (i + 1);
-		readers[i].lookups = 0;
-		readers[i].misses = 0;
-		readers[i].wrong = 0;
-		readers[i].during_resize = 0;
-		reader_threads[i] = thread_create(chtr_reader, &readers[i],
-		    "chtresize-rd", THREAD_FLAG_NONE);
-		if (!reader_threads[i]) {
-			err = "thread_create failed (out of memory)";
-			break;
-		}
-		thread_wire(reader_threads[i], &cpus[online[i % ncpu]]);
-		created++;
-	}
-
+	err = chtr_create_readers(online, ncpu, nreaders, &created);
 	uint64_t t0 = uptime_us();
 	if (!err) {
 		insert_all();
@@ -355,50 +436,12 @@ const char *test_chtresize(void)
 		return err;
 	}
 
-	/* Clean-up: remove everything (also after a failure). */
-	size_t failed = remove_all();
-	rcu_barrier();
-	if (!err && failed != 0)
-		err = "cht_remove_item failed for an item of the table";
-	if (!err && early_cbs != 0)
-		err = "a remove callback ran before any item was removed";
-	if (!err && atomic_get(&callbacks) != CHTR_ITEMS)
-		err = "wrong number of remove callbacks in the clean-up";
-	if (!err && atomic_get(&bad_callbacks) != 0)
-		err = "a remove callback ran twice or for a foreign item";
-	int rc = cht_destroy(table);
-	if (rc != CHT_OK && !err)
-		err = "cht_destroy failed on the emptied table";
-	if (rc != CHT_OK) {
-		/* The table still references the items: leak both. */
-		table = NULL;
-		items = NULL;
+	bool leaked = false;
+	err = chtr_cleanup(err, early_cbs, &leaked);
+	if (leaked)
 		return err;
-	}
-	free(table);
-	free(items);
-	table = NULL;
-	items = NULL;
-
-	if (!err && misses != 0) {
-		snprintf(reason, sizeof(reason), "%lu of %lu lookups missed a "
-		    "present item", misses, lookups);
-		err = reason;
-	}
-	if (!err && wrong != 0) {
-		snprintf(reason, sizeof(reason), "%lu of %lu lookups returned a "
-		    "wrong item", wrong, lookups);
-		err = reason;
-	}
-	if (!err && (st.grows != CHTR_RESIZES / 2 ||
-	    st.shrinks != CHTR_RESIZES / 2))
-		err = "grow/shrink counts differ from the resizes requested";
-	if (!err && during < CHTR_MIN_DURING) {
-		snprintf(reason, sizeof(reason), "only %lu lookups ran while a "
-		    "resize was in progress (at least %lu required)", during,
-		    (unsigned long) CHTR_MIN_DURING);
-		err = reason;
-	}
+	if (!err)
+		err = chtr_verdict(lookups, misses, wrong, during, &st);
 	if (err)
 		return err;
 

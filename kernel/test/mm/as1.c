@@ -290,31 +290,16 @@ static const char *area_api_checks(as_t *as)
 	return NULL;
 }
 
-static const char *as1_run(unsigned run)
+/**
+ * Step 2: one worker per online CPU (at least two) faults in and checks its
+ * pages of A and B (as1_worker()); then one fault per page, one reference
+ * and no CPU left running @a as. @a started: the workers started.
+ * @return NULL or the failure (the caller releases @a as).
+ */
+static const char *as1_workers(as_t *as, size_t entries0, unsigned *started)
 {
 	static char reason[160];
-	const char *r;
-	size_t ases0 = as_count();
-	size_t entries0 = entries_now();
-	run_seed = mmtest_mix(0x617331 + run);
 
-	as_t *as = as_create();
-	if (!as)
-		return "as_create failed";
-	the_as = as;
-	if (as_count() != ases0 + 1)
-		return "as_count did not grow by one";
-	r = area_api_checks(as);
-	if (r) {
-		as_release(as);
-		return r;
-	}
-	if ((r = check_counts(as, entries0, 0, "before any access"))) {
-		as_release(as);
-		return r;
-	}
-
-	/* 2. Workers. */
 	unsigned online = 0;
 	for (unsigned c = 0; c < cpu_count; c++)
 		online += cpu_is_online(c);
@@ -323,6 +308,7 @@ static const char *as1_run(unsigned run)
 		nthreads = MAX_THREADS;
 	bar = (mmtest_barrier_t) { .n = nthreads, .yield = nthreads > online };
 	unsigned n = 0;
+	*started = 0;
 	for (unsigned c = 0; n < nthreads; c = (c + 1) % cpu_count) {
 		if (!cpu_is_online(c))
 			continue;
@@ -338,45 +324,41 @@ static const char *as1_run(unsigned run)
 	}
 	/* If thread_create failed, the barrier must not wait for the missing. */
 	bar.n = n;
+	*started = n;
 	for (unsigned i = 0; i < n; i++)
 		thread_start(handles[i]);
 	for (unsigned i = 0; i < n; i++) {
 		if (thread_join(handles[i]) != EOK)
 			mmtest_fail(&failure, "thread_join failed");
 	}
-	if (mmtest_failed(&failure)) {
-		as_release(as);
+	if (mmtest_failed(&failure))
 		return failure.msg;
-	}
 	uint64_t f_workers = faults_of(as);
 	if (atomic_get(&as->refcount) != 1) {
 		snprintf(reason, sizeof(reason), "%zu references after the threads "
 		    "left, expected 1", atomic_get(&as->refcount));
-		as_release(as);
 		return reason;
 	}
-	if (__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) != 0) {
-		as_release(as);
+	if (__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) != 0)
 		return "cpus_running not empty after every thread left";
-	}
 	if (f_workers != AS1_TOTAL) {
 		/* One fault per page: each page is touched by one thread only. */
 		snprintf(reason, sizeof(reason), "%lu faults for %u pages touched, "
 		    "expected one each", f_workers, AS1_TOTAL);
-		as_release(as);
 		return reason;
 	}
-	if ((r = check_counts(as, entries0, AS1_TOTAL, "after the threads"))) {
-		as_release(as);
-		return r;
-	}
+	return check_counts(as, entries0, AS1_TOTAL, "after the threads");
+}
 
-	/* 4. A second address space at the same addresses. */
+/**
+ * Step 4: a second address space with an area at A's address: its pages read
+ * zero and fault once each. @return it, or NULL when as_create() failed.
+ */
+static as_t *as1_second_as(void)
+{
 	as_t *as2 = as_create();
-	if (!as2) {
-		as_release(as);
-		return "as_create failed";
-	}
+	if (!as2)
+		return NULL;
 	if (as_area_create(as2, AS1_A_BASE, AS1_D_PAGES * PAGE_SIZE,
 	    AS_AREA_READ | AS_AREA_WRITE) != EOK)
 		mmtest_fail(&failure, "as_area_create in the second address space failed");
@@ -391,8 +373,13 @@ static const char *as1_run(unsigned run)
 	if (faults_of(as2) != AS1_D_PAGES)
 		mmtest_fail(&failure, "second address space: %lu faults, expected %u",
 		    faults_of(as2), AS1_D_PAGES);
+	return as2;
+}
 
-	as_enter(as);
+/** Step 4 (cont.): the main thread reads A, B and C with no fault (the
+ *  workers' mappings are in the hardware page tables). @a as entered. */
+static void as1_reread(as_t *as)
+{
 	uint64_t f0 = faults_of(as);
 	for (unsigned i = 0; i < AS1_A_PAGES + AS1_B_PAGES; i++) {
 		if (!page_check(ab_page(i), 0, false)) {
@@ -409,8 +396,13 @@ static const char *as1_run(unsigned run)
 	if (f1 != f0)
 		mmtest_fail(&failure, "%lu faults while reading mapped pages (hardware page "
 		    "tables not filled?)", f1 - f0);
+}
 
-	/* 5. Unmap every 7th page of A. */
+/** Step 5: unmap every AS1_UNMAP_EVERY-th page of A; the pages read zero
+ *  (one fault each) and take their pattern back. @a as entered. */
+static void as1_unmap_pages(as_t *as, size_t entries0)
+{
+	const char *r;
 	size_t unmapped = 0;
 	for (unsigned i = 0; i < AS1_A_PAGES; i += AS1_UNMAP_EVERY) {
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
@@ -427,7 +419,7 @@ static const char *as1_run(unsigned run)
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL - unmapped,
 	    "after the unmaps")))
 		mmtest_fail(&failure, "%s", r);
-	f0 = faults_of(as);
+	uint64_t f0 = faults_of(as);
 	for (unsigned i = 0; i < AS1_A_PAGES; i++) {
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
 		bool gone = i % AS1_UNMAP_EVERY == 0;
@@ -435,7 +427,7 @@ static const char *as1_run(unsigned run)
 			mmtest_fail(&failure, "page %#lx after the unmaps: %s", va,
 			    gone ? "not zero" : "pattern lost");
 	}
-	f1 = faults_of(as);
+	uint64_t f1 = faults_of(as);
 	if (f1 - f0 != unmapped)
 		mmtest_fail(&failure, "%lu faults reading %zu unmapped pages, expected one each",
 		    f1 - f0, unmapped);
@@ -447,15 +439,20 @@ static const char *as1_run(unsigned run)
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL,
 	    "after the re-faults")))
 		mmtest_fail(&failure, "%s", r);
+}
 
-	/*
-	 * 5b. The same AS1_RANGE_PAGES pages of A unmapped one by one, then as
-	 * one range: a page at a time costs at least one shootdown cross-call
-	 * per page (this CPU runs the address space), the range at most one per
-	 * CPU. Each time every page reads zero after (one fault each) and gets
-	 * its pattern back.
-	 */
-	uint64_t sd_pages = 0, sd_range = 0, bc_pages = 0, bc_range = 0;
+/*
+ * Step 5b. The same AS1_RANGE_PAGES pages of A unmapped one by one, then as
+ * one range: a page at a time costs at least one shootdown cross-call per page
+ * (this CPU runs the address space), the range at most one per CPU. Each time
+ * every page reads zero after (one fault each) and gets its pattern back.
+ * @a sd, @a bc: the shootdown cross-calls and broadcast invalidations of
+ * each pass ([0] page by page, [1] the range). @a as entered.
+ */
+static void as1_unmap_range_passes(as_t *as, size_t entries0, uint64_t sd[2],
+    uint64_t bc[2])
+{
+	const char *r;
 	for (unsigned pass = 0; pass < 2; pass++) {
 		uint64_t s0 = shootdowns_of(as), b0 = broadcasts_of(as);
 		if (pass == 0) {
@@ -472,19 +469,12 @@ static const char *as1_run(unsigned run)
 				mmtest_fail(&failure, "as_unmap_range of %u mapped pages: rc %d, "
 				    "%zu removed", AS1_RANGE_PAGES, rc, removed);
 		}
-		uint64_t sd = shootdowns_of(as) - s0;
-		uint64_t bc = broadcasts_of(as) - b0;
-		if (pass == 0) {
-			sd_pages = sd;
-			bc_pages = bc;
-		} else {
-			sd_range = sd;
-			bc_range = bc;
-		}
+		sd[pass] = shootdowns_of(as) - s0;
+		bc[pass] = broadcasts_of(as) - b0;
 		if ((r = check_counts(as, entries0 + AS1_D_PAGES,
 		    AS1_TOTAL - AS1_RANGE_PAGES, "after unmapping the range")))
 			mmtest_fail(&failure, "%s", r);
-		f0 = faults_of(as);
+		uint64_t f0 = faults_of(as);
 		for (unsigned i = 0; i < AS1_RANGE_PAGES; i++) {
 			if (!page_all_zero(range_page(i)))
 				mmtest_fail(&failure, "page %#lx not zero after the range unmap",
@@ -495,6 +485,18 @@ static const char *as1_run(unsigned run)
 			mmtest_fail(&failure, "%lu faults reading %u unmapped pages, expected "
 			    "one each", faults_of(as) - f0, AS1_RANGE_PAGES);
 	}
+}
+
+/** Step 5b (cont.): the shootdown and broadcast counts of the two passes
+ *  (@a sd, @a bc as as1_unmap_range_passes() filled them), then bad and empty
+ *  ranges, which change nothing. @a as entered. */
+static void as1_range_checks(as_t *as, size_t entries0, const uint64_t sd[2],
+    const uint64_t bc[2])
+{
+	const char *r;
+	uint64_t sd_pages = sd[0], sd_range = sd[1];
+	uint64_t bc_pages = bc[0], bc_range = bc[1];
+
 	printf("as1: shootdown cross-calls to unmap %u pages: %lu one page at a "
 	    "time, %lu as one range\n", AS1_RANGE_PAGES, sd_pages, sd_range);
 #if ARCH_TLB_BROADCAST
@@ -537,8 +539,13 @@ static const char *as1_run(unsigned run)
 	if ((r = check_counts(as, entries0 + AS1_D_PAGES, AS1_TOTAL,
 	    "after the range unmaps")))
 		mmtest_fail(&failure, "%s", r);
+}
 
-	/* 6. Resize A to half and back; destroy and recreate B. */
+/** Step 6: resize A to half and back, destroy and recreate B; the pages
+ *  past the cut and B's read zero. @a as entered. */
+static void as1_resize_recreate(as_t *as, size_t entries0)
+{
+	const char *r;
 	as_area_t ar;
 	if (as_area_resize(as, AS1_A_BASE, AS1_A_PAGES / 2 * PAGE_SIZE) != EOK)
 		mmtest_fail(&failure, "shrinking A failed");
@@ -550,7 +557,7 @@ static const char *as1_run(unsigned run)
 		mmtest_fail(&failure, "%s", r);
 	if (as_area_resize(as, AS1_A_BASE, AS1_A_PAGES * PAGE_SIZE) != EOK)
 		mmtest_fail(&failure, "growing A back failed");
-	f0 = faults_of(as);
+	uint64_t f0 = faults_of(as);
 	for (unsigned i = 0; i < AS1_A_PAGES; i++) {
 		uintptr_t va = AS1_A_BASE + (uintptr_t) i * PAGE_SIZE;
 		bool gone = i >= AS1_A_PAGES / 2;
@@ -581,6 +588,55 @@ static const char *as1_run(unsigned run)
 		}
 		page_write(va, 0x3);
 	}
+}
+
+static const char *as1_run(unsigned run)
+{
+	const char *r;
+	size_t ases0 = as_count();
+	size_t entries0 = entries_now();
+	run_seed = mmtest_mix(0x617331 + run);
+
+	as_t *as = as_create();
+	if (!as)
+		return "as_create failed";
+	the_as = as;
+	if (as_count() != ases0 + 1)
+		return "as_count did not grow by one";
+	r = area_api_checks(as);
+	if (r) {
+		as_release(as);
+		return r;
+	}
+	if ((r = check_counts(as, entries0, 0, "before any access"))) {
+		as_release(as);
+		return r;
+	}
+
+	/* 2. Workers. */
+	unsigned n;
+	if ((r = as1_workers(as, entries0, &n))) {
+		as_release(as);
+		return r;
+	}
+
+	/* 4. A second address space at the same addresses. */
+	as_t *as2 = as1_second_as();
+	if (!as2) {
+		as_release(as);
+		return "as_create failed";
+	}
+	as_enter(as);
+	as1_reread(as);
+
+	/* 5. Unmap every 7th page of A; 5b. a range, page by page and at once. */
+	as1_unmap_pages(as, entries0);
+	uint64_t sd[2] = { 0, 0 }, bc[2] = { 0, 0 };
+	as1_unmap_range_passes(as, entries0, sd, bc);
+	as1_range_checks(as, entries0, sd, bc);
+
+	/* 6. Resize A to half and back; destroy and recreate B. */
+	as1_resize_recreate(as, entries0);
 	as_leave();
 	if (__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) != 0)
 		mmtest_fail(&failure, "cpus_running not empty after as_leave");

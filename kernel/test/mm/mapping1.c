@@ -137,10 +137,10 @@ static size_t busy_outside_slabs(void)
 	return s.outside_slabs;
 }
 
-static const char *phase_a(void)
+/** Absent keys: find, remove and update fail and leave no record. */
+static const char *a_absent(const page_ht_stats_t *ps0)
 {
-	page_ht_stats_t ps0, ps;
-	page_ht_get_stats(&ps0);
+	page_ht_stats_t ps;
 	pte_t out;
 
 	for (unsigned i = 0; i < MAP_KEYS; i += 7) {
@@ -154,10 +154,16 @@ static const char *phase_a(void)
 	}
 	/* The failed update must not have left a record behind. */
 	page_ht_get_stats(&ps);
-	if (ps.entries != ps0.entries)
+	if (ps.entries != ps0->entries)
 		return "failed operations changed the number of entries";
+	return NULL;
+}
 
-	/* Insert all keys. */
+/** Inserts every key (kinds 0-3: a frame the table owns, one the test owns, two made-up frames). */
+static const char *a_insert_all(const page_ht_stats_t *ps0)
+{
+	page_ht_stats_t ps;
+
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		unsigned kind = i % 4;
 		pte_t p = { .flags = a_flags(i) };
@@ -183,13 +189,20 @@ static const char *phase_a(void)
 		}
 	}
 	page_ht_get_stats(&ps);
-	if (ps.entries != ps0.entries + MAP_KEYS) {
+	if (ps.entries != ps0->entries + MAP_KEYS) {
 		mmtest_fail(&failure, "%zu entries after %u inserts (baseline %zu)", ps.entries,
-		    MAP_KEYS, ps0.entries);
+		    MAP_KEYS, ps0->entries);
 		return failure.msg;
 	}
+	return NULL;
+}
 
-	/* Every find returns what was inserted; duplicates are refused. */
+/** Every find returns what was inserted; duplicates are refused. */
+static const char *a_find_and_dups(const page_ht_stats_t *ps0)
+{
+	page_ht_stats_t ps;
+	pte_t out;
+
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		if (!page_mapping_find(as_a->id, a_page(i), &out) ||
 		    !pte_eq(&out, &a_pte[i])) {
@@ -213,10 +226,16 @@ static const char *phase_a(void)
 			return "a refused insert changed the record";
 	}
 	page_ht_get_stats(&ps);
-	if (ps.entries != ps0.entries + MAP_KEYS)
+	if (ps.entries != ps0->entries + MAP_KEYS)
 		return "refused inserts changed the number of entries";
+	return NULL;
+}
 
-	/* The same pages in another address space are other keys. */
+/** The same pages in another address space are other keys. */
+static const char *a_other_as(void)
+{
+	pte_t out;
+
 	for (unsigned i = 0; i < MAP_KEYS; i += 3) {
 		if (page_mapping_find(as_b->id, a_page(i), &out))
 			return "key found in the wrong address space";
@@ -241,15 +260,15 @@ static const char *phase_a(void)
 		    !pte_eq(&out, &a_pte[i]))
 			return "remove from the second address space changed the first";
 	}
+	return NULL;
+}
 
-	/*
-	 * Updates. Frames outside the slabs must be where they were once the
-	 * replaced records are freed: every frame allocated here replaces one
-	 * the table frees; a kept frame must not be freed.
-	 */
-	mmtest_quiesce();
-	size_t outside0 = busy_outside_slabs();
-	size_t replaced = 0;
+/** Updates of every third key (the frame kept, replaced or made real; the flags changed); each find returns the new record. */
+static const char *a_update_keys(size_t *replaced)
+{
+	pte_t out;
+
+	*replaced = 0;
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		if (i % 3 != 0)
 			continue;
@@ -264,7 +283,7 @@ static const char *phase_a(void)
 			if (!p.frame)
 				return "frame_alloc failed";
 			*(uint64_t *) PA2KA(p.frame) = mmtest_mix(i + 1);
-			replaced++;
+			(*replaced)++;
 		} else if (kind == 1) {
 			/* Same frame the test owns, other flags. */
 			p.flags ^= PTE_REC_EXEC | PTE_REC_ACCESSED;
@@ -292,6 +311,12 @@ static const char *phase_a(void)
 			return failure.msg;
 		}
 	}
+	return NULL;
+}
+
+/** Updates (cont.): frames outside the slabs are back where they were (@a outside0) plus the made-up frames replaced by real ones the table owns, once the replaced ones are freed (@a replaced: frames the updates allocated to replace others). */
+static const char *a_check_frames(size_t outside0, size_t replaced)
+{
 	size_t added_kind2 = 0;
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		if (i % 3 == 0 && i % 4 == 2)
@@ -332,8 +357,17 @@ static const char *phase_a(void)
 		    outside2);
 		return failure.msg;
 	}
+	return NULL;
+}
+
+/** After the updates: the number of entries, every record, and the contents of kept and new frames. */
+static const char *a_check_contents(const page_ht_stats_t *ps0)
+{
+	page_ht_stats_t ps;
+	pte_t out;
+
 	page_ht_get_stats(&ps);
-	if (ps.entries != ps0.entries + MAP_KEYS)
+	if (ps.entries != ps0->entries + MAP_KEYS)
 		return "updates changed the number of entries";
 	/* Kept and new frames still hold what was written into them. */
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
@@ -352,8 +386,15 @@ static const char *phase_a(void)
 			}
 		}
 	}
+	return NULL;
+}
 
-	/* Remove everything: once EOK, then ENOENT. */
+/** Removes every key (once EOK, then ENOENT), then frees the frames the test owns after a grace period. */
+static const char *a_remove_all(const page_ht_stats_t *ps0)
+{
+	page_ht_stats_t ps;
+	pte_t out;
+
 	for (unsigned i = 0; i < MAP_KEYS; i++) {
 		if (page_mapping_remove(as_a->id, a_page(i)) != EOK) {
 			mmtest_fail(&failure, "remove of key %u failed", i);
@@ -365,7 +406,7 @@ static const char *phase_a(void)
 			return "find after remove succeeded";
 	}
 	page_ht_get_stats(&ps);
-	if (ps.entries != ps0.entries)
+	if (ps.entries != ps0->entries)
 		return "entries not back at the baseline after the removes";
 	/* After the grace period the test may free the frames it owns. */
 	rcu_barrier();
@@ -374,8 +415,14 @@ static const char *phase_a(void)
 			frame_free(a_owned[i], 1);
 		a_owned[i] = 0;
 	}
+	return NULL;
+}
 
-	/* The extreme pages of the user half are keys like any other. */
+/** The extreme pages of the user half are keys like any other. */
+static const char *a_edges(void)
+{
+	pte_t out;
+
 	uintptr_t edge[] = { PAGE_SIZE, USER_SPACE_END - PAGE_SIZE };
 	for (unsigned i = 0; i < ARRAY_SIZE(edge); i++) {
 		pte_t p = { .frame = FAKE_FRAME(i), .flags = PTE_REC_PRESENT };
@@ -387,6 +434,30 @@ static const char *phase_a(void)
 			return "insert/find/remove at the edge of the user half failed";
 	}
 	return NULL;
+}
+
+static const char *phase_a(void)
+{
+	page_ht_stats_t ps0;
+	page_ht_get_stats(&ps0);
+	const char *r;
+
+	if ((r = a_absent(&ps0)) || (r = a_insert_all(&ps0)) ||
+	    (r = a_find_and_dups(&ps0)) || (r = a_other_as()))
+		return r;
+	/*
+	 * Updates. Frames outside the slabs must be where they were once the
+	 * replaced records are freed: every frame allocated here replaces one
+	 * the table frees; a kept frame must not be freed.
+	 */
+	mmtest_quiesce();
+	size_t outside0 = busy_outside_slabs();
+	size_t replaced;
+	if ((r = a_update_keys(&replaced)) ||
+	    (r = a_check_frames(outside0, replaced)) ||
+	    (r = a_check_contents(&ps0)) || (r = a_remove_all(&ps0)))
+		return r;
+	return a_edges();
 }
 
 /* Phase B */

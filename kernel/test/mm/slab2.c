@@ -253,31 +253,11 @@ static void s2_thread(void *p)
 	}
 }
 
-/**
- * Slab SMP test, see the file comment.
- * @return NULL on success, or the reason of the failure.
- */
-const char *test_slab2(void)
+/** One thread per online CPU passes objects around the ring; @return NULL,
+ *  or the failure (the cache is destroyed when the threads could not all be
+ *  created). */
+static const char *s2_run_threads(void)
 {
-	static char reason[128];
-	heap_stats_t hbase, hs;
-	frame_stats_t fbase, fs;
-	slab_cache_stats_t st;
-
-	slab_reclaim(SLAB_RECLAIM_ALL);
-	heap_get_stats(&hbase);
-	frame_get_stats(&fbase);
-
-	atomic_set(&ctor_calls, 0);
-	atomic_set(&dtor_calls, 0);
-	atomic_set(&errors, 0);
-	first_error = NULL;
-
-	cache = slab_cache_create("slab2", sizeof(s2_obj_t), 0, s2_ctor, s2_dtor,
-	    SLAB_CACHE_NONE);
-	if (cache == NULL)
-		return "slab_cache_create failed";
-
 	nthreads = 0;
 	for (unsigned c = 0; c < cpu_count && nthreads < CONFIG_MAX_CPUS; c++) {
 		if (!cpu_is_online(c))
@@ -318,6 +298,15 @@ const char *test_slab2(void)
 		if (thread_join(handles[i]) != EOK)
 			return "thread_join failed";
 	}
+	return NULL;
+}
+
+/** After the threads: no error, nothing in use, and the magazine hits and
+ *  misses add up to the operations (at least half of them hits). */
+static const char *s2_check_magazines(void)
+{
+	static char reason[128];
+	slab_cache_stats_t st;
 
 	if (atomic_get(&errors) != 0) {
 		snprintf(reason, sizeof(reason), "%zu errors, first: %s",
@@ -352,6 +341,14 @@ const char *test_slab2(void)
 		    2 * objs, objs);
 		return reason;
 	}
+	return NULL;
+}
+
+/** slab_reclaim() empties the cache (every constructed object destroyed),
+ *  which then is destroyed. */
+static const char *s2_check_reclaim(void)
+{
+	slab_cache_stats_t st;
 
 	slab_reclaim(SLAB_RECLAIM_ALL);
 	slab_cache_get_stats(cache, &st);
@@ -370,6 +367,35 @@ const char *test_slab2(void)
 	if (slab_cache_destroy(cache) != EOK)
 		return "slab_cache_destroy failed";
 	cache = NULL;
+	return NULL;
+}
+
+/**
+ * Slab SMP test, see the file comment.
+ * @return NULL on success, or the reason of the failure.
+ */
+const char *test_slab2(void)
+{
+	heap_stats_t hbase, hs;
+	frame_stats_t fbase, fs;
+	const char *r;
+
+	slab_reclaim(SLAB_RECLAIM_ALL);
+	heap_get_stats(&hbase);
+	frame_get_stats(&fbase);
+
+	atomic_set(&ctor_calls, 0);
+	atomic_set(&dtor_calls, 0);
+	atomic_set(&errors, 0);
+	first_error = NULL;
+
+	cache = slab_cache_create("slab2", sizeof(s2_obj_t), 0, s2_ctor, s2_dtor,
+	    SLAB_CACHE_NONE);
+	if (cache == NULL)
+		return "slab_cache_create failed";
+	if ((r = s2_run_threads()) || (r = s2_check_magazines()) ||
+	    (r = s2_check_reclaim()))
+		return r;
 
 	slab_reclaim(SLAB_RECLAIM_ALL);
 	heap_get_stats(&hs);

@@ -129,7 +129,8 @@ static bool check(int line, const char *expected, const char *fmt, ...)
 	} while (0)
 
 /** Standard formats; the expected strings match ISO C printf(). */
-static const char *test_standard(void)
+/** Plain text, the basic conversions and the integer limits. */
+static const char *std_conversions(void)
 {
 	/* Plain text and the basic conversions. */
 	EXPECT_PRINT("hello", "hello");
@@ -168,7 +169,12 @@ static const char *test_standard(void)
 	EXPECT_PRINT("FFFFFFFFFFFFFFFF", "%llX", (unsigned long long) UINT64_MAX);
 	EXPECT_PRINT("1777777777777777777777", "%lo", UINT64_MAX);
 	EXPECT_PRINT("8000000000000000", "%lx", (uint64_t) INT64_MIN);
+	return NULL;
+}
 
+/** Width, the sign flags and the alternate form. */
+static const char *std_width_flags(void)
+{
 	/* Width. */
 	EXPECT_PRINT("   42", "%5d", 42);
 	EXPECT_PRINT("42   |", "%-5d|", 42);
@@ -217,7 +223,12 @@ static const char *test_standard(void)
 	EXPECT_PRINT("0x001", "%#.3x", 1U);
 	EXPECT_PRINT("0xffffffffffffffff", "%#lx", UINT64_MAX);
 	EXPECT_PRINT("01777777777777777777777", "%#lo", UINT64_MAX);
+	return NULL;
+}
 
+/** Precision on integers and strings, width and precision from arguments. */
+static const char *std_precision(void)
+{
 	/* Precision on integers. */
 	EXPECT_PRINT("00042", "%.5d", 42);
 	EXPECT_PRINT("-00042", "%.5d", -42);
@@ -260,7 +271,12 @@ static const char *test_standard(void)
 	EXPECT_PRINT("abcdef", "%.*s", -3, "abcdef");
 	EXPECT_PRINT("-0003", "%0*d", 5, -3);
 	EXPECT_PRINT("    z", "%*c", 5, 'z');
+	return NULL;
+}
 
+/** Length modifiers and combinations. */
+static const char *std_length(void)
+{
 	/* Length modifiers. */
 	EXPECT_PRINT("-1", "%hhd", 255);
 	EXPECT_PRINT("-128", "%hhd", -128);
@@ -293,7 +309,15 @@ static const char *test_standard(void)
 	    "[%5s] [%-5s] [%05d] [%+d] [%#x]", "abc", "abc", 42, 42, 42U);
 	EXPECT_PRINT("a-1b18446744073709551615c-9223372036854775808d",
 	    "a%db%luc%ldd", -1, UINT64_MAX, INT64_MIN);
+	return NULL;
+}
 
+static const char *test_standard(void)
+{
+	const char *r;
+	if ((r = std_conversions()) || (r = std_width_flags()) ||
+	    (r = std_precision()) || (r = std_length()))
+		return r;
 	return NULL;
 }
 

@@ -1,11 +1,11 @@
 /** @file cht_env.c
- * Kernel side of the CHT environment (adt/cht_env.h): the table registry, the
+ * Kernel side of the CHT environment (adt/cht_env_kernel.h): the table registry, the
  * sleep used while waiting for a resize (the `chtstat` command is in
  * console/cmd_cht.c).
  */
 #include <time/delay.h>
 #include <adt/cht.h>
-#include <adt/cht_env.h>
+#include <adt/cht_env_kernel.h>
 #include <proc/thread.h>
 #include <console/console.h>
 

@@ -164,9 +164,10 @@ static void input_drain_uart_locked(void)
 	assert(irq_spinlock_locked_by_me(&input_lock));
 #ifdef CONFIG_BROKEN_INPUTFLOOD
 	/*
-	 * Negative control (make BROKEN=inputflood): the defect before
-	 * f4f9df0, a full ring drops what the UART still holds (the console
-	 * flood test, tests/test_fuzz.py, must lose markers).
+	 * Negative control (make BROKEN=inputflood): the defect put back, a
+	 * full ring drops what the UART still holds instead of leaving it
+	 * there (the console flood test, tests/test_fuzz.py, must lose
+	 * markers).
 	 */
 	int b;
 	while ((b = console_hw_getc_nowait()) >= 0) {

@@ -129,28 +129,12 @@
 
 slab_cpu_flag_t slab_cpu_flags[CONFIG_MAX_CPUS];
 
-/** Bootstrap caches (static descriptors; never destroyed). */
-slab_cache_t slab_cache_cache;
+/** The bootstrap cache of magazines (a static descriptor, never destroyed;
+ *  set up by slab_cache_init() with the cache of caches). */
 slab_cache_t slab_mag_cache;
 
-/** Every cache; protected by slab_cache_list_lock. */
-list_t slab_cache_list = LIST_INITIALIZER(slab_cache_list);
-irq_spinlock_t slab_cache_list_lock = IRQ_SPINLOCK_INITIALIZER("slab.caches");
-
-/** 1 while a reclaim or a cache destruction runs. Atomics (a try-lock). */
-int slab_reclaim_busy;
-/**
- * Full reclaims (SLAB_RECLAIM_ALL) started and completed, as sequence numbers:
- * written under slab_reclaim_busy, read with atomics. A full reclaim that waited for
- * slab_reclaim_busy skips its own pass when one that started after its call completed
- * meanwhile (many CPUs out of memory at once then wait for one pass, not for one
- * each).
- */
-uint64_t slab_reclaim_all_started;
-uint64_t slab_reclaim_all_done;
-
 /** Frames held by all caches. Atomics. */
-atomic_t slab_frames_held_cnt = ATOMIC_INIT(0);
+static atomic_t slab_frames_held_cnt = ATOMIC_INIT(0);
 
 /** Magazines per depot list that a trim always leaves: scales with the CPUs. */
 static size_t depot_base(void)
@@ -247,33 +231,6 @@ bool slab_may_wait(void)
 		return false;
 	cpu_t *c = CPU;
 	return c->irq_nesting == 0 && c->preemption_disabled == 0;
-}
-
-/** One step of a wait loop: yield when possible, spin otherwise. */
-void slab_wait_relax(void)
-{
-	if (THREAD != NULL && slab_may_wait())
-		thread_yield();
-	else
-		cpu_relax();
-}
-
-bool slab_reclaim_trylock(void)
-{
-	int expected = 0;
-	return __atomic_compare_exchange_n(&slab_reclaim_busy, &expected, 1, false,
-	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-}
-
-void slab_reclaim_lock(void)
-{
-	while (!slab_reclaim_trylock())
-		slab_wait_relax();
-}
-
-void slab_reclaim_unlock(void)
-{
-	__atomic_store_n(&slab_reclaim_busy, 0, __ATOMIC_RELEASE);
 }
 
 /*
@@ -917,4 +874,9 @@ void slab_free(slab_cache_t *c, void *obj)
 		(void) c->destructor(obj);
 	(void) slab_objs_put(c, &obj, 1);
 	atomic_inc(&c->slow_frees);
+}
+
+size_t slab_frames_held(void)
+{
+	return atomic_get(&slab_frames_held_cnt);
 }

@@ -4,6 +4,13 @@
  */
 #include "slab_impl.h"
 
+/** The bootstrap cache of cache descriptors (static, never destroyed). */
+static slab_cache_t slab_cache_cache;
+
+/** Every cache; protected by slab_cache_list_lock. */
+list_t slab_cache_list = LIST_INITIALIZER(slab_cache_list);
+irq_spinlock_t slab_cache_list_lock = IRQ_SPINLOCK_INITIALIZER("slab.caches");
+
 /*
  * Caches.
  */
@@ -130,22 +137,13 @@ slab_cache_t *slab_cache_create(const char *name, size_t size, size_t align,
 
 errno_t slab_cache_destroy(slab_cache_t *c)
 {
-	list_t mags;
-
 	if (c == NULL || c == &slab_cache_cache || c == &slab_mag_cache)
 		return EINVAL;
 	assert(c->magic == SLAB_CACHE_MAGIC);
 
 	slab_reclaim_lock();
-	list_initialize(&mags);
-	if (cache_has_magazines(c)) {
-		if (slab_may_wait())
-			slab_flush_all_cpus(c, &mags);
-		else
-			slab_flush_local_cpu(c, &mags);
-		slab_drain_depots(c, &mags);
-		(void) slab_mag_list_destroy(&mags);
-	}
+	if (cache_has_magazines(c))
+		slab_cache_flush(c);
 
 	irq_spinlock_lock(&c->lock, true);
 	bool busy = c->objs_used != 0;
@@ -210,11 +208,6 @@ void slab_cache_get_stats(slab_cache_t *c, slab_cache_stats_t *st)
 size_t slab_cache_frames(slab_cache_t *c)
 {
 	return atomic_get(&c->frames);
-}
-
-size_t slab_frames_held(void)
-{
-	return atomic_get(&slab_frames_held_cnt);
 }
 
 size_t slab_cache_count(void)

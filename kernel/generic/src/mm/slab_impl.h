@@ -180,26 +180,26 @@ static inline bool cpu_flush_requested(unsigned id)
 	return __atomic_load_n(&slab_cpu_flags[id].flush_req, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* Shared state (defined in slab.c; comments there). */
-extern slab_cache_t slab_cache_cache;
-extern list_t slab_cache_list;
-extern irq_spinlock_t slab_cache_list_lock;
-extern atomic_t slab_frames_held_cnt;
-extern slab_cache_t slab_mag_cache;
-extern uint64_t slab_reclaim_all_done;
-extern uint64_t slab_reclaim_all_started;
-extern int slab_reclaim_busy;
+/* Shared state (comments where they are defined). */
+extern list_t slab_cache_list;             /* slab_cache.c */
+extern irq_spinlock_t slab_cache_list_lock; /* slab_cache.c */
+extern slab_cache_t slab_mag_cache;        /* slab.c */
 
-/* Functions the parts call across files. */
+/* The slab layer's entry points for the other two files (slab.c). */
 size_t slab_cache_free_empty(slab_cache_t *c);
 size_t slab_mag_list_destroy(list_t *list);
 bool slab_may_wait(void);
+
+/* The reclaim side (slab_reclaim.c). */
+/** Takes the reclaim lock (one reclaim or cache destruction at a time),
+ *  waiting (yielding when slab_may_wait()) while another holds it. */
 void slab_reclaim_lock(void);
-bool slab_reclaim_trylock(void);
 void slab_reclaim_unlock(void);
-void slab_wait_relax(void);
-void slab_drain_depots(slab_cache_t *only, list_t *out);
-void slab_flush_all_cpus(slab_cache_t *only, list_t *out);
-void slab_flush_local_cpu(slab_cache_t *only, list_t *out);
+/**
+ * Returns every magazine of @a c (the CPUs' slots and stacks, the depot) to
+ * its slabs and frees the magazines: all CPUs' with slab_may_wait(), else
+ * only this CPU's. The reclaim lock held.
+ */
+void slab_cache_flush(slab_cache_t *c);
 
 #endif

@@ -1,8 +1,49 @@
 /** @file slab_reclaim.c
- * Slab allocator: flushing the per-CPU magazines of every CPU (the flush_req
- * protocol) and slab_reclaim() (see slab.c for the design).
+ * Slab allocator: giving memory back. The reclaim lock (one reclaim or cache
+ * destruction at a time), flushing the per-CPU magazines of every CPU (the
+ * flush_req protocol), slab_cache_flush() for slab_cache_destroy(), and
+ * slab_reclaim() (see slab.c for the design).
  */
 #include "slab_impl.h"
+
+/** 1 while a reclaim or a cache destruction runs. Atomics (a try-lock). */
+static int slab_reclaim_busy;
+/**
+ * Full reclaims (SLAB_RECLAIM_ALL) started and completed, as sequence numbers:
+ * written under slab_reclaim_busy, read with atomics. A full reclaim that waited for
+ * slab_reclaim_busy skips its own pass when one that started after its call completed
+ * meanwhile (many CPUs out of memory at once then wait for one pass, not for one
+ * each).
+ */
+static uint64_t slab_reclaim_all_started;
+static uint64_t slab_reclaim_all_done;
+
+/** One step of a wait loop: yield when possible, spin otherwise. */
+static void slab_wait_relax(void)
+{
+	if (THREAD != NULL && slab_may_wait())
+		thread_yield();
+	else
+		cpu_relax();
+}
+
+static bool slab_reclaim_trylock(void)
+{
+	int expected = 0;
+	return __atomic_compare_exchange_n(&slab_reclaim_busy, &expected, 1, false,
+	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+void slab_reclaim_lock(void)
+{
+	while (!slab_reclaim_trylock())
+		slab_wait_relax();
+}
+
+void slab_reclaim_unlock(void)
+{
+	__atomic_store_n(&slab_reclaim_busy, 0, __ATOMIC_RELEASE);
+}
 
 /** Moves the magazines of slot @a cc (current, last and both stacks) to @a out (the caller owns the slot). */
 static void cpu_slot_detach(slab_cpu_cache_t *cc, list_t *out)
@@ -32,7 +73,7 @@ static void cpu_slot_detach(slab_cpu_cache_t *cc, list_t *out)
  * @a out, using the flush_req/tick protocol of the file comment. slab_reclaim_busy held;
  * slab_may_wait() is true.
  */
-void slab_flush_all_cpus(slab_cache_t *only, list_t *out)
+static void slab_flush_all_cpus(slab_cache_t *only, list_t *out)
 {
 	uint64_t t0[CONFIG_MAX_CPUS];
 	bool flagged[CONFIG_MAX_CPUS];
@@ -90,7 +131,7 @@ void slab_flush_all_cpus(slab_cache_t *only, list_t *out)
  * Takes the calling CPU's magazines (of @a only, or of all caches) to @a out.
  * slab_reclaim_busy held (so no remote flush owns the slots). Any context.
  */
-void slab_flush_local_cpu(slab_cache_t *only, list_t *out)
+static void slab_flush_local_cpu(slab_cache_t *only, list_t *out)
 {
 	/* The IRQ lock keeps interrupts off: the slots are ours meanwhile. */
 	irq_spinlock_lock(&slab_cache_list_lock, true);
@@ -105,7 +146,7 @@ void slab_flush_local_cpu(slab_cache_t *only, list_t *out)
 }
 
 /** Moves every depot magazine (of @a only, or of all caches) to @a out. */
-void slab_drain_depots(slab_cache_t *only, list_t *out)
+static void slab_drain_depots(slab_cache_t *only, list_t *out)
 {
 	irq_spinlock_lock(&slab_cache_list_lock, true);
 	list_foreach(&slab_cache_list, l) {
@@ -184,4 +225,17 @@ size_t slab_reclaim(unsigned flags)
 		__atomic_store_n(&slab_reclaim_all_done, seq, __ATOMIC_RELEASE);
 	slab_reclaim_unlock();
 	return frames;
+}
+
+void slab_cache_flush(slab_cache_t *c)
+{
+	list_t mags;
+
+	list_initialize(&mags);
+	if (slab_may_wait())
+		slab_flush_all_cpus(c, &mags);
+	else
+		slab_flush_local_cpu(c, &mags);
+	slab_drain_depots(c, &mags);
+	(void) slab_mag_list_destroy(&mags);
 }

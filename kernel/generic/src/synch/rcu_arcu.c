@@ -100,8 +100,8 @@ static void arcu_after_thread_ran(thread_t *t)
 	c->rcu.nesting = 0;
 #ifdef CONFIG_BROKEN_RCUUNLOCK1
 	/*
-	 * Negative control (make BROKEN=rcuunlock1): the defect before fe0fdb0,
-	 * a thread switched out between the two steps of rcu_read_unlock()
+	 * Negative control (make BROKEN=rcuunlock1): the defect put back, a
+	 * thread switched out between the two steps of rcu_read_unlock()
 	 * stays on the preempted-readers list (test rcuunlock1 must fail).
 	 */
 	if (false) {

@@ -142,28 +142,24 @@ static void print_slabmap(void)
 	free(map);
 }
 
-void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
-    unsigned seconds, bool slabmap)
+/** Checks the command's CPU count (@a ncpus: 1 to the online CPUs, which
+ *  must be 0..ncpus-1) and update percentage for benchmark @a b; prints the
+ *  usage and returns false when one is out of range. */
+static bool bench_args_ok(const bench_t *b, int64_t ncpus, int64_t pct)
 {
-	bench_cfg_t c = { .seconds = seconds, .wired = wired };
-	const bench_t *b = id > 0 && id < 1000 ? bench_find((unsigned) id) : NULL;
 	size_t online = atomic_get(&cpu_active_count);
-	if (!b) {
-		chtbench_usage("unknown benchmark id");
-		return;
-	}
 	if (ncpus < 1 || (size_t) ncpus > online || ncpus > CONFIG_MAX_CPUS) {
 		chtbench_usage("cpus must be between 1 and the number of online CPUs");
-		return;
+		return false;
 	}
 	if (pct < 0 || pct > 100) {
 		chtbench_usage("update-percent must be between 0 and 100");
-		return;
+		return false;
 	}
 	for (int64_t i = 0; i < ncpus; i++) {
 		if (!cpu_is_online((unsigned) i)) {
 			chtbench_usage("CPUs 0..cpus-1 must be online");
-			return;
+			return false;
 		}
 	}
 	/*
@@ -175,13 +171,14 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 	if (b->single_cpu && ncpus != 1 && pct > 0) {
 		chtbench_usage("this benchmark has no synchronization: with updates it runs "
 		    "on one CPU only (cpus=1)");
-		return;
+		return false;
 	}
-	c.id = (unsigned) id;
-	c.cpus = (unsigned) ncpus;
-	c.update_pct = (unsigned) pct;
-	bench_cfg = c;
+	return true;
+}
 
+/** The notes printed before a run of benchmark @a b (id @a id). */
+static void bench_notes(const bench_t *b, int64_t id, int64_t ncpus)
+{
 #ifdef CONFIG_DEBUG
 	printf("chtbench: note: this is a debug build (asserts on, -O1); benchmarks "
 	    "are meant for a release build (make DEBUG=0)\n");
@@ -194,6 +191,73 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 		    "the prime 127 and the keys give exactly 4 items per bucket (in "
 		    "their favour); the CHT mixes hashes (buckets hold 0..9 items) and "
 		    "still counts items and checks for a resize on updates\n");
+}
+
+/** Creates and starts the benchmark threads of @a c into @a th. @return
+ *  how many were created (fewer than c->cpus when memory ran out). */
+static unsigned bench_start_threads(thread_t **th, const bench_cfg_t *c)
+{
+	unsigned created = 0;
+	for (unsigned i = 0; i < c->cpus; i++) {
+		bt[i] = (bench_thread_t) { .index = i,
+		    .rnd = 0x9e3779b97f4a7c15ULL * (i + 1) + uptime_us() };
+		th[i] = thread_create(bench_thread, &bt[i], "chtbench",
+		    THREAD_FLAG_NONE);
+		if (!th[i])
+			break;
+		if (c->wired)
+			thread_wire(th[i], &cpus[i]);
+		thread_start(th[i]);
+		created++;
+	}
+	return created;
+}
+
+/** Creates and starts benchmark @a b's resizer thread, if it has one.
+ *  @return it, or NULL (none, or out of memory). */
+static thread_t *bench_start_resizer(const bench_t *b, const bench_cfg_t *c)
+{
+	thread_t *resizer = NULL;
+	if (b->resizer) {
+		/*
+		 * Keep the resizer off the reader CPUs when there is a spare CPU
+		 * (as in the paper, readers and the resizer do not share a CPU);
+		 * with every CPU reading it floats and steals reader time, which
+		 * the result then includes.
+		 */
+		resizer = thread_create(resizer_thread,
+		    (void *) (uintptr_t) (b->resizer == 1), "chtbench-resizer",
+		    THREAD_FLAG_NONE);
+		if (resizer) {
+			if (c->cpus < CONFIG_MAX_CPUS && cpu_is_online(c->cpus)) {
+				thread_wire(resizer, &cpus[c->cpus]);
+				printf("resizer wired to cpu %u\n", c->cpus);
+			} else {
+				printf("resizer shares the reader CPUs\n");
+			}
+			thread_start(resizer);
+		}
+	}
+	return resizer;
+}
+
+void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
+    unsigned seconds, bool slabmap)
+{
+	bench_cfg_t c = { .seconds = seconds, .wired = wired };
+	const bench_t *b = id > 0 && id < 1000 ? bench_find((unsigned) id) : NULL;
+	if (!b) {
+		chtbench_usage("unknown benchmark id");
+		return;
+	}
+	if (!bench_args_ok(b, ncpus, pct))
+		return;
+	c.id = (unsigned) id;
+	c.cpus = (unsigned) ncpus;
+	c.update_pct = (unsigned) pct;
+	bench_cfg = c;
+
+	bench_notes(b, id, ncpus);
 
 	if (b->setup && b->setup() != EOK) {
 		printf("chtbench: out of memory while setting up %s\n", b->name);
@@ -207,40 +271,9 @@ void chtbench_run(int64_t id, int64_t ncpus, int64_t pct, bool wired,
 	atomic_set(&threads_ready, 0);
 	__atomic_store_n(&resizes_done, 0, __ATOMIC_RELAXED);
 	thread_t *th[CONFIG_MAX_CPUS];
-	unsigned created = 0;
-	for (unsigned i = 0; i < c.cpus; i++) {
-		bt[i] = (bench_thread_t) { .index = i,
-		    .rnd = 0x9e3779b97f4a7c15ULL * (i + 1) + uptime_us() };
-		th[i] = thread_create(bench_thread, &bt[i], "chtbench",
-		    THREAD_FLAG_NONE);
-		if (!th[i])
-			break;
-		if (c.wired)
-			thread_wire(th[i], &cpus[i]);
-		thread_start(th[i]);
-		created++;
-	}
-	thread_t *resizer = NULL;
-	if (created == c.cpus && b->resizer) {
-		/*
-		 * Keep the resizer off the reader CPUs when there is a spare CPU
-		 * (as in the paper, readers and the resizer do not share a CPU);
-		 * with every CPU reading it floats and steals reader time, which
-		 * the result then includes.
-		 */
-		resizer = thread_create(resizer_thread,
-		    (void *) (uintptr_t) (b->resizer == 1), "chtbench-resizer",
-		    THREAD_FLAG_NONE);
-		if (resizer) {
-			if (c.cpus < CONFIG_MAX_CPUS && cpu_is_online(c.cpus)) {
-				thread_wire(resizer, &cpus[c.cpus]);
-				printf("resizer wired to cpu %u\n", c.cpus);
-			} else {
-				printf("resizer shares the reader CPUs\n");
-			}
-			thread_start(resizer);
-		}
-	}
+	unsigned created = bench_start_threads(th, &c);
+	thread_t *resizer = created == c.cpus ? bench_start_resizer(b, &c) :
+	    NULL;
 	while (atomic_get(&threads_ready) < created)
 		thread_usleep(1000);
 

@@ -3,7 +3,8 @@
  *
  * Build flags: `pkg-config --cflags --libs cht` (headers live in their own
  * directory, <prefix>/include/cht; this file includes the kernel's table
- * header <adt/cht.h> and the userspace environment <adt/cht_env.h> from there).
+ * header <adt/cht.h> and the userspace environment <adt/cht_env_posix.h> from
+ * there).
  *
  * Two layers:
  *
@@ -45,6 +46,10 @@ extern "C" {
 #endif
 
 #include <cht_rcu.h>
+/* The table's environment for <adt/cht.h>: libcht's POSIX one. */
+#ifndef CHT_ENV_HEADER
+#define CHT_ENV_HEADER "adt/cht_env_posix.h"
+#endif
 #include <adt/cht.h>
 
 /** The object containing the link @a ptr (member @a member of @a type). */

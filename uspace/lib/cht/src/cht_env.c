@@ -1,13 +1,12 @@
 /** @file cht_env.c
- * Userspace side of the CHT environment (adt/cht_env.h): the resize worker
+ * Userspace side of the CHT environment (lib/cht/env/adt/cht_env_posix.h): the resize worker
  * thread, the table registry, sleeping and assertion failures. One source
  * for both userspace environments, Linux (uspace/lib/cht/env) and the OS's
  * uspace/lib/c (uspace/lib/cht/osenv, CHT_OS_BUILD), over the platform
  * layer of the RCU (cht_rcu_plat.h).
  */
 #define _GNU_SOURCE
-#include <adt/cht.h>
-#include <adt/cht_env.h>
+#include <adt/cht.h>           /* and the environment, CHT_ENV_HEADER */
 #include <cht_rcu_plat.h>
 
 void cht_env_fail(const char *what, const char *file, int line)

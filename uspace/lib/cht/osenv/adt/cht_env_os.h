@@ -1,12 +1,12 @@
-/** @file cht_env.h
+/** @file cht_env_os.h
  * The third environment of the concurrent hash table: the OS's own user
  * space (uspace/lib/c), for programs such as uspace/app/chtuser.
  *
  * The table's source is common/adt/cht.c, compiled unchanged
- * (docs/ARCHITECTURE.md, "One CHT, three environments"). This directory comes
- * before common/include on the include path of the OS's libcht (top-level
- * Makefile, $(BUILD)/os/libcht.a), so <adt/cht_env.h> resolves here and
- * <adt/cht.h> to common/include/adt/cht.h.
+ * (docs/ARCHITECTURE.md, "One CHT, three environments"). The top-level
+ * Makefile compiles the OS's libcht ($(BUILD)/os/libcht.a) and its programs
+ * with this directory on the include path and names this header for
+ * <adt/cht.h> (-DCHT_ENV_HEADER, UCHT_FLAGS).
  *
  * The names cht.c uses are declared as for Linux (the header included
  * below: libcht's user RCU, a worker thread for resizes, malloc/free,
@@ -31,6 +31,6 @@
 #error "the OS environment of the CHT needs CHT_OS_BUILD (see the Makefile)"
 #endif
 
-#include "../../env/adt/cht_env.h"
+#include "../../env/adt/cht_env_posix.h"
 
 #endif

@@ -1,12 +1,12 @@
-/** @file cht_env.h
+/** @file cht_env_posix.h
  * The userspace environment of the concurrent hash table (POSIX threads).
  *
  * The table's source is common/adt/cht.c (shared with the kernel and the
  * OS's libcht), compiled unchanged; it reaches RCU, deferred work, allocation
  * and assertions only through the names defined here (docs/ARCHITECTURE.md,
- * "One CHT, three environments"). This directory comes before common/include
- * on the include path, so <adt/cht_env.h> resolves here and <adt/cht.h> to
- * common/include/adt/cht.h.
+ * "One CHT, three environments"). <adt/cht.h> (common/include/adt/cht.h)
+ * includes the header that CHT_ENV_HEADER names: uspace/Makefile names this
+ * one, and so does <cht.h> for libcht's users.
  *
  *   RCU            libcht's own userspace RCU (cht_rcu.h, memb flavour)
  *   deferred work  one background worker thread of the library (resizes)

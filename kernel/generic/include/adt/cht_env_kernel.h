@@ -1,11 +1,12 @@
-/** @file cht_env.h
+/** @file cht_env_kernel.h
  * The kernel environment of the concurrent hash table (adt/cht.c).
  *
  * cht.c reaches RCU, deferred work, allocation, atomics, assertions and
  * printing only through the names defined here, so the same source compiles in
- * userspace over uspace/lib/cht/env/adt/cht_env.h (Linux) and
- * uspace/lib/cht/osenv/adt/cht_env.h (the OS's user programs)
- * (docs/ARCHITECTURE.md, "One CHT, three environments").
+ * userspace over uspace/lib/cht/env/adt/cht_env_posix.h (Linux) and
+ * uspace/lib/cht/osenv/adt/cht_env_os.h (the OS's user programs)
+ * (docs/ARCHITECTURE.md, "One CHT, three environments"). The Makefile names
+ * this header for <adt/cht.h> (-DCHT_ENV_HEADER).
  */
 #ifndef KERN_CHT_ENV_H_
 #define KERN_CHT_ENV_H_
