@@ -32,6 +32,12 @@
  *                          before the store is visible
  *   BROKEN_LOOK_BEFORE_PUSH the poster loads reclaimer_sleeping before its
  *                          push
+ *
+ * Fingerprints (verify/fingerprint.py):
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_call e44b4ccb8185
+ *   uspace/lib/cht_rcu/src/rcu.c reclaimer_main 8ed778be8800
+ *   uspace/lib/cht_rcu/src/rcu.c barrier_cb 0fb21da0fd4f
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_barrier e6e05b5f71b2
  */
 
 byte cb_list;           /* bit i: callback i is on the list */
