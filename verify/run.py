@@ -173,18 +173,32 @@ RUNS += model_runs("urcu", [
      "the shared-GP check gp_completed >= snap"),
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
      "cht_rcu_synchronize() without its first full fence"),
+    ("BROKEN_SNAPSHOT_RELAXED", "safety", FREED,
+     "the reader's load of seq relaxed: its protected load passes it"),
 ])
 RUNS += model_runs("urcu_fence", [
     ("BROKEN_NO_READER_FENCE", "safety", FREED,
      "fence flavour: the reader's fence after its ctr store left out"),
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
      "fence flavour: cht_rcu_synchronize() without its first full fence"),
+    ("BROKEN_WRITER_NO_FENCE", "safety", FREED,
+     "fence flavour: writer_barrier() without its fence (the store of seq "
+     "passed by the scan of ctr)"),
+    ("BROKEN_SNAPSHOT_RELAXED", "safety", FREED,
+     "fence flavour: the reader's load of seq relaxed"),
 ], pml="urcu.pml", defs=["-DFENCE"])
 RUNS += model_runs("urcu_cb", [
     ("BROKEN_SLEEP_RELAXED", "safety", INVALID_END,
      "reclaimer_sleeping = 1 not seq_cst: a lost wake-up"),
     ("BROKEN_LOOK_BEFORE_PUSH", "safety", INVALID_END,
      "cht_rcu_call() looks at reclaimer_sleeping before its push"),
+    ("BROKEN_NO_REVERSE", "safety", r"assertion violated .*before_b",
+     "reclaimer_main() runs the batch newest first: cht_rcu_barrier() "
+     "returns before an earlier callback ran"),
+    ("BROKEN_RECLAIM_NO_GP", "safety", r"assertion violated .*pre\[",
+     "reclaimer_main() runs the batch without cht_rcu_synchronize()"),
+    ("BROKEN_GP_BEFORE_TAKE", "safety", r"assertion violated .*pre\[",
+     "reclaimer_main() waits for the grace period before taking the list"),
 ])
 RUNS += model_runs("cht_list", [
     ("BROKEN_NO_MARK", "safety", MISS,
