@@ -37,6 +37,7 @@ MEMLIM = 1024
 
 # The error each broken variant must produce (a regex on pan's output).
 FREED = r"assertion violated .*freed"
+REACH = r"assertion violated .*freed_reachable"
 MISS = r"assertion violated .*(found|missed)"
 INVALID_END = r"invalid end state"
 CYCLE = r"acceptance cycle"
@@ -206,6 +207,16 @@ RUNS += model_runs("cht_list", [
     ("BROKEN_ITEM_NO_GP", "safety", FREED,
      "an unlinked item is freed without a grace period"),
 ], pml="cht.pml")
+RUNS += model_runs("cht_collide", [
+    ("BROKEN_REMOVE_NOT_FIRST", "safety", r"assertion violated",
+     "cht_remove_key() unlinks with one CAS without only_first: the first "
+     "item of the run (another key) is unlinked"),
+    ("BROKEN_REMOVE_ANY_KEY", "safety", MISS + "|remove_missed",
+     "cht_remove_key() marks equal hashes without key_equal()"),
+    ("BROKEN_SEARCH_RETRY_PREV", "liveness", CYCLE,
+     "cht__search() continues from prev after a failed unlink CAS "
+     "(prev deleted: retries forever)"),
+], pml="cht.pml", defs=["-DCOLLIDE"])
 RUNS += model_runs("cht_grow", [
     ("BROKEN_PUBLISH_EARLY", "safety", MISS,
      "the new array is published before its dummies are linked"),
@@ -213,10 +224,17 @@ RUNS += model_runs("cht_grow", [
      "dummy_link()'s CAS without release: a new dummy's next visible late"),
     ("BROKEN_NO_SECOND_GP", "safety", FREED,
      "the old array is freed right after its dummies are unlinked"),
+    ("BROKEN_RETIRE_NO_UNLINK", "safety", REACH,
+     "dummies_retire() marks the old dummies but does not unlink them: "
+     "the old array is freed while linked"),
+    ("BROKEN_SEARCH_RETRY_PREV", "liveness", CYCLE,
+     "cht__search() continues from prev after a failed unlink CAS"),
 ], pml="cht.pml", defs=["-DGROW"], short=False)
 RUNS += model_runs("cht_shrink", [
     ("BROKEN_NO_FIRST_GP", "liveness", CYCLE,
      "no grace period between publish and retire: an insert retries forever"),
+    ("BROKEN_RETIRE_NO_UNLINK", "safety", REACH,
+     "dummies_retire() does not unlink the old dummies"),
 ], pml="cht.pml", defs=["-DSHRINK"], short=False)
 
 
