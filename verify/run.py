@@ -85,8 +85,9 @@ def model_runs(model, broken, short=True, cflags=(), pml=None, defs=()):
             Run(model, None, "liveness", short=False, **kw)]
     seen = set()
     for variant, mode, expect, why in broken:
+        # a PASS variant searches the whole space: make verify only
         runs.append(Run(model, variant, mode, expect, why=why,
-                        short=variant not in seen, **kw))
+                        short=variant not in seen and expect != PASS, **kw))
         seen.add(variant)
     return runs
 
@@ -216,7 +217,7 @@ RUNS += model_runs("cht_collide", [
     ("BROKEN_SEARCH_RETRY_PREV", "liveness", CYCLE,
      "cht__search() continues from prev after a failed unlink CAS "
      "(prev deleted: retries forever)"),
-], pml="cht.pml", defs=["-DCOLLIDE"])
+], pml="cht.pml", defs=["-DCOLLIDE"], short=False)
 RUNS += model_runs("cht_grow", [
     ("BROKEN_PUBLISH_EARLY", "safety", MISS,
      "the new array is published before its dummies are linked"),
