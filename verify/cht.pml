@@ -92,9 +92,11 @@
  *                         failed unlink CAS the walk goes on from prev instead
  *                         of the start: when prev is deleted its CAS fails
  *                         forever
- *   BROKEN_RETIRE_NO_UNLINK (cht_grow, cht_shrink) dummies_retire() marks the
- *                         old dummies but never unlinks them: the old array
- *                         is freed while the list still links it
+ *   BROKEN_RETIRE_SKIP_HEAD (cht_grow, cht_shrink) dummies_retire() marks the
+ *                         old array's dummy of hash 0 but skips its strict
+ *                         search from the head: it is freed while the head
+ *                         still links it (no lookup or update walks from
+ *                         the head, so only the reachability check sees it)
  *   BROKEN_NO_FIRST_GP    (cht_shrink) no grace period between the publish
  *                         and the retire: an insert that started at the old
  *                         dummy B3 finds its position right after it and its
@@ -574,14 +576,16 @@ inline dummies_retire(old, nb, f, cnt, i, d, prev, cur, nx, ok) {
 				fi
 			fi
 		od;
-#ifndef BROKEN_RETIRE_NO_UNLINK
 		if
 		:: hash[d] != 0 ->
 			search(START(nb, hash[d] - 1), hash[d], true, prev, cur, nx, ok)
 		:: else ->
+#ifndef BROKEN_RETIRE_SKIP_HEAD
 			search(HEAD, hash[d], true, prev, cur, nx, ok)
-		fi;
+#else
+			skip    /* the dummy of hash 0 stays linked */
 #endif
+		fi;
 		i++
 	:: else -> break
 	od;

@@ -76,11 +76,10 @@ VARIANTS = [
        "\t\t\t\t:: ok -> cur = PTR(nx)\n\t\t\t\t:: else -> ok = 1; "
        "atomic { CHECK(prev); cur = PTR(next[prev]) }")]),
     ("BROKEN_SEARCH_RETRY_PREV", "cht.pml", ["-DGROW"], "liveness", "same"),
-    ("BROKEN_RETIRE_NO_UNLINK", "cht.pml", ["-DGROW"], "safety",
-     [("\t\tif\n\t\t:: hash[d] != 0 ->\n\t\t\tsearch(START(nb, hash[d] - 1), "
-       "hash[d], true, prev, cur, nx, ok)\n\t\t:: else ->\n\t\t\t"
-       "search(HEAD, hash[d], true, prev, cur, nx, ok)\n\t\tfi;", "")]),
-    ("BROKEN_RETIRE_NO_UNLINK", "cht.pml", ["-DSHRINK"], "safety", "same"),
+    ("BROKEN_RETIRE_SKIP_HEAD", "cht.pml", ["-DGROW"], "safety",
+     [("\t\t:: else ->\n\t\t\tsearch(HEAD, hash[d], true, prev, cur, nx, ok)",
+       "\t\t:: else -> skip")]),
+    ("BROKEN_RETIRE_SKIP_HEAD", "cht.pml", ["-DSHRINK"], "safety", "same"),
 ]
 # the new model's scenario where the stock one has none
 NEW_DEFS = {("BROKEN_REMOVE_NOT_FIRST", ""): ["-DCOLLIDE"],

@@ -225,17 +225,17 @@ RUNS += model_runs("cht_grow", [
      "dummy_link()'s CAS without release: a new dummy's next visible late"),
     ("BROKEN_NO_SECOND_GP", "safety", FREED,
      "the old array is freed right after its dummies are unlinked"),
-    ("BROKEN_RETIRE_NO_UNLINK", "safety", REACH,
-     "dummies_retire() marks the old dummies but does not unlink them: "
-     "the old array is freed while linked"),
+    ("BROKEN_RETIRE_SKIP_HEAD", "safety", REACH,
+     "dummies_retire() does not unlink the old dummy of hash 0 (its search "
+     "from the head skipped): the old array is freed while linked"),
     ("BROKEN_SEARCH_RETRY_PREV", "liveness", CYCLE,
      "cht__search() continues from prev after a failed unlink CAS"),
 ], pml="cht.pml", defs=["-DGROW"], short=False)
 RUNS += model_runs("cht_shrink", [
     ("BROKEN_NO_FIRST_GP", "liveness", CYCLE,
      "no grace period between publish and retire: an insert retries forever"),
-    ("BROKEN_RETIRE_NO_UNLINK", "safety", REACH,
-     "dummies_retire() does not unlink the old dummies"),
+    ("BROKEN_RETIRE_SKIP_HEAD", "safety", REACH,
+     "dummies_retire() does not unlink the old dummy of hash 0"),
 ], pml="cht.pml", defs=["-DSHRINK"], short=False)
 
 
