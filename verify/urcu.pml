@@ -48,7 +48,8 @@
  * flavours at start-up, the back-off in wait_for_reader(), the callback list
  * and the reclaimer (urcu_cb.pml), one reader thread.
  *
- * Safety: no dereference of a freed object; A is freed once.
+ * Safety: no dereference of a freed object; A is freed once; gp_lock is free
+ * at the end (END).
  * Liveness (ltl gp_ends, pan -a -f): every advanced grace period completes.
  *
  * Broken variants (spin -DBROKEN_xxx):
@@ -241,4 +242,10 @@ active proctype W2() {
 	byte snap, target;
 	synchronize(snap, target, 2);
 	w2_done = 1
+}
+
+/* At the end gp_lock is free (either path of cht_rcu_synchronize()
+ * releases it: a lock kept would block the next caller for good). */
+active proctype END() {
+	atomic { w1_done && w2_done -> assert(!gp_lock) }
 }
