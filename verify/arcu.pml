@@ -24,7 +24,8 @@
  * object A by storing ptr = B, then as its CPU's reclaimer waits for a grace
  * period and frees A in the callback); D, the reclaimer of another CPU that
  * needs a grace period at the same time (either may become the detector:
- * gp_mutex); USB, U's store buffer; LQ, T's outstanding dereference.
+ * gp_mutex); USB, U's store buffer; LQ, T's outstanding dereference; CSB,
+ * the late half of record_cs_qs() (a variant only).
  *
  * Memory model (weakly ordered CPU, only where the code relies on a barrier):
  *   - U's unlink store sits in a store buffer (USB) until drained: a later
@@ -78,7 +79,9 @@
  *
  * Safety: a reader never dereferences a freed object (assertion in LQ), the
  * callback runs once (assertion in U). Liveness (ltl gp_ends, run with
- * pan -a -f): every started grace period completes.
+ * pan -a -f): every started grace period completes, and U and D get
+ * the grace periods they wait for (a detector that never starts one is a
+ * violation).
  *
  * Broken variants (spin -DBROKEN_xxx): each must fail.
  *   BROKEN_SAMPLE_SKIP    arcu_sample_cpu() acknowledges without listing a
@@ -189,7 +192,7 @@ bool u_done, d_done;
 #define CS_BARRIER (rpend == NONE)
 #endif
 
-ltl gp_ends { [] ((cur_gp > completed_gp) -> <> (cur_gp == completed_gp)) }
+ltl gp_ends { [] ((cur_gp > completed_gp) -> <> (cur_gp == completed_gp)) && <> (u_done && d_done) }
 
 /* adt/list.h on T's link: list_append() of a link that is on a list and
  * list_remove() of a link on none corrupt the list (or dereference NULL). */

@@ -478,19 +478,34 @@ def load_equivalent():
     return eq
 
 
-def table(models, results, eq, details=False):
+def by_id(results):
+    """{id: the verdict recorded for any version of the model, a kill or a
+    bound first (a survivor is carried as a survivor: conservative)}"""
+    res = {}
+    for (m_id, _), r in results.items():
+        if r["verdict"] in ("killed", "bound") or m_id not in res:
+            res[m_id] = r
+    return res
+
+
+def table(models, results, eq, details=False, carry=False):
     rows = []
     tot = dict(mutants=0, killed=0, bound=0, survived=0, equivalent=0,
-               stillborn=0, pending=0)
+               stillborn=0, pending=0, carried=0)
     out = []
+    carried = by_id(results)
     for model in models:
         muts, _, _ = generate(model)
         c = dict(mutants=0, killed=0, bound=0, survived=0, equivalent=0,
-                 stillborn=0, pending=0)
+                 stillborn=0, pending=0, carried=0)
         surv = []
         for m_id, op, idx, desc, src in muts:
             h = hashlib.sha1(src.encode()).hexdigest()[:12]
             r = results.get((m_id, h))
+            if r is None and carry:
+                r = carried.get(m_id)
+                if r is not None:
+                    c["carried"] += 1
             if r is None:
                 c["pending"] += 1
                 continue
@@ -510,7 +525,8 @@ def table(models, results, eq, details=False):
         score = 100.0 * (c["killed"] + c["bound"]) / ne if ne else 100.0
         rows.append("| %s | %d | %d | %d | %d | %d | %.1f %% | %d |" % (
             model, c["mutants"], c["killed"], c["bound"], c["survived"],
-            c["equivalent"], score, c["pending"]))
+            c["equivalent"], score, c["pending"]) +
+            (" (%d carried)" % c["carried"] if c["carried"] else ""))
         for k in tot:
             tot[k] += c[k]
         if details and surv:
@@ -531,6 +547,13 @@ def main():
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--limit", type=int, default=0,
                     help="run at most this many mutants (0: all)")
+    ap.add_argument("--ids", default="",
+                    help="run only these mutant ids (comma-separated)")
+    ap.add_argument("--carry", action="store_true",
+                    help="count a verdict recorded for an earlier version of "
+                    "a model (valid for kills when the model changed only by a "
+                    "stronger property: an added assertion or ltl conjunct "
+                    "keeps every error; survivors are carried as survivors)")
     args = ap.parse_args()
     models = args.only or list(MODELS)
     if shutil.which("spin") is None:
@@ -551,6 +574,9 @@ def main():
                 h = hashlib.sha1(src.encode()).hexdigest()[:12]
                 if (m_id, h) not in results:
                     todo.append((model, m_id, idx, desc, src, h))
+        if args.ids:
+            want = set(args.ids.split(","))
+            todo = [t for t in todo if t[1] in want]
         if args.limit:
             todo = todo[:args.limit]
         print("%d mutants to run (%d results kept)" % (len(todo),
@@ -576,7 +602,8 @@ def main():
                 as ex:
             list(ex.map(one, todo))
     results = load_results()
-    tab, surv, tot = table(models, results, eq, details=True)
+    tab, surv, tot = table(models, results, eq, details=True,
+                           carry=args.carry)
     print()
     print(tab)
     if surv:

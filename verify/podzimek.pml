@@ -58,7 +58,9 @@
  * watch, rcu_thread_exiting(), batching.
  *
  * Safety: no dereference of a freed object; the callback runs once.
- * Liveness (ltl gp_ends, pan -a -f): every started grace period completes.
+ * Liveness (ltl gp_ends, pan -a -f): every started grace period completes, and U get
+ * the grace periods they wait for (a detector that never starts one is a
+ * violation).
  *
  * Broken variants (spin -DBROKEN_xxx):
  *   BROKEN_NO_QS_MB        rcu_record_qs() without its memory_barrier(): must
@@ -161,7 +163,7 @@ bool u_done;
 #define QS_BARRIER (rpend == NONE)
 #endif
 
-ltl gp_ends { [] ((cur_gp > completed_gp) -> <> (cur_gp == completed_gp)) }
+ltl gp_ends { [] ((cur_gp > completed_gp) -> <> (cur_gp == completed_gp)) && <> u_done }
 
 /* adt/list.h on T's link (see arcu.pml) */
 inline list_append(l) {
