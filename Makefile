@@ -333,7 +333,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
-	check check-one verify help bench bench-quick bench-cost bench-goals bench-deps \
+	check check-one verify verify-mutants help bench bench-quick bench-cost bench-goals bench-deps \
 	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
 ifeq ($(ARCH),arm64)
@@ -633,6 +633,15 @@ check-one: ## one configuration of check (the variables on the command line)
 verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
 	@$(PYTHON) verify/run.py
+
+# Mutation score of the models: mechanical mutants, SPIN on each (-j2 at
+# most, a time bound per run), killed / survived / equivalent per model.
+# Long (an hour or more on a busy 2-core host); resumable: results in
+# build/verify/mutants/results.jsonl, `verify/mutants.py --report` prints
+# the table of what has run.
+verify-mutants: ## mutation score of the SPIN models (long; resumable)
+	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
+	@$(PYTHON) verify/mutants.py -j2
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
 soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix

@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+from verify import fingerprint  # verify/fingerprint.py
 from verify import run as verify  # verify/run.py (pytest.ini's pythonpath)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,3 +64,27 @@ def test_harness_rejects_a_failing_model():
                      defs=["-DBROKEN_NO_WAIT"])
     res = verify.run_one(run)
     assert not res["ok"] and "model FAILED" in res["reason"], res["reason"]
+
+
+def test_models_match_their_c():
+    """Drift: every C function marked 'Model: verify/x.pml' has the
+    fingerprint (whitespace-normalised sha256 of its text) that x.pml's
+    header records. A change to the C fails here, naming the function and
+    the model, until someone reviewed the model and ran
+    python3 verify/fingerprint.py --update (--print shows the new values)."""
+    problems = fingerprint.check()
+    assert not problems, (
+        "the C changed under its model (review the model, then run "
+        "`python3 verify/fingerprint.py --update`; `--print` shows the new "
+        "fingerprints):\n  " + "\n  ".join(problems))
+
+
+def test_drift_check_sees_a_changed_function(tmp_path, monkeypatch):
+    """The drift check fails for a changed body and names function and model."""
+    real = fingerprint.functions()
+    model, path, name, fp = real[0]
+    changed = [(model, path, name, "0" * 12)] + real[1:]
+    monkeypatch.setattr(fingerprint, "functions", lambda: changed)
+    problems = fingerprint.check()
+    assert len(problems) == 1 and name in problems[0] and model in problems[0], \
+        problems

@@ -19,12 +19,19 @@
  * Hash space: 4 bits. Dummies are even (bucket i of order k: i << (4 - k)),
  * items odd. Nodes: 1 the head; array A (order 1: hashes 0, 8) 2-3; array B
  * (order 2: 0, 4, 8, 12) 4-7; array C (order 1) 8-9; items K1 (hash 1) 10,
- * K2 (hash 9) 11, KI (hash UH: 11, 7 or 13 by scenario) 12. next[n] = pointer * 2 + CHT_LINK_DELETED.
+ * K2 (hash 9) 11, KI (hash UH: 11, 7 or 13 by scenario) 12, KC (hash 9, key
+ * 25) 13, KD (hash 9, key 9) 14. next[n] = pointer * 2 + CHT_LINK_DELETED.
+ * An item's key is its hash but for KC (key[]); lookups and removes compare
+ * the hash, then the key (key_equal()).
  *
  * Three scenarios (one file):
  *   default (cht_list): the table of array A holding K1 and K2; U removes K2,
  *     I inserts KI (right after K2 in the list: the classic lost insert),
  *     L looks up K1, KI and K2; C the reclaimer.
+ *   -DCOLLIDE (cht_collide): as cht_list, with KC (hash 9, another key)
+ *     and KD (K2's duplicate) linked: A1 -> KC -> K2 -> KD. U removes key
+ *     9 (K2 and KD: removed 2, only_first false, so cht__cleanup()), L
+ *     looks up KC (present throughout), KI and key 9.
  *   -DGROW (cht_grow): the table of array A holding K1; R grows it to B; U
  *     inserts KI with hash 7 (bucket 1 of B: its walks from B1 reach the old
  *     dummy A1, hash 8) then removes it; L looks up K1, then KI; C.
@@ -49,8 +56,12 @@
  * release in cht__insert() has no variant (the inserted item is last in
  * its range here, so a stale next would hide nothing).
  *
- * Abstracted away: keys equal to hashes (no collisions, no duplicates, no
- * unique insert), the item count and resize requests (the resizer runs one
+ * After every free (the reclaimer's, and the variant that frees at once),
+ * reach_check() walks the list from the head and from every bucket of the
+ * published array: a freed node reachable from the table fails at once
+ * (freed_reachable), not only when a later operation walks onto it.
+ *
+ * Abstracted away: collisions only in cht_collide (no unique insert), the item count and resize requests (the resizer runs one
  * grow or one shrink), RESIZE_BATCH (one section for all dummies), the work
  * queue, cht_find_next*, cht_remove_item, cht_destroy.
  *
@@ -72,10 +83,40 @@
  *                         new dummy's next becomes visible after the dummy
  *   BROKEN_NO_SECOND_GP   (cht_grow) the old array freed right after its
  *                         dummies are unlinked
+ *   BROKEN_REMOVE_NOT_FIRST (cht_collide) the one-CAS unlink without its
+ *                         only_first test: KC, the first of the run, is
+ *                         unlinked instead of K2
+ *   BROKEN_REMOVE_ANY_KEY (cht_collide) the remove marks every equal hash,
+ *                         without key_equal()
+ *   BROKEN_SEARCH_RETRY_PREV (cht_collide, cht_grow; liveness) after a
+ *                         failed unlink CAS the walk goes on from prev instead
+ *                         of the start: when prev is deleted its CAS fails
+ *                         forever
+ *   BROKEN_RETIRE_SKIP_HEAD (cht_grow, cht_shrink) dummies_retire() marks the
+ *                         old array's dummy of hash 0 but skips its strict
+ *                         search from the head: it is freed while the head
+ *                         still links it (no lookup or update walks from
+ *                         the head, so only the reachability check sees it)
  *   BROKEN_NO_FIRST_GP    (cht_shrink) no grace period between the publish
  *                         and the retire: an insert that started at the old
  *                         dummy B3 finds its position right after it and its
  *                         CAS on the marked next fails forever (liveness)
+ *
+ * Fingerprints (verify/fingerprint.py):
+ *   common/adt/cht.c cht__node_reclaim c63569218cd3
+ *   common/adt/cht.c dummy_link 71336c5ffd6d
+ *   common/adt/cht.c dummies_link 557b629259e1
+ *   common/adt/cht.c buckets_reclaim 39ec03d64396
+ *   common/adt/cht.c dummies_retire 3262f327bd20
+ *   common/adt/cht.c buckets_replace 149f844c9841
+ *   common/adt/cht.c cht__cleanup e586b0792068
+ *   common/include/adt/cht.h cht_find_fast 212c8802b88f
+ *   common/include/adt/cht.h cht__unlinked_item a39c9339deeb
+ *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
+ *   common/include/adt/cht.h cht__search bb5645b0241c
+ *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
+ *   common/include/adt/cht.h cht__insert a67e41b7e9e9
+ *   common/include/adt/cht.h cht__remove_key 229d26552eb4
  */
 
 #define NIL   0
@@ -83,7 +124,9 @@
 #define K1    10
 #define K2    11
 #define KI    12
-#define NN    13
+#define KC    13        /* cht_collide: hash 9 like K2, another key */
+#define KD    14        /* cht_collide: hash 9, key 9: K2's duplicate */
+#define NN    15
 #define NOSEC 255
 #if defined(GROW) || defined(SHRINK)
 #define RESIZE
@@ -104,10 +147,11 @@
 
 byte next[NN];
 byte hash[NN];
+byte key[NN];           /* an item's key (its hash, but for KC) */
 bool freed[NN];
 bool called[NN];        /* rcu_call()ed (queued) once */
 byte hb;                /* h->b: 0 = A, 1 = B, 2 = C */
-short pend;             /* pending callbacks: bit n = node n, bit 13 + b = array b */
+int pend;               /* pending callbacks: bit n = node n, bit 16 + b = array b */
 
 /* RCU: three reader processes, pid 0..2 */
 bool insec[3];
@@ -116,6 +160,29 @@ byte gen[3];
 bool done0, done1, done2;
 
 #define CHECK(n) assert(!freed[n])
+
+/* After every free: no freed node is reachable from the table (the list
+ * from its head, and the bucket dummies of the published array h->b). */
+inline reach_check(rn, rk, rb, freed_reachable) {
+	d_step {
+		freed_reachable = 0;
+		rb = 0;
+		do
+		:: rb <= (hb == 1 -> 4 : 2) ->
+			rn = (rb == 0 -> HEAD : FIRST(hb) + rb - 1);
+			rk = 0;
+			do
+			:: rn != NIL && rk < NN ->
+				freed_reachable = freed_reachable || freed[rn];
+				rn = PTR(next[rn]); rk++
+			:: else -> break
+			od;
+			rb++
+		:: else -> break
+		od;
+		assert(!freed_reachable)
+	}
+}
 
 inline rcu_lock(me) { atomic { insec[me] = 1; gen[me]++ } }
 inline rcu_unlock(me) { insec[me] = 0 }
@@ -170,7 +237,12 @@ inline search(start, h, strict, prev, cur, nx, ok) {
 				};
 				if
 				:: ok -> cur = PTR(nx)
+#ifndef BROKEN_SEARCH_RETRY_PREV
 				:: else -> break
+#else
+				/* continue from prev instead of the start */
+				:: else -> ok = 1; atomic { CHECK(prev); cur = PTR(next[prev]) }
+#endif
 				fi
 			:: else ->
 				if
@@ -188,7 +260,7 @@ inline search(start, h, strict, prev, cur, nx, ok) {
 }
 
 /* cht_find_fast(), inside the caller's section; res = the node or NIL */
-inline lookup(h, res, b, nx, n) {
+inline lookup(h, k, res, b, nx, n) {
 	b = hb;
 	atomic { CHECK(START(b, h)); nx = next[START(b, h)] };
 	do
@@ -201,7 +273,7 @@ inline lookup(h, res, b, nx, n) {
 			:: hash[n] >= h ->
 				if
 				:: hash[n] != h -> res = NIL; break
-				:: hash[n] == h && !MARKED(nx) -> res = n; break
+				:: hash[n] == h && !MARKED(nx) && key[n] == k -> res = n; break
 				:: else
 				fi
 			:: else
@@ -231,7 +303,7 @@ inline insert(item, h, b, start, prev, cur, nx, ok) {
 }
 
 /* cht__remove_key(), inside the caller's section */
-inline remove(h, b, prev, cur, nx, ok, n, removed, only_first, t) {
+inline remove(h, k, b, prev, cur, nx, ok, n, removed, only_first, t) {
 	b = hb;
 	search(START(b, h), h, false, prev, cur, nx, ok);
 	removed = 0;
@@ -241,7 +313,11 @@ inline remove(h, b, prev, cur, nx, ok, n, removed, only_first, t) {
 	:: n != NIL && hash[n] == h ->
 		atomic { CHECK(n); nx = next[n] };
 		if
+#ifndef BROKEN_REMOVE_ANY_KEY
+		:: !MARKED(nx) && key[n] == k ->
+#else
 		:: !MARKED(nx) ->
+#endif
 #ifndef BROKEN_NO_MARK
 			atomic {
 				if
@@ -268,7 +344,11 @@ inline remove(h, b, prev, cur, nx, ok, n, removed, only_first, t) {
 		atomic { CHECK(cur); t = PTR(next[cur]) };
 		atomic {
 			if
+#ifndef BROKEN_REMOVE_NOT_FIRST
 			:: only_first && next[prev] == cur * 2 ->
+#else
+			:: next[prev] == cur * 2 ->
+#endif
 				next[prev] = t * 2; ok = 1
 			:: else -> ok = 0
 			fi
@@ -286,8 +366,9 @@ inline remove(h, b, prev, cur, nx, ok, n, removed, only_first, t) {
 
 /* C: the RCU reclaimer (cht__node_reclaim(), buckets_reclaim()) */
 active proctype C() {
-	short take;
-	byte w0, w1, w2, i;
+	int take;
+	byte w0, w1, w2, i, rn, rk, rb;
+	bool freed_reachable;
 	do
 	:: pend != 0 ->
 		atomic { take = pend; pend = 0 };
@@ -303,18 +384,19 @@ active proctype C() {
 				i++
 			:: else -> break
 			od;
-			/* arrays: bit 13 + b */
+			/* arrays: bit 16 + b */
 			if
-			:: take & (1 << 13) -> assert(!freed[2]); freed[2] = 1; freed[3] = 1
+			:: take & (1 << 16) -> assert(!freed[2]); freed[2] = 1; freed[3] = 1
 			:: else
 			fi;
 			if
-			:: take & (1 << 14) ->
+			:: take & (1 << 17) ->
 				assert(!freed[4]); freed[4] = 1; freed[5] = 1;
 				freed[6] = 1; freed[7] = 1
 			:: else
 			fi
-		}
+		};
+		reach_check(rn, rk, rb, freed_reachable)
 	:: pend == 0 && done0 && done1 && done2 -> break
 	od;
 	/* every callback ran: the removed item and the retired arrays */
@@ -322,6 +404,8 @@ active proctype C() {
 	assert(called[KI] && freed[KI] && freed[2]);
 #elif defined(SHRINK)
 	assert(called[KI] && freed[KI] && freed[4]);
+#elif defined(COLLIDE)
+	assert(called[K2] && freed[K2] && called[KD] && freed[KD] && !called[KC]);
 #else
 	assert(called[K2] && freed[K2]);
 #endif
@@ -334,13 +418,21 @@ init {
 		hash[2] = 0; hash[3] = 8;
 		hash[4] = 0; hash[5] = 4; hash[6] = 8; hash[7] = 12;
 		hash[8] = 0; hash[9] = 8;
-		hash[K1] = 1; hash[K2] = 9; hash[KI] = UH;
+		hash[K1] = 1; hash[K2] = 9; hash[KI] = UH; hash[KC] = 9;
+		hash[KD] = 9;
+		key[K1] = 1; key[K2] = 9; key[KI] = UH; key[KC] = 25; key[KD] = 9;
 #ifndef SHRINK
 		/* head -> A0 -> K1 -> A1 [-> K2] */
 		next[HEAD] = 2 * 2;
 		next[2] = K1 * 2;
 		next[K1] = 3 * 2;
-#ifndef GROW
+#if defined(COLLIDE)
+		/* ... -> A1 -> KC -> K2 -> KD: equal hashes, KC (another key)
+		 * first, K2 and its duplicate KD (both removed) after it */
+		next[3] = KC * 2;
+		next[KC] = K2 * 2;
+		next[K2] = KD * 2;
+#elif !defined(GROW)
 		next[3] = K2 * 2;
 #endif
 		hb = 0;
@@ -364,8 +456,12 @@ proctype P0() {
 	byte b, prev, cur, nx, n, removed, t;
 	bool ok, only_first, remove_missed;
 	rcu_lock(0);
-	remove(9, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove(9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
+#ifdef COLLIDE
+	remove_missed = (removed != 2);
+#else
 	remove_missed = (removed != 1);
+#endif
 	assert(!remove_missed);
 	rcu_unlock(0);
 	done0 = 1
@@ -387,20 +483,24 @@ proctype P2() {
 	byte b, nx, n, res;
 	bool present, present_missed, removed_found;
 	rcu_lock(2);
-	lookup(1, res, b, nx, n);
+#ifdef COLLIDE
+	lookup(9, 25, res, b, nx, n);   /* KC: hash 9, present throughout */
+#else
+	lookup(1, 1, res, b, nx, n);
+#endif
 	present_missed = (res == NIL);
 	assert(!present_missed);
 	rcu_unlock(2);
 	rcu_lock(2);
 	present = done1;
-	lookup(11, res, b, nx, n);
+	lookup(11, 11, res, b, nx, n);
 	present_missed = (res == NIL && present);
 	assert(!present_missed);
 	if :: res != NIL -> CHECK(res) :: else fi;
 	rcu_unlock(2);
 	rcu_lock(2);
 	present = done0;                /* here: K2 removed */
-	lookup(9, res, b, nx, n);
+	lookup(9, 9, res, b, nx, n);
 	removed_found = (res != NIL && present);
 	assert(!removed_found);
 	if :: res != NIL -> CHECK(res) :: else fi;
@@ -480,16 +580,21 @@ inline dummies_retire(old, nb, f, cnt, i, d, prev, cur, nx, ok) {
 		:: hash[d] != 0 ->
 			search(START(nb, hash[d] - 1), hash[d], true, prev, cur, nx, ok)
 		:: else ->
+#ifndef BROKEN_RETIRE_SKIP_HEAD
 			search(HEAD, hash[d], true, prev, cur, nx, ok)
+#else
+			skip    /* the dummy of hash 0 stays linked */
+#endif
 		fi;
 		i++
 	:: else -> break
 	od;
 	rcu_unlock(0);
 #ifndef BROKEN_NO_SECOND_GP
-	pend = pend | (1 << (13 + old))
+	pend = pend | (1 << (16 + old))
 #else
-	atomic { i = 0; do :: i < cnt -> freed[f + i] = 1; i++ :: else -> break od }
+	atomic { i = 0; do :: i < cnt -> freed[f + i] = 1; i++ :: else -> break od };
+	reach_check(i, d, cur, ok)
 #endif
 }
 
@@ -526,7 +631,7 @@ proctype P1() {
 	insert(KI, UH, b, start, prev, cur, nx, ok);
 	rcu_unlock(1);
 	rcu_lock(1);
-	remove(UH, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove(UH, UH, b, prev, cur, nx, ok, n, removed, only_first, t);
 	remove_missed = (removed != 1);
 	assert(!remove_missed);
 	rcu_unlock(1);
@@ -538,13 +643,13 @@ proctype P2() {
 	byte b, nx, n, res;
 	bool present, present_missed, removed_found;
 	rcu_lock(2);
-	lookup(1, res, b, nx, n);
+	lookup(1, 1, res, b, nx, n);
 	present_missed = (res == NIL);
 	assert(!present_missed);
 	rcu_unlock(2);
 	rcu_lock(2);
 	present = done1;
-	lookup(UH, res, b, nx, n);
+	lookup(UH, UH, res, b, nx, n);
 	removed_found = (res != NIL && present);
 	assert(!removed_found);
 	if :: res != NIL -> CHECK(res) :: else fi;

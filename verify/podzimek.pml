@@ -25,7 +25,8 @@
  * Processes: T, a reader thread on CPU 0 (NSEC sections: lock, load the
  * pointer, dereference, unlock); CPU0 (the IPI handler and the scheduler,
  * which switches T out only while its preemption is enabled, at most MAXSW
- * times); DET, the detector thread; U, the updater and its reclaimer
+ * times); DET, the detector thread; QSB, the late half of rcu_record_qs()
+ * (a variant only); U, the updater and its reclaimer
  * (unlink A, wait for a grace period, free A); USB, U's store buffer; LQ, T's
  * outstanding dereference. Another CPU's callbacks already asked for GP 1
  * (req_gp = 1), so a grace period may be running when U reads cur_gp.
@@ -42,15 +43,44 @@
  * (seq_cst idle = true), an interrupt or the wake-up clears it first, and
  * rcu_cpu_quiescent() counts an idle CPU as quiescent.
  *
+ * Nesting, the preempted lists, the wait queue of
+ * wait_for_preempted_readers() and the ordering of last_seen_gp as in
+ * arcu.pml (T's first section nested to depth 2 with preemption anywhere;
+ * list_append()/list_remove() with membership assertions; a wait queue that
+ * remembers a wake-up without a sleeper; the seq_cst store of last_seen_gp a
+ * release, memory_barrier_after_atomic() keeping later loads after it). T may
+ * be switched out twice (MAXSW 2). delaying_cpus' wait is a guard: its
+ * waitq_sleep_timeout() re-checks every DETECT_SLEEP_US, a lost wake-up
+ * there costs a delay, not progress.
+ *
  * Abstracted away: the idle loop's details, migration, more readers, sleeps and time-outs
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
  *
  * Safety: no dereference of a freed object; the callback runs once.
- * Liveness (ltl gp_ends, pan -a -f): every started grace period completes.
+ * Liveness (ltl gp_ends, pan -a -f): every started grace period completes, and U get
+ * the grace periods they wait for (a detector that never starts one is a
+ * violation).
  *
  * Broken variants (spin -DBROKEN_xxx):
- *   BROKEN_NO_QS_MB        rcu_record_qs() without its memory_barrier()
+ *   BROKEN_NO_QS_MB        rcu_record_qs() without its memory_barrier(): must
+ *                          VERIFY (the seq_cst/release store orders the
+ *                          loads before it by itself)
+ *   BROKEN_NO_QS_MB_RELAXED no memory_barrier() and a relaxed store
+ *   BROKEN_NO_QS_MB_AFTER  rcu_record_qs() without memory_barrier_after_atomic():
+ *                          the load of rcu_cur_gp and the store of
+ *                          last_seen_gp performed after the next loads (QSB)
+ *   BROKEN_LOCK_QS_NESTED  rcu_read_lock() records a QS without testing
+ *                          nesting == 0 (inside the outer section)
+ *   BROKEN_UNLOCK_DEPTH1   rcu_read_unlock() takes nesting <= 1 after the
+ *                          decrement for the outermost unlock
+ *   BROKEN_RELIST          podzimek_after_thread_ran() lists T without testing
+ *                          rcu_preempted: T switched out twice inside one
+ *                          section is appended twice
+ *   BROKEN_LEFT_NO_WAKE    rcu_preempted_reader_left_locked() never wakes the
+ *                          detector (invalid end state)
+ *   BROKEN_WAITS_AFTER_UNLOCK detector_waits_readers raised after dropping the
+ *                          lock: a lost wake-up
  *   BROKEN_SAMPLE_SKIP     podzimek_sample_cpu() acks a CPU inside a reader
  *   BROKEN_NO_WAIT_DELAYING  rcu_run_gp() does not wait for delaying_cpus == 0
  *   BROKEN_NO_WAIT_PREEMPTED rcu_run_gp() skips wait_for_preempted_readers()
@@ -59,11 +89,33 @@
  *   BROKEN_UNLOCK_NO_QS    the outermost unlock never records a QS (the
  *                          check skipped): a delaying CPU that is not switched
  *                          out never announces (liveness)
+ *
+ * Fingerprints (verify/fingerprint.py):
+ *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock#2 4b5c6f66c0ef
+ *   kernel/generic/include/synch/rcu_inline.h rcu_read_unlock bead80dbcd1e
+ *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 4d7502c40c56
+ *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
+ *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47
+ *   kernel/generic/src/synch/rcu.c rcu_run_gp 4b90e4c21ef9
+ *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
+ *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread 307b2b273369
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_record_qs 86e9812894bd
+ *   kernel/generic/src/synch/rcu_podzimek.c remove_preempted d79e97c796e4
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_after_thread_ran 948bd9bc935b
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_before_thread_runs f755ec852db2
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_sample_cpu 5c6d91b6808b
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_alg_detect 5e576cbaeebd
+ *   kernel/generic/src/synch/rcu_podzimek.c detector_thread 572fc51a00bd
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_wait_for_gp c794979bc029
  */
 
 #define NSEC   2
-#define MAXSW  1
+#define MAXSW  2
 #define NONE   2
+#define NOL    0        /* T's rcu_preempt_link: on no list, */
+#define CURL   1        /* on rcu_cur_preempted, */
+#define NEXTL  2        /* on next_preempted */
 
 byte ptr = 0;
 bool freed[2];
@@ -73,9 +125,12 @@ bool usb_full;
 byte c0_nesting;
 byte c0_last_seen;
 bool c0_is_delaying;
+bool qs_late;           /* rcu_record_qs()'s load of cur_gp and store of
+                           last_seen_gp not yet performed (variant only) */
 byte t_nesting;         /* thread_t.rcu_nesting */
 bool t_preempted;       /* thread_t.rcu_preempted */
-bool t_on_cur, t_on_next;
+byte t_list;            /* the list T's rcu_preempt_link is on */
+byte cur_len, next_len;
 bool running_T = 1;
 bool c0_idle;           /* cpu_t.idle (seq_cst) */
 bool pd;                /* T's preemption is disabled */
@@ -89,25 +144,77 @@ byte req_gp = 1;
 byte delaying_cpus;
 bool ipi_pending;
 byte ipi_gp;
+bool det_waits;         /* detector_waits_readers */
+bool det_asleep;        /* the detector sleeps in readers_done_wq */
+byte wq_missed;         /* readers_done_wq.missed_wakeups */
 bool u_done;
 
 #ifdef BROKEN_IPI_NO_BARRIER
 #define IPI_BARRIER true
 #else
-#define IPI_BARRIER (rpend == NONE)
+#define IPI_BARRIER (rpend == NONE && !qs_late)
 #endif
-#ifdef BROKEN_NO_QS_MB
+#ifdef BROKEN_NO_QS_MB_RELAXED
 #define QS_BARRIER true
 #else
+/* memory_barrier(), and the seq_cst (on arm64: release) store itself: the
+ * finished sections' loads are performed first. BROKEN_NO_QS_MB leaves the
+ * release. */
 #define QS_BARRIER (rpend == NONE)
 #endif
 
-ltl gp_ends { [] ((cur_gp > completed_gp) -> <> (cur_gp == completed_gp)) }
+ltl gp_ends { [] ((cur_gp > completed_gp) -> <> (cur_gp == completed_gp)) && <> u_done }
+
+/* adt/list.h on T's link (see arcu.pml) */
+inline list_append(l) {
+	assert(t_list == NOL);
+	t_list = l;
+	if
+	:: l == CURL -> cur_len++
+	:: else -> next_len++
+	fi
+}
+inline list_remove() {
+	assert(t_list != NOL);
+	if
+	:: t_list == CURL -> cur_len--
+	:: else -> next_len--
+	fi;
+	t_list = NOL
+}
+
+/* waitq_wake_one(&readers_done_wq): a wake-up without a sleeper is kept */
+inline wq_wake() {
+	if
+	:: det_asleep -> det_asleep = 0
+	:: else -> wq_missed++
+	fi
+}
+
+/* rcu_preempted_reader_left_locked(), under rcu_preempt_lock */
+inline reader_left() {
+#ifndef BROKEN_LEFT_NO_WAKE
+	if
+	:: det_waits && cur_len == 0 -> det_waits = 0; wq_wake()
+	:: else
+	fi
+#else
+	skip
+#endif
+}
 
 /* rcu_record_qs() on CPU 0; guard: the context may run (T running, or the
- * scheduler). */
+ * scheduler). memory_barrier(), the seq_cst store of last_seen_gp, the
+ * exchange of is_delaying_gp, memory_barrier_after_atomic(), the
+ * announcement. */
 inline record_qs(guard, was) {
-	atomic { guard && QS_BARRIER -> c0_last_seen = cur_gp };
+#ifndef BROKEN_NO_QS_MB_AFTER
+	atomic { guard && QS_BARRIER && !qs_late -> c0_last_seen = cur_gp };
+#else
+	/* without the barrier after it, the next loads on CPU 0 may be
+	 * performed before the load of cur_gp and the store (QSB) */
+	atomic { guard && QS_BARRIER && !qs_late -> qs_late = 1 };
+#endif
 	atomic { guard -> was = c0_is_delaying; c0_is_delaying = 0 };
 	if
 	:: was -> atomic { guard -> delaying_cpus-- }
@@ -115,53 +222,80 @@ inline record_qs(guard, was) {
 	fi
 }
 
+/* rcu_read_lock() */
+inline t_lock(rec, was) {
+	atomic { running_T -> pd = 1 };
+#ifndef BROKEN_LOCK_QS_NESTED
+	atomic { running_T -> rec = (c0_nesting == 0 && c0_last_seen != cur_gp) };
+#else
+	atomic { running_T -> rec = (c0_last_seen != cur_gp) };
+#endif
+	if
+	:: rec -> record_qs(running_T, was)
+	:: else
+	fi;
+	atomic { running_T -> c0_nesting++ };
+	atomic { running_T -> pd = 0 }
+}
+
+/* rcu_read_unlock() */
+inline t_unlock(rec, was, z) {
+	atomic { running_T -> pd = 1 };
+#ifndef BROKEN_UNLOCK_DEPTH1
+	atomic { running_T -> c0_nesting--; z = (c0_nesting == 0) };
+#else
+	atomic { running_T -> c0_nesting--; z = (c0_nesting <= 1) };
+#endif
+	if
+	:: z ->
+		atomic { running_T -> rec = t_preempted };
+		if
+		:: rec ->
+			/* remove_preempted(): interrupts off, under the lock */
+			atomic {
+				running_T && rpend == NONE ->
+				if
+				:: t_preempted ->
+					list_remove(); t_preempted = 0;
+					reader_left()
+				:: else
+				fi
+			}
+		:: else
+		fi;
+#ifndef BROKEN_UNLOCK_NO_QS
+		atomic { running_T -> rec = (c0_last_seen != cur_gp || c0_is_delaying) };
+#else
+		rec = 0;
+#endif
+		if
+		:: rec -> record_qs(running_T, was)
+		:: else
+		fi
+	:: else
+	fi;
+	atomic { running_T -> pd = 0 }
+}
+
+/* T: the first section is nested: the outer lock, the load of the pointer,
+ * a nested section (depth 2) that dereferences it, the dereference again in
+ * the outer section after the inner unlock, the outer unlock; the second
+ * section is flat. */
 active proctype T() {
 	byte p, i;
 	bool rec, was, z;
 	for (i : 1 .. NSEC) {
-		/* rcu_read_lock() */
-		atomic { running_T -> pd = 1 };
-		atomic { running_T -> rec = (c0_nesting == 0 && c0_last_seen != cur_gp) };
+		t_lock(rec, was);
+		atomic { running_T -> p = ptr }                    /* load the pointer */
 		if
-		:: rec -> record_qs(running_T, was)
+		:: i == 1 ->
+			t_lock(rec, was);                          /* nested */
+			atomic { running_T && rpend == NONE -> rpend = p } /* dereference */
+			t_unlock(rec, was, z)
 		:: else
 		fi;
-		atomic { running_T -> c0_nesting++ };
-		atomic { running_T -> pd = 0 };
-		/* the section */
-		atomic { running_T -> p = ptr };
-		atomic { running_T && rpend == NONE -> rpend = p };
-		/* rcu_read_unlock() */
-		atomic { running_T -> pd = 1 };
-		atomic { running_T -> c0_nesting--; z = (c0_nesting == 0) };
-		if
-		:: z ->
-			atomic { running_T -> rec = t_preempted };
-			if
-			:: rec ->
-				/* remove_preempted(): interrupts off, under the lock */
-				atomic {
-					running_T && rpend == NONE ->
-					if
-					:: t_preempted ->
-						t_on_cur = 0; t_on_next = 0; t_preempted = 0
-					:: else
-					fi
-				}
-			:: else
-			fi;
-#ifndef BROKEN_UNLOCK_NO_QS
-			atomic { running_T -> rec = (c0_last_seen != cur_gp || c0_is_delaying) };
-#else
-			rec = 0;
-#endif
-			if
-			:: rec -> record_qs(running_T, was)
-			:: else
-			fi
-		:: else
-		fi;
-		atomic { running_T -> pd = 0 }
+		atomic { running_T && rpend == NONE -> rpend = p }         /* dereference */
+		t_unlock(rec, was, z)
 	}
 	t_done = 1
 }
@@ -170,6 +304,13 @@ active proctype LQ() {
 	do
 	:: atomic { rpend != NONE -> assert(!freed[rpend]); rpend = NONE }
 	:: t_done && rpend == NONE -> break
+	od
+}
+
+/* The late half of rcu_record_qs() (BROKEN_NO_QS_MB_AFTER only). */
+active proctype QSB() {
+end:	do
+	:: atomic { qs_late -> c0_last_seen = cur_gp; qs_late = 0 }
 	od
 }
 
@@ -197,17 +338,22 @@ active proctype CPU0() {
 	   }
 	:: atomic {
 		/* podzimek_after_thread_ran(T); listing T is under the lock */
-		running_T && !pd && nsw < MAXSW &&
+		running_T && !pd && nsw < MAXSW && !qs_late &&
 		(rpend == NONE || c0_nesting == 0 || t_preempted) ->
 		running_T = 0;
 		nsw++;
 		t_nesting = c0_nesting;
 		if
+#ifndef BROKEN_RELIST
 		:: t_nesting > 0 && !t_preempted ->
+#else
+		:: t_nesting > 0 ->
+#endif
 			t_preempted = 1;
+			/* rcu_add_preempted_locked() */
 			if
-			:: c0_last_seen != cur_gp -> t_on_cur = 1
-			:: else -> t_on_next = 1
+			:: c0_last_seen != cur_gp -> list_append(CURL)
+			:: else -> list_append(NEXTL)
 			fi
 		:: else
 		fi;
@@ -216,7 +362,7 @@ active proctype CPU0() {
 		record_qs(true, was)
 	:: atomic {
 		/* scheduler_idle_loop(): idle = true (seq_cst) */
-		!running_T && !c0_idle && rpend == NONE -> c0_idle = 1
+		!running_T && !c0_idle && rpend == NONE && !qs_late -> c0_idle = 1
 	   }
 	:: !running_T && !c0_idle ->
 		/* the other thread switched out, then podzimek_before_thread_runs(T) */
@@ -231,19 +377,20 @@ active proctype CPU0() {
 		atomic { c0_nesting = t_nesting; running_T = 1 };
 		c0_idle = 0
 #endif
-	:: u_done && running_T -> break
+	:: u_done && running_T && !qs_late -> break
 	od
 }
 
 active proctype DET() {
 	byte gp;
+	bool leave;
 	do
 	:: req_gp > completed_gp ->
 		/* run_gp(): gp_start() */
 		atomic {
 			cur_gp = cur_gp + 1; gp = cur_gp;
 			if
-			:: t_on_next -> t_on_next = 0; t_on_cur = 1
+			:: t_list == NEXTL -> list_remove(); list_append(CURL)
 			:: else
 			fi
 		};
@@ -259,7 +406,33 @@ active proctype DET() {
 		delaying_cpus == 0;
 #endif
 #ifndef BROKEN_NO_WAIT_PREEMPTED
-		!t_on_cur;              /* wait_for_preempted_readers() */
+		/* wait_for_preempted_readers() (as in arcu.pml) */
+		do
+		:: atomic {
+			if
+			:: cur_len == 0 -> det_waits = 0; leave = 1
+			:: else ->
+#ifndef BROKEN_WAITS_AFTER_UNLOCK
+				det_waits = 1;
+#endif
+				leave = 0
+			fi
+		   };
+			if
+			:: leave -> break
+			:: else
+			fi;
+#ifdef BROKEN_WAITS_AFTER_UNLOCK
+			det_waits = 1;
+#endif
+			atomic {
+				if
+				:: wq_missed > 0 -> wq_missed--
+				:: else -> det_asleep = 1
+				fi
+			};
+			!det_asleep
+		od;
 #endif
 		completed_gp = gp
 	:: u_done && req_gp <= completed_gp -> break

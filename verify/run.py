@@ -37,9 +37,14 @@ MEMLIM = 1024
 
 # The error each broken variant must produce (a regex on pan's output).
 FREED = r"assertion violated .*freed"
+REACH = r"assertion violated .*freed_reachable"
 MISS = r"assertion violated .*(found|missed)"
 INVALID_END = r"invalid end state"
 CYCLE = r"acceptance cycle"
+LIST = r"assertion violated \(t_list"
+#: a variant that must verify (0 errors, complete): the change is harmless
+#: in the model (e.g. a barrier whose ordering the atomic beside it gives)
+PASS = "PASS"
 
 
 class Run:
@@ -63,7 +68,7 @@ class Run:
 
     @property
     def broken(self):
-        return self.variant is not None
+        return self.variant is not None and self.expect != PASS
 
 
 def model_runs(model, broken, short=True, cflags=(), pml=None, defs=()):
@@ -80,8 +85,9 @@ def model_runs(model, broken, short=True, cflags=(), pml=None, defs=()):
             Run(model, None, "liveness", short=False, **kw)]
     seen = set()
     for variant, mode, expect, why in broken:
+        # a PASS variant searches the whole space: make verify only
         runs.append(Run(model, variant, mode, expect, why=why,
-                        short=variant not in seen, **kw))
+                        short=variant not in seen and expect != PASS, **kw))
         seen.add(variant)
     return runs
 
@@ -94,8 +100,27 @@ RUNS += model_runs("arcu", [
      "rcu_add_preempted_locked() always picks next_preempted"),
     ("BROKEN_NO_WAIT_PREEMPTED", "safety", FREED,
      "run_gp() skips wait_for_preempted_readers()"),
-    ("BROKEN_NO_CS_MB", "safety", FREED,
-     "record_cs_qs() without memory_barrier()"),
+    ("BROKEN_NO_CS_MB", "safety", PASS,
+     "record_cs_qs() without memory_barrier(): redundant, the seq_cst "
+     "(release) store after it orders T's loads before it"),
+    ("BROKEN_NO_CS_MB_RELAXED", "safety", FREED,
+     "record_cs_qs() without memory_barrier() and with a relaxed store"),
+    ("BROKEN_NO_CS_MB_AFTER", "safety", FREED,
+     "record_cs_qs() without memory_barrier_after_atomic(): the next "
+     "reader's loads pass the announcement"),
+    ("BROKEN_SAMPLE_DEPTH1", "safety", FREED,
+     "arcu_sample_cpu() tests nesting == CNT_INC (depth exactly one)"),
+    ("BROKEN_CHECK_BIT", "safety", INVALID_END,
+     "the unlock's check and re-check test the preempted bit only: the "
+     "inner unlock of a nested section leaves the list"),
+    ("BROKEN_UNLOCK_NO_RECHECK", "safety", LIST,
+     "rcu_read_unlock_preempted() without its re-check under the lock: "
+     "a double list_remove()"),
+    ("BROKEN_LEFT_NO_WAKE", "safety", INVALID_END,
+     "rcu_preempted_reader_left_locked() never wakes the detector"),
+    ("BROKEN_WAITS_AFTER_UNLOCK", "safety", INVALID_END,
+     "wait_for_preempted_readers() raises detector_waits_readers after "
+     "dropping the lock: a lost wake-up"),
     ("BROKEN_IPI_NO_BARRIER", "safety", FREED,
      "the IPI is not a barrier on the reader's CPU"),
     ("BROKEN_CB_NO_MB", "safety", FREED,
@@ -108,8 +133,24 @@ RUNS += model_runs("arcu", [
      "the same: the grace period never ends (ltl gp_ends)"),
 ])
 RUNS += model_runs("podzimek", [
-    ("BROKEN_NO_QS_MB", "safety", FREED,
-     "rcu_record_qs() without memory_barrier()"),
+    ("BROKEN_NO_QS_MB", "safety", PASS,
+     "rcu_record_qs() without memory_barrier(): redundant, the seq_cst "
+     "(release) store after it orders the loads before it"),
+    ("BROKEN_NO_QS_MB_RELAXED", "safety", FREED,
+     "rcu_record_qs() without memory_barrier() and with a relaxed store"),
+    ("BROKEN_NO_QS_MB_AFTER", "safety", FREED,
+     "rcu_record_qs() without memory_barrier_after_atomic()"),
+    ("BROKEN_LOCK_QS_NESTED", "safety", FREED,
+     "rcu_read_lock() records a QS without testing nesting == 0"),
+    ("BROKEN_UNLOCK_DEPTH1", "safety", FREED,
+     "rcu_read_unlock() takes nesting <= 1 for the outermost unlock"),
+    ("BROKEN_RELIST", "safety", LIST,
+     "podzimek_after_thread_ran() lists T without testing rcu_preempted: "
+     "a double list_append()"),
+    ("BROKEN_LEFT_NO_WAKE", "safety", INVALID_END,
+     "rcu_preempted_reader_left_locked() never wakes the detector"),
+    ("BROKEN_WAITS_AFTER_UNLOCK", "safety", INVALID_END,
+     "detector_waits_readers raised after dropping the lock: lost wake-up"),
     ("BROKEN_SAMPLE_SKIP", "safety", FREED,
      "podzimek_sample_cpu() acks a CPU inside a reader"),
     ("BROKEN_NO_WAIT_DELAYING", "safety", FREED,
@@ -134,18 +175,32 @@ RUNS += model_runs("urcu", [
      "the shared-GP check gp_completed >= snap"),
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
      "cht_rcu_synchronize() without its first full fence"),
+    ("BROKEN_SNAPSHOT_RELAXED", "safety", FREED,
+     "the reader's load of seq relaxed: its protected load passes it"),
 ])
 RUNS += model_runs("urcu_fence", [
     ("BROKEN_NO_READER_FENCE", "safety", FREED,
      "fence flavour: the reader's fence after its ctr store left out"),
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,
      "fence flavour: cht_rcu_synchronize() without its first full fence"),
+    ("BROKEN_WRITER_NO_FENCE", "safety", FREED,
+     "fence flavour: writer_barrier() without its fence (the store of seq "
+     "passed by the scan of ctr)"),
+    ("BROKEN_SNAPSHOT_RELAXED", "safety", FREED,
+     "fence flavour: the reader's load of seq relaxed"),
 ], pml="urcu.pml", defs=["-DFENCE"])
 RUNS += model_runs("urcu_cb", [
     ("BROKEN_SLEEP_RELAXED", "safety", INVALID_END,
      "reclaimer_sleeping = 1 not seq_cst: a lost wake-up"),
     ("BROKEN_LOOK_BEFORE_PUSH", "safety", INVALID_END,
      "cht_rcu_call() looks at reclaimer_sleeping before its push"),
+    ("BROKEN_NO_REVERSE", "safety", r"assertion violated .*before_b",
+     "reclaimer_main() runs the batch newest first: cht_rcu_barrier() "
+     "returns before an earlier callback ran"),
+    ("BROKEN_RECLAIM_NO_GP", "safety", r"assertion violated .*pre\[",
+     "reclaimer_main() runs the batch without cht_rcu_synchronize()"),
+    ("BROKEN_GP_BEFORE_TAKE", "safety", r"assertion violated .*pre\[",
+     "reclaimer_main() waits for the grace period before taking the list"),
 ])
 RUNS += model_runs("cht_list", [
     ("BROKEN_NO_MARK", "safety", MISS,
@@ -153,6 +208,16 @@ RUNS += model_runs("cht_list", [
     ("BROKEN_ITEM_NO_GP", "safety", FREED,
      "an unlinked item is freed without a grace period"),
 ], pml="cht.pml")
+RUNS += model_runs("cht_collide", [
+    ("BROKEN_REMOVE_NOT_FIRST", "safety", r"assertion violated",
+     "cht_remove_key() unlinks with one CAS without only_first: the first "
+     "item of the run (another key) is unlinked"),
+    ("BROKEN_REMOVE_ANY_KEY", "safety", MISS + "|remove_missed",
+     "cht_remove_key() marks equal hashes without key_equal()"),
+    ("BROKEN_SEARCH_RETRY_PREV", "liveness", CYCLE,
+     "cht__search() continues from prev after a failed unlink CAS "
+     "(prev deleted: retries forever)"),
+], pml="cht.pml", defs=["-DCOLLIDE"], short=False)
 RUNS += model_runs("cht_grow", [
     ("BROKEN_PUBLISH_EARLY", "safety", MISS,
      "the new array is published before its dummies are linked"),
@@ -160,10 +225,17 @@ RUNS += model_runs("cht_grow", [
      "dummy_link()'s CAS without release: a new dummy's next visible late"),
     ("BROKEN_NO_SECOND_GP", "safety", FREED,
      "the old array is freed right after its dummies are unlinked"),
+    ("BROKEN_RETIRE_SKIP_HEAD", "safety", REACH,
+     "dummies_retire() does not unlink the old dummy of hash 0 (its search "
+     "from the head skipped): the old array is freed while linked"),
+    ("BROKEN_SEARCH_RETRY_PREV", "liveness", CYCLE,
+     "cht__search() continues from prev after a failed unlink CAS"),
 ], pml="cht.pml", defs=["-DGROW"], short=False)
 RUNS += model_runs("cht_shrink", [
     ("BROKEN_NO_FIRST_GP", "liveness", CYCLE,
      "no grace period between publish and retire: an insert retries forever"),
+    ("BROKEN_RETIRE_SKIP_HEAD", "safety", REACH,
+     "dummies_retire() does not unlink the old dummy of hash 0"),
 ], pml="cht.pml", defs=["-DSHRINK"], short=False)
 
 
@@ -234,6 +306,7 @@ def run_one(run):
         res.update(ok=False, reason="no 'errors:' line in pan's output "
                    "(see %s/pan.out)" % res["dir"])
     elif not run.broken:
+        # the correct model, or a variant that must verify (PASS)
         if res["errors"] != 0:
             res.update(ok=False, reason="model FAILED: %s (trail in %s)"
                        % (res["error"], res["dir"]))

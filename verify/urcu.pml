@@ -29,8 +29,14 @@
  * ctr = 0 waits for it). W1's unlink sits in W1's store buffer until
  * cht_rcu_full_fence() at the start of cht_rcu_synchronize(), W1's release
  * store of seq, or a membarrier() (anyone's: it runs a barrier on W1's CPU
- * too). gp_lock's acquire orders nothing before it. The rest of the writers'
- * accesses are sequentially consistent.
+ * too). Each writer's release store of seq (W1's and W2's) sits in the
+ * writer's store buffer (wseq, drained by WSQ; W1's after its unlink) until
+ * writer_barrier() (membarrier, or the fence flavour's own fence), the
+ * release of gp_lock or the release store of gp_completed. The reader's
+ * acquire load of seq keeps its protected load after it (BROKEN_SNAPSHOT_
+ * RELAXED lets it pass). gp_lock's acquire orders nothing before it. The
+ * rest of the writers' accesses (the loads of seq, gp_completed and ctr) are
+ * sequentially consistent.
  *
  * -DFENCE (run urcu_fence): the fence flavour (reader_fence = 1, Linux
  * without membarrier or CHT_RCU_FLAVOUR=fence): the reader executes
@@ -40,9 +46,10 @@
  * Abstracted away: nesting and signal handlers (nest is thread-local; one
  * level here), registration and the registry lock, the switch between the
  * flavours at start-up, the back-off in wait_for_reader(), the callback list
- * and the reclaimer's wake-up, cht_rcu_barrier().
+ * and the reclaimer (urcu_cb.pml), one reader thread.
  *
- * Safety: no dereference of a freed object; A is freed once.
+ * Safety: no dereference of a freed object; A is freed once; gp_lock is free
+ * at the end (END).
  * Liveness (ltl gp_ends, pan -a -f): every advanced grace period completes.
  *
  * Broken variants (spin -DBROKEN_xxx):
@@ -52,11 +59,25 @@
  *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_BROKEN)
  *   BROKEN_SHARED_GE       the shared-GP check gp_completed >= snap
  *   BROKEN_NO_READER_FENCE (urcu_fence) the reader's fence left out
+ *   BROKEN_WRITER_NO_FENCE (urcu_fence) writer_barrier() without its fence:
+ *                          the caller's store of seq (W2's included) is
+ *                          still buffered when it scans the readers' ctr
+ *   BROKEN_SNAPSHOT_RELAXED the reader's load of seq relaxed instead of
+ *                          acquire: its load of the protected pointer may
+ *                          be performed first
  *   BROKEN_NO_SYNC_FENCE   cht_rcu_synchronize() without its first
  *                          cht_rcu_full_fence(): W1's snapshot may precede
  *                          its unlink, and W2's grace period, which began
  *                          after the snapshot but before the unlink was
  *                          visible, then serves W1 (the shared-GP path)
+ *
+ * Fingerprints (verify/fingerprint.py):
+ *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_snapshot 4fe8004fb5f6
+ *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_lock 949886f44ae2
+ *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_unlock 33dbaf78fc4c
+ *   uspace/lib/cht_rcu/src/rcu.c writer_barrier 7befb97a2044
+ *   uspace/lib/cht_rcu/src/rcu.c wait_for_reader b1bd56c1a716
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize e99feb78b841
  */
 
 #define NSEC 2
@@ -77,6 +98,7 @@ byte sb_v0, sb_v1;      /* oldest, newest */
 byte rpend = NONE;
 bool r_done;
 bool w1_done, w2_done;
+byte wseq[3];           /* writer i's release store of seq, not yet visible */
 
 /* seq starts at 1 with gp_completed 0: a GP is in progress when seq > 1 and
  * seq > gp_completed */
@@ -91,11 +113,11 @@ inline sb_push(v) {
 }
 
 /* writer_barrier(): a full barrier on every CPU running a thread of the
- * process; here R's CPU (W's own stores are visible already). */
+ * process: R's CPU and the caller's (its store of seq becomes visible). */
 inline writer_barrier(me) {
 #if !defined(BROKEN_NO_MEMBARRIER) && !defined(FENCE)
 	atomic {
-		rpend == NONE ->
+		rpend == NONE && wseq[me] == 0 ->
 		if
 		:: sb_n == 2 -> ctr = sb_v1
 		:: sb_n == 1 -> ctr = sb_v0
@@ -108,8 +130,13 @@ inline writer_barrier(me) {
 		fi
 	}
 #else
-	/* only the caller's own fence (the fence flavour, or broken) */
-	atomic { (me != 1 || !wsb_full) -> skip }
+	/* only the caller's own fence (the fence flavour, or broken): its
+	 * store of seq is visible before its loads of the readers' ctr */
+#ifndef BROKEN_WRITER_NO_FENCE
+	atomic { (me != 1 || !wsb_full) && wseq[me] == 0 -> skip }
+#else
+	skip
+#endif
 #endif
 }
 
@@ -126,23 +153,32 @@ inline synchronize(snap, target, me) {
 #else
 	:: gp_completed >= snap ->
 #endif
-		gp_lock = 0                     /* a whole GP ran after snap */
+		atomic { wseq[me] == 0 -> gp_lock = 0 } /* a whole GP ran after snap */
 	:: else ->
 		target = seq + 1;
-		atomic { (me != 1 || !wsb_full) -> seq = target }  /* release */
+		wseq[me] = target;              /* release store (buffered) */
 		writer_barrier(me);
 #ifndef BROKEN_NO_WAIT
 		(ctr == 0 || ctr >= target);    /* wait_for_reader(R, target) */
 #endif
-		gp_completed = target;
-		gp_lock = 0
+		atomic { wseq[me] == 0 -> gp_completed = target }  /* release */
+		atomic { wseq[me] == 0 -> gp_lock = 0 }
 	fi
 }
 
 active proctype R() {
 	byte p, s, i;
+	bool early;
 	for (i : 1 .. NSEC) {
 		/* cht_rcu_read_lock(), outermost: snapshot */
+#ifdef BROKEN_SNAPSHOT_RELAXED
+		/* a relaxed load of seq: the protected load may be performed
+		 * before it */
+		if
+		:: p = ptr; early = 1
+		:: skip
+		fi;
+#endif
 		s = seq;                                /* acquire load */
 		atomic { sb_n < 2 -> sb_push(s) };      /* release store of ctr */
 #if defined(FENCE) && !defined(BROKEN_NO_READER_FENCE)
@@ -150,7 +186,11 @@ active proctype R() {
 #endif
 		/* membarrier flavour: cht_rcu_reader_barrier() is a compiler
 		 * barrier only */
-		p = ptr;
+		if
+		:: !early -> p = ptr
+		:: else
+		fi;
+		early = 0;
 		atomic { rpend == NONE -> rpend = p };
 		atomic { rpend == NONE -> rpend = p };  /* the object used again */
 		/* cht_rcu_read_unlock(): release store ctr = 0 */
@@ -177,6 +217,15 @@ active proctype LQ() {
 	od
 }
 
+/* The writers' stores of seq become visible (W1's after its unlink: a
+ * release store). */
+active proctype WSQ() {
+end:	do
+	:: atomic { wseq[1] != 0 && !wsb_full -> seq = wseq[1]; wseq[1] = 0 }
+	:: atomic { wseq[2] != 0 -> seq = wseq[2]; wseq[2] = 0 }
+	od
+}
+
 active proctype WSB() {
 end:	atomic { wsb_full -> ptr = 1; wsb_full = 0 }   /* or a membarrier drains it */
 }
@@ -193,4 +242,10 @@ active proctype W2() {
 	byte snap, target;
 	synchronize(snap, target, 2);
 	w2_done = 1
+}
+
+/* At the end gp_lock is free (either path of cht_rcu_synchronize()
+ * releases it: a lock kept would block the next caller for good). */
+active proctype END() {
+	atomic { w1_done && w2_done -> assert(!gp_lock) }
 }

@@ -102,7 +102,7 @@ uint64_t rcu_completed_gps(void)
 	return __atomic_load_n(&completed_gp, __ATOMIC_SEQ_CST);
 }
 
-/* Model: verify/arcu.pml */
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 bool rcu_cpu_quiescent(unsigned i, uint64_t gp)
 {
 	cpu_t *c = &cpus[i];
@@ -180,6 +180,7 @@ void rcu_run_gp(void)
 	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
 }
 
+/* Model: verify/arcu.pml, verify/podzimek.pml */
 void rcu_preempted_reader_left_locked(void)
 {
 	assert(irq_spinlock_locked_by_me(&rcu_preempt_lock));

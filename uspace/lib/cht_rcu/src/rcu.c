@@ -527,6 +527,7 @@ typedef struct {
 	int done;
 } barrier_t;
 
+/* Model: verify/urcu_cb.pml */
 static void barrier_cb(cht_rcu_head_t *head)
 {
 	barrier_t *b = (barrier_t *) head;
@@ -536,6 +537,7 @@ static void barrier_cb(cht_rcu_head_t *head)
 	cht_plat_unlock(&b->lock);
 }
 
+/* Model: verify/urcu_cb.pml */
 int cht_rcu_barrier(void)
 {
 	if (cht_rcu_self.nest != 0 || cht_rcu_self.reclaimer)

@@ -1,0 +1,620 @@
+#!/usr/bin/env python3
+"""Mutation score of the SPIN models (make verify-mutants).
+
+Generates mutants of each model mechanically, one change each, in the code
+the model runs (the lines active in at least one of its scenarios, inside
+its inline and proctype bodies; not assertions, declarations, preprocessor
+lines or comments; not the memory-model helper processes and the checking
+helpers named in HARNESS):
+
+  NEG   a guard negated: ``:: G ->``, ``atomic { G -> ...``, a blocking
+        expression statement ``G;``
+  WEAK  one top-level conjunct of a guard dropped (``A && B`` -> ``B``), one
+        disjunct dropped (``A || B`` -> ``B``)
+  REL   a relational operator replaced: >= by == and >, <= by == and <, ==
+        by !=, != by ==, > by >=, < by <=
+  LOGIC && by ||, || by &&
+  DROP  a statement replaced by skip (a one-line statement, or the action of
+        a one-line option)
+  SWAP  two adjacent one-line statements of one block exchanged
+
+Each mutant is run (spin -a, gcc, pan) in each scenario of its model where
+the changed lines are active, safety first (-DSAFETY, assertions and invalid
+end states), then liveness (pan -a -f, the model's ltl claim) in the first
+two of those scenarios (cheapest first); it is KILLED by
+the first run that reports an error, or by a search that cannot complete
+within its bound (depth, memory, the time bound per run: reported as
+"bound"). Otherwise it SURVIVED, unless verify/equivalent.txt lists its id
+with an argument (EQUIVALENT). Mutants that SPIN or gcc reject are counted
+as stillborn and left out.
+
+Ids are stable (model, operator, a hash of the line(s) before and after and
+the occurrence), so verify/equivalent.txt and the result file survive edits
+elsewhere in the model. Results go to build/verify/mutants/results.jsonl,
+one line per mutant (keyed by id and the mutant's text): a run that is
+stopped resumes where it was.
+
+    python3 verify/mutants.py                 # every model, -j2, a table
+    python3 verify/mutants.py --only arcu -j1
+    python3 verify/mutants.py --list --only urcu   # the mutants, not run
+    python3 verify/mutants.py --report        # the table from the results
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+WORK = os.path.join(REPO, "build", "verify", "mutants")
+RESULTS = os.path.join(WORK, "results.jsonl")
+EQUIV = os.path.join(HERE, "equivalent.txt")
+
+DEPTH = 200000
+MEMLIM = 1024
+TIMEOUT = 180           # seconds per pan run (the time bound)
+
+#: model file -> its scenarios (name, spin -D options), cheapest first
+MODELS = {
+    "arcu": [("arcu", [])],
+    "podzimek": [("podzimek", [])],
+    "urcu": [("urcu", []), ("urcu_fence", ["-DFENCE"])],
+    "urcu_cb": [("urcu_cb", [])],
+    "cht": [("cht_list", []), ("cht_collide", ["-DCOLLIDE"]),
+            ("cht_shrink", ["-DSHRINK"]), ("cht_grow", ["-DGROW"])],
+}
+
+#: blocks that are not the modelled code: the memory model's helper
+#: processes, the observers, the abstractions of other modules (adt/list.h,
+#: the wait queue, RCU inside the CHT model) and the checks
+HARNESS = {
+    "arcu": {"LQ", "USB", "CSB", "list_append", "list_remove", "wq_wake"},
+    "podzimek": {"LQ", "USB", "QSB", "list_append", "list_remove",
+                 "wq_wake"},
+    "urcu": {"LQ", "RSB", "WSB", "WSQ", "sb_push", "END"},
+    "urcu_cb": {"SB", "RD"},
+    "cht": {"reach_check", "rcu_lock", "rcu_unlock", "synchronize"},
+}
+
+#: instrumentation (what the checks read, not what the protocol does): a
+#: line whose code matches is not mutated
+CHECKS = {
+    "arcu": r"rpend = p\b",
+    "podzimek": r"rpend = p\b",
+    "urcu": r"rpend = p\b",
+    "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
+    "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
+           r"present = ",
+}
+
+BLOCK = re.compile(r"^(?:active\s+)?(?:proctype|inline)\s+(\w+)\s*\(|^init\b")
+DECL = re.compile(r"^\s*(?:byte|bool|short|int|bit|unsigned)\s")
+KEYWORD_START = re.compile(r"^(?:do|od|if|fi|else|break|skip|goto)\b")
+
+
+# ---------------------------------------------------------------------------
+# Which lines each scenario runs (the preprocessor, BROKEN_* undefined)
+
+def eval_cond(expr, defined):
+    e = re.sub(r"defined\s*\(\s*(\w+)\s*\)",
+               lambda m: str(m.group(1) in defined), expr)
+    e = e.replace("&&", " and ").replace("||", " or ")
+    e = re.sub(r"!(?!=)", " not ", e)
+    return bool(eval(e, {}, {}))
+
+
+def active_lines(lines, defs):
+    """Set of line indices active with the macros @defs defined."""
+    defined = {d[2:].split("=")[0] for d in defs}
+    stack = []          # (this branch active, some branch taken, parent)
+    active = set()
+    on = True
+    for i, line in enumerate(lines):
+        s = line.strip()
+        m = re.match(r"#\s*(\w+)\s*(.*)", s)
+        if m:
+            kw, rest = m.group(1), m.group(2)
+            rest = re.sub(r"/\*.*?\*/", "", rest).strip()
+            if kw in ("ifdef", "ifndef", "if"):
+                if kw == "ifdef":
+                    c = rest in defined
+                elif kw == "ifndef":
+                    c = rest not in defined
+                else:
+                    c = eval_cond(rest, defined)
+                stack.append((on, c))
+                on = on and c
+            elif kw == "elif":
+                parent, taken = stack[-1]
+                c = (not taken) and eval_cond(rest, defined)
+                stack[-1] = (parent, taken or c)
+                on = parent and c
+            elif kw == "else":
+                parent, taken = stack[-1]
+                on = parent and not taken
+                stack[-1] = (parent, True)
+            elif kw == "endif":
+                on = stack.pop()[0]
+            elif kw == "define" and on:
+                defined.add(rest.split()[0].split("(")[0])
+            continue
+        if on:
+            active.add(i)
+    return active
+
+
+# ---------------------------------------------------------------------------
+# Mutant generation
+
+def code_parts(lines):
+    """[(code, comment tail)] per line: comments removed (multi-line too)."""
+    res = []
+    incomment = False
+    for line in lines:
+        code = ""
+        i = 0
+        while i < len(line):
+            if incomment:
+                j = line.find("*/", i)
+                if j < 0:
+                    i = len(line)
+                else:
+                    incomment = False
+                    i = j + 2
+            else:
+                j = line.find("/*", i)
+                if j < 0:
+                    code += line[i:]
+                    i = len(line)
+                else:
+                    code += line[i:j]
+                    incomment = True
+                    i = j + 2
+        res.append(code.rstrip())
+    return res
+
+
+def blocks(lines, code):
+    """{line index: the name of the inline/proctype/init body it is in}."""
+    where = {}
+    name = None
+    depth = 0
+    for i, line in enumerate(lines):
+        m = BLOCK.match(line)
+        if m and depth == 0:
+            name = m.group(1) or "init"
+        if name is not None:
+            where[i] = name
+        depth += code[i].count("{") - code[i].count("}")
+        if name is not None and depth == 0 and "}" in code[i]:
+            name = None
+    return where
+
+
+def split_top(expr, op):
+    """expr split on the top-level binary operator @op ('&&' or '||')."""
+    parts, depth, cur, i = [], 0, "", 0
+    while i < len(expr):
+        c = expr[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if depth == 0 and expr.startswith(op, i):
+            parts.append(cur)
+            cur = ""
+            i += 2
+            continue
+        cur += c
+        i += 1
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def guard_of(code):
+    """(prefix, guard, suffix) of a line's guard, or None."""
+    m = re.match(r"^(\s*::\s*)(.*?)(\s*->.*)$", code)
+    if m and m.group(2).strip() not in ("else", "") and \
+            not m.group(2).lstrip().startswith(("atomic", "d_step")):
+        return m.group(1), m.group(2), m.group(3)
+    m = re.match(r"^(.*?\b(?:atomic|d_step)\s*\{\s*)(.*?)(\s*->.*)$", code)
+    if m and "=" not in m.group(2).replace("==", "").replace(
+            "!=", "").replace(">=", "").replace("<=", ""):
+        return m.group(1), m.group(2), m.group(3)
+    m = re.match(r"^(\s*)([^:{}]+?)(\s*->\s*)$", code)
+    if m:               # the guard of a multi-line atomic or option
+        return m.group(1), m.group(2), m.group(3)
+    m = re.match(r"^(\s*)([^=;:{}]*?|.*?(?:==|!=|>=|<=).*?)(\s*;?\s*)$", code)
+    if m and is_expr_stmt(m.group(2)):
+        return m.group(1), m.group(2), m.group(3)
+    return None
+
+
+def is_expr_stmt(s):
+    s = s.strip()
+    if not s or KEYWORD_START.match(s) or "->" in s or "{" in s or \
+            "}" in s or "::" in s:
+        return False
+    if re.search(r"(?<![=!<>])=(?!=)", s) or "++" in s or "--" in s:
+        return False
+    if re.match(r"^\w+\s*\(", s) and not re.match(r"^\(", s):
+        return False        # an inline call
+    return True
+
+
+def simple_stmt(code):
+    """(indent, statement, separator) of a one-line statement, or None."""
+    m = re.match(r"^(\s*)(.*?)(\s*;?)$", code)
+    if not m:
+        return None
+    st = m.group(2).strip()
+    if not st or st.startswith("::") or KEYWORD_START.match(st) or \
+            st.startswith("#") or st.count("{") != st.count("}") or \
+            st in ("}", "{") or re.match(r"^\w+\s*:", st) and \
+            not st.startswith(("atomic", "d_step")):
+        return None
+    if re.search(r"\b(do|if)\s*$", st):
+        return None
+    return m.group(1), st, m.group(3)
+
+
+REL = [(">=", ["==", ">"]), ("<=", ["==", "<"]), ("==", ["!="]),
+       ("!=", ["=="]), (">", [">="]), ("<", ["<="])]
+REL_RE = re.compile(r"(?<![-<>=!])(>=|<=|==|!=|>|<)(?![=<>])")
+
+
+def mutate_line(code):
+    """[(op, new code)] for one line."""
+    out = []
+    g = guard_of(code)
+    if g:
+        pre, guard, suf = g
+        out.append(("NEG", pre + "!(" + guard.strip() + ")" + suf))
+        for op in ("&&", "||"):
+            parts = split_top(guard, op)
+            if len(parts) > 1:
+                for k in range(len(parts)):
+                    rest = (" %s " % op).join(p for j, p in enumerate(parts)
+                                              if j != k)
+                    out.append(("WEAK", pre + rest + suf))
+    for m in REL_RE.finditer(code):
+        for old, news in REL:
+            if m.group(1) == old:
+                for new in news:
+                    out.append(("REL", code[:m.start()] + new +
+                                code[m.end():]))
+    for m in re.finditer(r"&&|\|\|", code):
+        new = "||" if m.group(0) == "&&" else "&&"
+        out.append(("LOGIC", code[:m.start()] + new + code[m.end():]))
+    m = re.match(r"^(\s*::\s*[^;]*?->\s*)(.+?)\s*$", code)
+    if m and not m.group(1).lstrip().startswith(":: else") and \
+            m.group(2).strip() not in ("break", "skip") and \
+            m.group(2).count("{") == m.group(2).count("}"):
+        out.append(("DROP", m.group(1) + "skip"))
+    elif re.match(r"^\s*[^:{}]+?\s*->\s*$", code):
+        out.append(("DROP", re.sub(r"^(\s*).*?(\s*->\s*)$", r"\1true\2",
+                                   code)))
+    elif not code.strip().startswith("::"):
+        s = simple_stmt(code)
+        if s and s[1] not in ("skip", "break"):
+            out.append(("DROP", s[0] + "skip" + s[2]))
+    return out
+
+
+def mid(model, op, before, after, k):
+    h = hashlib.sha1(("%s|%s|%d" % ("\n".join(x.strip() for x in before),
+                                     "\n".join(x.strip() for x in after),
+                                     k)).encode()).hexdigest()[:10]
+    return "%s:%s:%s" % (model, op, h)
+
+
+def generate(model):
+    """[(id, op, [line indices], description, mutated source)]."""
+    with open(os.path.join(HERE, model + ".pml")) as f:
+        src = f.read()
+    lines = src.split("\n")
+    code = code_parts(lines)
+    where = blocks(lines, code)
+    act = set()
+    for _, defs in MODELS[model]:
+        act |= active_lines(lines, defs)
+    ok = {i for i in act
+          if i in where and where[i] not in HARNESS[model] and code[i].strip()
+          and "assert" not in code[i] and not DECL.match(code[i])
+          and not code[i].lstrip().startswith("#")
+          and not re.search(CHECKS[model], code[i])
+          and not BLOCK.match(lines[i])}
+    muts = []
+    seen = {}
+
+    def add(op, idx, new_lines, desc):
+        before = [lines[i] for i in idx]
+        key = (op, tuple(x.strip() for x in before),
+               tuple(x.strip() for x in new_lines))
+        seen[key] = seen.get(key, 0) + 1
+        m_id = mid(model, op, before, new_lines, seen[key])
+        out = list(lines)
+        for i, nl in zip(idx, new_lines):
+            # keep the line's comment out of the mutant: code only
+            out[i] = nl
+        muts.append((m_id, op, idx, desc, "\n".join(out)))
+
+    for i in sorted(ok):
+        for op, new in mutate_line(code[i]):
+            if new != code[i]:
+                add(op, [i], [new], "line %d: %s  =>  %s" % (
+                    i + 1, code[i].strip(), new.strip()))
+        # SWAP with the next line of the same block and indentation
+        j = i + 1
+        if j in ok and where.get(j) == where.get(i):
+            a, b = simple_stmt(code[i]), simple_stmt(code[j])
+            if a and b and a[0] == b[0] and not code[i].strip().startswith(
+                    "::") and not code[j].strip().startswith("::"):
+                add("SWAP", [i, j], [a[0] + b[1] + a[2], b[0] + a[1] + b[2]],
+                    "lines %d-%d swapped: %s / %s" % (i + 1, j + 1, a[1],
+                                                     b[1]))
+    return muts, lines, code
+
+
+# ---------------------------------------------------------------------------
+# Running
+
+def sh(cmd, cwd, timeout=None):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           timeout=timeout)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or ""
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        return None, out
+
+
+def pan_run(d, pml, defs, mode):
+    """'error: ...', 'bound: ...', 'ok' or 'stillborn: ...'."""
+    rc, out = sh(["spin"] + defs + ["-a", pml], d, 120)
+    if rc != 0:
+        return "stillborn: spin: " + (out.strip().splitlines() or ["?"])[-1]
+    # safety first, usually stopped early: compiling dominates (-O0);
+    # liveness runs only for a mutant that passed safety: a full search
+    cflags = ["-O0" if mode == "safety" else "-O1", "-w",
+              "-DMEMLIM=%d" % MEMLIM]
+    args = ["-m%d" % DEPTH]
+    if mode == "safety":
+        cflags += ["-DSAFETY", "-DNOCLAIM"]
+    else:
+        cflags += ["-DNFAIR=3"]
+        args = ["-a", "-f"] + args
+    rc, out = sh(["gcc"] + cflags + ["-o", "pan", "pan.c"], d, 300)
+    if rc != 0:
+        return "stillborn: gcc"
+    rc, out = sh(["./pan"] + args, d, TIMEOUT)
+    if rc is None:
+        return "bound: time-out after %d s (%s)" % (TIMEOUT, mode)
+    m = re.search(r"errors: (\d+)", out)
+    first = re.search(r"^pan:1: (.*)$", out, re.M)
+    if m and int(m.group(1)) > 0:
+        return "error: %s: %s" % (mode, first.group(1).strip() if first
+                                  else "?")
+    inc = re.search(r"max search depth too small|out of memory|"
+                    r"reached -DMEMLIM", out)
+    if inc:
+        return "bound: %s (%s)" % (inc.group(0), mode)
+    if not m:
+        return "bound: no result (%s)" % mode
+    return "ok"
+
+
+def run_mutant(model, m_id, idx, src):
+    d = os.path.join(WORK, model, m_id.split(":", 1)[1].replace(":", "-"))
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    pml = model + ".pml"
+    with open(os.path.join(d, pml), "w") as f:
+        f.write(src)
+    lines = src.split("\n")
+    t0 = time.monotonic()
+    scen = [(n, defs) for n, defs in MODELS[model]
+            if all(i in active_lines(lines, defs) for i in idx)]
+    verdict, by = "survived", ""
+    for mode in ("safety", "liveness"):
+        # liveness in the two cheapest scenarios that run the lines (cht:
+        # cht_list and cht_collide, or cht_shrink and cht_grow)
+        for name, defs in (scen if mode == "safety" else scen[:2]):
+            r = pan_run(d, pml, defs, mode)
+            if r.startswith("stillborn"):
+                verdict, by = "stillborn", r
+                break
+            if r != "ok":
+                verdict = "killed" if r.startswith("error") else "bound"
+                by = "%s %s" % (name, r)
+                break
+        if verdict != "survived":
+            break
+    shutil.rmtree(d, ignore_errors=True)
+    return {"verdict": verdict, "by": by, "secs": round(time.monotonic() - t0,
+                                                         1),
+            "scenarios": [n for n, _ in scen]}
+
+
+def load_results():
+    res = {}
+    if os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                res[(r["id"], r["src"])] = r
+    return res
+
+
+def load_equivalent():
+    """{id: argument} from verify/equivalent.txt (``id  argument``)."""
+    eq = {}
+    if os.path.exists(EQUIV):
+        with open(EQUIV) as f:
+            cur = None
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    cur = None
+                    continue
+                if not line[0].isspace():
+                    cur, _, arg = line.strip().partition(" ")
+                    eq[cur] = arg.strip()
+                elif cur:
+                    eq[cur] += " " + line.strip()
+    return eq
+
+
+def by_id(results):
+    """{id: the verdict recorded for any version of the model, a kill or a
+    bound first (a survivor is carried as a survivor: conservative)}"""
+    res = {}
+    for (m_id, _), r in results.items():
+        if r["verdict"] in ("killed", "bound") or m_id not in res:
+            res[m_id] = r
+    return res
+
+
+def table(models, results, eq, details=False, carry=False):
+    rows = []
+    tot = dict(mutants=0, killed=0, bound=0, survived=0, equivalent=0,
+               stillborn=0, pending=0, carried=0)
+    out = []
+    carried = by_id(results)
+    for model in models:
+        muts, _, _ = generate(model)
+        c = dict(mutants=0, killed=0, bound=0, survived=0, equivalent=0,
+                 stillborn=0, pending=0, carried=0)
+        surv = []
+        for m_id, op, idx, desc, src in muts:
+            h = hashlib.sha1(src.encode()).hexdigest()[:12]
+            r = results.get((m_id, h))
+            if r is None and carry:
+                r = carried.get(m_id)
+                if r is not None:
+                    c["carried"] += 1
+            if r is None:
+                c["pending"] += 1
+                continue
+            v = r["verdict"]
+            if v == "stillborn":
+                c["stillborn"] += 1
+                continue
+            c["mutants"] += 1
+            if v == "survived" and m_id in eq:
+                c["equivalent"] += 1
+            elif v == "survived":
+                c["survived"] += 1
+                surv.append((m_id, desc))
+            else:
+                c[v] += 1
+        ne = c["mutants"] - c["equivalent"]
+        score = 100.0 * (c["killed"] + c["bound"]) / ne if ne else 100.0
+        rows.append("| %s | %d | %d | %d | %d | %d | %.1f %% | %d |" % (
+            model, c["mutants"], c["killed"], c["bound"], c["survived"],
+            c["equivalent"], score, c["pending"]) +
+            (" (%d carried)" % c["carried"] if c["carried"] else ""))
+        for k in tot:
+            tot[k] += c[k]
+        if details and surv:
+            out.append("survivors of %s (not in verify/equivalent.txt):"
+                       % model)
+            out += ["  %s  %s" % s for s in surv]
+    hdr = ["| model | mutants | killed | killed by a bound | survived | "
+           "equivalent | score (killed / non-equivalent) | not run yet |",
+           "|---|---|---|---|---|---|---|---|"]
+    return "\n".join(hdr + rows), "\n".join(out), tot
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("-j", type=int, default=2, help="parallel runs (<= 2)")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--report", action="store_true")
+    ap.add_argument("--limit", type=int, default=0,
+                    help="run at most this many mutants (0: all)")
+    ap.add_argument("--ids", default="",
+                    help="run only these mutant ids (comma-separated)")
+    ap.add_argument("--carry", action="store_true",
+                    help="count a verdict recorded for an earlier version of "
+                    "a model (valid for kills when the model changed only by a "
+                    "stronger property: an added assertion or ltl conjunct "
+                    "keeps every error; survivors are carried as survivors)")
+    args = ap.parse_args()
+    models = args.only or list(MODELS)
+    if shutil.which("spin") is None:
+        print("spin not installed (tools/ensure-deps.sh verify)")
+        return 1
+    if args.list:
+        for model in models:
+            for m_id, op, idx, desc, src in generate(model)[0]:
+                print("%s  %s" % (m_id, desc))
+        return 0
+    eq = load_equivalent()
+    if not args.report:
+        os.makedirs(WORK, exist_ok=True)
+        results = load_results()
+        todo = []
+        for model in models:
+            for m_id, op, idx, desc, src in generate(model)[0]:
+                h = hashlib.sha1(src.encode()).hexdigest()[:12]
+                if (m_id, h) not in results:
+                    todo.append((model, m_id, idx, desc, src, h))
+        if args.ids:
+            want = set(args.ids.split(","))
+            todo = [t for t in todo if t[1] in want]
+        if args.limit:
+            todo = todo[:args.limit]
+        print("%d mutants to run (%d results kept)" % (len(todo),
+                                                       len(results)),
+              flush=True)
+        lock = threading.Lock()
+        t0 = time.monotonic()
+        done = [0]
+
+        def one(t):
+            model, m_id, idx, desc, src, h = t
+            r = run_mutant(model, m_id, idx, src)
+            r.update(id=m_id, src=h, desc=desc)
+            with lock:
+                with open(RESULTS, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+                done[0] += 1
+                print("[%d/%d %.0fs] %-28s %-9s %s%s" % (
+                    done[0], len(todo), time.monotonic() - t0, m_id,
+                    r["verdict"], desc[:60],
+                    "" if r["verdict"] != "killed" else ""), flush=True)
+        with concurrent.futures.ThreadPoolExecutor(max(1, min(args.j, 2))) \
+                as ex:
+            list(ex.map(one, todo))
+    results = load_results()
+    tab, surv, tot = table(models, results, eq, details=True,
+                           carry=args.carry)
+    print()
+    print(tab)
+    if surv:
+        print()
+        print(surv)
+    unknown = [i for i in eq if not any(k[0] == i for k in results)]
+    if unknown:
+        print("\nverify/equivalent.txt names ids with no result: %s"
+              % ", ".join(unknown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
