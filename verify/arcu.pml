@@ -122,21 +122,21 @@
  *                         blocks for good: invalid end state)
  *
  * Fingerprints (verify/fingerprint.py):
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock 4459c91b7332
+ *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock 5145eff09580
  *   kernel/generic/include/synch/rcu_inline.h arcu_read_unlock_sub d6e79683133c
  *   kernel/generic/include/synch/rcu_inline.h arcu_read_unlock_check e89c013ce1d6
- *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 4d7502c40c56
+ *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 878656b22607
  *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
  *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47
  *   kernel/generic/src/synch/rcu.c rcu_run_gp 4b90e4c21ef9
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
- *   kernel/generic/src/synch/rcu.c reclaimer_thread 307b2b273369
- *   kernel/generic/src/synch/rcu_arcu.c record_cs_qs 060df78a589f
- *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted 157710455e61
- *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran caedef071dad
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
+ *   kernel/generic/src/synch/rcu_arcu.c record_cs_qs 4361fb4801f2
+ *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted e5786aef1e03
+ *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 82d003a03fa8
  *   kernel/generic/src/synch/rcu_arcu.c arcu_before_thread_runs e3fe88d591ec
- *   kernel/generic/src/synch/rcu_arcu.c arcu_sample_cpu a4f005676b46
+ *   kernel/generic/src/synch/rcu_arcu.c arcu_sample_cpu 3d744fcf66f1
  *   kernel/generic/src/synch/rcu_arcu.c rcu_alg_detect 86a0cf2ed028
  *   kernel/generic/src/synch/rcu_arcu.c rcu_wait_for_gp 53c2b7b86418
  */

@@ -103,20 +103,20 @@
  *                         CAS on the marked next fails forever (liveness)
  *
  * Fingerprints (verify/fingerprint.py):
- *   common/adt/cht.c cht__node_reclaim c63569218cd3
+ *   common/adt/cht.c cht__node_reclaim 927e19da6d7e
  *   common/adt/cht.c dummy_link 71336c5ffd6d
- *   common/adt/cht.c dummies_link 557b629259e1
+ *   common/adt/cht.c dummies_link 0389cae72660
  *   common/adt/cht.c buckets_reclaim 39ec03d64396
- *   common/adt/cht.c dummies_retire 3262f327bd20
+ *   common/adt/cht.c dummies_retire 3ae03a8a6627
  *   common/adt/cht.c buckets_replace 149f844c9841
  *   common/adt/cht.c cht__cleanup e586b0792068
- *   common/include/adt/cht.h cht_find_fast 212c8802b88f
+ *   common/include/adt/cht.h cht_find_fast 6a94fc3ef979
  *   common/include/adt/cht.h cht__unlinked_item a39c9339deeb
  *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
- *   common/include/adt/cht.h cht__search bb5645b0241c
+ *   common/include/adt/cht.h cht__search 61d94a7d528f
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
- *   common/include/adt/cht.h cht__insert a67e41b7e9e9
- *   common/include/adt/cht.h cht__remove_key 229d26552eb4
+ *   common/include/adt/cht.h cht__insert 005c6daad54f
+ *   common/include/adt/cht.h cht__remove_key 39b17dde1467
  */
 
 #define NIL   0

@@ -4,7 +4,8 @@
 Every C function modelled in verify/ carries a ``/* Model: verify/x.pml */``
 comment right before its definition. This tool finds each of them, takes the
 function's text (signature and body, up to the matching closing brace),
-collapses every run of whitespace to one space and hashes it (sha256, first
+drops its comments (a reworded comment changes no protocol), collapses every
+run of whitespace to one space and hashes it (sha256, first
 12 hex digits). Each model records, in its header comment, the fingerprint of
 every function that names it:
 
@@ -112,7 +113,9 @@ def function_at(text, pos):
 
 
 def fingerprint(body):
-    return hashlib.sha256(" ".join(body.split()).encode()).hexdigest()[:12]
+    code = re.sub(r"/\*.*?\*/", " ", body, flags=re.S)
+    code = re.sub(r"//[^\n]*", " ", code)
+    return hashlib.sha256(" ".join(code.split()).encode()).hexdigest()[:12]
 
 
 def functions():

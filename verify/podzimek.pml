@@ -91,21 +91,21 @@
  *                          out never announces (liveness)
  *
  * Fingerprints (verify/fingerprint.py):
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock#2 4b5c6f66c0ef
+ *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock#2 34adf06a77c9
  *   kernel/generic/include/synch/rcu_inline.h rcu_read_unlock bead80dbcd1e
- *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 4d7502c40c56
+ *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 878656b22607
  *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
  *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47
  *   kernel/generic/src/synch/rcu.c rcu_run_gp 4b90e4c21ef9
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
- *   kernel/generic/src/synch/rcu.c reclaimer_thread 307b2b273369
- *   kernel/generic/src/synch/rcu_podzimek.c rcu_record_qs 86e9812894bd
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_record_qs 0102dd8da7fd
  *   kernel/generic/src/synch/rcu_podzimek.c remove_preempted d79e97c796e4
- *   kernel/generic/src/synch/rcu_podzimek.c podzimek_after_thread_ran 948bd9bc935b
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_after_thread_ran a843453a9ba7
  *   kernel/generic/src/synch/rcu_podzimek.c podzimek_before_thread_runs f755ec852db2
- *   kernel/generic/src/synch/rcu_podzimek.c podzimek_sample_cpu 5c6d91b6808b
- *   kernel/generic/src/synch/rcu_podzimek.c rcu_alg_detect 5e576cbaeebd
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_sample_cpu 68683141adb3
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_alg_detect 6cd412d3afbb
  *   kernel/generic/src/synch/rcu_podzimek.c detector_thread 572fc51a00bd
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_wait_for_gp c794979bc029
  */

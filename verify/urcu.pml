@@ -72,12 +72,12 @@
  *                          visible, then serves W1 (the shared-GP path)
  *
  * Fingerprints (verify/fingerprint.py):
- *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_snapshot 4fe8004fb5f6
- *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_lock 949886f44ae2
- *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_unlock 33dbaf78fc4c
- *   uspace/lib/cht_rcu/src/rcu.c writer_barrier 7befb97a2044
- *   uspace/lib/cht_rcu/src/rcu.c wait_for_reader b1bd56c1a716
- *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize e99feb78b841
+ *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_snapshot 9dd9a580295b
+ *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_lock 17c41fdf0b03
+ *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_unlock 7a5c51dfff2c
+ *   uspace/lib/cht_rcu/src/rcu.c writer_barrier 5156a173ddc3
+ *   uspace/lib/cht_rcu/src/rcu.c wait_for_reader d32f8ec5d290
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize 8045ec18114a
  */
 
 #define NSEC 2

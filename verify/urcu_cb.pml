@@ -56,10 +56,10 @@
  *                          a callback pushed meanwhile runs without one
  *
  * Fingerprints (verify/fingerprint.py):
- *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_call e44b4ccb8185
- *   uspace/lib/cht_rcu/src/rcu.c reclaimer_main 8ed778be8800
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_call 74dc602350bf
+ *   uspace/lib/cht_rcu/src/rcu.c reclaimer_main 228c44ef2d40
  *   uspace/lib/cht_rcu/src/rcu.c barrier_cb 0fb21da0fd4f
- *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_barrier e6e05b5f71b2
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_barrier bf034108e603
  */
 
 #define NCB 3           /* callbacks 1 (P1), 2 (P2), 3 (P2's barrier) */
