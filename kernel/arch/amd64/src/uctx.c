@@ -163,11 +163,17 @@ void fpu_describe(char *buf, size_t size)
 		snprintf(buf, size, "FXSAVE, %zu bytes: x87 SSE", fpu_size);
 }
 
+size_t uctx_size(void)
+{
+	size_t align = fpu_use_xsave ? XSAVE_ALIGN : FXSAVE_ALIGN;
+	return sizeof(struct uctx) + align - 1 + fpu_size;
+}
+
 struct uctx *uctx_create(void)
 {
 	size_t align = fpu_use_xsave ? XSAVE_ALIGN : FXSAVE_ALIGN;
 	assert(fpu_size >= FXSAVE_SIZE);
-	struct uctx *u = malloc(sizeof(struct uctx) + align - 1 + fpu_size);
+	struct uctx *u = malloc(uctx_size());
 	if (!u)
 		return NULL;
 	u->fpu = (uint8_t *) ALIGN_UP((uintptr_t) (u + 1), align);

@@ -36,9 +36,14 @@ _Static_assert(offsetof(struct uctx, fpcr) == 512, "uctx_asm.S: fpcr");
 _Static_assert(offsetof(struct uctx, fpsr) == 520, "uctx_asm.S: fpsr");
 _Static_assert(offsetof(struct uctx, tpidr_el0) == 528, "uctx_asm.S: tpidr_el0");
 
+size_t uctx_size(void)
+{
+	return sizeof(struct uctx) + 15;
+}
+
 struct uctx *uctx_create(void)
 {
-	void *block = malloc(sizeof(struct uctx) + 15);
+	void *block = malloc(uctx_size());
 	if (!block)
 		return NULL;
 	/* ldp/stp of Q registers: 16-byte aligned (not required, but whole). */

@@ -30,6 +30,14 @@ struct uctx;
  */
 struct uctx *uctx_create(void);
 
+/**
+ * Bytes uctx_create() allocates for one thread (the FP area with its
+ * alignment slack): charged to the thread's task with the thread's other
+ * kernel memory (proc/task.c). Constant after the boot CPU's FP set-up;
+ * any context.
+ */
+size_t uctx_size(void);
+
 /** Frees @a u (from uctx_create()). Any context that may free memory. */
 void uctx_destroy(struct uctx *u);
 

@@ -32,6 +32,7 @@
  * static: no per-task memory.
  */
 #include <proc/task.h>
+#include <proc/uctx.h>
 #include <proc/scheduler.h>
 #include <mm/as.h>
 #include <mm/malloc.h>
@@ -58,10 +59,11 @@ static uint64_t next_task_id = 1;
 
 /**
  * What a user thread makes the kernel hold, charged to its task's memory
- * limit (as_charge()): its uthread_t, its thread_t and its kernel stack.
+ * limit (as_charge()): its uthread_t, its thread_t, its kernel stack and its
+ * user register state (proc/uctx.h).
  */
 #define UTHREAD_CHARGE (sizeof(uthread_t) + sizeof(thread_t) + \
-	THREAD_STACK_SIZE)
+	THREAD_STACK_SIZE + uctx_size())
 
 /** First base tried by SYS_AREA_CREATE with base 0. */
 #define TASK_AREA_FIRST 0x0000100000000000UL
