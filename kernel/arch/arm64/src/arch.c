@@ -16,6 +16,8 @@
 #include <main/main.h>
 #include <mm/frame.h>
 #include <mm/as.h>
+#include <mm/page_fault.h>
+#include <syscall/syscall.h>
 #include <proc/program.h>
 #include <proc/scheduler.h>
 #include <proc/thread.h>
@@ -372,71 +374,70 @@ static ufault_t user_sync_kind(uint32_t ec, uint64_t esr)
 	}
 }
 
+static const page_fault_arch_t abort_arch = {
+	.name = "Data/instruction abort",
+	.code_name = "ESR",
+	.protection = "PAN",
+};
+
+/**
+ * What stops an abort of class @a ec (DFSC/IFSC @a fsc) before a mapping is
+ * tried, and from user mode its class (@a kind).
+ */
+static pf_refusal_t abort_refusal(const istate_t *istate, uint32_t ec,
+    uint32_t fsc, ufault_t *kind)
+{
+	*kind = UFAULT_PAGE_NO_AREA;
+	/*
+	 * PAN: a permission fault (0b0011xx) of an EL1 data access to a user
+	 * page with PSTATE.PAN set (SPSR_EL1.PAN) is a kernel access to a user
+	 * page outside uaccess (whose accesses run with PAN clear). A kernel
+	 * thread inside a user address space may touch its pages
+	 * (page_fault_handle() lets it: it ran before the scheduler hook
+	 * cleared PAN for it); anything else cannot be resolved: the
+	 * minor-fault path would return EOK and the access fault forever.
+	 */
+	if (ec == EC_DABT_SAME && (fsc & 0x3c) == 0x0c &&
+	    (istate->spsr & SPSR_PAN) && userspace_pan_enabled())
+		return PF_PROTECTED;
+	/* An alignment fault or a synchronous external abort (0b0100xx). */
+	if (fsc == FSC_ALIGNMENT) {
+		*kind = UFAULT_ALIGNMENT;
+		return PF_UNMAPPABLE;
+	}
+	return (fsc & 0x3c) == 0x10 ? PF_UNMAPPABLE : PF_MAPPABLE;
+}
+
+/** A data or instruction abort (EC @a ec) to the generic fault policy. */
+static void abort_dispatch(istate_t *istate, uint32_t ec)
+{
+	bool insn = ec == EC_IABT_SAME || ec == EC_IABT_LOWER;
+	/* DFSC/IFSC: translation (0b0001xx) or access flag / permission. */
+	uint32_t fsc = istate->esr & 0x3f;
+	bool write = !insn && (istate->esr & (1 << 6));
+	page_fault_t pf = {
+		.addr = istate->far,
+		.access = insn ? PF_ACCESS_EXEC :
+		    (write ? PF_ACCESS_WRITE : PF_ACCESS_READ),
+		.user = istate_from_user(istate),
+		/* The fault handler may sleep: interrupts as they were. */
+		.enable_irq = !(istate->spsr & DAIF_I),
+		.code = istate->esr,
+		.arch = &abort_arch,
+	};
+	pf.refusal = abort_refusal(istate, ec, fsc, &pf.user_kind);
+	/* PAN refused a kernel thread: retry with PAN clear. */
+	if (page_fault_handle(istate, &pf))
+		istate->spsr &= ~SPSR_PAN;
+}
+
 static void sync_dispatch(istate_t *istate)
 {
 	uint32_t ec = (istate->esr >> 26) & 0x3f;
 	if (ec == EC_DABT_SAME || ec == EC_DABT_LOWER || ec == EC_IABT_SAME ||
 	    ec == EC_IABT_LOWER) {
-		uintptr_t addr = istate->far;
-		thread_t *t = THREAD;
-		as_t *as = t ? t->as : NULL;
-		/* DFSC/IFSC: translation (0b0001xx) or access flag / permission. */
-		uint32_t fsc = istate->esr & 0x3f;
-		bool write = (ec == EC_DABT_SAME || ec == EC_DABT_LOWER) &&
-		    (istate->esr & (1 << 6));
-		pf_access_t access = (ec == EC_IABT_SAME || ec == EC_IABT_LOWER) ?
-		    PF_ACCESS_EXEC : (write ? PF_ACCESS_WRITE : PF_ACCESS_READ);
-		int rc = ENOENT;
-		/*
-		 * PAN: a permission fault of an EL1 data access to a user page
-		 * with PSTATE.PAN set (SPSR_EL1.PAN) is a kernel access to a
-		 * user page outside uaccess (whose accesses run with PAN
-		 * clear). A kernel thread inside a user address space (not a
-		 * user thread) may touch its pages; it ran before the
-		 * scheduler hook cleared PAN for it (as_enter() came after its
-		 * switch): allow and retry, as amd64 does for SMAP. Anything
-		 * else cannot be resolved: the minor-fault path would return
-		 * EOK and the access fault forever.
-		 */
-		if (ec == EC_DABT_SAME && as && addr < USER_SPACE_END &&
-		    (fsc & 0x3c) == 0x0c && (istate->spsr & SPSR_PAN) &&
-		    userspace_pan_enabled()) {
-			if (!t->subsys[THREAD_SUBSYS_TASK]) {
-				istate->spsr &= ~SPSR_PAN;
-				return;
-			}
-			panic_istate(istate, "Data/instruction abort at %p, fault "
-			    "address %p, "
-			    "ESR %#lx: kernel access to a user page outside "
-			    "uaccess (PAN)", (void *) istate->elr, (void *) addr,
-			    istate->esr);
-		}
-		if (as && addr < USER_SPACE_END && (fsc & 0x3c) != 0x10 &&
-		    fsc != FSC_ALIGNMENT) {
-			/* The fault handler may sleep: interrupts as they were. */
-			if (!(istate->spsr & DAIF_I))
-				interrupts_enable();
-			rc = as_page_fault(as, addr, access);
-			interrupts_disable();
-			if (rc == EOK)
-				return;
-		}
-		/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
-		if (!istate_from_user(istate) && as && addr < USER_SPACE_END &&
-		    uaccess_fixup(istate))
-			return;
-		if (istate_from_user(istate)) {
-			task_user_fault(istate, fsc == FSC_ALIGNMENT ?
-			    UFAULT_ALIGNMENT : (rc == ENOMEM ? UFAULT_PAGE_NOMEM :
-			    (rc == EINVAL ? UFAULT_PAGE_DENIED :
-			    UFAULT_PAGE_NO_AREA)), addr);
-			return;
-		}
-		panic_istate(istate, "Data/instruction abort at %p, fault address "
-		    "%p, ESR %#lx%s", (void *) istate->elr, (void *) addr,
-		    istate->esr, as ? (rc == ENOMEM ? ": out of memory" :
-		    (rc == EINVAL ? ": access not permitted by the area" :
-		    ": no area at that address")) : " (kernel address space)");
+		abort_dispatch(istate, ec);
+		return;
 	}
 	if (istate_from_user(istate)) {
 		/*
@@ -451,8 +452,6 @@ static void sync_dispatch(istate_t *istate)
 	panic_istate(istate, "Exception class %#x at %p, ESR %#lx, FAR %p", ec,
 	    (void *) istate->elr, istate->esr, (void *) istate->far);
 }
-
-void syscall_dispatch(istate_t *istate);
 
 /** Called by vectors.S with the saved state and the vector's kind. */
 void arm64_exception(istate_t *istate, unsigned kind);
@@ -638,7 +637,7 @@ void arch_poweroff(void)
 
 /**
  * The stack a starting secondary loads (start.S); one start at a time.
- * (Declared here for the assembly file, as syscall_dispatch() is.)
+ * (Declared here for the assembly file.)
  */
 extern uint64_t ap_boot_sp;
 uint64_t ap_boot_sp;
