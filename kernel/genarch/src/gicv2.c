@@ -15,7 +15,7 @@
 #define GICC_IAR        0x00c
 #define GICC_EOIR       0x010
 
-/** Physical bases of the distributor and the CPU interface; set once at boot. */
+/** Physical bases of the distributor and CPU interface; set once at boot. */
 static uintptr_t gicd, gicc;
 
 void gicv2_init(uintptr_t dist_phys, uintptr_t cpu_phys)

@@ -31,7 +31,7 @@ void gicv2_eoi(uint32_t iar);
  * memory. Any context.
  */
 void gicv2_send_sgi(uint32_t sgir);
-/** Routes SPI @a intid to CPU interface 0 at priority 0x80 and enables it. Boot. */
+/** Routes SPI @a intid to CPU interface 0, priority 0x80, enabled. Boot. */
 void gicv2_spi_enable(unsigned intid);
 
 #endif

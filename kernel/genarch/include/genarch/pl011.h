@@ -6,9 +6,9 @@
 
 #include <typedefs.h>
 
-/** Takes the UART at @a phys; receive interrupts off (QEMU's needs no baud rate). */
+/** Takes the UART at @a phys, receive interrupts off (QEMU: no baud rate). */
 void pl011_init(uintptr_t phys);
-/** Writes one byte, waiting for room in the transmit FIFO. Callers serialize. */
+/** Writes one byte, waiting for transmit FIFO room. Callers serialize. */
 void pl011_putc(char c);
 /** Reads one byte if available; returns -1 otherwise. */
 int pl011_getc_nowait(void);

@@ -22,7 +22,7 @@
 #include <proc/task.h>
 #include <errno.h>
 
-/** What stops a fault before any mapping is tried (the architecture decodes it). */
+/** What stops a fault before any mapping is tried (decoded by the arch). */
 typedef enum {
 	/** Nothing: as_page_fault() may resolve it. */
 	PF_MAPPABLE,
