@@ -70,7 +70,7 @@ void arch_percpu_init(cpu_t *cpu)
 	userspace_pan_init_cpu();
 }
 
-/* The device tree (genarch/fdt.c): memory, CPUs, PSCI method. */
+/* The device tree (genarch/src/fdt.c): memory, CPUs, PSCI method. */
 
 fdt_info_t virt_dt;
 
@@ -105,7 +105,7 @@ size_t arch_boot_memory(uintptr_t arg0, uintptr_t arg1, phys_region_t *regions,
 	return 1;
 }
 
-/* The console: the PL011 (genarch/pl011.c). */
+/* The console: the PL011 (genarch/src/pl011.c). */
 
 void console_hw_init(void)
 {

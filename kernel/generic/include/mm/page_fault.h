@@ -33,30 +33,30 @@ typedef enum {
 	 */
 	PF_UNMAPPABLE,
 	/**
-	 * A reserved bit set in a page-table entry (amd64 error code RSVD):
+	 * A reserved bit set in a page-table entry (a reserved-bit error code):
 	 * the tables are corrupt; from user mode as PF_UNMAPPABLE, from kernel
 	 * mode a panic (no fix-up).
 	 */
 	PF_TABLE_ERROR,
 	/**
-	 * The user-page protection (SMAP, PAN) refused a present user page to
-	 * a privileged access: from user mode (an implicit supervisor access
-	 * of a user instruction) UFAULT_PAGE_SUPERVISOR; from kernel mode a
-	 * kernel thread inside a user address space may go on (the caller
-	 * lifts the protection and retries), a user thread's kernel access
-	 * outside uaccess panics. Set it only for an address below
-	 * USER_SPACE_END in a user address space.
+	 * The architecture's user-page protection refused a present user
+	 * page to a privileged access: from user mode (an implicit supervisor
+	 * access of a user instruction) UFAULT_PAGE_SUPERVISOR; from kernel
+	 * mode, at a user address of a user address space, a kernel thread
+	 * may go on (the caller lifts the protection and retries), a user
+	 * thread's kernel access outside uaccess panics; any other kernel
+	 * fault so marked panics as one no mapping resolved.
 	 */
 	PF_PROTECTED,
 } pf_refusal_t;
 
 /** The architecture's fixed panic wording of its page faults. */
 typedef struct page_fault_arch {
-	/** The exception, e.g. "Exception #14 (#PF Page fault)". */
+	/** The exception's name in the panic ("... at PC, fault address ..."). */
 	const char *name;
-	/** The name of page_fault_t.code in the panic, e.g. "ESR". */
+	/** The name of page_fault_t.code in the panic (the syndrome register). */
 	const char *code_name;
-	/** The user-page protection, e.g. "SMAP", "PAN". */
+	/** The name of the architecture's user-page protection in the panic. */
 	const char *protection;
 } page_fault_arch_t;
 
@@ -71,14 +71,14 @@ typedef struct page_fault {
 	/**
 	 * Enable interrupts around as_page_fault() (which may sleep) and
 	 * disable them after: the entry masked them but the faulting context
-	 * had them (arm64); false where the entry leaves them as they were.
+	 * had them; false where the entry leaves them as they were.
 	 */
 	bool enable_irq;
 	/** What stops the fault before any mapping is tried. */
 	pf_refusal_t refusal;
 	/** The user class of a PF_UNMAPPABLE or PF_TABLE_ERROR fault. */
 	ufault_t user_kind;
-	/** The syndrome the panic prints (amd64 error code, arm64 ESR). */
+	/** The syndrome the panic prints (the error code or syndrome register). */
 	uint64_t code;
 	/** The architecture's panic wording (static). */
 	const page_fault_arch_t *arch;

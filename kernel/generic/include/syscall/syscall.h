@@ -1,6 +1,6 @@
 /** @file syscall.h
  * The system-call entry of the generic kernel (syscall/syscall.c), called by
- * each architecture's trap path (amd64 syscall.S, arm64 arch's `svc`).
+ * each architecture's system-call trap path.
  */
 #ifndef KERN_SYSCALL_SYSCALL_H_
 #define KERN_SYSCALL_SYSCALL_H_
