@@ -89,12 +89,11 @@ typedef struct page_fault {
  * from user mode, reports it to the task (task_user_fault(), the class of
  * @a rc: ENOMEM out of memory, EINVAL denied by the area, else no area; or
  * @a pf's refusal); from kernel mode, panics with the architecture's wording
- * and the reason. @a as the faulting address space (NULL: none). @a pf by
- * value: the hot path keeps its fields in registers, only this cold call
- * builds the structure in memory. Exception handler, interrupts disabled.
+ * and the reason. @a as the faulting address space (NULL: none). Exception
+ * handler, interrupts disabled.
  */
-void page_fault_fatal(istate_t *istate, page_fault_t pf, const as_t *as,
-    int rc);
+void page_fault_fatal(istate_t *istate, const page_fault_t *pf,
+    const as_t *as, int rc);
 
 /**
  * Handles the page fault @a pf of the exception @a istate: resolves it in
@@ -116,7 +115,7 @@ static inline bool page_fault_handle(istate_t *istate, const page_fault_t *pf)
 	if (pf->refusal == PF_PROTECTED && !pf->user && user_page) {
 		if (!t->subsys[THREAD_SUBSYS_TASK])
 			return true;
-		page_fault_fatal(istate, *pf, as, rc);
+		page_fault_fatal(istate, pf, as, rc);
 		return false;
 	}
 	if (user_page && pf->refusal == PF_MAPPABLE) {
@@ -132,7 +131,7 @@ static inline bool page_fault_handle(istate_t *istate, const page_fault_t *pf)
 	if (!pf->user && user_page && pf->refusal != PF_TABLE_ERROR &&
 	    uaccess_fixup(istate))
 		return false;
-	page_fault_fatal(istate, *pf, as, rc);
+	page_fault_fatal(istate, pf, as, rc);
 	return false;
 }
 

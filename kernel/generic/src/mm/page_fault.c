@@ -34,10 +34,9 @@ static const char *page_fault_reason(const as_t *as, int rc)
 	return ": no area at that address";
 }
 
-void page_fault_fatal(istate_t *istate, page_fault_t pfv, const as_t *as,
-    int rc)
+void page_fault_fatal(istate_t *istate, const page_fault_t *pf,
+    const as_t *as, int rc)
 {
-	const page_fault_t *pf = &pfv;
 	if (pf->user) {
 		task_user_fault(istate, page_fault_user_kind(pf, rc), pf->addr);
 		return;
