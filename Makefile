@@ -256,15 +256,16 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segmen
 # The kernel's sources, every one named here (a file not listed is not built;
 # tests/test_tree.py checks that every kernel source is listed).
 # Per architecture; genarch: the PC platform drivers (ACPI, PIT, 16550) only
-# on amd64, the page hash table and the 4-level user page-table walk
-# (genarch/src/mm) everywhere.
+# on amd64, the device tree, GICv2 and PL011 only on arm64, the page hash
+# table and the 4-level user page-table walk (genarch/src/mm) everywhere.
 ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
 	uaccess.S apic.c arch.c boot.c cpu.c interrupt.c pagefault.c paging.c \
 	smp.c uaccess_fixup.c userspace.c uctx.c
-ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c paging.c \
-	uaccess.c userspace.c uctx.c uctx_asm.S
+ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c cpu.c \
+	exception.c interrupt.c paging.c smp.c uaccess.c userspace.c uctx.c \
+	uctx_asm.S
 GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c $(PAGE_HT_SRC) mm/pt4.c
-GENARCH_SRC_arm64 := $(PAGE_HT_SRC) mm/pt4.c
+GENARCH_SRC_arm64 := fdt.c gicv2.c pl011.c $(PAGE_HT_SRC) mm/pt4.c
 ARCH_SRC := $(ARCH_SRC_$(ARCH))
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
 GENERIC_SRC := \
@@ -276,7 +277,7 @@ GENERIC_SRC := \
 	debug/panic.c debug/symtab.c \
 	lib/errno.c lib/str.c \
 	main/main.c \
-	mm/as.c mm/frame.c mm/malloc.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
+	mm/as.c mm/frame.c mm/malloc.c mm/page_fault.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
 	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
 	smp/smp_call.c \
 	synch/condvar.c synch/lockdep.c synch/lockdep_info.c \

@@ -43,7 +43,7 @@ static bool umip_enabled;
  * 1 when SMAP is enabled (every CPU, the same CPUID); read by uaccess.S and
  * isr.S to decide whether to execute stac/clac (invalid opcodes without
  * SMAP). Written by each CPU at boot before it runs anything else.
- * (Declared here for the assembly files, as syscall_dispatch() is.)
+ * (Declared here for the assembly files that use it.)
  */
 extern uint8_t uaccess_smap;
 uint8_t uaccess_smap;

@@ -2,8 +2,9 @@
  * arm64 user accesses: the range is checked against USER_SPACE_END, then the
  * access runs in uaccess_asm.S, whose user-touching instructions are listed
  * in uaccess_table. A missing page is resolved by the generic fault path
- * (arch.c's abort handler); a fault it cannot resolve resumes at ua_fault
- * (uaccess_fixup()), and the access returns EFAULT.
+ * (exception.c's abort handler, through mm/page_fault.h); a fault it cannot
+ * resolve resumes at ua_fault (uaccess_fixup()), and the access returns
+ * EFAULT.
  */
 #include <arch/uaccess.h>
 #include <mm/as.h>

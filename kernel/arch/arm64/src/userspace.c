@@ -1,6 +1,6 @@
 /** @file userspace.c
  * arm64 user mode: EL0 entry is userspace_enter (vectors.S); system calls
- * (svc #0) and aborts from EL0 come through arch.c's arm64_exception().
+ * (svc #0) and aborts from EL0 come through exception.c's arm64_exception().
  *
  * PAN (Privileged Access Never, ARMv8.1; QEMU `-cpu max`), the counterpart
  * of amd64's SMAP: with PSTATE.PAN set, an EL1 load or store to a page EL0
@@ -12,7 +12,8 @@
  * uaccess functions (uaccess_asm.S) and, per thread, for kernel threads
  * inside a user address space (userspace_set_direct_access(), the scheduler
  * hook). An EL1 permission fault on a user address with PAN set is reported
- * as a kernel access to a user page outside uaccess (arch.c).
+ * as a kernel access to a user page outside uaccess (exception.c,
+ * mm/page_fault.h).
  */
 #include <arch.h>
 #include <arch/userspace.h>

@@ -9,6 +9,7 @@
  * reports any dereference of it; the range checks compare the integer.
  */
 #include <abi/syscall.h>
+#include <syscall/syscall.h>
 #include <proc/task.h>
 #include <proc/thread.h>
 #include <proc/scheduler.h>
@@ -292,13 +293,6 @@ static const syscall_fn_t syscall_table[SYS_COUNT] = {
 	[SYS_TASK_ID] = sys_task_id,
 };
 
-/**
- * Called by the architecture's system-call entry with interrupts enabled on
- * the thread's kernel stack; the number and arguments come from the
- * architecture's registers (istate_syscall_nr/arg), the result goes back
- * through istate_set_retval().
- */
-void syscall_dispatch(istate_t *istate);
 void syscall_dispatch(istate_t *istate)
 {
 	uint64_t nr = istate_syscall_nr(istate);

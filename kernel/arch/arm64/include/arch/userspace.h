@@ -1,7 +1,7 @@
 /** @file userspace.h
  * arm64 user mode (EL0): userspace_enter (vectors.S) erets to EL0; `svc #0`
  * (number in x8, arguments x0-x4, result x0) and EL0 faults return through
- * arm64_exception() (arch.c). The programs are linked into the kernel image
+ * arm64_exception() (exception.c). The programs are linked into the kernel image
  * (Makefile: progimage.S).
  */
 #ifndef KERN_ARCH_USERSPACE_H_
