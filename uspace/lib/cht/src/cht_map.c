@@ -1,7 +1,8 @@
 /** @file cht_map.c
  * The managed map (cht_map.h): byte-string and 8-byte maps on the CHT, with
  * the library's own allocator (size classes, per-thread caches, a depot of
- * chains) and batched deferred frees of replaced values.
+ * chains, wholly free slabs returned to the system by reclaim()) and
+ * batched deferred frees of replaced values.
  */
 #include <cht.h>
 #include <cht_map.h>
