@@ -410,6 +410,102 @@ static void test_memory_baseline(void)
 	CHECK_EQ(cht_map_destroy(m), CHT_OK);
 }
 
+/** Reserved bytes of the allocator now (every map's; read through @a m). */
+static size_t reserved_of(cht_map_u64_t *m)
+{
+	cht_map_stats_t st;
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	return st.reserved_bytes;
+}
+
+#define RET_KEYS 100000
+
+typedef struct {
+	cht_map_u64_t *m;
+	uint64_t first;
+} ret_arg_t;
+
+static void *ret_insert_thread(void *arg)
+{
+	ret_arg_t *a = arg;
+	for (uint64_t i = a->first; i < a->first + RET_KEYS / 2; i++)
+		CHECK_EQ(cht_map_u64_insert(a->m, i, i), CHT_OK);
+	return NULL;  /* the thread's cache goes to the depot at its exit */
+}
+
+/*
+ * The allocator gives its slabs back: after many keys are deleted, and after
+ * the maps are destroyed, the reserved bytes fall back to the baseline
+ * (before: slabs were kept forever, 6.5 MB stayed reserved).
+ */
+static void test_memory_returned(void)
+{
+	cht_map_u64_t *probe, *m;
+	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
+	cht_rcu_barrier();
+	size_t base = reserved_of(probe);
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	pthread_t th[2];
+	ret_arg_t args[2];
+	for (int t = 0; t < 2; t++) {
+		args[t] = (ret_arg_t) { m, (uint64_t) t * (RET_KEYS / 2) };
+		CHECK_EQ(pthread_create(&th[t], NULL, ret_insert_thread, &args[t]),
+		    0);
+	}
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], NULL);
+	/* Keep every 64th key: the rest's slabs must go. */
+	for (uint64_t i = 0; i < RET_KEYS; i++)
+		if (i % 64)
+			CHECK_EQ(cht_map_u64_delete(m, i), CHT_OK);
+	cht_rcu_barrier();
+	size_t full = (size_t) RET_KEYS * 64;
+	size_t mid = reserved_of(probe);
+	/* A kept key pins its slab (1023 objects): keys 64 apart pin every one. */
+	for (uint64_t i = 0; i < RET_KEYS; i += 64)
+		CHECK_EQ(cht_map_u64_delete(m, i), CHT_OK);
+	/*
+	 * The reclaim runs on the RCU reclaimer thread after the frees (and
+	 * at most a tenth of its time): wait for it, a second at most.
+	 */
+	size_t deleted = 0;
+	for (int w = 0; w < 100; w++) {
+		cht_rcu_barrier();
+		deleted = reserved_of(probe);
+		if (deleted <= base + ((size_t) 256 << 10))
+			break;
+		usleep(10000);
+	}
+	/* And a byte map with values of several classes. */
+	cht_map_t *b;
+	CHECK_EQ(cht_map_create(&b, 0), CHT_OK);
+	char key[16], val[600];
+	memset(val, 'r', sizeof(val));
+	for (int i = 0; i < 20000; i++) {
+		int kl = snprintf(key, sizeof(key), "r%d", i);
+		CHECK_EQ(cht_map_put(b, key, (size_t) kl, val,
+		    (size_t) (i * 7) % sizeof(val)), CHT_OK);
+	}
+	for (int i = 0; i < 20000; i++) {
+		int kl = snprintf(key, sizeof(key), "r%d", i);
+		CHECK_EQ(cht_map_delete(b, key, (size_t) kl), CHT_OK);
+	}
+	CHECK_EQ(cht_map_destroy(b), CHT_OK);
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+	size_t end = reserved_of(probe);
+	printf("test_map: reserved %zu bytes at the start, %zu with %d keys of "
+	    "%d (all pinned), %zu after deleting them all (%zu when full), %zu "
+	    "after destroying the maps\n", base, mid, RET_KEYS / 64, RET_KEYS,
+	    deleted, full, end);
+	CHECK(mid >= base + full / 2, "every slab is pinned: %zu, %zu at the "
+	    "start", mid, base);
+	CHECK(deleted <= base + ((size_t) 256 << 10), "%zu reserved after the "
+	    "deletes, %zu at the start", deleted, base);
+	CHECK(end <= base + ((size_t) 256 << 10), "%zu reserved after destroy, "
+	    "%zu at the start", end, base);
+	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = tu_seconds(argc, argv, 1.5);
@@ -418,6 +514,7 @@ int main(int argc, char **argv)
 	test_find_many();
 	test_exit_after_full_batch();
 	test_memory_baseline();
+	test_memory_returned();
 	test_concurrent(secs);
 	return tu_finish("test_map");
 }

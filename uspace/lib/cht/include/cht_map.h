@@ -25,8 +25,16 @@
  * free objects per class, and a global depot that takes and gives whole
  * chains of objects (the remove callbacks of the table run on the RCU
  * reclaimer thread, whose cache passes its frees on in chains); larger
- * objects come from malloc(). Slabs are kept for reuse, never returned to the
- * system. cht_map_stats() and cht_map_u64_stats() report the memory.
+ * objects come from malloc(). A slab whose objects are all free in the depot
+ * goes back to the system: cht_map_destroy() and cht_map_u64_destroy() do it
+ * before they return, and frees ask for it in the background (on the
+ * library's worker thread, after the RCU callbacks that freed, at most a
+ * tenth of that thread's time), so deleting most keys returns their slabs
+ * shortly after the grace periods that free them. Free objects in the cache
+ * of a live user thread (under 256 per class, or the rest of a slab it just
+ * carved) keep their slabs until the thread passes them on (a free past 256)
+ * or exits; the destroying thread's and the RCU reclaimer's caches are
+ * emptied. cht_map_stats() and cht_map_u64_stats() report the memory.
  *
  * Threads: any thread may call any function; a thread that has not
  * registered with the RCU is registered on its first call (the automatic

@@ -1,13 +1,15 @@
 /** @file cht_map.c
  * The managed map (cht_map.h): byte-string and 8-byte maps on the CHT, with
  * the library's own allocator (size classes, per-thread caches, a depot of
- * chains) and batched deferred frees of replaced values.
+ * chains, wholly free slabs returned to the system by reclaim()) and
+ * batched deferred frees of replaced values.
  */
 #include <cht.h>
 #include <cht_map.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -37,10 +39,22 @@ typedef struct fobj {
 	struct fobj *next_chain;
 } fobj_t;
 
-/** A slab's header (the slab's first 64 bytes): keeps slabs reachable. */
+/**
+ * A slab's header (the slab's first 64 bytes). The links and the shape are
+ * written before the slab is published under alloc_lock and then changed
+ * only under alloc_lock (the links); `scratch` belongs to the reclaim (under
+ * reclaim_lock).
+ */
 typedef struct slab {
-	struct slab *next;
+	struct slab *next, *prev;
+	/** Bytes of the slab (the header included). */
+	size_t bytes;
+	/** Objects the slab was carved into. */
+	size_t nobj;
+	/** Objects of this slab found in the depot by the running reclaim. */
+	size_t scratch;
 } slab_t;
+_Static_assert(sizeof(slab_t) <= 64, "a slab's header is its first 64 bytes");
 
 /**
  * Per-thread cache. Owner only, apart from the byte counters, which the
@@ -55,19 +69,38 @@ typedef struct tcache {
 	struct tcache *next, *prev;
 } tcache_t;
 
+/**
+ * A reclaim (other than a destroy's) waits this many times its last run's
+ * duration after it: at most 1/(RECLAIM_IDLE + 1) of one thread's time.
+ */
+#define RECLAIM_IDLE 9
+
 /** The depot, the slab list, the caches' list and the folded counters. */
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
-static fobj_t *depot[NCLS];           /* chains of CHAIN objects; alloc_lock */
-static slab_t *slabs;                 /* alloc_lock */
+static fobj_t *depot[NCLS];           /* chains of objects; alloc_lock */
+static slab_t *slabs;                 /* doubly linked; alloc_lock */
 static tcache_t *tcaches;             /* alloc_lock */
 static int64_t bytes_exited;          /* counters of exited threads; alloc_lock */
 static size_t reserved;               /* atomics */
+/** Bytes pushed into the depot since the last reclaim started; alloc_lock. */
+static size_t depot_pushed;
+/** One reclaim at a time; taken before alloc_lock, never inside it. */
+static pthread_mutex_t reclaim_lock = PTHREAD_MUTEX_INITIALIZER;
+/** When the next background reclaim may start (CLOCK_MONOTONIC ns); reclaim_lock. */
+static uint64_t reclaim_next_ns;
+/** 1 while reclaim_head is posted (reclaim_soon()); atomics. */
+static int reclaim_posted;
+/** 1 while reclaim_work is queued (reclaim_cb()); atomics. */
+static int reclaim_queued;
+static cht_rcu_head_t reclaim_head;
+static cht_env_work_t reclaim_work;
 
 static __thread tcache_t *tc;
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
 static void tc_exit(void *arg);
+static void reclaim(bool force);
 
 static void tc_key_init(void)
 {
@@ -94,17 +127,88 @@ static tcache_t *tc_get(void)
 	return c;
 }
 
+/** Pushes chain @a ch of @a n objects of class @a k into the depot. alloc_lock. */
+static void depot_push_locked(unsigned k, fobj_t *ch, size_t n)
+{
+	ch->next_chain = depot[k];
+	depot[k] = ch;
+	depot_pushed += n * cls_size[k];
+}
+
+static void tc_flush_self(void);
+
+/** Worker thread: the reclaim; the next free may ask for another one. */
+static void reclaim_work_fn(cht_env_work_t *w)
+{
+	(void) w;
+	/*
+	 * Release: the worker read the item's links before calling us; the
+	 * thread that queues it again (acquire in reclaim_cb()) writes them
+	 * after that.
+	 */
+	__atomic_store_n(&reclaim_queued, 0, __ATOMIC_RELEASE);
+	reclaim(false);
+}
+
+/**
+ * RCU reclaimer thread, after the callbacks whose frees asked for it: its
+ * cache goes to the depot (cheap), then the reclaim itself goes to the
+ * library's worker thread, so that it never holds up the callbacks.
+ */
+static void reclaim_cb(cht_rcu_head_t *h)
+{
+	(void) h;
+	/*
+	 * Cleared first (release, as in reclaim_work_fn()): a free after the
+	 * flush below asks again, so none is left in this cache unasked.
+	 */
+	__atomic_store_n(&reclaim_posted, 0, __ATOMIC_RELEASE);
+	tc_flush_self();
+	if (__atomic_exchange_n(&reclaim_queued, 1, __ATOMIC_ACQUIRE))
+		return;  /* queued, not started: it will see our flush */
+	if (!cht_env_work_enqueue(&reclaim_work, reclaim_work_fn, false))
+		__atomic_store_n(&reclaim_queued, 0, __ATOMIC_RELAXED);
+}
+
+/**
+ * Asks for a reclaim: a callback on the RCU reclaimer thread, after the
+ * callbacks already posted (the remove callbacks whose frees led here),
+ * then a work item on the worker thread (reclaim_cb()). One request at a
+ * time, so a free pays one relaxed load while one is pending.
+ */
+static inline void reclaim_soon(void)
+{
+	if (likely(__atomic_load_n(&reclaim_posted, __ATOMIC_RELAXED)))
+		return;
+	if (__atomic_exchange_n(&reclaim_posted, 1, __ATOMIC_ACQUIRE))
+		return;
+	cht_rcu_call(&reclaim_head, reclaim_cb);
+}
+
+/** Every object of the calling thread's cache goes to the depot. */
+static void tc_flush_self(void)
+{
+	tcache_t *c = tc;
+	if (!c)
+		return;
+	pthread_mutex_lock(&alloc_lock);
+	for (unsigned k = 0; k < NCLS; k++) {
+		if (c->head[k])
+			depot_push_locked(k, c->head[k], c->cnt[k]);
+		c->head[k] = NULL;
+		c->cnt[k] = 0;
+	}
+	pthread_mutex_unlock(&alloc_lock);
+}
+
 /** Thread exit: the cache's objects go to the depot, its count is folded. */
 static void tc_exit(void *arg)
 {
 	tcache_t *c = arg;
 	pthread_mutex_lock(&alloc_lock);
-	for (unsigned k = 0; k < NCLS; k++) {
-		if (c->head[k]) {
-			c->head[k]->next_chain = depot[k];
-			depot[k] = c->head[k];
-		}
-	}
+	for (unsigned k = 0; k < NCLS; k++)
+		if (c->head[k])
+			depot_push_locked(k, c->head[k], c->cnt[k]);
 	bytes_exited += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -147,12 +251,19 @@ static bool tc_refill(tcache_t *c, unsigned k)
 	if (!s)
 		return false;
 	__atomic_fetch_add(&reserved, bytes, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&alloc_lock);
-	((slab_t *) s)->next = slabs;
-	slabs = (slab_t *) s;
-	pthread_mutex_unlock(&alloc_lock);
 	/* The first 64 bytes are the slab header; objects in address order. */
 	unsigned n = (unsigned) ((bytes - 64) / sz);
+	slab_t *sl = (slab_t *) s;
+	sl->bytes = bytes;
+	sl->nobj = n;
+	sl->scratch = 0;
+	sl->prev = NULL;
+	pthread_mutex_lock(&alloc_lock);
+	sl->next = slabs;
+	if (slabs)
+		slabs->prev = sl;
+	slabs = sl;
+	pthread_mutex_unlock(&alloc_lock);
 	fobj_t *head = NULL;
 	for (unsigned i = n; i-- > 0;) {
 		fobj_t *o = (fobj_t *) (s + 64 + (size_t) i * sz);
@@ -200,13 +311,13 @@ static void ma_free(void *p, uint8_t cls, size_t size)
 		return;
 	}
 	tcache_t *c = tc_get();
+	reclaim_soon();
 	if (!c) {
 		/* No cache for this thread: straight into the depot. */
 		fobj_t *o = p;
 		o->next = NULL;
 		pthread_mutex_lock(&alloc_lock);
-		o->next_chain = depot[cls];
-		depot[cls] = o;
+		depot_push_locked(cls, o, 1);
 		bytes_exited -= cls_size[cls];
 		pthread_mutex_unlock(&alloc_lock);
 		return;
@@ -225,10 +336,193 @@ static void ma_free(void *p, uint8_t cls, size_t size)
 		c->cnt[cls] -= CHAIN;
 		last->next = NULL;
 		pthread_mutex_lock(&alloc_lock);
-		ch->next_chain = depot[cls];
-		depot[cls] = ch;
+		depot_push_locked(cls, ch, CHAIN);
 		pthread_mutex_unlock(&alloc_lock);
 	}
+}
+
+static int slab_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) *(slab_t *const *) a;
+	uintptr_t y = (uintptr_t) *(slab_t *const *) b;
+	return x < y ? -1 : x > y;
+}
+
+/** The slab of @a sv[0..n) (sorted) that holds @a p, or NULL. */
+static slab_t *slab_of(slab_t **sv, size_t n, const void *p)
+{
+	size_t lo = 0, hi = n;  /* the first slab above p is in [lo, hi] */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t) sv[mid] <= (uintptr_t) p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	slab_t *s = sv[lo - 1];
+	return (uintptr_t) p < (uintptr_t) s + s->bytes ? s : NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
+/**
+ * Returns to the system every slab whose objects are all in the depot.
+ *
+ * The calling thread's cache goes to the depot first (no other thread's
+ * cache is touched: it is its owner's alone; its objects keep their slabs
+ * until the owner passes them on or exits). Under alloc_lock the depot's
+ * chains are taken whole and the slab list is read; then, outside the lock,
+ * the slabs are sorted by address, every free object is counted into its
+ * slab's header, and the chains are rebuilt without the objects of the
+ * slabs whose count is their object count (all free: no object of such a
+ * slab is in use or in a cache, as the depot holds each free object once);
+ * under alloc_lock again the rebuilt chains go back into the depot and the
+ * free slabs leave the list, and they are freed. Meanwhile frees push into
+ * the (now short) depot and a refill that finds it empty carves a slab.
+ *
+ * Cost: O((D + S) log S) for D free objects and S slabs, without the lock,
+ * never on the caller of an alloc or a free: @a force runs it from
+ * cht_map_*_destroy(); otherwise the worker thread runs it, asked for by a
+ * free (reclaim_soon(), reclaim_cb()), and it starts only when
+ * RECLAIM_IDLE times its last duration has passed since the last one ended
+ * (else it asks again: about one request per RCU batch until then) and something
+ * was pushed into the depot since.
+ */
+static void reclaim(bool force)
+{
+	if (force) {
+		pthread_mutex_lock(&reclaim_lock);
+	} else if (pthread_mutex_trylock(&reclaim_lock) != 0) {
+		reclaim_soon();  /* the running one may have missed our frees */
+		return;
+	}
+	uint64_t t0 = now_ns();
+	if (!force && t0 < reclaim_next_ns) {
+		pthread_mutex_unlock(&reclaim_lock);
+		reclaim_soon();
+		return;
+	}
+	tc_flush_self();
+	pthread_mutex_lock(&alloc_lock);
+	if (!force && depot_pushed == 0) {
+		pthread_mutex_unlock(&alloc_lock);
+		pthread_mutex_unlock(&reclaim_lock);
+		return;
+	}
+	fobj_t *dk[NCLS];
+	for (unsigned k = 0; k < NCLS; k++) {
+		dk[k] = depot[k];
+		depot[k] = NULL;
+	}
+	depot_pushed = 0;
+	slab_t *first = slabs;
+	pthread_mutex_unlock(&alloc_lock);
+	/*
+	 * The slabs from `first` on: only a reclaim unlinks a slab (we hold
+	 * reclaim_lock) and a new slab only writes the prev of the head, so
+	 * their next links are stable without alloc_lock.
+	 */
+	size_t ns = 0;
+	for (slab_t *s = first; s; s = s->next)
+		ns++;
+	slab_t **sv = ns ? malloc(ns * sizeof(*sv)) : NULL;
+	slab_t *dead = NULL;  /* the slabs to free, linked through next */
+	fobj_t *kh[NCLS], *kt[NCLS];  /* the rebuilt chains, head and tail */
+	if (sv) {
+		size_t i = 0;
+		for (slab_t *s = first; s; s = s->next) {
+			s->scratch = 0;
+			sv[i++] = s;
+		}
+		qsort(sv, ns, sizeof(*sv), slab_cmp);
+		for (unsigned k = 0; k < NCLS; k++)
+			for (fobj_t *ch = dk[k]; ch; ch = ch->next_chain)
+				for (fobj_t *o = ch; o; o = o->next) {
+					slab_t *s = slab_of(sv, ns, o);
+					if (s)
+						s->scratch++;
+				}
+	}
+	for (unsigned k = 0; k < NCLS; k++) {
+		kh[k] = kt[k] = NULL;
+		fobj_t *cur = NULL, *cur_tail = NULL;
+		unsigned n = 0;
+		for (fobj_t *ch = dk[k], *nch; ch; ch = nch) {
+			nch = ch->next_chain;
+			for (fobj_t *o = ch, *no; o; o = no) {
+				no = o->next;
+				slab_t *s = sv ? slab_of(sv, ns, o) : NULL;
+				if (s && s->scratch == s->nobj)
+					continue;  /* its slab goes */
+				o->next = NULL;
+				if (cur_tail)
+					cur_tail->next = o;
+				else
+					cur = o;
+				cur_tail = o;
+				if (++n == CHAIN) {
+					cur->next_chain = NULL;
+					if (kt[k])
+						kt[k]->next_chain = cur;
+					else
+						kh[k] = cur;
+					kt[k] = cur;
+					cur = cur_tail = NULL;
+					n = 0;
+				}
+			}
+		}
+		if (cur) {  /* the last, short chain */
+			cur->next_chain = NULL;
+			if (kt[k])
+				kt[k]->next_chain = cur;
+			else
+				kh[k] = cur;
+			kt[k] = cur;
+		}
+	}
+	pthread_mutex_lock(&alloc_lock);
+	for (unsigned k = 0; k < NCLS; k++) {
+		if (kh[k]) {
+			kt[k]->next_chain = depot[k];
+			depot[k] = kh[k];
+		}
+	}
+	for (size_t i = 0; i < ns && sv; i++) {
+		slab_t *s = sv[i];
+		if (s->scratch != s->nobj)
+			continue;
+		if (s->prev)
+			s->prev->next = s->next;
+		else
+			slabs = s->next;
+		if (s->next)
+			s->next->prev = s->prev;
+		s->next = dead;
+		dead = s;
+	}
+	pthread_mutex_unlock(&alloc_lock);
+	free(sv);
+	/*
+	 * Freed before reclaim_lock goes: a destroy's reclaim, which waits for
+	 * a running one, then finds reserved final.
+	 */
+	while (dead) {
+		slab_t *s = dead;
+		dead = s->next;
+		__atomic_fetch_sub(&reserved, s->bytes, __ATOMIC_RELAXED);
+		free(s);
+	}
+	uint64_t t1 = now_ns();
+	reclaim_next_ns = t1 + RECLAIM_IDLE * (t1 - t0);
+	pthread_mutex_unlock(&reclaim_lock);
 }
 
 /** Bytes handed out by the allocator (every map of the process). */
@@ -391,7 +685,17 @@ static void fill_stats(cht_t *h, cht_map_stats_t *st, size_t item_bytes)
 	    __atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0;
 }
 
-/** Removes every item of @a h (no concurrent users), then destroys it. */
+/** RCU callback: the reclaimer thread's cache goes to the depot. */
+static void tc_flush_cb(cht_rcu_head_t *h)
+{
+	(void) h;
+	tc_flush_self();
+}
+
+/**
+ * Removes every item of @a h (no concurrent users), destroys it and returns
+ * the wholly free slabs to the system (reclaim()).
+ */
 static int destroy_table(cht_t *h)
 {
 	if (cht_rcu_read_locked())
@@ -413,7 +717,17 @@ static int destroy_table(cht_t *h)
 	while (__atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0)
 		cht_env_sleep_ms(1);
 	cht_rcu_barrier();
-	return cht_destroy(h) == CHT_OK ? CHT_OK : CHT_EBUSY;
+	/*
+	 * The remove callbacks ran on the RCU reclaimer thread: its cache
+	 * passes its objects to the depot (a callback of our own, run after
+	 * theirs), then the slabs that are wholly free go back to the system.
+	 */
+	cht_rcu_head_t flush;
+	cht_rcu_call(&flush, tc_flush_cb);
+	cht_rcu_barrier();
+	int rc = cht_destroy(h) == CHT_OK ? CHT_OK : CHT_EBUSY;
+	reclaim(true);
+	return rc;
 }
 
 /*
