@@ -38,7 +38,7 @@ size_t log2_of(size_t n)
 void *i_create(size_t expect, size_t initial)
 {
 	(void) expect;
-	return new Inline(initial ? initial : 1);
+	return initial ? new Inline(initial) : new Inline();
 }
 
 void i_destroy(void *t)
@@ -82,7 +82,7 @@ int i_resize(void *t, size_t buckets)
 void *p_create(size_t expect, size_t initial)
 {
 	(void) expect;
-	return new Ptr(initial ? initial : 1);
+	return initial ? new Ptr(initial) : new Ptr();
 }
 
 void p_destroy(void *tp)
