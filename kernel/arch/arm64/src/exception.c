@@ -124,7 +124,7 @@ static pf_refusal_t abort_refusal(const istate_t *istate, uint32_t ec,
 	 * page with PSTATE.PAN set (SPSR_EL1.PAN) is a kernel access to a user
 	 * page outside uaccess (whose accesses run with PAN clear). A kernel
 	 * thread inside a user address space may touch its pages
-	 * (page_fault_handle() lets it: it ran before the scheduler hook
+	 * (page_fault_finish() lets it: it ran before the scheduler hook
 	 * cleared PAN for it); anything else cannot be resolved: the
 	 * minor-fault path would return EOK and the access fault forever.
 	 */
