@@ -124,7 +124,7 @@ static pf_refusal_t abort_refusal(const istate_t *istate, uint32_t ec,
 	 * page with PSTATE.PAN set (SPSR_EL1.PAN) is a kernel access to a user
 	 * page outside uaccess (whose accesses run with PAN clear). A kernel
 	 * thread inside a user address space may touch its pages
-	 * (page_fault_handle() lets it: it ran before the scheduler hook
+	 * (page_fault_finish() lets it: it ran before the scheduler hook
 	 * cleared PAN for it); anything else cannot be resolved: the
 	 * minor-fault path would return EOK and the access fault forever.
 	 */
@@ -139,27 +139,59 @@ static pf_refusal_t abort_refusal(const istate_t *istate, uint32_t ec,
 	return (fsc & 0x3c) == 0x10 ? PF_UNMAPPABLE : PF_MAPPABLE;
 }
 
-/** A data or instruction abort (EC @a ec) to the generic fault policy. */
-static void abort_dispatch(istate_t *istate, uint32_t ec)
+/** The access kind of an abort of class @a ec with syndrome @a esr. */
+static inline pf_access_t abort_access(uint32_t ec, uint64_t esr)
 {
-	bool insn = ec == EC_IABT_SAME || ec == EC_IABT_LOWER;
-	/* DFSC/IFSC: translation (0b0001xx) or access flag / permission. */
-	uint32_t fsc = istate->esr & 0x3f;
-	bool write = !insn && (istate->esr & (1 << 6));
+	if (ec == EC_IABT_SAME || ec == EC_IABT_LOWER)
+		return PF_ACCESS_EXEC;
+	return (esr & (1 << 6)) ? PF_ACCESS_WRITE : PF_ACCESS_READ;
+}
+
+/**
+ * An abort page_fault_map() did not resolve (@a rc): decodes the whole
+ * page_fault_t again from the saved ESR and FAR (out of line, so that the
+ * resolved faults do not carry it across as_page_fault()) and ends it by
+ * page_fault_finish().
+ */
+static __attribute__((noinline)) void abort_finish(istate_t *istate,
+    uint32_t ec, int rc)
+{
 	page_fault_t pf = {
 		.addr = istate->far,
-		.access = insn ? PF_ACCESS_EXEC :
-		    (write ? PF_ACCESS_WRITE : PF_ACCESS_READ),
+		.access = abort_access(ec, istate->esr),
 		.user = istate_from_user(istate),
 		/* The fault handler may sleep: interrupts as they were. */
 		.enable_irq = !(istate->spsr & DAIF_I),
 		.code = istate->esr,
 		.arch = &abort_arch,
 	};
-	pf.refusal = abort_refusal(istate, ec, fsc, &pf.user_kind);
+	pf.refusal = abort_refusal(istate, ec, istate->esr & 0x3f,
+	    &pf.user_kind);
 	/* PAN refused a kernel thread: retry with PAN clear. */
-	if (page_fault_handle(istate, &pf))
+	if (page_fault_finish(istate, &pf, rc))
 		istate->spsr &= ~SPSR_PAN;
+}
+
+/**
+ * A data or instruction abort (EC @a ec) to the generic fault policy: the
+ * hot half (page_fault_map()) with only the address, the access kind and
+ * the interrupt flag; the rest in abort_finish().
+ */
+static void abort_dispatch(istate_t *istate, uint32_t ec)
+{
+	ufault_t kind;
+	int rc = ENOENT;
+
+	/* DFSC/IFSC: translation (0b0001xx) or access flag / permission. */
+	if (abort_refusal(istate, ec, istate->esr & 0x3f, &kind) ==
+	    PF_MAPPABLE) {
+		/* The fault handler may sleep: interrupts as they were. */
+		rc = page_fault_map(istate->far, abort_access(ec, istate->esr),
+		    !(istate->spsr & DAIF_I));
+		if (rc == EOK)
+			return;
+	}
+	abort_finish(istate, ec, rc);
 }
 
 static void sync_dispatch(istate_t *istate)

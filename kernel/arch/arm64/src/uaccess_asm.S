@@ -2,7 +2,7 @@
  * arm64 fault-tolerant user accesses (uaccess.c checks the range first).
  * Each instruction that touches user memory is listed in uaccess_table; a
  * fault there that the generic fault path cannot resolve resumes at
- * ua_fault (uaccess_fixup(), called by the generic page_fault_handle()), which
+ * ua_fault (uaccess_fixup(), called by the generic page_fault_finish()), which
  * returns EFAULT.
  *
  * With PAN (uaccess_pan = 1, userspace.c) the accesses run with PSTATE.PAN

@@ -56,3 +56,23 @@ void page_fault_fatal(istate_t *istate, const page_fault_t *pf,
 	    pc, (void *) pf->addr, a->code_name, pf->code,
 	    page_fault_reason(as, rc));
 }
+
+bool page_fault_finish(istate_t *istate, const page_fault_t *pf, int rc)
+{
+	thread_t *t = THREAD;
+	as_t *as = t ? t->as : NULL;
+	bool user_page = as && pf->addr < USER_SPACE_END;
+
+	if (pf->refusal == PF_PROTECTED && !pf->user && user_page) {
+		if (!t->subsys[THREAD_SUBSYS_TASK])
+			return true;
+		page_fault_fatal(istate, pf, as, rc);
+		return false;
+	}
+	/* A fault-tolerant user access (uaccess_*) returns EFAULT. */
+	if (!pf->user && user_page && pf->refusal != PF_TABLE_ERROR &&
+	    uaccess_fixup(istate))
+		return false;
+	page_fault_fatal(istate, pf, as, rc);
+	return false;
+}
