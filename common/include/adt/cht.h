@@ -9,10 +9,11 @@
  * hash is its top `order` bits (so growing splits each bucket's range in two and
  * shrinking joins neighbours). Resizing swaps the RCU-protected bucket array and
  * never moves an item, so a concurrent lookup cannot miss a present item. A
- * grow inserts the new buckets' dummies into the list before it publishes the
- * larger array, so every published bucket has its dummy and a lookup starts
- * with one load (Shalev and Shavit, "Split-ordered lists", JACM 2006, insert
- * them lazily; eager insertion keeps that work off the lookups and updates).
+ * resize (a grow or a shrink alike) links every dummy of the new array into the
+ * list before it publishes the array, so every published bucket has its dummy
+ * and a lookup starts with one load (Shalev and Shavit, "Split-ordered
+ * lists", JACM 2006, insert them lazily; eager insertion keeps that work off
+ * the lookups and updates).
  * The relativistic hash table paper (Triplett, McKenney, Walpole, USENIX ATC 2011,
  * section 2) names this combination as the natural relativistic table; see
  * docs/CHT.md ("Design") for why it replaced the bucket-moving resize of HelenOS.
