@@ -76,27 +76,38 @@ static bool frame_plausible(uintptr_t fp)
 	return false;
 }
 
+size_t backtrace_collect(uintptr_t fp, uintptr_t *ret, size_t max)
+{
+	size_t n = 0;
+	while (n < max && frame_plausible(fp)) {
+		const uintptr_t *frame = (const uintptr_t *) fp;
+		uintptr_t r = frame[1];
+		if (r == 0)
+			break;
+		ret[n++] = r;
+		if (frame[0] <= fp)
+			break;  /* stacks grow down: the chain must go up */
+		fp = frame[0];
+	}
+	return n;
+}
+
 void backtrace_print_from(uintptr_t fp)
 {
+	uintptr_t ret[BACKTRACE_MAX];
+	size_t n = backtrace_collect(fp, ret, BACKTRACE_MAX);
 	printf("Backtrace:\n");
-	for (int depth = 0; depth < 32 && frame_plausible(fp); depth++) {
-		uintptr_t *frame = (uintptr_t *) fp;
-		uintptr_t ret = frame[1];
-		if (ret == 0)
-			break;
+	for (size_t i = 0; i < n; i++) {
 		/*
 		 * ret - 1 lies inside the call instruction: a call to a noreturn
 		 * function can be the last instruction of its caller, and the return
 		 * address would name the next function.
 		 */
 		uintptr_t off;
-		const char *name = symtab_lookup(ret - 1, &off);
+		const char *name = symtab_lookup(ret[i] - 1, &off);
 		if (name)
-			printf("  %p <%s+%#lx>\n", (void *) ret, name, off + 1);
+			printf("  %p <%s+%#lx>\n", (void *) ret[i], name, off + 1);
 		else
-			printf("  %p <?>\n", (void *) ret);
-		if (frame[0] <= fp)
-			break;  /* stacks grow down: the chain must go up */
-		fp = frame[0];
+			printf("  %p <?>\n", (void *) ret[i]);
 	}
 }
