@@ -32,8 +32,13 @@ size_t symtab_count(void);
  * -fno-omit-frame-pointer; on amd64 and arm64 a frame record is two words,
  * the caller's frame pointer then the return address) and stores up to
  * @a max return addresses in @a ret, innermost first.
- * Stops at a NULL return address, a chain that does not go up the stack or
- * an implausible frame. Any context.
+ * Reads only inside the stack that holds @a fp (the current thread's kernel
+ * stack, a CPU's own stack, or the kernel image's .bss: the boot and amd64
+ * IST stacks), so a corrupt chain never faults: it stops at the first record
+ * outside that stack, misaligned, not above the previous one (stacks grow
+ * down), or with a NULL return address. A frame pointer on no known stack
+ * (user space, another thread's stack) gives 0 frames. Any context
+ * (panics, exception handlers).
  * @return the number of addresses stored.
  */
 size_t backtrace_collect(uintptr_t fp, uintptr_t *ret, size_t max);
