@@ -14,7 +14,10 @@ cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
 
 * A-RCU at -smp 4: the prompt comes with 4 CPUs online (PSCI CPU_ON),
   ``cpus`` and ``uptime`` show every CPU's timer ticking, ``halt`` powers off
-  (PSCI SYSTEM_OFF: QEMU exits 0).
+  (PSCI SYSTEM_OFF: QEMU exits 0). In the same boot, the symbol table and
+  the frame-pointer walk (what a panic's and lockdep's reports print):
+  ``version`` counts the symbols of the image's text and ``backtrace``
+  names the console's callers, functions ``nm`` finds in the kernel.
 * Issue 32's matrix (MATRIX): ``test *`` passes at -smp 1, 2, 4 and 8 on
   both RCU flavours over both page hash back ends, and on the release build
   at -smp 2 and 4. ``make test`` runs A-RCU at -smp 2 and 4 and Podzimek at
@@ -118,14 +121,59 @@ class boot:
         return False
 
 
+#: A backtrace line: "  0x<return address> <name+0xoff>" or "<?>".
+BACKTRACE_LINE_RE = re.compile(
+    r"^  (?:0x)?([0-9a-f]+) <(?:([A-Za-z_][\w.]*)\+0x([0-9a-f]+)|\?)>$", re.M)
+
+
+def kernel_text_symbols(config):
+    """{address: name} of the function symbols of the arm64 kernel ``config``
+    (``nm``), to tell a real function from a made-up name."""
+    out = subprocess.run(["aarch64-linux-gnu-nm", KERNELS[config]],
+                         stdout=subprocess.PIPE, check=True).stdout.decode()
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            syms[parts[2]] = int(parts[0], 16)
+    return syms
+
+
+def check_symbols(k, config):
+    """``version`` counts the symbol table; ``backtrace`` (the walk a panic
+    prints) names the console's callers, each a function of the image at the
+    printed return address."""
+    out = k.cmd("version", 60)
+    m = re.search(r"; (\d+) symbols$", out, re.M)
+    assert m, out
+    count = int(m.group(1))
+    # The table holds every function of .text: several hundred at least.
+    assert count > 100, "the symbol table has %d symbols:\n%s" % (count, out)
+    out = k.cmd("backtrace", 60)
+    frames = BACKTRACE_LINE_RE.findall(out)
+    assert frames, "no backtrace lines:\n" + out
+    syms = kernel_text_symbols(config)
+    named = [(int(ret, 16), name, int(off, 16))
+             for ret, name, off in frames if name]
+    # cmd_backtrace() is called by kconsole_exec() (the command table),
+    # itself called by kconsole_run(): the first frame and the next.
+    assert [n for _, n, _ in named[:2]] == ["kconsole_exec", "kconsole_run"], \
+        "the backtrace does not name the console's callers:\n" + out
+    for ret, name, off in named:
+        assert name in syms and syms[name] + off == ret, \
+            "%s+%#x is not the function at %#x:\n%s" % (name, off, ret, out)
+
+
 def test_boot_smp4_and_halt():
-    """4 CPUs online by PSCI; every CPU ticks; halt is PSCI SYSTEM_OFF."""
+    """4 CPUs online by PSCI; every CPU ticks; the symbol table and the
+    backtrace name functions; halt is PSCI SYSTEM_OFF."""
     with boot("a-rcu", 4) as k:
         assert "SMP: 4 of 4 CPUs online" in k.log_text, k.log_text[-2000:]
         out = k.cmd("cpus", 60)
         assert out.rstrip().endswith("4 CPUs online"), out
         out = k.cmd("uptime", 60)
         assert "Interrupts (all CPUs): timer" in out, out
+        check_symbols(k, "a-rcu")
         k.halt()
 
 

@@ -8,8 +8,12 @@ Reads `nm -n` output on stdin and writes an assembly file with a sorted array of
     ksyms_table   ksyms_count x {uint64 addr; uint64 name_offset}
     ksyms_names   NUL-terminated strings
 
-Only text symbols (t/T/w/W in .text) are included: the table is placed after all
-code, so code addresses are equal in both link passes. With --compare FILE the
+Only text symbols (t/T/w/W) in the kernel's .text are included: the range is
+[ktext_start, ktext_end), the linker script's marks read from the same nm output
+(amd64 links .text at 0xffffffff80000000 + 1 MiB, arm64 at 0xffff800000000000
++ 0x40200000; the boot code below, at its physical address, is left out), so
+the range is the architecture's own. The table is placed after all code, so
+code addresses are equal in both link passes. With --compare FILE the
 script checks that the symbols of the final image are the ones in FILE (the table
 linked in), and fails if any text address moved.
 """
@@ -17,27 +21,46 @@ import argparse
 import re
 import sys
 
-KERNEL_TEXT_MIN = 0xffffffff80000000
+#: The linker script's marks around the kernel's .text (kernel/arch/*/_link.ld).
+TEXT_MARKS = ("ktext_start", "ktext_end")
+
+
+class SymbolError(Exception):
+    """The nm output cannot give a symbol table (no text range, no symbols)."""
 
 
 def read_symbols(lines):
-    """Returns a sorted list of (addr, name) text symbols from nm output."""
-    syms = {}
+    """Returns a sorted list of (addr, name) text symbols from nm output: those
+    in [ktext_start, ktext_end). Raises SymbolError when a mark is missing or
+    no function lies between them (an empty table is a broken build: every
+    backtrace would print "<?>")."""
+    marks = {}
+    candidates = []
     for line in lines:
         parts = line.split()
         if len(parts) != 3:
             continue
         addr_s, kind, name = parts
-        if kind not in "tTwW":
-            continue
         if not re.fullmatch(r"[0-9a-fA-F]+", addr_s):
             continue
         addr = int(addr_s, 16)
-        if addr < KERNEL_TEXT_MIN:
-            continue  # 32-bit boot code is not worth naming
-        if name.startswith(".L") or name in ("ktext_start", "ktext_end"):
+        if name in TEXT_MARKS:
+            marks[name] = addr
             continue
-        syms.setdefault(addr, name)
+        if kind not in "tTwW" or name.startswith(".L"):
+            continue
+        candidates.append((addr, name))
+    missing = [m for m in TEXT_MARKS if m not in marks]
+    if missing:
+        raise SymbolError("no %s in the nm output" % " or ".join(missing))
+    lo, hi = marks["ktext_start"], marks["ktext_end"]
+    syms = {}
+    for addr, name in candidates:
+        if lo <= addr < hi:  # not the boot code linked at its physical address
+            syms.setdefault(addr, name)
+    if not syms:
+        raise SymbolError("no text symbol in [ktext_start 0x%x, ktext_end 0x%x)"
+                          % (lo, hi))
     return sorted(syms.items())
 
 
@@ -78,6 +101,14 @@ def main():
                     help="check stdin's symbols against a generated table")
     args = ap.parse_args()
 
+    try:
+        return run(args)
+    except SymbolError as e:
+        sys.stderr.write("gensyms: %s\n" % e)
+        return 1
+
+
+def run(args):
     if args.compare:
         final = read_symbols(sys.stdin)
         linked = parse_generated(args.compare)

@@ -91,6 +91,9 @@ test_t tests[] = {
 	    test_asrace1long, false },
 	{ "ptwalk1long", "ptwalk1 with 20x the rounds (make soak, the "
 	    "BROKEN=ptwalk1 control)", test_ptwalk1long, false },
+	{ "backtrace1", "Symbol table not empty; the frame-pointer walk names its "
+	    "caller and stops at records that leave the stack, loop or are "
+	    "misaligned", test_backtrace1, true },
 	{ "fault1", "Deliberate page fault: exception report and halt (unsafe)",
 	    test_fault1, false },
 	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "

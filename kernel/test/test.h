@@ -48,6 +48,7 @@ const char *test_slab1(void);
 const char *test_slab2(void);
 const char *test_falloc2(void);
 const char *test_ipi1(void);
+const char *test_backtrace1(void);
 const char *test_fault1(void);
 const char *test_dfstack1(void);
 const char *test_useraccess1(void);

@@ -1,5 +1,6 @@
 /** @file cmd_system.c
- * System kconsole commands: help, version, cpus, uptime, threads, sched, halt.
+ * System kconsole commands: help, version, cpus, uptime, threads, sched,
+ * backtrace, halt.
  */
 #include <console/kconsole.h>
 #include <console/console.h>
@@ -51,6 +52,18 @@ static int cmd_version(const cmd_call_t *call)
 	printf("CPU model: ");
 	cpu_arch_print_model();
 	printf("\n");
+	return 0;
+}
+
+/*
+ * The console thread's own backtrace, printed as a panic prints one (the
+ * frame-pointer walk and the symbol table: tests/test_arm64.py checks both
+ * on arm64). The walk starts in this function's frame (it is called through
+ * the command table, never inlined), so the first line names its caller.
+ */
+static int cmd_backtrace(const cmd_call_t *call)
+{
+	backtrace_print_from(frame_pointer());
 	return 0;
 }
 
@@ -137,6 +150,8 @@ static cmd_info_t cmds[] = {
 	    "CPU, wired, ticks)", .func = cmd_threads },
 	{ .name = "sched", .description = "Per-CPU run queues, context switches, "
 	    "migrations", .func = cmd_sched },
+	{ .name = "backtrace", .description = "Print the console thread's "
+	    "backtrace (as a panic does)", .func = cmd_backtrace },
 	{ .name = "halt", .description = "Power the machine off",
 	    .func = cmd_halt },
 };

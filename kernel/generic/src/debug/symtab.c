@@ -3,6 +3,9 @@
  */
 #include <debug/symtab.h>
 #include <arch/mm.h>
+#include <arch/cpu_arch.h>
+#include <cpu.h>
+#include <proc/thread.h>
 #include <print.h>
 
 typedef struct {
@@ -64,39 +67,97 @@ void symtab_print_addr(uintptr_t addr)
 	printf(">");
 }
 
-static bool frame_plausible(uintptr_t fp)
+/* The end of the kernel image, .bss included (_link.ld). */
+extern const char kernel_end[];
+
+/** True when [lo, lo + size) holds @a fp; sets the window to that range. */
+static bool window_of(uintptr_t fp, uintptr_t lo, size_t size,
+    uintptr_t *wlo, uintptr_t *whi)
 {
-	if (fp == 0 || (fp & 7))
+	if (lo == 0 || fp < lo || fp - lo >= size)
 		return false;
-	/* Kernel stacks live in the kernel image (.bss) or in the direct map. */
-	if (fp >= KERNEL_VMA && fp < 0xfffffffffffff000UL)
+	*wlo = lo;
+	*whi = lo + size;
+	return true;
+}
+
+/*
+ * The stack that holds @a fp, [*lo, *hi): the walk reads nothing outside it.
+ * Known stacks: the current thread's kernel stack, any CPU's own stack
+ * (boot and idle: cpu_t.stack_top), and the kernel image's .bss (the boot
+ * stack, amd64's IST stacks), where the window is at most THREAD_STACK_SIZE
+ * above @a fp and ends at kernel_end. A frame pointer on no known stack (a
+ * user address, garbage, another thread's stack during a switch) gives no
+ * window: no walk, rather than a read that may fault inside a panic.
+ */
+static bool stack_window(uintptr_t fp, uintptr_t *lo, uintptr_t *hi)
+{
+	cpu_t *c = CPU;
+	if (c) {
+		thread_t *t = THREAD;
+		if (t && window_of(fp, (uintptr_t) t->kstack, THREAD_STACK_SIZE,
+		    lo, hi))
+			return true;
+		/* cpus[] is written during boot only. */
+		for (unsigned i = 0; i < cpu_count; i++) {
+			uintptr_t top = cpus[i].stack_top;
+			if (top >= KERNEL_STACK_SIZE && window_of(fp,
+			    top - KERNEL_STACK_SIZE, KERNEL_STACK_SIZE, lo, hi))
+				return true;
+		}
+	}
+	uintptr_t image_lo = (uintptr_t) ktext_start;
+	uintptr_t image_hi = (uintptr_t) kernel_end;
+	if (fp >= image_lo && fp < image_hi) {
+		*lo = fp;
+		*hi = image_hi - fp > THREAD_STACK_SIZE ? fp + THREAD_STACK_SIZE :
+		    image_hi;
 		return true;
-	if (fp >= PHYS_MAP_BASE && fp < PHYS_MAP_BASE + PHYS_MAP_MAX)
-		return true;
+	}
 	return false;
+}
+
+size_t backtrace_collect(uintptr_t fp, uintptr_t *ret, size_t max)
+{
+	uintptr_t lo, hi;
+	if (!stack_window(fp, &lo, &hi))
+		return 0;
+	size_t n = 0;
+	/*
+	 * Each record, two words at fp, lies inside [lo, hi); the chain must go
+	 * up (stacks grow down), so it ends inside the window after at most
+	 * (hi - lo) / 16 records.
+	 */
+	while (n < max && (fp & 7) == 0 && fp >= lo && fp < hi &&
+	    hi - fp >= 2 * sizeof(uintptr_t)) {
+		const uintptr_t *frame = (const uintptr_t *) fp;
+		uintptr_t r = frame[1];
+		if (r == 0)
+			break;
+		ret[n++] = r;
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return n;
 }
 
 void backtrace_print_from(uintptr_t fp)
 {
+	uintptr_t ret[BACKTRACE_MAX];
+	size_t n = backtrace_collect(fp, ret, BACKTRACE_MAX);
 	printf("Backtrace:\n");
-	for (int depth = 0; depth < 32 && frame_plausible(fp); depth++) {
-		uintptr_t *frame = (uintptr_t *) fp;
-		uintptr_t ret = frame[1];
-		if (ret == 0)
-			break;
+	for (size_t i = 0; i < n; i++) {
 		/*
 		 * ret - 1 lies inside the call instruction: a call to a noreturn
 		 * function can be the last instruction of its caller, and the return
 		 * address would name the next function.
 		 */
 		uintptr_t off;
-		const char *name = symtab_lookup(ret - 1, &off);
+		const char *name = symtab_lookup(ret[i] - 1, &off);
 		if (name)
-			printf("  %p <%s+%#lx>\n", (void *) ret, name, off + 1);
+			printf("  %p <%s+%#lx>\n", (void *) ret[i], name, off + 1);
 		else
-			printf("  %p <?>\n", (void *) ret);
-		if (frame[0] <= fp)
-			break;  /* stacks grow down: the chain must go up */
-		fp = frame[0];
+			printf("  %p <?>\n", (void *) ret[i]);
 	}
 }
