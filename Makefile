@@ -64,6 +64,10 @@
 #   TESTS          1 (default): the kernel tests and benchmarks (kernel/test/,
 #                  the `test`, `rcutorture` and `chtbench` commands; defines
 #                  CONFIG_TEST); 0: a production kernel without them
+#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kasan (address
+#                  sanitizer: shadow memory, redzones, quarantine), ubsan
+#                  (undefined behaviour); empty (default): none. Output in
+#                  build/<config>-<sanitizer> for the harness's builds
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -190,6 +194,40 @@ NOTESTS_NAME := -notests
 else
 $(error TESTS must be 0 or 1)
 endif
+# Sanitizers (SANITIZE=; docs/SANITIZERS.md). SAN_CFLAGS instrument every
+# kernel C file except those in SAN_EXCLUDE (the runtimes, and code that runs
+# before the shadow exists or handles free memory itself); SAN_SRC and
+# SAN_ARCH_SRC are the runtimes, added to the kernel's sources.
+SANITIZE ?=
+SAN_SRC :=
+SAN_ARCH_SRC :=
+SAN_CFLAGS :=
+SAN_EXCLUDE :=
+ifeq ($(SANITIZE),kasan)
+KASAN_SHADOW_OFFSET := 0xdffffc0000000000
+# Outline checks (a call per access: the runtime skips memory without
+# shadow), stack and global redzones.
+SAN_CFLAGS := -fsanitize=kernel-address -fasan-shadow-offset=$(KASAN_SHADOW_OFFSET) \
+	--param asan-globals=1 --param asan-stack=1 \
+	--param asan-instrumentation-with-call-threshold=0
+CFLAGS += -DCONFIG_SANITIZE -DCONFIG_KASAN -DKASAN_SHADOW_OFFSET=$(KASAN_SHADOW_OFFSET)UL
+SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/kasan.c
+SAN_ARCH_SRC := kasan_shadow.c
+SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/kasan.c debug/ubsan.c \
+	kasan_shadow.c lib/str.c mm/slab.c mm/frame.c mm/malloc.c
+else ifeq ($(SANITIZE),ubsan)
+SAN_CFLAGS := -fsanitize=shift,integer-divide-by-zero,unreachable,vla-bound,null \
+	-fsanitize=signed-integer-overflow,bounds,alignment,object-size,bool,enum \
+	-fsanitize=nonnull-attribute,returns-nonnull-attribute,pointer-overflow,builtin
+CFLAGS += -DCONFIG_SANITIZE -DCONFIG_UBSAN
+SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/ubsan.c
+SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/ubsan.c
+else ifneq ($(filter-out kcsan,$(SANITIZE)),)
+$(error SANITIZE must be kasan, ubsan, kcsan or empty)
+endif
+SAN_NAME := $(if $(SANITIZE),-$(SANITIZE))
+# The sanitizer flags of one source file $(1).
+san_flags = $(if $(filter $(addprefix %/,$(SAN_EXCLUDE)),$(1)),,$(SAN_CFLAGS))
 # The page hash table's design has its own file (genarch/src/mm/page_ht_cht.c
 # or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm.
 ifeq ($(PAGE_HT),cht)
@@ -247,7 +285,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)$(SAN_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -266,7 +304,7 @@ ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c cpu.c \
 	uctx_asm.S
 GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c $(PAGE_HT_SRC) mm/pt4.c
 GENARCH_SRC_arm64 := fdt.c gicv2.c pl011.c $(PAGE_HT_SRC) mm/pt4.c
-ARCH_SRC := $(ARCH_SRC_$(ARCH))
+ARCH_SRC := $(ARCH_SRC_$(ARCH)) $(SAN_ARCH_SRC)
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
 GENERIC_SRC := \
 	adt/avl.c adt/cht_env.c \
@@ -285,7 +323,7 @@ GENERIC_SRC := \
 	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
 	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
 	syscall/syscall.c \
-	time/delay.c time/timeout.c
+	time/delay.c time/timeout.c $(SAN_SRC)
 # CONFIG_TEST (TESTS=1): the console commands that run them, the tests
 # (kernel/test/) and the benchmarks (kernel/test/bench/).
 GENERIC_TEST_SRC := console/cmd_test.c console/cmd_bench.c
@@ -403,7 +441,7 @@ $(CONFIG_STAMP):
 $(BUILD)/obj/%.o: %.c $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(CFLAGS) $(call san_flags,$<) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.S $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
@@ -471,7 +509,9 @@ list-sources: ## the kernel's source files, one per line (every architecture)
 		synch/rcu_podzimek.c) $(addprefix $(GENARCH_DIR)/src/,mm/page_ht_cht.c \
 		mm/page_ht_locked.c) $(foreach a,amd64 arm64,$(addprefix \
 		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
-		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))))
+		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
+		$(addprefix $(GENERIC_DIR)/src/,debug/sanitize.c debug/stackdepot.c \
+		debug/kasan.c debug/ubsan.c) kernel/arch/amd64/src/kasan_shadow.c)
 
 deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test

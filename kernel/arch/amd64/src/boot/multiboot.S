@@ -172,6 +172,10 @@ kernel_start64:
 	xorw %ax, %ax
 	movw %ax, %fs
 	movw %ax, %gs
+#ifdef CONFIG_KASAN
+	/* The image's shadow before the first instrumented function. */
+	call kasan_early_init
+#endif
 	movl boot_mb_magic, %edi
 	movl boot_mb_info, %esi
 	call main_bsp
