@@ -333,7 +333,7 @@ TEST_SRC := test.c testlib.c \
 	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
 	bench/chtbench/resize.c bench/chtbench/bench_page_ht.c \
 	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
-	debug/dfstack1.c debug/fault1.c \
+	debug/dfstack1.c debug/fault1.c debug/sanitize1.c \
 	mm/as1.c mm/asrace1.c mm/ptprune1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
 	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
 	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \

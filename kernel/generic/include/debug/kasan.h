@@ -83,6 +83,13 @@ bool kasan_slab_free(struct slab_cache *c, void *obj, size_t size);
 void kasan_quarantine_drain_cache(struct slab_cache *c);
 /** Frees the whole quarantine (slab_reclaim(), the leak checks). @return objects freed. */
 size_t kasan_quarantine_flush(void);
+/**
+ * The statistics getters (frame_get_stats(), heap_get_stats(),
+ * slab_cache_get_stats()): the quarantine flushed first, so that the counters
+ * (and the tests' leak checks) see the memory the clients freed as free.
+ * Only with interrupts enabled (elsewhere nothing is done).
+ */
+void kasan_quarantine_flush_stats(void);
 /** Frees a slab object at once (slab.c; the quarantine's release). */
 void slab_free_now(struct slab_cache *c, void *obj);
 

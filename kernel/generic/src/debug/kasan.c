@@ -587,6 +587,12 @@ size_t kasan_quarantine_flush(void)
 	return total;
 }
 
+void kasan_quarantine_flush_stats(void)
+{
+	if (!interrupts_disabled())
+		(void) kasan_quarantine_flush();
+}
+
 void kasan_quarantine_drain_cache(struct slab_cache *c)
 {
 	/* Simple and rare (cache destruction): flush everything. */

@@ -819,6 +819,10 @@ static void pcp_unlock_all(void)
  */
 void frame_get_stats(frame_stats_t *stats)
 {
+#ifdef CONFIG_KASAN
+	/* Counters as the clients see them: quarantined memory back first. */
+	kasan_quarantine_flush_stats();
+#endif
 	stats->total = 0;
 	stats->free = 0;
 	stats->busy = 0;

@@ -354,6 +354,10 @@ size_t malloc_usable_size(void *ptr)
  */
 void heap_get_stats(heap_stats_t *stats)
 {
+#ifdef CONFIG_KASAN
+	/* Counters as the clients see them: quarantined memory back first. */
+	kasan_quarantine_flush_stats();
+#endif
 	size_t allocs = 0;
 	size_t bytes = 0;
 

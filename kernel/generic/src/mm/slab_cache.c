@@ -183,6 +183,10 @@ errno_t slab_cache_destroy(slab_cache_t *c)
 
 void slab_cache_get_stats(slab_cache_t *c, slab_cache_stats_t *st)
 {
+#ifdef CONFIG_KASAN
+	/* Counters as the clients see them: quarantined memory back first. */
+	kasan_quarantine_flush_stats();
+#endif
 	memset(st, 0, sizeof(*st));
 	str_cpy(st->name, sizeof(st->name), c->name);
 	st->size = c->size;
