@@ -154,9 +154,23 @@ typedef struct {
 /** The minimum redzone after the metadata. */
 #define SLAB_RZ_MIN 16
 
+/*
+ * A slab slot: the object, SLAB_RZ_MIN bytes of redzone (an overflow by a
+ * few bytes lands there, not on the metadata), the metadata (redzone too).
+ */
 static inline kasan_meta_t *obj_meta(void *obj, size_t size)
 {
-	return (kasan_meta_t *) ((uintptr_t) obj + ALIGN_UP(size, GRANULE));
+	return (kasan_meta_t *) ((uintptr_t) obj + ALIGN_UP(size, GRANULE) +
+	    SLAB_RZ_MIN);
+}
+
+/** The return address @a depth frames up from the caller of this function's caller. */
+static __attribute__((noinline)) uintptr_t caller_ip(unsigned depth)
+{
+	uintptr_t *fp = __builtin_frame_address(0);
+	for (unsigned i = 0; i <= depth && fp != NULL; i++)
+		fp = (uintptr_t *) fp[0];
+	return fp != NULL ? fp[1] : 0;
 }
 
 static bool code_in_object(int8_t v)
@@ -190,7 +204,7 @@ static kasan_meta_t *find_object(uintptr_t a, void **objp)
 		if (!tracked(e))
 			return NULL;
 		if ((uint8_t) *SHADOW(e) == KASAN_SLAB_REDZONE) {
-			m = (kasan_meta_t *) e;
+			m = (kasan_meta_t *) (e + SLAB_RZ_MIN);
 			if (m->magic != META_MAGIC)
 				return NULL;
 			*objp = (void *) g;
@@ -633,11 +647,11 @@ void kasan_slab_alloc(struct slab_cache *c, void *obj, size_t size)
 }
 
 /** A bad free: the report (the free's stack is the current one). */
-static void report_free(const char *cls, void *obj, kasan_meta_t *m)
+static void report_free(const char *cls, void *obj, kasan_meta_t *m,
+    uintptr_t ip)
 {
 	if (!san_report_begin(SAN_KASAN))
 		return;
-	uintptr_t ip = (uintptr_t) __builtin_return_address(0);
 	printf("BUG: KASAN: %s in ", cls);
 	symtab_print_addr(ip);
 	printf("\nFree of %p by thread %s/%lu on cpu %u\n\n", obj,
@@ -665,11 +679,12 @@ bool kasan_slab_free(struct slab_cache *c, void *obj, size_t size)
 		return false;
 	uint8_t code = (uint8_t) *SHADOW(obj);
 	if (code == KASAN_SLAB_FREE || code == KASAN_SLAB_FREE_RCU) {
-		report_free("double-free", obj, m->magic == META_MAGIC ? m : NULL);
+		report_free("double-free", obj, m->magic == META_MAGIC ? m : NULL,
+		    caller_ip(1));
 		return true;
 	}
 	if (m->magic != META_MAGIC || m->cache != c || code == KASAN_SLAB_REDZONE) {
-		report_free("invalid-free", obj, NULL);
+		report_free("invalid-free", obj, NULL, caller_ip(1));
 		return true;
 	}
 	bool rcu = in_rcu_callback();
@@ -723,7 +738,7 @@ bool kasan_malloc_free_check(void *ptr)
 	void *obj = NULL;
 	kasan_meta_t *m = code == KASAN_PAGE_FREE ? NULL :
 	    find_object((uintptr_t) ptr, &obj);
-	report_free("double-free", ptr, m);
+	report_free("double-free", ptr, m, caller_ip(1));
 	return true;
 }
 

@@ -107,7 +107,7 @@ static void overflow(overflow_data_t *d, uintptr_t a, uintptr_t b, char op,
 	print_value(d->type, a);
 	printf(" %c ", op);
 	print_value(d->type, b);
-	printf(" cannot be represented in type '%s'\n", d->type->name);
+	printf(" cannot be represented in type %s\n", d->type->name);
 	end(kind, ip);
 }
 
@@ -138,7 +138,7 @@ HANDLER(negate_overflow, overflow_data_t *d, uintptr_t a)
 		return;
 	printf("negation of ");
 	print_value(d->type, a);
-	printf(" cannot be represented in type '%s'\n", d->type->name);
+	printf(" cannot be represented in type %s\n", d->type->name);
 	end("signed-integer-overflow", RET_IP);
 }
 
@@ -154,7 +154,7 @@ HANDLER(divrem_overflow, overflow_data_t *d, uintptr_t a, uintptr_t b)
 	} else {
 		printf("division of ");
 		print_value(d->type, a);
-		printf(" by -1 cannot be represented in type '%s'\n", d->type->name);
+		printf(" by -1 cannot be represented in type %s\n", d->type->name);
 	}
 	end(kind, RET_IP);
 }
@@ -169,7 +169,7 @@ HANDLER(shift_out_of_bounds, shift_data_t *d, uintptr_t lhs, uintptr_t rhs)
 	if (type_signed(d->rhs) && r < 0) {
 		printf("shift exponent %ld is negative\n", (long) r);
 	} else if ((uint64_t) r >= bits) {
-		printf("shift exponent %lu is too large for %u-bit type '%s'\n",
+		printf("shift exponent %lu is too large for %u-bit type %s\n",
 		    (unsigned long) r, bits, d->lhs->name);
 	} else if (type_signed(d->lhs) && (int64_t) (lhs << (64 - bits)) < 0) {
 		printf("left shift of negative value ");
@@ -178,7 +178,7 @@ HANDLER(shift_out_of_bounds, shift_data_t *d, uintptr_t lhs, uintptr_t rhs)
 	} else {
 		printf("left shift of ");
 		print_value(d->lhs, lhs);
-		printf(" by %lu places cannot be represented in type '%s'\n",
+		printf(" by %lu places cannot be represented in type %s\n",
 		    (unsigned long) r, d->lhs->name);
 	}
 	end("shift-out-of-bounds", RET_IP);
@@ -190,7 +190,7 @@ HANDLER(out_of_bounds, oob_data_t *d, uintptr_t index)
 		return;
 	printf("index ");
 	print_value(d->index, index);
-	printf(" is out of range for type '%s'\n", d->array->name);
+	printf(" is out of range for type %s\n", d->array->name);
 	end("array-index-out-of-bounds", RET_IP);
 }
 
@@ -209,12 +209,12 @@ HANDLER(type_mismatch_v1, mismatch_data_t *d, uintptr_t ptr)
 	if (ptr == 0) {
 		if (!begin(&d->loc, "null-pointer-dereference"))
 			return;
-		printf("%s null pointer of type '%s'\n", op, d->type->name);
+		printf("%s null pointer of type %s\n", op, d->type->name);
 		end("null-pointer-dereference", RET_IP);
 	} else if (d->log_align != 0 && (ptr & (align - 1))) {
 		if (!begin(&d->loc, "misaligned-access"))
 			return;
-		printf("%s misaligned address %p for type '%s', which requires "
+		printf("%s misaligned address %p for type %s, which requires "
 		    "%lu byte alignment\n", op, (void *) ptr, d->type->name,
 		    (unsigned long) align);
 		end("misaligned-access", RET_IP);
@@ -222,7 +222,7 @@ HANDLER(type_mismatch_v1, mismatch_data_t *d, uintptr_t ptr)
 		if (!begin(&d->loc, "object-size-mismatch"))
 			return;
 		printf("%s address %p with insufficient space for an object of "
-		    "type '%s'\n", op, (void *) ptr, d->type->name);
+		    "type %s\n", op, (void *) ptr, d->type->name);
 		end("object-size-mismatch", RET_IP);
 	}
 }
@@ -274,7 +274,7 @@ HANDLER(load_invalid_value, invalid_data_t *d, uintptr_t val)
 		return;
 	printf("load of value ");
 	print_value(d->type, val);
-	printf(", which is not a valid value for type '%s'\n", d->type->name);
+	printf(", which is not a valid value for type %s\n", d->type->name);
 	end("invalid-load", RET_IP);
 }
 
