@@ -112,6 +112,8 @@ bool kasan_malloc_free_check(void *ptr);
 void kasan_rcu_cb_enter(void);
 void kasan_rcu_cb_exit(void);
 
+/** Maps the whole kernel half's shadow read-only to one zero page (arch; first). */
+void kasan_arch_early_shadow(void);
 /** Maps shadow [va, va + bytes) to physical pa, 2 MiB pages (arch; boot only). */
 void kasan_arch_map_shadow(uintptr_t va, uintptr_t pa, size_t bytes);
 

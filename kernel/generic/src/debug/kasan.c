@@ -63,6 +63,7 @@ void kasan_early_init(void)
 	if (shadow_bytes > IMAGE_SHADOW_SIZE)
 		for (;;)
 			cpu_relax();  /* no console yet: the image outgrew its shadow */
+	kasan_arch_early_shadow();
 	for (size_t i = 0; i < shadow_bytes; i++)
 		image_shadow[i] = 0;
 	kasan_arch_map_shadow((uintptr_t) SHADOW(KERNEL_VMA),
@@ -106,15 +107,28 @@ void kasan_init_shadow(phys_region_t *regions, size_t count)
  * Poisoning.
  */
 
+/** Sets @a n shadow bytes from @a s to @a code (8 at a time in the middle). */
+static void shadow_fill(int8_t *s, size_t n, uint8_t code)
+{
+	while (n > 0 && ((uintptr_t) s & 7)) {
+		*s++ = (int8_t) code;
+		n--;
+	}
+	uint64_t w = code * 0x0101010101010101UL;
+	for (; n >= 8; n -= 8, s += 8)
+		*(uint64_t *) s = w;
+	while (n > 0) {
+		*s++ = (int8_t) code;
+		n--;
+	}
+}
+
 void kasan_poison(const void *addr, size_t size, uint8_t code)
 {
 	uintptr_t a = (uintptr_t) addr;
 	if (!tracked(a) || size == 0)
 		return;
-	int8_t *s = SHADOW(a);
-	size_t n = (size + GRANULE - 1) >> SHADOW_SCALE;
-	for (size_t i = 0; i < n; i++)
-		s[i] = (int8_t) code;
+	shadow_fill(SHADOW(a), (size + GRANULE - 1) >> SHADOW_SCALE, code);
 }
 
 void kasan_unpoison(const void *addr, size_t size)
@@ -124,8 +138,7 @@ void kasan_unpoison(const void *addr, size_t size)
 		return;
 	int8_t *s = SHADOW(a);
 	size_t full = size >> SHADOW_SCALE;
-	for (size_t i = 0; i < full; i++)
-		s[i] = 0;
+	shadow_fill(s, full, 0);
 	if (size & (GRANULE - 1))
 		s[full] = (int8_t) (size & (GRANULE - 1));
 }

@@ -33,16 +33,14 @@ static int depot_lock;
 
 static uint32_t stack_hash(const uintptr_t *pcs, size_t n)
 {
-	/* FNV-1a over the addresses' bytes. */
-	uint32_t h = 2166136261u;
+	/* One multiply-xorshift step per address (a few instructions each). */
+	uint64_t h = 0x9e3779b97f4a7c15UL ^ n;
 	for (size_t i = 0; i < n; i++) {
-		uintptr_t v = pcs[i];
-		for (unsigned b = 0; b < sizeof(v); b++) {
-			h ^= (uint8_t) (v >> (8 * b));
-			h *= 16777619u;
-		}
+		h ^= pcs[i];
+		h *= 0xff51afd7ed558ccdUL;
+		h ^= h >> 33;
 	}
-	return h;
+	return (uint32_t) h;
 }
 
 static bool rec_equal(stack_handle_t r, uint32_t hash, const uintptr_t *pcs,
