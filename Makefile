@@ -215,8 +215,16 @@ SAN_CFLAGS := -fsanitize=kernel-address -fasan-shadow-offset=$(KASAN_SHADOW_OFFS
 CFLAGS += -DCONFIG_SANITIZE -DCONFIG_KASAN -DKASAN_SHADOW_OFFSET=$(KASAN_SHADOW_OFFSET)UL
 SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/kasan.c
 SAN_ARCH_SRC := kasan_shadow.c
+# The kernel tests that read and write user pages directly from kernel
+# code (to fault them in; real kernel code uses uaccess): user addresses
+# have no shadow (a non-canonical shadow address under inline checks).
+KASAN_USER_TESTS := test/mm/as1.c test/mm/asrace1.c test/mm/mapping1.c \
+	test/mm/mmtest.c test/mm/pagefault1.c test/mm/pagefault1_threads.c \
+	test/mm/ptprune1.c test/mm/ptwalk1.c test/mm/useraccess1.c \
+	chtbench/bench_page_ht.c
 SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/kasan.c debug/ubsan.c \
-	kasan_shadow.c lib/str.c mm/slab.c mm/frame.c mm/malloc.c
+	kasan_shadow.c lib/str.c mm/slab.c mm/frame.c mm/malloc.c \
+	$(KASAN_USER_TESTS)
 else ifeq ($(SANITIZE),ubsan)
 SAN_CFLAGS := -fsanitize=shift,integer-divide-by-zero,unreachable,vla-bound,null \
 	-fsanitize=signed-integer-overflow,bounds,alignment,object-size,bool,enum \
@@ -374,6 +382,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
+	sanitizers sanitizers-soak \
 	check check-one verify verify-mutants help bench bench-quick bench-cost bench-goals bench-deps \
 	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
@@ -569,7 +578,7 @@ define build_configs
 endef
 build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= \
-		PAGE_HT=cht $(call config_vars,$(c)) kernel;)
+		PAGE_HT=cht SANITIZE= $(call config_vars,$(c)) kernel;)
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
 # page hash table, the release builds (DEBUG=0: -O2, asserts off) with the
@@ -577,6 +586,19 @@ build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 # and the lock statistics build (LOCK_STAT=1, tests/test_lockstat.py).
 flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
+
+# The sanitizer kernels (docs/SANITIZERS.md), NAME:VAR=VALUE as above, in
+# build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan
+# (tests/test_sanitizers.py: a clean subset and the negative controls), make
+# soak also the Podzimek ones (test * at -smp 4 under each sanitizer).
+SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
+SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
+	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
+sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan)
+	$(call build_configs,$(SANITIZER_CONFIGS))
+
+sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
+	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))
 
 # The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
 # built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
@@ -627,7 +649,8 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 TEST_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 test: deps ## build everything and run every test (pytest in tests/)
-	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64
+	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64 \
+		sanitizers
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
@@ -687,7 +710,7 @@ verify-mutants: ## mutation score of the SPIN models (long; resumable)
 	@$(PYTHON) verify/mutants.py -j2
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
+soak: deps all flavours controls arm64 arm64-soak sanitizers sanitizers-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
