@@ -899,7 +899,11 @@ void slab_free(slab_cache_t *c, void *obj)
 	assert(c != NULL && c->magic == SLAB_CACHE_MAGIC);
 	assert(obj != NULL);
 	(void) obj_slab_checked(c, obj);
-	if (kasan_slab_free(c, obj, c->obj_size))
+	/*
+	 * The allocator's own magazines go back at once: slab_reclaim() frees
+	 * them after its quarantine flush, and must leave no slab behind.
+	 */
+	if (c != &slab_mag_cache && kasan_slab_free(c, obj, c->obj_size))
 		return;
 	slab_free_now(c, obj);
 }
