@@ -213,7 +213,7 @@ SAN_CFLAGS := -fsanitize=kernel-address -fasan-shadow-offset=$(KASAN_SHADOW_OFFS
 	--param asan-globals=1 --param asan-stack=1 \
 	--param asan-instrumentation-with-call-threshold=$(if $(filter 1,$(KASAN_OUTLINE)),0,10000)
 CFLAGS += -DCONFIG_SANITIZE -DCONFIG_KASAN -DKASAN_SHADOW_OFFSET=$(KASAN_SHADOW_OFFSET)UL
-SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/kasan.c
+SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/kasan.c console/cmd_sanitize.c
 SAN_ARCH_SRC := kasan_shadow.c
 # The kernel tests that read and write user pages directly from kernel
 # code (to fault them in; real kernel code uses uaccess): user addresses
@@ -230,7 +230,7 @@ SAN_CFLAGS := -fsanitize=shift,integer-divide-by-zero,unreachable,vla-bound,null
 	-fsanitize=signed-integer-overflow,bounds,alignment,object-size,bool,enum \
 	-fsanitize=nonnull-attribute,returns-nonnull-attribute,pointer-overflow,builtin
 CFLAGS += -DCONFIG_SANITIZE -DCONFIG_UBSAN
-SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/ubsan.c
+SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/ubsan.c console/cmd_sanitize.c
 SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/ubsan.c
 else ifneq ($(filter-out kcsan,$(SANITIZE)),)
 $(error SANITIZE must be kasan, ubsan, kcsan or empty)
@@ -522,7 +522,8 @@ list-sources: ## the kernel's source files, one per line (every architecture)
 		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
 		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
 		$(addprefix $(GENERIC_DIR)/src/,debug/sanitize.c debug/stackdepot.c \
-		debug/kasan.c debug/ubsan.c) kernel/arch/amd64/src/kasan_shadow.c)
+		debug/kasan.c debug/ubsan.c console/cmd_sanitize.c) \
+		kernel/arch/amd64/src/kasan_shadow.c)
 
 deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test

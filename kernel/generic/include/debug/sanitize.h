@@ -42,7 +42,10 @@ size_t san_report_count(san_kind_t kind);
 /** True in "report and continue" mode. */
 bool san_continue_mode(void);
 
-/** Registers the `sanitize` console command. */
+/** Sets the mode: @a on report and continue, else panic after a report. */
+void san_set_continue_mode(bool on);
+
+/** Registers the `sanitize` console command (console/cmd_sanitize.c). */
 void cmd_sanitize_init(void);
 #endif
 

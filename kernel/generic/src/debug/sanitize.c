@@ -1,12 +1,11 @@
 /** @file sanitize.c
  * What the sanitizers share (see debug/sanitize.h): the report lock, the
- * mode (panic or continue), the counters and the `sanitize` console command.
+ * mode (panic or continue) and the counters (the `sanitize` console
+ * command is console/cmd_sanitize.c).
  * Compiled without instrumentation.
  */
 #include <debug/sanitize.h>
 #include <debug/kasan.h>
-#include <console/kconsole.h>
-#include <lib/str.h>
 #include <arch.h>
 #include <arch/asm.h>
 #include <cpu.h>
@@ -65,48 +64,7 @@ bool san_continue_mode(void)
 	return __atomic_load_n(&continue_mode, __ATOMIC_RELAXED);
 }
 
-static cmd_arg_t sanitize_args[] = {
-	{ .name = "action", .type = ARG_TYPE_STRING, .optional = true },
-};
-
-static int cmd_sanitize(const cmd_call_t *call)
+void san_set_continue_mode(bool on)
 {
-	const char *a = call->nargs > 0 ? call->arg[0].strval : "stats";
-	if (strcmp(a, "report") == 0) {
-		__atomic_store_n(&continue_mode, true, __ATOMIC_RELAXED);
-		printf("sanitize: report and continue\n");
-	} else if (strcmp(a, "panic") == 0) {
-		__atomic_store_n(&continue_mode, false, __ATOMIC_RELAXED);
-		printf("sanitize: panic after a report\n");
-	} else if (strcmp(a, "stats") == 0) {
-		printf("sanitize: mode %s; reports: KASAN %zu, UBSAN %zu, KCSAN %zu\n",
-		    continue_mode ? "report" : "panic", san_report_count(SAN_KASAN),
-		    san_report_count(SAN_UBSAN), san_report_count(SAN_KCSAN));
-#ifdef CONFIG_KASAN
-		kasan_print_stats();
-#endif
-#ifdef CONFIG_KASAN
-	} else if (strcmp(a, "flush") == 0) {
-		printf("sanitize: %zu quarantined objects freed\n",
-		    kasan_quarantine_flush());
-#endif
-	} else {
-		printf("sanitize: unknown action '%s' (report, panic, stats, flush)\n", a);
-		return 1;
-	}
-	return 0;
-}
-
-static cmd_info_t sanitize_cmd = {
-	.name = "sanitize",
-	.description = "Sanitizers: report (continue after reports), panic "
-	    "(the default), stats, flush (KASAN's quarantine)",
-	.func = cmd_sanitize,
-	.argv = sanitize_args,
-	.argc = 1,
-};
-
-void cmd_sanitize_init(void)
-{
-	(void) cmd_register(&sanitize_cmd);
+	__atomic_store_n(&continue_mode, on, __ATOMIC_RELAXED);
 }
