@@ -204,7 +204,11 @@ boot_page_tables_end:
 	.align 16
 	.global boot_stack_bottom
 boot_stack_bottom:
+#ifdef CONFIG_KASAN
+	.skip 32768	/* KASAN: larger frames (KERNEL_STACK_SIZE) */
+#else
 	.skip 16384
+#endif
 	.global boot_stack_top
 boot_stack_top:
 
