@@ -64,6 +64,10 @@
 #   TESTS          1 (default): the kernel tests and benchmarks (kernel/test/,
 #                  the `test`, `rcutorture` and `chtbench` commands; defines
 #                  CONFIG_TEST); 0: a production kernel without them
+#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kasan (address
+#                  sanitizer: shadow memory, redzones, quarantine), ubsan
+#                  (undefined behaviour); empty (default): none. Output in
+#                  build/<config>-<sanitizer> for the harness's builds
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -190,6 +194,50 @@ NOTESTS_NAME := -notests
 else
 $(error TESTS must be 0 or 1)
 endif
+# Sanitizers (SANITIZE=; docs/SANITIZERS.md). SAN_CFLAGS instrument every
+# kernel C file except those in SAN_EXCLUDE (the runtimes, and code that runs
+# before the shadow exists or handles free memory itself); SAN_SRC and
+# SAN_ARCH_SRC are the runtimes, added to the kernel's sources.
+SANITIZE ?=
+SAN_SRC :=
+SAN_ARCH_SRC :=
+SAN_CFLAGS :=
+SAN_EXCLUDE :=
+ifeq ($(SANITIZE),kasan)
+KASAN_SHADOW_OFFSET := 0xdffffc0000000000
+# Inline checks (the shadow of every kernel-half address is mapped: zero
+# where nothing is tracked), stack and global redzones. KASAN_OUTLINE=1: a
+# call per access instead (smaller code, about twice the instructions).
+KASAN_OUTLINE ?= 0
+SAN_CFLAGS := -fsanitize=kernel-address -fasan-shadow-offset=$(KASAN_SHADOW_OFFSET) \
+	--param asan-globals=1 --param asan-stack=1 \
+	--param asan-instrumentation-with-call-threshold=$(if $(filter 1,$(KASAN_OUTLINE)),0,10000)
+CFLAGS += -DCONFIG_SANITIZE -DCONFIG_KASAN -DKASAN_SHADOW_OFFSET=$(KASAN_SHADOW_OFFSET)UL
+SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/kasan.c console/cmd_sanitize.c
+SAN_ARCH_SRC := kasan_shadow.c
+# The kernel tests that read and write user pages directly from kernel
+# code (to fault them in; real kernel code uses uaccess): user addresses
+# have no shadow (a non-canonical shadow address under inline checks).
+KASAN_USER_TESTS := test/mm/as1.c test/mm/asrace1.c test/mm/mapping1.c \
+	test/mm/mmtest.c test/mm/pagefault1.c test/mm/pagefault1_threads.c \
+	test/mm/ptprune1.c test/mm/ptwalk1.c test/mm/useraccess1.c \
+	chtbench/bench_page_ht.c
+SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/kasan.c debug/ubsan.c \
+	kasan_shadow.c lib/str.c mm/slab.c mm/frame.c mm/malloc.c \
+	$(KASAN_USER_TESTS)
+else ifeq ($(SANITIZE),ubsan)
+SAN_CFLAGS := -fsanitize=shift,integer-divide-by-zero,unreachable,vla-bound,null \
+	-fsanitize=signed-integer-overflow,bounds,alignment,object-size,bool,enum \
+	-fsanitize=nonnull-attribute,returns-nonnull-attribute,pointer-overflow,builtin
+CFLAGS += -DCONFIG_SANITIZE -DCONFIG_UBSAN
+SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/ubsan.c console/cmd_sanitize.c
+SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/ubsan.c
+else ifneq ($(filter-out kcsan,$(SANITIZE)),)
+$(error SANITIZE must be kasan, ubsan, kcsan or empty)
+endif
+SAN_NAME := $(if $(SANITIZE),-$(SANITIZE))$(if $(filter kasan,$(SANITIZE)),$(if $(filter 1,$(KASAN_OUTLINE)),-outline))
+# The sanitizer flags of one source file $(1).
+san_flags = $(if $(filter $(addprefix %/,$(SAN_EXCLUDE)),$(1)),,$(SAN_CFLAGS))
 # The page hash table's design has its own file (genarch/src/mm/page_ht_cht.c
 # or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm.
 ifeq ($(PAGE_HT),cht)
@@ -247,7 +295,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)$(SAN_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -266,7 +314,7 @@ ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c cpu.c \
 	uctx_asm.S
 GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c $(PAGE_HT_SRC) mm/pt4.c
 GENARCH_SRC_arm64 := fdt.c gicv2.c pl011.c $(PAGE_HT_SRC) mm/pt4.c
-ARCH_SRC := $(ARCH_SRC_$(ARCH))
+ARCH_SRC := $(ARCH_SRC_$(ARCH)) $(SAN_ARCH_SRC)
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
 GENERIC_SRC := \
 	adt/avl.c adt/cht_env.c \
@@ -285,7 +333,7 @@ GENERIC_SRC := \
 	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
 	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
 	syscall/syscall.c \
-	time/delay.c time/timeout.c
+	time/delay.c time/timeout.c $(SAN_SRC)
 # CONFIG_TEST (TESTS=1): the console commands that run them, the tests
 # (kernel/test/) and the benchmarks (kernel/test/bench/).
 GENERIC_TEST_SRC := console/cmd_test.c console/cmd_bench.c
@@ -295,7 +343,7 @@ TEST_SRC := test.c testlib.c \
 	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
 	bench/chtbench/resize.c bench/chtbench/bench_page_ht.c \
 	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
-	debug/backtrace1.c debug/dfstack1.c debug/fault1.c \
+	debug/backtrace1.c debug/dfstack1.c debug/fault1.c debug/sanitize1.c \
 	mm/as1.c mm/asrace1.c mm/ptprune1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
 	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
 	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
@@ -334,6 +382,7 @@ DEPS := $(OBJS:.o=.d)
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
+	sanitizers sanitizers-soak \
 	check check-one verify verify-mutants help bench bench-quick bench-cost bench-goals bench-deps \
 	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
@@ -403,7 +452,7 @@ $(CONFIG_STAMP):
 $(BUILD)/obj/%.o: %.c $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(CFLAGS) $(call san_flags,$<) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.S $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
@@ -471,7 +520,10 @@ list-sources: ## the kernel's source files, one per line (every architecture)
 		synch/rcu_podzimek.c) $(addprefix $(GENARCH_DIR)/src/,mm/page_ht_cht.c \
 		mm/page_ht_locked.c) $(foreach a,amd64 arm64,$(addprefix \
 		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
-		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))))
+		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
+		$(addprefix $(GENERIC_DIR)/src/,debug/sanitize.c debug/stackdepot.c \
+		debug/kasan.c debug/ubsan.c console/cmd_sanitize.c) \
+		kernel/arch/amd64/src/kasan_shadow.c)
 
 deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
@@ -527,7 +579,7 @@ define build_configs
 endef
 build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= \
-		PAGE_HT=cht $(call config_vars,$(c)) kernel;)
+		PAGE_HT=cht SANITIZE= $(call config_vars,$(c)) kernel;)
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
 # page hash table, the release builds (DEBUG=0: -O2, asserts off) with the
@@ -535,6 +587,19 @@ build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 # and the lock statistics build (LOCK_STAT=1, tests/test_lockstat.py).
 flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
+
+# The sanitizer kernels (docs/SANITIZERS.md), NAME:VAR=VALUE as above, in
+# build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan
+# (tests/test_sanitizers.py: a clean subset and the negative controls), make
+# soak also the Podzimek ones (test * at -smp 4 under each sanitizer).
+SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
+SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
+	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
+sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan)
+	$(call build_configs,$(SANITIZER_CONFIGS))
+
+sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
+	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))
 
 # The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
 # built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
@@ -585,7 +650,8 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 TEST_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 test: deps ## build everything and run every test (pytest in tests/)
-	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64
+	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64 \
+		sanitizers
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
@@ -645,7 +711,7 @@ verify-mutants: ## mutation score of the SPIN models (long; resumable)
 	@$(PYTHON) verify/mutants.py -j2
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
+soak: deps all flavours controls arm64 arm64-soak sanitizers sanitizers-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 

@@ -292,9 +292,10 @@ def build():
             env.pop(var, None)
         # all: build/kernel.elf and the ISO; flavours: the other
         # configurations; controls: the negative controls (make BROKEN=...);
-        # plugin: the sharing counter (tests/test_sharing.py).
+        # plugin: the sharing counter (tests/test_sharing.py); sanitizers:
+        # the KASAN and UBSAN kernels (tests/test_sanitizers.py).
         proc = subprocess.run(["make", "all", "flavours", "controls",
-                               "plugin"],
+                               "plugin", "sanitizers"],
                               cwd=REPO, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if proc.returncode != 0:

@@ -127,6 +127,25 @@ test_t tests[] = {
 	{ "lockdep9", "Lock validator: rcu_synchronize holding a mutex, then an "
 	    "RCU callback takes it: reported, panic (unsafe)", test_lockdep9,
 	    false },
+#ifdef CONFIG_KASAN
+	{ "kasan_rcu1", "KASAN control: a read after rcu_call freed the object: "
+	    "slab-use-after-rcu-free (unsafe)", test_kasan_rcu1, false },
+	{ "kasan_rcu2", "KASAN control: a pointer kept past its reader section, "
+	    "read after the grace period: slab-use-after-rcu-free (unsafe)",
+	    test_kasan_rcu2, false },
+	{ "kasan_oob1", "KASAN control: a write past a slab object: "
+	    "slab-out-of-bounds (unsafe)", test_kasan_oob1, false },
+	{ "kasan_df1", "KASAN control: a slab object freed twice: double-free "
+	    "(unsafe)", test_kasan_df1, false },
+	{ "kasan_stack1", "KASAN control: a local of an exited thread read: "
+	    "stack-use-after-thread-exit (unsafe)", test_kasan_stack1, false },
+#endif
+#ifdef CONFIG_UBSAN
+	{ "ubsan_shift1", "UBSAN control: 1 << 40 on int: shift-out-of-bounds "
+	    "(unsafe)", test_ubsan_shift1, false },
+	{ "ubsan_ovf1", "UBSAN control: a signed counter overflows: "
+	    "signed-integer-overflow (unsafe)", test_ubsan_ovf1, false },
+#endif
 	{ NULL, NULL, NULL, false }
 };
 

@@ -51,6 +51,14 @@ const char *test_ipi1(void);
 const char *test_backtrace1(void);
 const char *test_fault1(void);
 const char *test_dfstack1(void);
+/* The sanitizers' negative controls (debug/sanitize1.c; sanitizer builds). */
+const char *test_kasan_rcu1(void);
+const char *test_kasan_rcu2(void);
+const char *test_kasan_oob1(void);
+const char *test_kasan_df1(void);
+const char *test_kasan_stack1(void);
+const char *test_ubsan_shift1(void);
+const char *test_ubsan_ovf1(void);
 const char *test_useraccess1(void);
 const char *test_smpcall1(void);
 const char *test_thread1(void);

@@ -234,6 +234,9 @@ size_t slab_cache_frames(slab_cache_t *cache);
 /** Frames held by all caches together (atomic counter). Context: any. */
 size_t slab_frames_held(void);
 
+/** The name of @a cache (valid while the cache exists). Any context. */
+const char *slab_cache_name(slab_cache_t *cache);
+
 /** Number of slab caches that exist. Any context (takes the cache list lock). */
 size_t slab_cache_count(void);
 

@@ -19,7 +19,12 @@
 #define THREAD_NAME_MAX 32
 /** Priorities 0 (highest) .. RQ_COUNT-1 (lowest). */
 #define RQ_COUNT 16
+#ifdef CONFIG_KASAN
+/* KASAN's redzones around locals make frames larger: twice the stack (as Linux). */
+#define THREAD_STACK_SIZE 32768
+#else
 #define THREAD_STACK_SIZE 16384
+#endif
 
 typedef enum {
 	THREAD_ENTERING,   /**< Created, not started. */

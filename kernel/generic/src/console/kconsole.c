@@ -8,6 +8,7 @@
  * above 0x7e are ignored. Overlong lines are refused with a message. Whatever
  * arrives, the prompt comes back.
  */
+#include <debug/sanitize.h>
 #include <console/kconsole.h>
 #include <console/console.h>
 #include <console/cmds.h>
@@ -387,6 +388,9 @@ static void history_add(const char *line)
 void kconsole_init(void)
 {
 	cmd_system_init();
+#ifdef CONFIG_SANITIZE
+	cmd_sanitize_init();
+#endif
 	cmd_mm_init();
 	cmd_rcu_init();
 	cmd_synch_init();

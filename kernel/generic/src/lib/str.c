@@ -7,6 +7,7 @@
  * turns their loops back into calls to themselves.
  */
 
+#include <debug/kasan.h>
 #include <lib/str.h>
 #include <errno.h>
 #include <typedefs.h>
@@ -31,6 +32,9 @@ typedef uint64_t __attribute__((may_alias)) str_word_t;
 NO_LOOP_PATTERNS
 void *memset(void *dst, int c, size_t n)
 {
+#ifdef CONFIG_KASAN
+	kasan_check_range(dst, n, true, (uintptr_t) __builtin_return_address(0));
+#endif
 	uint8_t *d = dst;
 	uint8_t b = (uint8_t) c;
 
@@ -69,6 +73,10 @@ void *memset(void *dst, int c, size_t n)
 NO_LOOP_PATTERNS
 void *memcpy(void *dst, const void *src, size_t n)
 {
+#ifdef CONFIG_KASAN
+	kasan_check_range(src, n, false, (uintptr_t) __builtin_return_address(0));
+	kasan_check_range(dst, n, true, (uintptr_t) __builtin_return_address(0));
+#endif
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 
@@ -108,6 +116,10 @@ void *memcpy(void *dst, const void *src, size_t n)
 NO_LOOP_PATTERNS
 void *memmove(void *dst, const void *src, size_t n)
 {
+#ifdef CONFIG_KASAN
+	kasan_check_range(src, n, false, (uintptr_t) __builtin_return_address(0));
+	kasan_check_range(dst, n, true, (uintptr_t) __builtin_return_address(0));
+#endif
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 

@@ -24,6 +24,7 @@
 #include <proc/thread.h>
 #include <proc/scheduler.h>
 #include <time/timeout.h>
+#include <debug/kasan.h>
 
 boot_info_t boot_info;
 
@@ -72,6 +73,10 @@ void main_bsp(uintptr_t boot_arg0, uintptr_t boot_arg1)
 
 	regions_count = arch_boot_memory(boot_arg0, boot_arg1, regions,
 	    MAX_REGIONS);
+#ifdef CONFIG_KASAN
+	/* The direct map's shadow, out of RAM before the frame allocator sees it. */
+	kasan_init_shadow(regions, regions_count);
+#endif
 	arch_interrupts_init(bsp);
 
 	frame_init(regions, regions_count);

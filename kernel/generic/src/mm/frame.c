@@ -63,6 +63,7 @@
  * afterwards.
  */
 
+#include <debug/kasan.h>
 #include <mm/frame.h>
 #include <arch/mm.h>
 #include <arch/asm.h>
@@ -418,6 +419,10 @@ void frame_init(const phys_region_t *regions, size_t count)
 		if (end <= start)
 			continue;
 
+#ifdef CONFIG_KASAN
+		/* Free frames: poisoned until frame_alloc() hands them out. */
+		kasan_frames_free(start, (end - start) / FRAME_SIZE);
+#endif
 		if (start < LOWMEM_LIMIT && end > LOWMEM_LIMIT) {
 			zone_add(start, LOWMEM_LIMIT);
 			zone_add(LOWMEM_LIMIT, end);
@@ -703,6 +708,10 @@ uintptr_t frame_alloc(size_t count, frame_flags_t flags)
 		if (!pa && pcp_drain_all())
 			pa = zones_alloc(order, flags);
 	}
+#ifdef CONFIG_KASAN
+	if (pa)
+		kasan_frames_alloc(pa, (size_t) 1 << order);
+#endif
 	if (pa && (flags & FRAME_ZERO))
 		memset(PA2KA(pa), 0, ((size_t) 1 << order) * FRAME_SIZE);
 	return pa;
@@ -727,6 +736,9 @@ void frame_free(uintptr_t pa, size_t count)
 {
 	if (count == 0 || count > ((size_t) 1 << FRAME_MAX_ORDER))
 		panic("frame_free(%#lx, %zu): invalid frame count", pa, count);
+#ifdef CONFIG_KASAN
+	kasan_frames_free(pa, (size_t) 1 << order_for_count(count));
+#endif
 
 	unsigned order = order_for_count(count);
 	size_t bytes = ((size_t) 1 << order) * FRAME_SIZE;
@@ -807,6 +819,10 @@ static void pcp_unlock_all(void)
  */
 void frame_get_stats(frame_stats_t *stats)
 {
+#ifdef CONFIG_KASAN
+	/* Counters as the clients see them: quarantined memory back first. */
+	kasan_quarantine_flush_stats();
+#endif
 	stats->total = 0;
 	stats->free = 0;
 	stats->busy = 0;

@@ -44,6 +44,7 @@
  * frame_alloc() is IRQ-safe); never sleeps.
  */
 
+#include <debug/kasan.h>
 #include <mm/malloc.h>
 #include <mm/slab.h>
 #include <mm/frame.h>
@@ -226,6 +227,14 @@ void *malloc(size_t size)
 #ifdef CONFIG_DEBUG
 	memset(ptr, HEAP_POISON_ALLOC, block_usable(h));
 #endif
+#ifdef CONFIG_KASAN
+	/* The header and the slack after size are redzones. */
+	if (h->magic == HEAP_MAGIC_LARGE)
+		kasan_malloc_mark(h, ptr, size,
+		    pow2_roundup(large_frames(size)) * FRAME_SIZE);
+	else
+		kasan_malloc_mark(h, ptr, size, HEAP_HDR_SIZE + block_usable(h));
+#endif
 	return ptr;
 }
 
@@ -291,6 +300,11 @@ void free(void *ptr)
 {
 	if (ptr == NULL)
 		return;
+#ifdef CONFIG_KASAN
+	/* A block freed before: reported with its stacks, this free dropped. */
+	if (kasan_malloc_free_check(ptr))
+		return;
+#endif
 
 	heap_hdr_t *h = hdr_validate(ptr, "free");
 	size_t size = h->size;
@@ -300,7 +314,7 @@ void free(void *ptr)
 		size_t rounded = pow2_roundup(frames);
 
 		h->magic = HEAP_MAGIC_FREE;
-#ifdef CONFIG_DEBUG
+#if defined(CONFIG_DEBUG) && !defined(CONFIG_KASAN)
 		memset(ptr, HEAP_POISON_FREE, rounded * FRAME_SIZE - HEAP_HDR_SIZE);
 #endif
 		frame_free(KA2PA(h), frames);
@@ -323,7 +337,12 @@ size_t malloc_usable_size(void *ptr)
 {
 	if (ptr == NULL)
 		return 0;
+#ifdef CONFIG_KASAN
+	/* The slack after the requested size is a redzone under KASAN. */
+	return hdr_validate(ptr, "malloc_usable_size")->size;
+#else
 	return block_usable(hdr_validate(ptr, "malloc_usable_size"));
+#endif
 }
 
 /**
@@ -335,6 +354,10 @@ size_t malloc_usable_size(void *ptr)
  */
 void heap_get_stats(heap_stats_t *stats)
 {
+#ifdef CONFIG_KASAN
+	/* Counters as the clients see them: quarantined memory back first. */
+	kasan_quarantine_flush_stats();
+#endif
 	size_t allocs = 0;
 	size_t bytes = 0;
 

@@ -125,6 +125,7 @@
  * lock held). Constructors and destructors run with no slab lock held.
  */
 
+#include <debug/kasan.h>
 #include "slab_impl.h"
 
 slab_cpu_flag_t slab_cpu_flags[CONFIG_MAX_CPUS];
@@ -234,13 +235,32 @@ bool slab_may_wait(void)
 }
 
 /*
+ * KASAN: a constructor or destructor runs on an object the shadow marks
+ * free; it is accessible for the call and free again after it.
+ */
+static inline void kasan_ctor_enter(slab_cache_t *c, void *obj)
+{
+	kasan_unpoison(obj, c->obj_size);
+}
+
+static inline void kasan_ctor_exit(slab_cache_t *c, void *obj)
+{
+	kasan_poison(obj, ALIGN_UP(c->obj_size, 8), KASAN_SLAB_FREE);
+}
+
+/*
  * Debug poisoning (caches without a constructor).
  */
 
 #ifdef CONFIG_DEBUG
 static inline bool cache_poisons(slab_cache_t *c)
 {
+#ifdef CONFIG_KASAN
+	/* KASAN's shadow and quarantine do this job (and keep stacks in the redzone). */
+	return false;
+#else
 	return c->constructor == NULL;
+#endif
 }
 
 /** Panics if the poison of free object @a obj (after its first word) was changed. */
@@ -299,6 +319,9 @@ static slab_t *slab_space_alloc(slab_cache_t *c)
 	s->available = c->objs;
 
 	uint8_t *first = (uint8_t *) s + c->first_off;
+#ifdef CONFIG_KASAN
+	kasan_slab_new(first, c->slab_bytes - c->first_off);
+#endif
 #ifdef CONFIG_DEBUG
 	if (cache_poisons(c))
 		memset(first, SLAB_POISON, c->objs * c->size);
@@ -499,8 +522,11 @@ static size_t mag_destroy(slab_magazine_t *m)
 
 	if (m->busy > 0) {
 		if (c->destructor != NULL) {
-			for (size_t i = 0; i < m->busy; i++)
+			for (size_t i = 0; i < m->busy; i++) {
+				kasan_ctor_enter(c, m->objs[i]);
 				frames += c->destructor(m->objs[i]);
+				kasan_ctor_exit(c, m->objs[i]);
+			}
 		}
 		frames += slab_objs_put(c, m->objs, m->busy);
 		m->busy = 0;
@@ -767,7 +793,10 @@ static void *mag_refill(slab_cache_t *c, unsigned kmflags)
 	size_t n = slab_objs_get(c, m->objs, m->size);
 	if (n > 0 && c->constructor != NULL) {
 		for (size_t i = 0; i < n; i++) {
-			if (c->constructor(m->objs[i], kmflags) != 0) {
+			kasan_ctor_enter(c, m->objs[i]);
+			int rc = c->constructor(m->objs[i], kmflags);
+			kasan_ctor_exit(c, m->objs[i]);
+			if (rc != 0) {
 				/* The rest go back unconstructed. */
 				(void) slab_objs_put(c, &m->objs[i], n - i);
 				n = i;
@@ -815,7 +844,7 @@ static void *mag_refill(slab_cache_t *c, unsigned kmflags)
  * Allocation and free.
  */
 
-void *slab_alloc(slab_cache_t *c, unsigned kmflags)
+static void *slab_alloc_raw(slab_cache_t *c, unsigned kmflags)
 {
 	void *obj;
 
@@ -845,6 +874,7 @@ void *slab_alloc(slab_cache_t *c, unsigned kmflags)
 	if (obj == NULL)
 		return NULL;
 
+	kasan_ctor_enter(c, obj);
 	if (c->constructor != NULL && c->constructor(obj, kmflags) != 0) {
 		(void) slab_objs_put(c, &obj, 1);
 		return NULL;
@@ -853,8 +883,35 @@ void *slab_alloc(slab_cache_t *c, unsigned kmflags)
 	return obj;
 }
 
+void *slab_alloc(slab_cache_t *c, unsigned kmflags)
+{
+	void *obj = slab_alloc_raw(c, kmflags);
+#ifdef CONFIG_KASAN
+	if (obj != NULL)
+		kasan_slab_alloc(c, obj, c->obj_size);
+#endif
+	return obj;
+}
+
 void slab_free(slab_cache_t *c, void *obj)
 {
+#ifdef CONFIG_KASAN
+	assert(c != NULL && c->magic == SLAB_CACHE_MAGIC);
+	assert(obj != NULL);
+	(void) obj_slab_checked(c, obj);
+	/*
+	 * The allocator's own magazines go back at once: slab_reclaim() frees
+	 * them after its quarantine flush, and must leave no slab behind.
+	 */
+	if (c != &slab_mag_cache && kasan_slab_free(c, obj, c->obj_size))
+		return;
+	slab_free_now(c, obj);
+}
+
+/** Frees @a obj at once (KASAN's quarantine releases through it). */
+void slab_free_now(slab_cache_t *c, void *obj)
+{
+#endif
 	assert(c != NULL && c->magic == SLAB_CACHE_MAGIC);
 	assert(obj != NULL);
 
@@ -870,8 +927,11 @@ void slab_free(slab_cache_t *c, void *obj)
 		atomic_inc(&c->misses);
 	}
 
-	if (c->destructor != NULL)
+	if (c->destructor != NULL) {
+		kasan_ctor_enter(c, obj);
 		(void) c->destructor(obj);
+		kasan_ctor_exit(c, obj);
+	}
 	(void) slab_objs_put(c, &obj, 1);
 	atomic_inc(&c->slow_frees);
 }

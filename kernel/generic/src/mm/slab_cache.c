@@ -2,6 +2,7 @@
  * Slab allocator: cache creation and destruction, the bootstrap caches and
  * the statistics (see slab.c for the design).
  */
+#include <debug/kasan.h>
 #include "slab_impl.h"
 
 /** The bootstrap cache of cache descriptors (static, never destroyed). */
@@ -43,6 +44,11 @@ static bool cache_init(slab_cache_t *c, const char *name, size_t size,
 	    size > (FRAME_SIZE << SLAB_MAX_ORDER))
 		return false;
 	align = MAX(align, sizeof(void *));
+	size_t obj_size = size;
+#ifdef CONFIG_KASAN
+	/* The slot: the object, KASAN's metadata and redzone. */
+	size = kasan_slab_slot_size(size);
+#endif
 	size = ALIGN_UP(MAX(size, sizeof(void *)), align);
 
 	/* Smallest order that loses at most 1/8; else the one that loses least. */
@@ -72,6 +78,7 @@ static bool cache_init(slab_cache_t *c, const char *name, size_t size,
 	c->magic = SLAB_CACHE_MAGIC;
 	str_cpy(c->name, sizeof(c->name), name ? name : "?");
 	c->size = size;
+	c->obj_size = obj_size;
 	c->align = align;
 	c->flags = flags;
 	c->constructor = constructor;
@@ -141,6 +148,10 @@ errno_t slab_cache_destroy(slab_cache_t *c)
 		return EINVAL;
 	assert(c->magic == SLAB_CACHE_MAGIC);
 
+#ifdef CONFIG_KASAN
+	/* The cache's quarantined objects back first (no lock held here). */
+	kasan_quarantine_drain_cache(c);
+#endif
 	slab_reclaim_lock();
 	if (cache_has_magazines(c))
 		slab_cache_flush(c);
@@ -172,6 +183,10 @@ errno_t slab_cache_destroy(slab_cache_t *c)
 
 void slab_cache_get_stats(slab_cache_t *c, slab_cache_stats_t *st)
 {
+#ifdef CONFIG_KASAN
+	/* Counters as the clients see them: quarantined memory back first. */
+	kasan_quarantine_flush_stats();
+#endif
 	memset(st, 0, sizeof(*st));
 	str_cpy(st->name, sizeof(st->name), c->name);
 	st->size = c->size;
@@ -278,4 +293,9 @@ size_t slab_map_snapshot(slab_map_entry_t *out, size_t max)
 	}
 	irq_spinlock_unlock(&slab_cache_list_lock, true);
 	return got;
+}
+
+const char *slab_cache_name(slab_cache_t *c)
+{
+	return c->name;
 }

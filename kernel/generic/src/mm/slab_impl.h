@@ -95,6 +95,8 @@ struct slab_cache {
 	/* Immutable after creation. */
 	char name[SLAB_NAME_MAX + 1];
 	size_t size;
+	/** The size asked for (size: the slot, with KASAN's redzone). */
+	size_t obj_size;
 	size_t align;
 	unsigned flags;
 	int (*constructor)(void *obj, unsigned kmflags);

@@ -4,6 +4,7 @@
  * flush_req protocol), slab_cache_flush() for slab_cache_destroy(), and
  * slab_reclaim() (see slab.c for the design).
  */
+#include <debug/kasan.h>
 #include "slab_impl.h"
 
 /** 1 while a reclaim or a cache destruction runs. Atomics (a try-lock). */
@@ -194,6 +195,9 @@ size_t slab_reclaim(unsigned flags)
 {
 	bool all = (flags & SLAB_RECLAIM_ALL) && slab_may_wait();
 	list_t mags;
+
+	/* KASAN's quarantined objects go back to their caches first. */
+	(void) kasan_quarantine_flush();
 
 	if (all) {
 		uint64_t seen = __atomic_load_n(&slab_reclaim_all_started, __ATOMIC_ACQUIRE);

@@ -7,6 +7,7 @@
  * and stack are freed when the last of the two references (creator, running) is
  * dropped: by thread_join()/thread_detach() or by the exit.
  */
+#include <debug/kasan.h>
 #include <proc/thread.h>
 #include <proc/uctx.h>
 #include <proc/scheduler.h>
@@ -151,7 +152,12 @@ static void thread_release(thread_t *t)
 	list_remove(&t->threads_link);
 	threads_n--;
 	irq_spinlock_unlock(&threads_lock, true);
+#ifdef CONFIG_KASAN
+	/* Poisoned as an exited thread's stack and quarantined. */
+	(void) kasan_stack_free(KA2PA(t->kstack), THREAD_STACK_SIZE / PAGE_SIZE);
+#else
 	frame_free(KA2PA(t->kstack), THREAD_STACK_SIZE / PAGE_SIZE);
+#endif
 	if (t->uctx)
 		uctx_destroy(t->uctx);
 	free(t);

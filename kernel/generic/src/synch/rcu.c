@@ -44,6 +44,7 @@
  * RCU_BROKEN (negative control for rcutorture): detection completes a GP right
  * after starting it, without waiting for anyone.
  */
+#include <debug/kasan.h>
 #include <synch/rcu.h>
 #include <synch/mutex.h>
 #include <synch/waitq.h>
@@ -236,12 +237,14 @@ static void exec_batch(rcu_item_t *head, cpu_t *c)
 {
 	size_t n = 0;
 	lockdep_rcu_cb_enter();
+	kasan_rcu_cb_enter();
 	while (head) {
 		rcu_item_t *next = head->next;
 		head->func(head);
 		head = next;
 		n++;
 	}
+	kasan_rcu_cb_exit();
 	lockdep_rcu_cb_exit();
 	c->rcu.stat_run += n;
 	c->rcu.stat_batches++;

@@ -20,7 +20,12 @@
 #define IST_MCE          3
 
 #define IST_STACK_SIZE   8192
+#ifdef CONFIG_KASAN
+/* KASAN's redzones around locals make frames larger: twice the stack. */
+#define KERNEL_STACK_SIZE 32768
+#else
 #define KERNEL_STACK_SIZE 16384
+#endif
 
 /** Header line of the `cpus` command (its columns: arch_id, timer_hz). */
 #define CPU_ARCH_TABLE_HEADER \

@@ -172,6 +172,10 @@ kernel_start64:
 	xorw %ax, %ax
 	movw %ax, %fs
 	movw %ax, %gs
+#ifdef CONFIG_KASAN
+	/* The image's shadow before the first instrumented function. */
+	call kasan_early_init
+#endif
 	movl boot_mb_magic, %edi
 	movl boot_mb_info, %esi
 	call main_bsp
@@ -200,7 +204,11 @@ boot_page_tables_end:
 	.align 16
 	.global boot_stack_bottom
 boot_stack_bottom:
+#ifdef CONFIG_KASAN
+	.skip 32768	/* KASAN: larger frames (KERNEL_STACK_SIZE) */
+#else
 	.skip 16384
+#endif
 	.global boot_stack_top
 boot_stack_top:
 

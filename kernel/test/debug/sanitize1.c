@@ -1,0 +1,195 @@
+/** @file sanitize1.c
+ * The sanitizers' negative controls (SANITIZE=kasan or ubsan builds only;
+ * unsafe: never run by `test *`, each by its name). Each commits one bug on
+ * purpose; the sanitizer must report it with its class and stacks
+ * (tests/test_sanitizers.py reads the report). In panic mode the report
+ * panics; after `sanitize report` the test continues and passes when the
+ * sanitizer's report count went up by one (it fails when the bug went
+ * unreported).
+ *
+ * KASAN: kasan_rcu1 (read after rcu_call freed the object), kasan_rcu2 (a
+ * reader keeps a pointer past its section and reads it in a later section,
+ * after the grace period and the callback), kasan_oob1 (slab out-of-bounds
+ * write), kasan_df1 (double free), kasan_stack1 (a stack used after its
+ * thread exited). UBSAN: ubsan_shift1 (shift past the width), ubsan_ovf1
+ * (signed overflow of a counter).
+ */
+#include <test.h>
+#include <debug/sanitize.h>
+#include <mm/malloc.h>
+#include <mm/slab.h>
+#include <proc/thread.h>
+#include <synch/rcu.h>
+#include <synch/semaphore.h>
+#include <print.h>
+
+#ifdef CONFIG_SANITIZE
+/** The report count of @a kind went up by one since @a before. */
+static const char *reported(san_kind_t kind, size_t before, const char *what)
+{
+	size_t now = san_report_count(kind);
+	if (now == before + 1)
+		return NULL;
+	printf("%s: %zu reports (expected 1)\n", what, now - before);
+	return now == before ? "the bug was not reported" :
+	    "more than one report for one bug";
+}
+#endif
+
+#ifdef CONFIG_KASAN
+typedef struct {
+	rcu_item_t rcu;
+	uint64_t key;
+	uint64_t value;
+} san_node_t;
+
+static void san_node_free(rcu_item_t *item)
+{
+	free(container_of(item, san_node_t, rcu));
+}
+
+/** Keeps the compiler from proving the access away. */
+static uint64_t read_value(volatile uint64_t *p)
+{
+	return *p;
+}
+
+const char *test_kasan_rcu1(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	san_node_t *n = malloc(sizeof(*n));
+	if (n == NULL)
+		return "out of memory";
+	n->key = 1;
+	n->value = 42;
+	rcu_call(&n->rcu, san_node_free);
+	rcu_barrier();
+	/* The bug: the callback freed n. */
+	uint64_t v = read_value(&n->value);
+	printf("kasan_rcu1: read %lu after the callback\n", (unsigned long) v);
+	return reported(SAN_KASAN, before, "kasan_rcu1");
+}
+
+/** The structure the reader looks up (RCU-protected). */
+static san_node_t __rcu *san_head;
+
+const char *test_kasan_rcu2(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	san_node_t *n = malloc(sizeof(*n));
+	if (n == NULL)
+		return "out of memory";
+	n->key = 2;
+	n->value = 7;
+	rcu_assign(san_head, n);
+
+	rcu_read_lock();
+	san_node_t *mine = rcu_access(san_head);
+	rcu_read_unlock();
+	/* The bug: mine is kept past the reader section that found it. */
+
+	rcu_assign(san_head, (san_node_t *) NULL);
+	rcu_call(&n->rcu, san_node_free);
+	rcu_barrier();
+	/* Allocations that would reuse the block if it had been released. */
+	void *filler[64];
+	for (unsigned i = 0; i < 64; i++)
+		filler[i] = malloc(sizeof(san_node_t));
+
+	rcu_read_lock();
+	uint64_t v = read_value(&mine->value);
+	rcu_read_unlock();
+	for (unsigned i = 0; i < 64; i++)
+		free(filler[i]);
+	printf("kasan_rcu2: read %lu through a pointer kept past its section\n",
+	    (unsigned long) v);
+	return reported(SAN_KASAN, before, "kasan_rcu2");
+}
+
+const char *test_kasan_oob1(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	slab_cache_t *c = slab_cache_create("kasan_oob1", 40, 0, NULL, NULL,
+	    SLAB_CACHE_NONE);
+	if (c == NULL)
+		return "cannot create the cache";
+	uint8_t *obj = slab_alloc(c, SLAB_KM_NONE);
+	if (obj == NULL)
+		return "out of memory";
+	volatile uint8_t *p = obj;
+	/* The bug: one byte past the 40-byte object. */
+	p[40] = 0x5a;
+	slab_free(c, obj);
+	(void) slab_cache_destroy(c);
+	return reported(SAN_KASAN, before, "kasan_oob1");
+}
+
+const char *test_kasan_df1(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	slab_cache_t *c = slab_cache_create("kasan_df1", 48, 0, NULL, NULL,
+	    SLAB_CACHE_NONE);
+	if (c == NULL)
+		return "cannot create the cache";
+	void *obj = slab_alloc(c, SLAB_KM_NONE);
+	if (obj == NULL)
+		return "out of memory";
+	slab_free(c, obj);
+	/* The bug: the same object again. */
+	slab_free(c, obj);
+	(void) slab_cache_destroy(c);
+	return reported(SAN_KASAN, before, "kasan_df1");
+}
+
+/** Where the exiting thread leaves the address of its local. */
+static volatile uint64_t *stack_ptr;
+
+static void stack_thread(void *arg)
+{
+	volatile uint64_t local = 0x1234;
+	/* The bug (the reader's): the address of a local outlives the thread. */
+	stack_ptr = &local;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	(void) local;
+}
+
+const char *test_kasan_stack1(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	thread_t *t = thread_create(stack_thread, NULL, "kasan_stack1",
+	    THREAD_FLAG_NONE);
+	if (t == NULL)
+		return "cannot create the thread";
+	thread_start(t);
+	if (thread_join(t) != EOK)
+		return "thread_join failed";
+	uint64_t v = read_value(stack_ptr);
+	printf("kasan_stack1: read %#lx from an exited thread's stack\n",
+	    (unsigned long) v);
+	return reported(SAN_KASAN, before, "kasan_stack1");
+}
+#endif
+
+#ifdef CONFIG_UBSAN
+const char *test_ubsan_shift1(void)
+{
+	size_t before = san_report_count(SAN_UBSAN);
+	volatile int width = 40;
+	volatile int one = 1;
+	/* The bug: a shift by more than int's 32 bits. */
+	int x = one << width;
+	printf("ubsan_shift1: 1 << %d = %d\n", width, x);
+	return reported(SAN_UBSAN, before, "ubsan_shift1");
+}
+
+const char *test_ubsan_ovf1(void)
+{
+	size_t before = san_report_count(SAN_UBSAN);
+	volatile int counter = 2147483600;
+	/* The bug: a signed counter that overflows. */
+	for (int i = 0; i < 100; i++)
+		counter = counter + 1;
+	printf("ubsan_ovf1: counter %d\n", counter);
+	return reported(SAN_UBSAN, before, "ubsan_ovf1");
+}
+#endif

@@ -1,0 +1,200 @@
+"""The kernel sanitizers (docs/SANITIZERS.md): SANITIZE=kasan and
+SANITIZE=ubsan builds (``make sanitizers``: build/debug-kasan,
+build/debug-ubsan; the soak's build/podzimek-kasan, build/podzimek-ubsan).
+
+One boot per sanitizer (``make test``), -smp 2:
+
+* a clean part in the default panic mode (any report panics, and the
+  harness counts a panic as a failure): tests that exercise RCU (``rcu1``),
+  the CHT (``cht``), the page hash table and page faults (``mapping1``,
+  ``pagefault1``) and user programs (``hello``, ``fault`` variants,
+  ``threads``, ``chtuser``); ``sanitize`` then says 0 reports;
+* the negative controls after ``sanitize report`` (report and continue):
+  each unsafe kernel test of kernel/test/debug/sanitize1.c must be reported
+  with its class, the faulting function and the right stacks (KASAN:
+  allocation and free stacks, the cache and the offset; UBSAN: the kind,
+  the source location and the values), and passes only when its sanitizer
+  counted exactly one report;
+* the total report count equals the number of controls (nothing else was
+  reported).
+
+``make soak`` (KTEST_SOAK=1): ``test *`` at -smp 4 on both RCU flavours
+under each sanitizer, and the user programs, with no report.
+"""
+
+import os
+import re
+
+import pytest
+
+from tools import kconsole
+from conftest import (REPO, BOOT_TIMEOUT, TEST_ONE_TIMEOUT, TEST_ALL_TIMEOUT,
+                      LONG_CMD_TIMEOUT, soak_enabled)
+from patterns import EXIT_RE
+
+
+def build(name):
+    return os.path.join(REPO, "build", name, "kernel.elf")
+
+
+KASAN_ELF = os.environ.get("KTEST_KASAN_KERNEL") or build("debug-kasan")
+UBSAN_ELF = os.environ.get("KTEST_UBSAN_KERNEL") or build("debug-ubsan")
+SOAK_ELFS = {
+    "a-rcu-kasan": KASAN_ELF,
+    "a-rcu-ubsan": UBSAN_ELF,
+    "podzimek-kasan": build("podzimek-kasan"),
+    "podzimek-ubsan": build("podzimek-ubsan"),
+}
+
+_FN = r"[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+"
+_FRAME = r"\n  0x[0-9a-f]+ <%s\+0x[0-9a-f]+>"
+
+
+def frames(*names):
+    """Consecutive backtrace lines naming ``names`` (innermost first)."""
+    return "".join(_FRAME % n for n in names)
+
+
+#: Per KASAN control: the report lines that must appear (regexes).
+KASAN_CONTROLS = {
+    "kasan_rcu1": [
+        r"BUG: KASAN: slab-use-after-rcu-free in test_kasan_rcu1\+0x",
+        r"Read of size 8 at addr 0xffff8[0-9a-f]+ by thread kconsole/\d+",
+        r"Allocated by thread \d+ on cpu \d+:" + frames("malloc",
+                                                       "test_kasan_rcu1"),
+        r"Freed \(by an RCU callback\) by thread \d+ on cpu \d+:" +
+        frames("free", "san_node_free"),
+        r"which belongs to the cache malloc-32 of size 48",
+        r"located 40 bytes inside of\n 48-byte region",
+        r">0xffff8[0-9a-f]+:.* f7",
+    ],
+    "kasan_rcu2": [
+        r"BUG: KASAN: slab-use-after-rcu-free in test_kasan_rcu2\+0x",
+        r"Read of size 8 at addr",
+        r"Allocated by thread \d+ on cpu \d+:" + frames("malloc",
+                                                       "test_kasan_rcu2"),
+        r"Freed \(by an RCU callback\) by thread \d+ on cpu \d+:" +
+        frames("free", "san_node_free"),
+        r"which belongs to the cache malloc-32",
+    ],
+    "kasan_oob1": [
+        r"BUG: KASAN: slab-out-of-bounds in test_kasan_oob1\+0x",
+        r"Write of size 1 at addr",
+        r"Allocated by thread \d+ on cpu \d+:" + frames("test_kasan_oob1"),
+        r"which belongs to the cache kasan_oob1 of size 40",
+        r"located 0 bytes to the right of\n 40-byte region",
+    ],
+    "kasan_df1": [
+        r"BUG: KASAN: double-free in <test_kasan_df1\+0x",
+        r"Allocated by thread \d+ on cpu \d+:" + frames("test_kasan_df1"),
+        r"Freed by thread \d+ on cpu \d+:" + frames("test_kasan_df1"),
+        r"which belongs to the cache kasan_df1 of size 48",
+    ],
+    "kasan_stack1": [
+        r"BUG: KASAN: stack-use-after-thread-exit in test_kasan_stack1\+0x",
+        r"Read of size 8 at addr",
+        r"belongs to the stack of an exited thread",
+        r">0xffff8[0-9a-f]+:( f5)+",
+    ],
+}
+
+#: Per UBSAN control: the report lines that must appear.
+UBSAN_CONTROLS = {
+    "ubsan_shift1": [
+        r"UBSAN: shift-out-of-bounds in kernel/test/debug/sanitize1\.c:\d+:\d+",
+        r"shift exponent 40 is too large for 32-bit type 'int'",
+        r"at <test_ubsan_shift1\+0x",
+    ],
+    "ubsan_ovf1": [
+        r"UBSAN: signed-integer-overflow in kernel/test/debug/sanitize1\.c:\d+:\d+",
+        r"2147483647 \+ 1 cannot be represented in type 'int'",
+        r"at <test_ubsan_ovf1\+0x",
+    ],
+}
+
+#: The clean part: kernel tests (RCU, the CHT, the page hash table, faults).
+CLEAN_TESTS = ("rcu1", "cht", "mapping1", "pagefault1")
+#: User programs: (command, expected exit status or None for a fault kill).
+CLEAN_PROGRAMS = ("run hello a b", "run threads 2", "run chtuser -t 2",
+                  "run sysjunk")
+
+STATS_RE = re.compile(r"reports: KASAN (\d+), UBSAN (\d+), KCSAN (\d+)")
+
+
+def report_counts(k):
+    out = k.cmd("sanitize stats", LONG_CMD_TIMEOUT)
+    m = STATS_RE.search(out)
+    assert m, "no sanitize stats line:\n%s" % out
+    return tuple(int(x) for x in m.groups())
+
+
+def clean_part(k):
+    """The clean subset in panic mode: every test passes, every program
+    exits 0, no report (a report would have panicked)."""
+    __tracebackhide__ = True
+    for t in CLEAN_TESTS:
+        out = k.cmd("test %s" % t, TEST_ONE_TIMEOUT)
+        assert "Test passed" in out, "test %s:\n%s" % (
+            t, kconsole.tail_lines(out))
+    for line in CLEAN_PROGRAMS:
+        out = k.cmd(line, LONG_CMD_TIMEOUT)
+        m = EXIT_RE.search(out)
+        assert m and m.group(3) == "0", "%s:\n%s" % (
+            line, kconsole.tail_lines(out))
+    out = k.cmd("run fault null", LONG_CMD_TIMEOUT)
+    assert "killed" in out, out
+    assert report_counts(k) == (0, 0, 0)
+
+
+def controls(k, expected, index):
+    """Each control reported with its lines; exactly one report each."""
+    __tracebackhide__ = True
+    out = k.cmd("sanitize report", LONG_CMD_TIMEOUT)
+    assert "report and continue" in out
+    for name, patterns in expected.items():
+        out = k.cmd("test %s" % name, TEST_ONE_TIMEOUT)
+        text = kconsole.normalize(out)
+        for p in patterns:
+            assert re.search(p, text), "%s: no /%s/ in:\n%s" % (
+                name, p, text)
+        assert "Test passed" in text, "%s:\n%s" % (name, text)
+    counts = report_counts(k)
+    assert counts[index] == len(expected), counts
+
+
+def boot(kernel, name, smp=2):
+    """A kconsole.Kernel for ``with`` (QEMU starts on entering it)."""
+    if not os.path.exists(kernel):
+        pytest.fail("%s is missing: make sanitizers" % kernel)
+    return kconsole.Kernel(smp=smp, kernel=kernel, name=name)
+
+
+def test_kasan():
+    """KASAN: the clean subset, then the five controls, one boot."""
+    with boot(KASAN_ELF, "sanitize-kasan") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        clean_part(k)
+        controls(k, KASAN_CONTROLS, 0)
+
+
+def test_ubsan():
+    """UBSAN: the clean subset, then the two controls, one boot."""
+    with boot(UBSAN_ELF, "sanitize-ubsan") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        clean_part(k)
+        controls(k, UBSAN_CONTROLS, 1)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("config", sorted(SOAK_ELFS))
+def test_all_tests_soak(config):
+    """``test *`` at -smp 4 and the user programs under each sanitizer on
+    both RCU flavours: every test passes and nothing is reported (panic
+    mode: a report panics)."""
+    if not soak_enabled():
+        pytest.skip("make soak (KTEST_SOAK=1)")
+    with boot(SOAK_ELFS[config], "sanitize-soak-%s" % config, smp=4) as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        run = k.run_all_tests(TEST_ALL_TIMEOUT * 2)
+        assert run.failed == 0, kconsole.tail_lines(run.output, 80)
+        clean_part(k)
