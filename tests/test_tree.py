@@ -8,6 +8,8 @@
 * docs/LOCKING.md names every lock the kernel initializes.
 * The Makefile names every kernel source (make list-sources).
 * No user space build reads kernel/ and the kernel reads no uspace/ (common/).
+* No production C function over 80 lines, no production file over 900, no
+  kernel test function over 120 (tools/size_check.py).
 """
 
 import os
@@ -245,3 +247,38 @@ def test_no_kernel_path_in_user_space_builds():
             if os.path.relpath(p, REPO).startswith("uspace/")]
     assert not kern, "kernel objects depend on uspace files: %s" % \
         sorted(kern)[:10]
+
+
+def _size_check():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "size_check", os.path.join(REPO, "tools", "size_check.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sizes_within_limits():
+    """No production C function over 80 lines, no production file over 900,
+    no kernel test function over 120 (tools/size_check.py)."""
+    sc = _size_check()
+    bad = [v for v in sc.violations() if (v[0], v[1]) not in sc.ALLOW]
+    assert not bad, "over the size limits:\n" + sc.report(bad)
+
+
+def test_size_checker_finds_long_functions():
+    sc = _size_check()
+    body = "\tx++;\n" * 79
+    # ok() is 80 lines, at the limit; long_one() is 84.
+    text = ("static int ok(int a)\n{\n" + "\tx++;\n" * 77
+            + "}\n"
+            "struct s { int a; };\n"
+            "static const int tab[] = { 1, 2 };\n"
+            "/* f(void) { */\n"
+            "int\nlong_one(void)\n{\n\tif (x) {\n" + body + "\t}\n}\n")
+    vs = sc.violations(["kernel/generic/src/x.c", "kernel/test/x.c"],
+                       read=lambda f: text)
+    assert vs == [("kernel/generic/src/x.c", "long_one", 84, 80)]
+    big = "int a;\n" * 901
+    vs = sc.violations(["common/x.h"], read=lambda f: big)
+    assert vs == [("common/x.h", None, 901, 900)]
