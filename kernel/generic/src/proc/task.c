@@ -7,8 +7,8 @@
  * different futexes share no written line, unless their keys collide in a
  * bucket: the calls that find no waiter (a wake) or a value that does not
  * match (a wait) touch only their bucket, never the task structure, and
- * create no object (issue 30: one per-task futex mutex had every call of a
- * task write the same lines). A waiter reads the expected value from user
+ * create no object (one per-task futex mutex had every call of a task
+ * write the same lines). A waiter reads the expected value from user
  * memory and counts itself in f->waiters under the bucket's mutex, then
  * sleeps on f->wq outside it; a waker takes min(count, waiters) off the
  * counter under the same mutex and wakes that many with waitq_wake_one(),
