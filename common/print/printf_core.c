@@ -250,6 +250,219 @@ static int parse_decimal(const char **pfmt)
 	return v;
 }
 
+/** One parsed conversion specification (everything before the conversion). */
+typedef struct {
+	int flags;          /**< FL_* flags. */
+	int width;          /**< Minimum field width (0: none). */
+	int precision;      /**< Precision, -1 if not given. */
+	printf_len_t len;   /**< Length modifier. */
+} printf_spec_t;
+
+/** Parses the flags of a specification; advances @a *pfmt past them. */
+static int parse_flags(const char **pfmt)
+{
+	const char *fmt = *pfmt;
+	int flags = 0;
+
+	for (;;) {
+		if (*fmt == '-')
+			flags |= FL_LEFT;
+		else if (*fmt == '0')
+			flags |= FL_ZERO;
+		else if (*fmt == '+')
+			flags |= FL_PLUS;
+		else if (*fmt == ' ')
+			flags |= FL_SPACE;
+		else if (*fmt == '#')
+			flags |= FL_ALT;
+		else
+			break;
+		fmt++;
+	}
+
+	*pfmt = fmt;
+	return flags;
+}
+
+/** Parses a length modifier (hh h l ll z t j, or none); advances @a *pfmt. */
+static printf_len_t parse_length(const char **pfmt)
+{
+	const char *fmt = *pfmt;
+	printf_len_t len = LEN_DEFAULT;
+
+	switch (*fmt) {
+	case 'h':
+		fmt++;
+		if (*fmt == 'h') {
+			fmt++;
+			len = LEN_HH;
+		} else {
+			len = LEN_H;
+		}
+		break;
+	case 'l':
+		fmt++;
+		if (*fmt == 'l') {
+			fmt++;
+			len = LEN_LL;
+		} else {
+			len = LEN_L;
+		}
+		break;
+	case 'z':
+		fmt++;
+		len = LEN_Z;
+		break;
+	case 't':
+		fmt++;
+		len = LEN_T;
+		break;
+	case 'j':
+		fmt++;
+		len = LEN_J;
+		break;
+	default:
+		break;
+	}
+
+	*pfmt = fmt;
+	return len;
+}
+
+/**
+ * Parses flags, width, precision and length of a specification.
+ *
+ * @param pfmt In: the character after '%'; out: the conversion character.
+ * @param args Arguments ('*' width and precision consume an int each).
+ * @param sp   Filled in.
+ */
+static void parse_spec(const char **pfmt, va_list *args, printf_spec_t *sp)
+{
+	const char *fmt = *pfmt;
+
+	sp->flags = parse_flags(&fmt);
+	sp->precision = -1;
+
+	/* Width. */
+	if (*fmt == '*') {
+		int w = va_arg(*args, int);
+		fmt++;
+		if (w < 0) {
+			sp->flags |= FL_LEFT;
+			sp->width = (w == INT32_MIN) ? INT32_MAX : -w;
+		} else {
+			sp->width = w;
+		}
+	} else {
+		sp->width = parse_decimal(&fmt);
+	}
+
+	/* Precision. */
+	if (*fmt == '.') {
+		fmt++;
+		if (*fmt == '*') {
+			int p = va_arg(*args, int);
+			fmt++;
+			sp->precision = (p < 0) ? -1 : p;
+		} else {
+			sp->precision = parse_decimal(&fmt);
+		}
+	}
+
+	sp->len = parse_length(&fmt);
+	*pfmt = fmt;
+}
+
+/** Prints %p: "0x" and 16 lowercase hex digits, padded to the width. */
+static void print_pointer(printf_state_t *st, uintptr_t v,
+    const printf_spec_t *sp)
+{
+	char buf[18];
+
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int i = 17; i >= 2; i--) {
+		buf[i] = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	}
+	emit_padded(st, buf, sizeof(buf), sp->flags, sp->width);
+}
+
+/** Prints %s: "(null)" for NULL, at most the precision's characters. */
+static void print_string(printf_state_t *st, const char *s,
+    const printf_spec_t *sp)
+{
+	size_t n = 0;
+
+	if (s == NULL)
+		s = "(null)";
+	if (sp->precision >= 0) {
+		while (n < (size_t) sp->precision && s[n] != '\0')
+			n++;
+	} else {
+		while (s[n] != '\0')
+			n++;
+	}
+	emit_padded(st, s, n, sp->flags, sp->width);
+}
+
+/**
+ * Prints one conversion whose specification has been parsed.
+ *
+ * @param st   Output state.
+ * @param conv The conversion character (not '\0').
+ * @param sp   The parsed specification.
+ * @param args Arguments (the conversion's one is consumed).
+ * @return False if @a conv is no known conversion (nothing printed, no
+ *         argument consumed).
+ */
+static bool print_conversion(printf_state_t *st, char conv,
+    const printf_spec_t *sp, va_list *args)
+{
+	switch (conv) {
+	case 'd':
+	case 'i': {
+		int64_t v = fetch_signed(args, sp->len);
+		bool neg = v < 0;
+		uint64_t mag = neg ? (uint64_t) 0 - (uint64_t) v :
+		    (uint64_t) v;
+		print_number(st, mag, neg, true, 10, false, sp->flags,
+		    sp->width, sp->precision);
+		return true;
+	}
+	case 'u':
+		print_number(st, fetch_unsigned(args, sp->len), false,
+		    false, 10, false, sp->flags, sp->width, sp->precision);
+		return true;
+	case 'x':
+	case 'X':
+		print_number(st, fetch_unsigned(args, sp->len), false,
+		    false, 16, conv == 'X', sp->flags, sp->width,
+		    sp->precision);
+		return true;
+	case 'o':
+		print_number(st, fetch_unsigned(args, sp->len), false,
+		    false, 8, false, sp->flags, sp->width, sp->precision);
+		return true;
+	case 'p':
+		print_pointer(st, (uintptr_t) va_arg(*args, void *), sp);
+		return true;
+	case 'c': {
+		char c = (char) va_arg(*args, int);
+		emit_padded(st, &c, 1, sp->flags, sp->width);
+		return true;
+	}
+	case 's':
+		print_string(st, va_arg(*args, const char *), sp);
+		return true;
+	case '%':
+		emit(st, '%');
+		return true;
+	default:
+		return false;
+	}
+}
+
 /**
  * Core formatter.
  *
@@ -287,161 +500,18 @@ int printf_core(void (*out)(char, void *), void *data, const char *fmt,
 
 		/* Start of a conversion specification. */
 		const char *spec = fmt++;
-		int flags = 0;
-		int width = 0;
-		int precision = -1;
-		printf_len_t len = LEN_DEFAULT;
+		printf_spec_t sp;
 
-		/* Flags. */
-		for (;;) {
-			if (*fmt == '-')
-				flags |= FL_LEFT;
-			else if (*fmt == '0')
-				flags |= FL_ZERO;
-			else if (*fmt == '+')
-				flags |= FL_PLUS;
-			else if (*fmt == ' ')
-				flags |= FL_SPACE;
-			else if (*fmt == '#')
-				flags |= FL_ALT;
-			else
-				break;
-			fmt++;
-		}
-
-		/* Width. */
-		if (*fmt == '*') {
-			int w = va_arg(args, int);
-			fmt++;
-			if (w < 0) {
-				flags |= FL_LEFT;
-				width = (w == INT32_MIN) ? INT32_MAX : -w;
-			} else {
-				width = w;
-			}
-		} else {
-			width = parse_decimal(&fmt);
-		}
-
-		/* Precision. */
-		if (*fmt == '.') {
-			fmt++;
-			if (*fmt == '*') {
-				int p = va_arg(args, int);
-				fmt++;
-				precision = (p < 0) ? -1 : p;
-			} else {
-				precision = parse_decimal(&fmt);
-			}
-		}
-
-		/* Length modifier. */
-		switch (*fmt) {
-		case 'h':
-			fmt++;
-			if (*fmt == 'h') {
-				fmt++;
-				len = LEN_HH;
-			} else {
-				len = LEN_H;
-			}
-			break;
-		case 'l':
-			fmt++;
-			if (*fmt == 'l') {
-				fmt++;
-				len = LEN_LL;
-			} else {
-				len = LEN_L;
-			}
-			break;
-		case 'z':
-			fmt++;
-			len = LEN_Z;
-			break;
-		case 't':
-			fmt++;
-			len = LEN_T;
-			break;
-		case 'j':
-			fmt++;
-			len = LEN_J;
-			break;
-		default:
-			break;
-		}
-
-		char conv = *fmt;
-
-		switch (conv) {
-		case 'd':
-		case 'i': {
-			int64_t v = fetch_signed(&args, len);
-			bool neg = v < 0;
-			uint64_t mag = neg ? (uint64_t) 0 - (uint64_t) v :
-			    (uint64_t) v;
-			print_number(&st, mag, neg, true, 10, false, flags,
-			    width, precision);
-			break;
-		}
-		case 'u':
-			print_number(&st, fetch_unsigned(&args, len), false,
-			    false, 10, false, flags, width, precision);
-			break;
-		case 'x':
-		case 'X':
-			print_number(&st, fetch_unsigned(&args, len), false,
-			    false, 16, conv == 'X', flags, width, precision);
-			break;
-		case 'o':
-			print_number(&st, fetch_unsigned(&args, len), false,
-			    false, 8, false, flags, width, precision);
-			break;
-		case 'p': {
-			uintptr_t v = (uintptr_t) va_arg(args, void *);
-			char buf[18];
-			buf[0] = '0';
-			buf[1] = 'x';
-			for (int i = 17; i >= 2; i--) {
-				buf[i] = "0123456789abcdef"[v & 0xf];
-				v >>= 4;
-			}
-			emit_padded(&st, buf, sizeof(buf), flags, width);
-			break;
-		}
-		case 'c': {
-			char c = (char) va_arg(args, int);
-			emit_padded(&st, &c, 1, flags, width);
-			break;
-		}
-		case 's': {
-			const char *s = va_arg(args, const char *);
-			size_t n = 0;
-			if (s == NULL)
-				s = "(null)";
-			if (precision >= 0) {
-				while (n < (size_t) precision && s[n] != '\0')
-					n++;
-			} else {
-				while (s[n] != '\0')
-					n++;
-			}
-			emit_padded(&st, s, n, flags, width);
-			break;
-		}
-		case '%':
-			emit(&st, '%');
-			break;
-		case '\0':
+		parse_spec(&fmt, &args, &sp);
+		if (*fmt == '\0') {
 			/* Format ends inside a specification: print it as is. */
 			emit_chars(&st, spec, (size_t) (fmt - spec));
-			continue;
-		default:
-			/* Unknown conversion: print it literally. */
-			emit_chars(&st, spec, (size_t) (fmt - spec) + 1);
 			break;
 		}
-
+		if (!print_conversion(&st, *fmt, &sp, &args)) {
+			/* Unknown conversion: print it literally. */
+			emit_chars(&st, spec, (size_t) (fmt - spec) + 1);
+		}
 		fmt++;
 	}
 

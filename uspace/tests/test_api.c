@@ -768,8 +768,8 @@ static void test_print(void)
 
 /**
  * Creating a table needs no registered thread (nor a reader section): the
- * main thread runs this before it registers. From 65e189b until the fix,
- * cht_create() linked the bucket dummies inside reader sections and aborted
+ * main thread runs this before it registers. A defect, since fixed, had
+ * cht_create() link the bucket dummies inside reader sections and abort
  * here (memcached creates its table before its threads register).
  */
 static void test_create_unregistered(void)

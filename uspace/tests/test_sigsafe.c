@@ -1,5 +1,5 @@
 /** @file test_sigsafe.c
- * Reader sections in signal handlers (issue 15, item 9).
+ * Reader sections in signal handlers.
  *
  * Part 1, deterministic (x86-64): the test single-steps its own reader
  * sections. With the trap flag (EFLAGS.TF) set, the CPU raises SIGTRAP after

@@ -1,6 +1,5 @@
 /** @file test_workfail.c
- * The library's helper threads cannot be started, then can again (issue 15,
- * item 4): no resize request and no helper start is lost for good.
+ * The library's helper threads cannot be started, then can again: no resize request and no helper start is lost for good.
  *
  * The test interposes pthread_create() (the library's helper threads are
  * started through it): while `fail_create` is set every call fails with

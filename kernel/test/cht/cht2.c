@@ -1,6 +1,5 @@
 /** @file cht2.c
- * Test `chtcount`: the CHT's item count and its resize requests (issue 15,
- * items 3 and 4).
+ * Test `chtcount`: the CHT's item count and its resize requests.
  *
  * Part 1, the item count never goes below the number of linked items. Pairs
  * of threads share a key: the inserter inserts one item of that key and waits
@@ -38,7 +37,7 @@
  * never resized again and cht_destroy() waited forever (then this test leaks
  * the table instead of calling it).
  *
- * Part 3, the split count (issue 16, item 3). One thread per online CPU,
+ * Part 3, the split count. One thread per online CPU,
  * wired there, inserts CHT3_PER_THREAD keys of its own into a table that
  * starts at 16 buckets with max_load 1, then removes them all. The count
  * starts in item_cnt alone (too small a table for per-CPU slots) and moves to

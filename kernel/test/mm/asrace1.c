@@ -1,5 +1,5 @@
 /** @file asrace1.c
- * Tests `asrace1` and `asrace1long` (issue 15, item 1): destroying and
+ * Tests `asrace1` and `asrace1long`: destroying and
  * shrinking an area while other threads fault pages in it.
  *
  * The defect: the fault path looked the area up, dropped the area lock and

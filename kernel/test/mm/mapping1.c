@@ -928,12 +928,8 @@ const char *test_mapping1(void)
 		if (e->threads > s0.threads)
 			return "threads left behind";
 	}
-	if (s[1].free != s[0].free || s[1].slab_frames != s[0].slab_frames) {
-		snprintf(reason, sizeof(reason), "second run left %zu free frames, the "
-		    "first %zu (slab frames %zu, %zu)", s[1].free, s[0].free,
-		    s[1].slab_frames, s[0].slab_frames);
+	if (mmtest_check_repeat(s, reason, sizeof(reason)))
 		return reason;
-	}
 	TPRINTF("mapping1: free frames %zu after both runs (%ld against the "
 	    "baseline: slabs kept partially used); %lu ms\n", s[1].free,
 	    (long) s[1].free - (long) s0.free, (uptime_us() - t0) / 1000);

@@ -1,5 +1,5 @@
 /** @file mapping2.c
- * Test `mapping2` (issue 15, item 2): page_mapping_update() racing itself,
+ * Test `mapping2`: page_mapping_update() racing itself,
  * page_mapping_remove() and lookups on one page.
  *
  * The defect: an update found the old record, inserted a new one and removed

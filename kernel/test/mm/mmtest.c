@@ -165,3 +165,14 @@ void mmtest_snap(mmtest_snap_t *s)
 	s->dummies = 0;
 	s->ases = as_count();
 }
+
+const char *mmtest_check_repeat(const mmtest_snap_t s[2], char *buf,
+    size_t size)
+{
+	if (s[1].free == s[0].free && s[1].slab_frames == s[0].slab_frames)
+		return NULL;
+	snprintf(buf, size, "second run left %zu free frames, the first %zu "
+	    "(slab frames %zu, %zu)", s[1].free, s[0].free, s[1].slab_frames,
+	    s[0].slab_frames);
+	return buf;
+}

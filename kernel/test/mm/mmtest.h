@@ -111,4 +111,17 @@ void mmtest_quiesce(void);
  */
 void mmtest_snap(mmtest_snap_t *s);
 
+/**
+ * The check after two identical runs of a test: the second must leave as
+ * many free frames and as many slab frames as the first (the first may fill
+ * slabs the second then reuses; a growing count is a leak).
+ *
+ * @param s    The snapshots after the first and after the second run.
+ * @param buf  Where a failure's reason is written.
+ * @param size Size of @a buf in bytes.
+ * @return NULL if they agree, else @a buf.
+ */
+const char *mmtest_check_repeat(const mmtest_snap_t s[2], char *buf,
+    size_t size);
+
 #endif

@@ -449,6 +449,41 @@ static void teardown(unsigned n)
 	pf1_hot_as = NULL;
 }
 
+/**
+ * Checks how the unmaps of the shared address space reached the other CPUs
+ * (the phase after the threads joined): shootdown cross-calls where the TLB
+ * invalidation is local, broadcast invalidations where it is broadcast.
+ * Records a failure in pf1_failure.
+ */
+static void check_shootdowns(void)
+{
+	/*
+	 * How the unmaps of the shared address space (phases 1 and 2a:
+	 * all threads, one per CPU, run it) reached the other CPUs:
+	 * cross-calls where the TLB invalidation is local (the unmapper
+	 * runs the address space, so at least its own CPU is called);
+	 * where it is broadcast (ARCH_TLB_BROADCAST, arm64) not a single
+	 * smp_call, one broadcast invalidation per shootdown instead.
+	 */
+	as_stats_t st = as_stats(pf1_shared_as);
+	TPRINTF("pagefault1: shared address space: %lu shootdown "
+	    "cross-calls, %lu broadcast TLB invalidations\n",
+	    st.shootdowns, st.tlb_broadcasts);
+#if ARCH_TLB_BROADCAST
+	if (st.shootdowns != 0 || st.tlb_broadcasts == 0)
+		mmtest_fail(&pf1_failure, "%lu shootdown cross-calls and %lu "
+		    "broadcast invalidations where the TLB invalidation is "
+		    "broadcast: expected none and some", st.shootdowns,
+		    st.tlb_broadcasts);
+#else
+	if (st.shootdowns == 0 || st.tlb_broadcasts != 0)
+		mmtest_fail(&pf1_failure, "%lu shootdown cross-calls and %lu "
+		    "broadcast invalidations where the TLB invalidation is "
+		    "local: expected some and none", st.shootdowns,
+		    st.tlb_broadcasts);
+#endif
+}
+
 const char *test_pagefault1(void)
 {
 	static char reason[224];
@@ -504,31 +539,7 @@ const char *test_pagefault1(void)
 		    (t1 - phase3_end_us) / 1000, as_stats(pf1_shared_as).faults,
 		    as_stats(pf1_shared_as).faults_minor, as_stats(pf1_shared_as).shootdowns, peak_entries,
 		    peak_buckets);
-		/*
-		 * How the unmaps of the shared address space (phases 1 and 2a:
-		 * all threads, one per CPU, run it) reached the other CPUs:
-		 * cross-calls where the TLB invalidation is local (the unmapper
-		 * runs the address space, so at least its own CPU is called);
-		 * where it is broadcast (ARCH_TLB_BROADCAST, arm64) not a single
-		 * smp_call, one broadcast invalidation per shootdown instead.
-		 */
-		as_stats_t st = as_stats(pf1_shared_as);
-		TPRINTF("pagefault1: shared address space: %lu shootdown "
-		    "cross-calls, %lu broadcast TLB invalidations\n",
-		    st.shootdowns, st.tlb_broadcasts);
-#if ARCH_TLB_BROADCAST
-		if (st.shootdowns != 0 || st.tlb_broadcasts == 0)
-			mmtest_fail(&pf1_failure, "%lu shootdown cross-calls and %lu "
-			    "broadcast invalidations where the TLB invalidation is "
-			    "broadcast: expected none and some", st.shootdowns,
-			    st.tlb_broadcasts);
-#else
-		if (st.shootdowns == 0 || st.tlb_broadcasts != 0)
-			mmtest_fail(&pf1_failure, "%lu shootdown cross-calls and %lu "
-			    "broadcast invalidations where the TLB invalidation is "
-			    "local: expected some and none", st.shootdowns,
-			    st.tlb_broadcasts);
-#endif
+		check_shootdowns();
 	}
 	teardown(n);
 

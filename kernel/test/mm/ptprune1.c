@@ -1,5 +1,5 @@
 /** @file ptprune1.c
- * Test `ptprune1` (issue 38, point 3): page tables freed when their areas go
+ * Test `ptprune1`: page tables freed when their areas go
  * (mm/as.c, prune_tables(); docs/LOCKING.md, "Freeing page tables"), raced
  * by faults in the same and in neighbouring areas.
  *

@@ -1,5 +1,5 @@
 /** @file arearace.c
- * Reproducer of a defect sysfuzz found (issue 29): an area shrink (or
+ * Reproducer of a defect sysfuzz found: an area shrink (or
  * destroy) removes the pages of the freed range after it has released the
  * range, so another area created there meanwhile loses the pages it wrote.
  *

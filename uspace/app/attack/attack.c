@@ -1,5 +1,5 @@
 /** @file attack.c
- * Raw instruction-level attacks on the kernel's entry paths (issue 29). Each
+ * Raw instruction-level attacks on the kernel's entry paths. Each
  * variant prints what it is about to do, then does it; the kernel must kill
  * only this task with a report (or, where the instruction is legitimate, let
  * it continue) and stay up:

@@ -1,6 +1,6 @@
 /** @file futexbench.c
  * Futex calls of one task on different futexes from different CPUs, in a
- * window of the sharing counter (docs/SHARING.md, issue 30):
+ * window of the sharing counter (docs/SHARING.md):
  *
  *   futexbench [-n THREADS] [-c CALLS] [-s]
  *

@@ -1,5 +1,5 @@
 /** @file futexrace.c
- * Reproducer of a futex defect sysfuzz found (issue 29): a wake that counts
+ * Reproducer of a futex defect sysfuzz found: a wake that counts
  * a waiter whose timeout has just fired leaves a remembered wake-up in the
  * futex's wait queue; the next waiter consumes it without being counted
  * and the futex's waiter count stays too high (a debug kernel asserts

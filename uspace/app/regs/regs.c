@@ -1,5 +1,5 @@
 /** @file regs.c
- * Per-thread user register state (issue 38): every register a user program
+ * Per-thread user register state: every register a user program
  * may write must be its thread's own, and a new task and a new thread must
  * start with the defined initial state.
  *

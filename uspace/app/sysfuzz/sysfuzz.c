@@ -1,5 +1,5 @@
 /** @file sysfuzz.c
- * The system-call fuzzer (issue 29), in the manner of trinity/syzkaller at
+ * The system-call fuzzer, in the manner of trinity/syzkaller at
  * this kernel's scale:
  *
  *   sysfuzz [-s SEED] [-t SECONDS] [-n THREADS] [-g]

@@ -40,7 +40,7 @@ static const char *handler_names[IVT_ITEMS];
  * (an NMI may nest in a handler); interrupt_count() sums the rows with relaxed
  * loads. A row is 2 KiB and the array 64-byte aligned, so no two CPUs write a
  * common cache line: one array shared by all CPUs put a line written by every
- * CPU on every timer tick into every benchmark (issue 30, docs/SHARING.md).
+ * CPU on every timer tick into every benchmark (docs/SHARING.md).
  */
 static uint64_t interrupt_counts[CONFIG_MAX_CPUS][IVT_ITEMS] ALIGNED(64);
 

@@ -89,30 +89,6 @@ struct uctx {
 	/* The FP area follows in the same allocation. */
 };
 
-static inline uint64_t read_cr0(void)
-{
-	uint64_t v;
-	asm volatile ("mov %%cr0, %0" : "=r" (v));
-	return v;
-}
-
-static inline void write_cr0(uint64_t v)
-{
-	asm volatile ("mov %0, %%cr0" :: "r" (v) : "memory");
-}
-
-static inline uint64_t read_cr4_(void)
-{
-	uint64_t v;
-	asm volatile ("mov %%cr4, %0" : "=r" (v));
-	return v;
-}
-
-static inline void write_cr4_(uint64_t v)
-{
-	asm volatile ("mov %0, %%cr4" :: "r" (v) : "memory");
-}
-
 static void cpuid_sub(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b,
     uint32_t *c, uint32_t *d)
 {
@@ -127,12 +103,12 @@ void fpu_init_cpu(bool boot_cpu)
 	if (!(d & CPUID1_EDX_FXSR))
 		panic("CPU without FXSAVE/FXRSTOR (CPUID.1:EDX.FXSR)");
 	write_cr0((read_cr0() | CR0_MP | CR0_NE) & ~(CR0_EM | CR0_TS));
-	uint64_t cr4 = read_cr4_() | CR4_OSFXSR | CR4_OSXMMEXCPT;
+	uint64_t cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;
 	bool xsave = (c & CPUID1_ECX_XSAVE) != 0;
 	uint64_t xcr0 = 0;
 	size_t size = FXSAVE_SIZE;
 	if (xsave) {
-		write_cr4_(cr4 | CR4_OSXSAVE);
+		write_cr4(cr4 | CR4_OSXSAVE);
 		xcr0 = XCR0_X87 | XCR0_SSE | ((c & CPUID1_ECX_AVX) ? XCR0_AVX : 0);
 		asm volatile ("xsetbv" :: "c" (0), "a" ((uint32_t) xcr0),
 		    "d" ((uint32_t) (xcr0 >> 32)) : "memory");
@@ -140,7 +116,7 @@ void fpu_init_cpu(bool boot_cpu)
 		cpuid_sub(0xd, 0, &a, &b, &c, &d);
 		size = b;
 	} else {
-		write_cr4_(cr4);
+		write_cr4(cr4);
 	}
 	/* Nothing of a previous owner (firmware, boot loader) stays. */
 	asm volatile ("fninit" ::: "memory");

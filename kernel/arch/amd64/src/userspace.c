@@ -48,18 +48,6 @@ static bool umip_enabled;
 extern uint8_t uaccess_smap;
 uint8_t uaccess_smap;
 
-static inline uint64_t read_cr4(void)
-{
-	uint64_t v;
-	asm volatile ("mov %%cr4, %0" : "=r" (v));
-	return v;
-}
-
-static inline void write_cr4(uint64_t v)
-{
-	asm volatile ("mov %0, %%cr4" :: "r" (v) : "memory");
-}
-
 void userspace_arch_init_cpu(void)
 {
 	write_msr(MSR_EFER, read_msr(MSR_EFER) | EFER_SCE);

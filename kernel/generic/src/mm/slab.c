@@ -71,37 +71,8 @@
  * Interrupts rather than only preemption are disabled on the fast path for two
  * reasons: interrupt handlers may then use the magazines too, and a timer tick on a
  * CPU proves that the CPU is not inside a magazine operation, which is what lets
- * another CPU flush its magazines without a per-CPU lock (next paragraph).
- *
- * **Flushing another CPU's magazines** (slab_reclaim(SLAB_RECLAIM_ALL),
- * slab_cache_destroy()). The reclaimer sets flush_req of every online CPU (one
- * flag per CPU for all caches; a CPU that sees its flag set bypasses its
- * magazines and the depot and goes straight to the slab layer), reads each
- * CPU's tick counter (cpu_t.ticks, incremented first thing by the timer
- * interrupt on that CPU) and waits until each has advanced by two. A magazine
- * operation runs with interrupts disabled, so it lies entirely before or after
- * each tick. An operation before the second tick has all its stores visible
- * once that tick's increment is visible: clock_tick() stores the tick with
- * release order (on a weakly ordered CPU such as arm64 nothing else would
- * keep the magazine stores before it) and the reclaimer loads it with
- * acquire. An operation after the second tick follows, in program order,
- * the first tick's increment and the full fence clock_tick() executes right
- * after it, so its load of flush_req happens after the first increment became
- * visible, which is after the reclaimer read the old tick value, which (by
- * the reclaimer's full fence between its stores of the flags and its loads
- * of the ticks) is after its store of the flag: it sees the flag and keeps
- * off its magazines. (A store-buffering pattern: each side needs its full
- * fence; x86's TSO gave the CPU side one for free in the locked instructions
- * that follow the tick, arm64 gives none.) The reclaimer then owns
- * the magazine slots of those CPUs, detaches the magazines, and clears the
- * flags with release stores (the owner's acquire load of its flag then sees the
- * detached slots). A CPU whose ticks do not advance within
- * SLAB_FLUSH_TIMEOUT_US is skipped (its magazines stay; a warning is printed).
- * Only one reclaim runs at a time (slab_reclaim_busy); a full reclaim that had to
- * wait for another one skips its pass if a complete pass started after it was
- * called. The wait for ticks is why a full reclaim needs interrupts and
- * preemption enabled: a CPU spinning with interrupts disabled on a lock the
- * reclaimer held would never tick.
+ * another CPU flush its magazines without a per-CPU lock (the flush_req
+ * protocol, in the file comment of slab_reclaim.c).
  *
  * **Locking and what protects what.**
  * - slab_cache_t fields set at creation (name, size, geometry, constructor, ...):
@@ -112,7 +83,7 @@
  * - slab_cpu_cache_t of CPU i (current, last, the full and empty stacks with
  *   their counts, and the statistics): CPU i with
  *   interrupts disabled, or a reclaimer that owns the slot through the flush_req
- *   protocol above. Statistics are written with relaxed atomic stores and read
+ *   protocol (slab_reclaim.c). Statistics are written with relaxed atomic stores and read
  *   racily by slab_cache_get_stats().
  * - magazines: in a slot or on a CPU's stack (slab_magazine_t.next), owned like the slot; in the depot, by the cache lock; on a
  *   local list of a reclaim, by that reclaim.
@@ -627,6 +598,87 @@ out:
 }
 
 /**
+ * Free path, both of this CPU's magazines full: parks the full @a l (the
+ * last magazine) on this CPU's full stack, takes an empty magazine from its
+ * empty stack, makes it current (the old current @a m becomes last) and puts
+ * @a obj into it. No lock: interrupts disabled on the CPU that owns @a cc,
+ * whose empty stack is not empty and whose full stack has room.
+ */
+static inline void mag_exchange_local(slab_cpu_cache_t *cc, slab_magazine_t *m,
+    slab_magazine_t *l, void *obj)
+{
+	slab_magazine_t *e = cc->empty;
+	cc->empty = e->next;
+	cc->nempty--;
+	l->next = cc->full;
+	cc->full = l;
+	cc->nfull++;
+	cc->last = m;
+	cc->current = e;
+	e->objs[e->busy++] = obj;
+}
+
+/** An empty magazine from the depot of @a c, or NULL. Cache lock held. */
+static inline slab_magazine_t *mag_depot_take_empty(slab_cache_t *c)
+{
+	link_t *lk = depot_take_empty(c);
+	return lk != NULL ? list_get_instance(lk, slab_magazine_t, link) : NULL;
+}
+
+/**
+ * Free path, the depot exchange: retires the full magazine @a l (the last
+ * of the CPU that owns @a cc) to that CPU's full stack or, that stack full,
+ * to the depot's full list.
+ *
+ * Cache lock held, interrupts disabled on the CPU that owns @a cc.
+ * @return The full magazine the depot's cap (depot_cap()) pushed out, for
+ *         the caller to destroy with no lock held; NULL if none.
+ */
+static inline slab_magazine_t *mag_retire_full_locked(slab_cache_t *c,
+    slab_cpu_cache_t *cc, slab_magazine_t *l)
+{
+	if (cc->nfull < c->cpu_cap) {
+		/* The old last is full: to this CPU's stack. */
+		l->next = cc->full;
+		cc->full = l;
+		cc->nfull++;
+		return NULL;
+	}
+	/* The old last is full: to the depot. */
+	list_prepend(&l->link, &c->depot_full);
+	c->ndepot_full++;
+	if (c->ndepot_full > depot_cap(c)) {
+		link_t *lk = list_last(&c->depot_full);
+		list_remove(lk);
+		c->ndepot_full--;
+		return list_get_instance(lk, slab_magazine_t, link);
+	}
+	return NULL;
+}
+
+/** Counts a free served by the magazines of the CPU that owns @a cc. */
+static inline void mag_count_free_hit(slab_cpu_cache_t *cc)
+{
+	stat_inc(&cc->hits);
+	stat_inc(&cc->frees);
+}
+
+/**
+ * The end of mag_obj_put(), no lock held: frees the new magazine it did not
+ * use (@a spare), destroys the one the depot's cap pushed out (@a excess)
+ * and those the depot's trim took out (@a trimmed). NULLs are skipped.
+ */
+static void mag_put_release(slab_magazine_t *spare, slab_magazine_t *excess,
+    list_t *trimmed)
+{
+	if (spare != NULL)
+		slab_free(&slab_mag_cache, spare);
+	if (excess != NULL)
+		(void) mag_destroy(excess);
+	(void) slab_mag_list_destroy(trimmed);
+}
+
+/**
  * Magazine layer of slab_free(): puts @a obj into the local CPU's magazines,
  * exchanging with the depot or allocating a new magazine when needed.
  * @return false when the object must go to the slab layer.
@@ -636,8 +688,7 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 	slab_magazine_t *spare = NULL;
 	slab_magazine_t *excess = NULL;
 	bool done = false;
-	list_t trimmed;
-	list_initialize(&trimmed);
+	list_t trimmed = LIST_INITIALIZER(trimmed);
 
 	for (;;) {
 		ipl_t ipl = interrupts_disable();
@@ -653,8 +704,7 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 
 		if (likely(m != NULL && m->busy < m->size)) {
 			m->objs[m->busy++] = obj;
-			stat_inc(&cc->hits);
-			stat_inc(&cc->frees);
+			mag_count_free_hit(cc);
 			interrupts_restore(ipl);
 			done = true;
 			break;
@@ -665,8 +715,7 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 			cc->last = m;
 			cc->current = l;
 			l->objs[l->busy++] = obj;
-			stat_inc(&cc->hits);
-			stat_inc(&cc->frees);
+			mag_count_free_hit(cc);
 			interrupts_restore(ipl);
 			done = true;
 			break;
@@ -678,17 +727,8 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 		 * exchange stays on this CPU: no lock.
 		 */
 		if (l != NULL && cc->empty != NULL && cc->nfull < c->cpu_cap) {
-			slab_magazine_t *e = cc->empty;
-			cc->empty = e->next;
-			cc->nempty--;
-			l->next = cc->full;
-			cc->full = l;
-			cc->nfull++;
-			cc->last = m;
-			cc->current = e;
-			e->objs[e->busy++] = obj;
-			stat_inc(&cc->hits);
-			stat_inc(&cc->frees);
+			mag_exchange_local(cc, m, l, obj);
+			mag_count_free_hit(cc);
 			interrupts_restore(ipl);
 			done = true;
 			break;
@@ -696,14 +736,9 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 
 		irq_spinlock_lock(&c->lock, false);
 		depot_trim_locked(c, &trimmed);
-		slab_magazine_t *e = spare;
-		if (e != NULL) {
-			spare = NULL;
-		} else {
-			link_t *lk = depot_take_empty(c);
-			if (lk != NULL)
-				e = list_get_instance(lk, slab_magazine_t, link);
-		}
+		/* The caller's new magazine, else an empty one of the depot. */
+		slab_magazine_t *e = spare != NULL ? spare : mag_depot_take_empty(c);
+		spare = NULL;
 		if (e == NULL) {
 			irq_spinlock_unlock(&c->lock, false);
 			interrupts_restore(ipl);
@@ -713,38 +748,19 @@ static bool mag_obj_put(slab_cache_t *c, void *obj)
 				break;
 			continue;
 		}
-		if (l != NULL && cc->nfull < c->cpu_cap) {
-			/* The old last is full: to this CPU's stack. */
-			l->next = cc->full;
-			cc->full = l;
-			cc->nfull++;
-		} else if (l != NULL) {
-			/* The old last is full: to the depot. */
-			list_prepend(&l->link, &c->depot_full);
-			c->ndepot_full++;
-			if (c->ndepot_full > depot_cap(c)) {
-				link_t *lk = list_last(&c->depot_full);
-				list_remove(lk);
-				c->ndepot_full--;
-				excess = list_get_instance(lk, slab_magazine_t, link);
-			}
-		}
+		if (l != NULL)
+			excess = mag_retire_full_locked(c, cc, l);
 		cc->last = m;
 		cc->current = e;
 		e->objs[e->busy++] = obj;
-		stat_inc(&cc->hits);
-		stat_inc(&cc->frees);
+		mag_count_free_hit(cc);
 		irq_spinlock_unlock(&c->lock, false);
 		interrupts_restore(ipl);
 		done = true;
 		break;
 	}
 
-	if (spare != NULL)
-		slab_free(&slab_mag_cache, spare);
-	if (excess != NULL)
-		(void) mag_destroy(excess);
-	(void) slab_mag_list_destroy(&trimmed);
+	mag_put_release(spare, excess, &trimmed);
 	return done;
 }
 

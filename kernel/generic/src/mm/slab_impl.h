@@ -1,9 +1,10 @@
 /** @file slab_impl.h
  * What the parts of the slab allocator share: slab.c (slabs, magazines, the
- * allocation fast paths, the reclaim lock), slab_reclaim.c (flushing
+ * allocation fast paths), slab_reclaim.c (the reclaim lock, flushing
  * magazines, slab_reclaim()) and slab_cache.c (cache creation and
  * destruction, statistics). The design and what protects what are in the
- * file comment of slab.c; the interface is mm/slab.h. Private to mm/.
+ * file comments of slab.c and slab_reclaim.c (flushing other CPUs'
+ * magazines); the interface is mm/slab.h. Private to mm/.
  */
 #ifndef KERN_MM_SLAB_IMPL_H_
 #define KERN_MM_SLAB_IMPL_H_
@@ -60,7 +61,7 @@ typedef struct slab_magazine {
 	link_t link;
 	/** Cache whose objects it holds. Immutable. */
 	slab_cache_t *cache;
-	/** Objects in objs[]; see the file comment for who owns the magazine. */
+	/** Objects in objs[]; see slab.c's file comment for who owns the magazine. */
 	size_t busy;
 	/** Capacity (cache->mag_size). Immutable. */
 	size_t size;
@@ -148,7 +149,7 @@ struct slab_cache {
 	slab_cpu_cache_t cpu[CONFIG_MAX_CPUS];
 };
 
-/** Per-CPU flush request (see the file comment). One cache line per CPU. */
+/** Per-CPU flush request (slab_reclaim.c's file comment). One cache line per CPU. */
 typedef struct {
 	/** Set and cleared by the reclaimer, read by the owner. Atomics. */
 	int flush_req;

@@ -2,7 +2,37 @@
  * Slab allocator: giving memory back. The reclaim lock (one reclaim or cache
  * destruction at a time), flushing the per-CPU magazines of every CPU (the
  * flush_req protocol), slab_cache_flush() for slab_cache_destroy(), and
- * slab_reclaim() (see slab.c for the design).
+ * slab_reclaim() (see slab.c for the rest of the design).
+ *
+ * **Flushing another CPU's magazines** (slab_reclaim(SLAB_RECLAIM_ALL),
+ * slab_cache_destroy()). The reclaimer sets flush_req of every online CPU (one
+ * flag per CPU for all caches; a CPU that sees its flag set bypasses its
+ * magazines and the depot and goes straight to the slab layer), reads each
+ * CPU's tick counter (cpu_t.ticks, incremented first thing by the timer
+ * interrupt on that CPU) and waits until each has advanced by two. A magazine
+ * operation runs with interrupts disabled, so it lies entirely before or after
+ * each tick. An operation before the second tick has all its stores visible
+ * once that tick's increment is visible: clock_tick() stores the tick with
+ * release order (on a weakly ordered CPU such as arm64 nothing else would
+ * keep the magazine stores before it) and the reclaimer loads it with
+ * acquire. An operation after the second tick follows, in program order,
+ * the first tick's increment and the full fence clock_tick() executes right
+ * after it, so its load of flush_req happens after the first increment became
+ * visible, which is after the reclaimer read the old tick value, which (by
+ * the reclaimer's full fence between its stores of the flags and its loads
+ * of the ticks) is after its store of the flag: it sees the flag and keeps
+ * off its magazines. (A store-buffering pattern: each side needs its full
+ * fence; x86's TSO gave the CPU side one for free in the locked instructions
+ * that follow the tick, arm64 gives none.) The reclaimer then owns
+ * the magazine slots of those CPUs, detaches the magazines, and clears the
+ * flags with release stores (the owner's acquire load of its flag then sees the
+ * detached slots). A CPU whose ticks do not advance within
+ * SLAB_FLUSH_TIMEOUT_US is skipped (its magazines stay; a warning is printed).
+ * Only one reclaim runs at a time (slab_reclaim_busy); a full reclaim that had to
+ * wait for another one skips its pass if a complete pass started after it was
+ * called. The wait for ticks is why a full reclaim needs interrupts and
+ * preemption enabled: a CPU spinning with interrupts disabled on a lock the
+ * reclaimer held would never tick.
  */
 #include <debug/kasan.h>
 #include "slab_impl.h"

@@ -7,8 +7,8 @@
  * different futexes share no written line, unless their keys collide in a
  * bucket: the calls that find no waiter (a wake) or a value that does not
  * match (a wait) touch only their bucket, never the task structure, and
- * create no object (issue 30: one per-task futex mutex had every call of a
- * task write the same lines). A waiter reads the expected value from user
+ * create no object (one per-task futex mutex had every call of a task
+ * write the same lines). A waiter reads the expected value from user
  * memory and counts itself in f->waiters under the bucket's mutex, then
  * sleeps on f->wq outside it; a waker takes min(count, waiters) off the
  * counter under the same mutex and wakes that many with waitq_wake_one(),
@@ -538,6 +538,67 @@ static bool futex_addr_ok(uintptr_t uaddr)
 	    uaddr < USER_AREA_END;
 }
 
+/**
+ * Finds the futex of (@a task, @a uaddr) in bucket @a b, or creates it: the
+ * object is the task's, counted against TASK_FUTEXES_MAX and charged to the
+ * task's memory limit. The caller takes its reference.
+ *
+ * b->mtx held (a mutex: thread context).
+ * @param out Set to the futex on success.
+ * @return EOK; ELIMIT at the task's futex count or memory limit; ENOMEM
+ *         when the kernel heap has no memory.
+ */
+static int futex_get_locked(futex_bucket_t *b, task_t *task, uintptr_t uaddr,
+    futex_t **out)
+{
+	futex_t *f = futex_find_locked(b, task, uaddr);
+	if (f) {
+		*out = f;
+		return EOK;
+	}
+	if (__atomic_fetch_add(&task->nfutexes, 1, __ATOMIC_RELAXED) >=
+	    TASK_FUTEXES_MAX) {
+		__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
+		return ELIMIT;
+	}
+	/* The object is the task's: charged to its memory limit. */
+	if (as_charge(task->as, sizeof(futex_t)) != EOK) {
+		__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
+		return ELIMIT;
+	}
+	f = malloc(sizeof(futex_t));
+	if (!f) {
+		as_uncharge(task->as, sizeof(futex_t));
+		__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
+		return ENOMEM;
+	}
+	f->task = task;
+	f->uaddr = uaddr;
+	waitq_initialize(&f->wq);
+	f->waiters = 0;
+	f->refs = 0;
+	list_append(&f->link, &b->futexes);
+	*out = f;
+	return EOK;
+}
+
+/**
+ * The sleep of a futex wait of @a timeout_ns nanoseconds (0: none), in
+ * microseconds for waitq_sleep_timeout(): rounded up, bounded to a day so
+ * that deadlines cannot overflow; SYNCH_NO_TIMEOUT for 0.
+ */
+static uint64_t futex_timeout_us(uint64_t timeout_ns)
+{
+	uint64_t usec = SYNCH_NO_TIMEOUT;
+	if (timeout_ns) {
+		usec = timeout_ns / 1000 + 1;
+		/* Bounded so that deadlines cannot overflow: at most a day. */
+		if (usec > 86400ULL * 1000000)
+			usec = 86400ULL * 1000000;
+	}
+	return usec;
+}
+
 int futex_wait(const uint32_t __user *uword, uint32_t expected,
     uint64_t timeout_ns)
 {
@@ -564,46 +625,18 @@ int futex_wait(const uint32_t __user *uword, uint32_t expected,
 		mutex_unlock(&b->mtx);
 		return rc;
 	}
-	futex_t *f = futex_find_locked(b, task, uaddr);
-	if (!f) {
-		if (__atomic_fetch_add(&task->nfutexes, 1, __ATOMIC_RELAXED) >=
-		    TASK_FUTEXES_MAX) {
-			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
-			mutex_unlock(&b->mtx);
-			return ELIMIT;
-		}
-		/* The object is the task's: charged to its memory limit. */
-		if (as_charge(task->as, sizeof(futex_t)) != EOK) {
-			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
-			mutex_unlock(&b->mtx);
-			return ELIMIT;
-		}
-		f = malloc(sizeof(futex_t));
-		if (!f) {
-			as_uncharge(task->as, sizeof(futex_t));
-			__atomic_fetch_sub(&task->nfutexes, 1, __ATOMIC_RELAXED);
-			mutex_unlock(&b->mtx);
-			return ENOMEM;
-		}
-		f->task = task;
-		f->uaddr = uaddr;
-		waitq_initialize(&f->wq);
-		f->waiters = 0;
-		f->refs = 0;
-		list_append(&f->link, &b->futexes);
+	futex_t *f;
+	rc = futex_get_locked(b, task, uaddr, &f);
+	if (rc != EOK) {
+		mutex_unlock(&b->mtx);
+		return rc;
 	}
 	f->refs++;
 	f->waiters++;
 	mutex_unlock(&b->mtx);
 
-	uint64_t usec = SYNCH_NO_TIMEOUT;
-	if (timeout_ns) {
-		usec = timeout_ns / 1000 + 1;
-		/* Bounded so that deadlines cannot overflow: at most a day. */
-		if (usec > 86400ULL * 1000000)
-			usec = 86400ULL * 1000000;
-	}
-	rc = waitq_sleep_timeout(&f->wq, usec, SYNCH_FLAGS_NONE);
+	rc = waitq_sleep_timeout(&f->wq, futex_timeout_us(timeout_ns),
+	    SYNCH_FLAGS_NONE);
 
 	mutex_lock(&b->mtx);
 	if (rc == ETIMEOUT) {

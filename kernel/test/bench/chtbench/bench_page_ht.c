@@ -83,8 +83,8 @@ int s_ph_lookup(void)
 	 * queue; let that resize finish before the measured lookups. Without
 	 * this wait the resize ran inside the window at -smp 4: about 1370
 	 * bucket-array lines written by buckets_replace() on one CPU and read by
-	 * the others' lookups, 0.05-0.18 transfers per lookup (issue 30's
-	 * "unexplained page-hash sharing"). Lookups during a resize are
+	 * the others' lookups, 0.05-0.18 transfers per lookup (the page hash
+	 * table's sharing that had looked unexplained). Lookups during a resize are
 	 * measured by chtbench 18. At most 10 s (then the run goes on).
 	 */
 	for (unsigned ms = 0; ms < 10000; ms++) {

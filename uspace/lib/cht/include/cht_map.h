@@ -1,6 +1,6 @@
 /** @file cht_map.h
  * libcht's managed map: the CHT with items the library allocates, copies
- * into and frees itself (issue 39). The intrusive API of <cht.h> stays; this
+ * into and frees itself. The intrusive API of <cht.h> stays; this
  * is the layer for users who do not want to allocate items, defer their
  * frees past a grace period or register threads.
  *

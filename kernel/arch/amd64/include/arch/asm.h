@@ -111,6 +111,32 @@ static inline void write_cr3(uint64_t v)
 	asm volatile ("mov %0, %%cr3" :: "r" (v) : "memory");
 }
 
+/** CR0 (FPU control: MP, NE, EM, TS; uctx.c sets them at boot). */
+static inline uint64_t read_cr0(void)
+{
+	uint64_t v;
+	asm volatile ("mov %%cr0, %0" : "=r" (v));
+	return v;
+}
+
+static inline void write_cr0(uint64_t v)
+{
+	asm volatile ("mov %0, %%cr0" :: "r" (v) : "memory");
+}
+
+/** CR4 (OSFXSR, OSXSAVE, SMEP, SMAP, UMIP; set per CPU at boot). */
+static inline uint64_t read_cr4(void)
+{
+	uint64_t v;
+	asm volatile ("mov %%cr4, %0" : "=r" (v));
+	return v;
+}
+
+static inline void write_cr4(uint64_t v)
+{
+	asm volatile ("mov %0, %%cr4" :: "r" (v) : "memory");
+}
+
 static inline void invlpg(uintptr_t va)
 {
 	asm volatile ("invlpg (%0)" :: "r" (va) : "memory");

@@ -14,7 +14,7 @@
 
 #define VECTOR_TIMER     0xf0  /**< LAPIC timer. */
 #define VECTOR_IPI_TEST  0xf1  /**< Counted by the ipi1 test. */
-#define VECTOR_SMP_CALL  0xf2  /**< SMP cross-calls (issue 4). */
+#define VECTOR_SMP_CALL  0xf2  /**< SMP cross-calls. */
 #define VECTOR_WAKEUP    0xf3  /**< Wakes a halted CPU (scheduler). */
 #define VECTOR_HALT      0xfe  /**< Stop this CPU (halt, panic fallback). */
 #define VECTOR_SPURIOUS  0xff  /**< LAPIC spurious vector. */
