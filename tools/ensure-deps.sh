@@ -7,7 +7,8 @@
 # Groups (default: test):
 #   test          build and test the kernel and the userspace library
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
-#                 gcc, make, binutils, python3, for arm64 qemu-system-arm
+#                 gcc, make, ccache (the configurations share their
+#                 objects, see the Makefile's CCACHE), binutils, python3, for arm64 qemu-system-arm
 #                 (qemu-system-aarch64) and gcc-aarch64-linux-gnu (the
 #                 cross compiler, binutils with it), pkg-config (the library's
 #                 install test; its sanitizer runtimes come with gcc),
@@ -75,6 +76,7 @@ test cmd xorriso xorriso
 test cmd mformat mtools
 test cmd gcc gcc
 test cmd make make
+test cmd ccache ccache
 test cmd ld binutils
 test cmd objcopy binutils
 test cmd python3 python3
