@@ -602,11 +602,28 @@ controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 TEST_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
+# pytest in two runs: first the tests that may share the CPUs (marked
+# `concurrent` by tests/conftest.py: host-only tests, -smp 1 boots, a few
+# boots that need no interleaving) two at a time under pytest-xdist
+# (--dist loadgroup: one boot's steps, or one module's builds, on one
+# worker), then the others one at a time (the -smp 2 and 4 boots, whose race
+# tests need the vCPUs to interleave, the negative controls, the sharing
+# counts). Both runs always run; make test fails if either failed. One run
+# at a time without pytest-xdist or on one CPU.
+PYTEST_FLAGS := -v -rs --tb=short --durations=25
+TEST_XDIST := $(if $(filter 1,$(NPROC)),true,$(PYTHON) -c 'import xdist' \
+	>/dev/null 2>&1 && echo '-n 2 --dist loadgroup')
+TEST_PATHS := tests/ bench/test_bench.py
+
 test: deps ## build everything and run every test (pytest in tests/)
 	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
-	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
-		tests/ bench/test_bench.py
+	@rc=0; xdist=$$($(TEST_XDIST)); \
+	KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest $(PYTEST_FLAGS) \
+		$$xdist -m concurrent $(TEST_PATHS) || rc=1; \
+	KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest $(PYTEST_FLAGS) \
+		-m 'not concurrent' $(TEST_PATHS) || rc=1; \
+	exit $$rc
 
 # The static check (make check): sparse over every kernel C file with the
 # kernel's flags, in each configuration whose #ifdef'ed code differs (A-RCU
