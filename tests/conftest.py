@@ -297,32 +297,50 @@ def _concurrent(item):
             or _host_only(item) or _smp1(item))
 
 
-def _xdist_group(item):
-    """The xdist group of ``item``: the steps of one boot, and the tests of
-    one module-scoped build, stay on one worker in order (``make test``
-    runs ``--dist loadgroup``)."""
-    module = item.module.__name__ if getattr(item, "module", None) else ""
+def xdist_group(nodeid):
+    """The pytest-xdist group of a test id: the steps of one boot (one class,
+    one vCPU count), and the tests of one module-scoped build, stay on one
+    worker in order."""
+    path, _, rest = nodeid.partition("::")
+    module = os.path.splitext(os.path.basename(path))[0]
     if module in HOST_GROUPS:
         return HOST_GROUPS[module]
-    name = module
-    if getattr(item, "cls", None) is not None:
-        name += "::" + item.cls.__name__
-    if _smp1(item):
+    parts = rest.split("::")
+    name = path + ("::" + parts[0] if len(parts) > 1 else "")
+    param = nodeid[nodeid.index("[") + 1:] if "[" in nodeid else ""
+    if _SMP1_RE.search(param):
         name += "@smp1"
     return name
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (make test): each xdist_group() on one worker.
+    pytest-xdist's own loadgroup reads xdist_group markers and renames the
+    node ids, which pytest 9 ignores (its tests then go one by one to any
+    worker), so the groups are computed here from the node ids, over
+    xdist's scope scheduler."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_group(nodeid)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark the tests that boot QEMU ``slow`` and those that may share the
-    CPUs ``concurrent`` (the markers are registered in pytest.ini), give
-    each test its xdist group; skip the soak tests unless KTEST_SOAK=1."""
+    CPUs ``concurrent`` (the markers are registered in pytest.ini); skip the
+    soak tests unless KTEST_SOAK=1."""
     for item in items:
         if _boots_qemu(item):
             item.add_marker(pytest.mark.slow)
         if _concurrent(item):
             item.add_marker(pytest.mark.concurrent)
-        item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
     if soak_enabled():
         return
     skip = pytest.mark.skip(reason="soak test: set KTEST_SOAK=1 (make soak)")
