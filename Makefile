@@ -72,6 +72,9 @@
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
 #   SPARSE         the sparse command of make check (default sparse)
+#   CCACHE         the ccache command in front of the compiler (default: ccache
+#                  when installed; CCACHE= compiles without it); its cache is
+#                  build/ccache (CCACHE_DIR)
 
 ARCH ?= amd64
 ifeq ($(ARCH),arm64)
@@ -96,7 +99,22 @@ MEM ?= 512M
 PYTHON ?= python3
 QEMU ?= qemu-system-x86_64
 
-CC      := $(CROSS_COMPILE)gcc
+# ccache (Debian's ccache; tools/ensure-deps.sh test installs it) in front of
+# every compile of the kernel and its programs, when present: the many
+# configurations (flavours, controls, arm64) share each object that their
+# knobs do not change. Preprocessor mode: a -D that does not change a file's
+# preprocessed text does not change its cache key. The cache is
+# build/ccache of the tree where make started (CCACHE_DIR, exported, so that
+# a sub-make in a copy of the tree shares it; the compile commands name
+# sources by relative paths and the directory is not hashed, so copies hit
+# too). CCACHE= (empty) compiles without it.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+CCACHE_DIR ?= $(CURDIR)/build/ccache
+export CCACHE_DIR
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+export CCACHE_MAXSIZE ?= 2G
+CC      := $(if $(CCACHE),$(CCACHE) )$(CROSS_COMPILE)gcc
 LD      := $(CROSS_COMPILE)ld
 NM      := $(CROSS_COMPILE)nm
 OBJCOPY := $(CROSS_COMPILE)objcopy
@@ -150,13 +168,11 @@ endif
 CFLAGS += -DCONFIG_BUILD='"$(BUILD_KIND)"'
 
 # The RCU algorithm's own file (synch/rcu_arcu.c or synch/rcu_podzimek.c, over
-# the shared synch/rcu.c) is in the kernel's source list below.
+# the shared synch/rcu.c): RCU_SRC_$(RCU) of kernel/generic/src/Makefile.inc.
 ifeq ($(RCU),a-rcu)
 CFLAGS += -DCONFIG_RCU_A_RCU
-RCU_ALG_SRC := synch/rcu_arcu.c
 else ifeq ($(RCU),podzimek-rcu)
 CFLAGS += -DCONFIG_RCU_PODZIMEK
-RCU_ALG_SRC := synch/rcu_podzimek.c
 else
 $(error RCU must be a-rcu or podzimek-rcu)
 endif
@@ -239,22 +255,26 @@ SAN_NAME := $(if $(SANITIZE),-$(SANITIZE))$(if $(filter kasan,$(SANITIZE)),$(if 
 # The sanitizer flags of one source file $(1).
 san_flags = $(if $(filter $(addprefix %/,$(SAN_EXCLUDE)),$(1)),,$(SAN_CFLAGS))
 # The page hash table's design has its own file (genarch/src/mm/page_ht_cht.c
-# or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm.
+# or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm:
+# PAGE_HT_SRC_$(PAGE_HT) of kernel/genarch/src/Makefile.inc.
 ifeq ($(PAGE_HT),cht)
 CFLAGS += -DCONFIG_PAGE_HT_CHT
-PAGE_HT_SRC := mm/page_ht_cht.c
 else ifeq ($(PAGE_HT),locked)
 CFLAGS += -DCONFIG_PAGE_HT_LOCKED
-PAGE_HT_SRC := mm/page_ht_locked.c
 else
 $(error PAGE_HT must be cht or locked)
 endif
 # The OS's user programs (ELF64, ring 3): uspace/app/NAME/*.c linked with
 # uspace/lib/c into $(BUILD)/programs/NAME, booted as multiboot modules
 # (-initrd for -kernel boots, GRUB module lines in the ISO). The Linux build
-# of libcht (make -C uspace) does not look at these directories.
-USPACE_APPS := hello fault sysjunk threads busy ufault chtuser attack limits bigbss \
-	sysfuzz arearace futexrace futexbench regs
+# of libcht (make -C uspace) does not look at these directories. Each
+# program's directory has a Makefile.inc that adds its name to USPACE_APPS
+# (and to USPACE_CHT_APPS if it uses the CHT, see below): a directory of
+# uspace/app without one (example: libcht's Linux example) is not an OS
+# program. In the order of their names.
+USPACE_APPS :=
+USPACE_CHT_APPS :=
+include $(sort $(wildcard uspace/app/*/Makefile.inc))
 ULIBC := uspace/lib/c
 ifeq ($(ARCH),arm64)
 UARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics
@@ -276,9 +296,8 @@ ULIBC_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBC_SRC))
 # The OS's libcht: the shared common/adt/cht.c again, over the third environment
 # (uspace/lib/cht/osenv/adt/cht_env_os.h, named by CHT_ENV_HEADER) and libcht's
 # user RCU built for lib/c (CHT_OS_BUILD, see uspace/lib/cht_rcu). Programs
-# listed in USPACE_CHT_APPS are compiled with the same include path and
-# linked with $(BUILD)/os/libcht.a.
-USPACE_CHT_APPS := chtuser
+# listed in USPACE_CHT_APPS (by their Makefile.inc) are compiled with the
+# same include path and linked with $(BUILD)/os/libcht.a.
 UCHT_FLAGS := -DCHT_OS_BUILD -DCHT_ENV_HEADER='"adt/cht_env_os.h"' \
 	-Iuspace/lib/cht/osenv -Iuspace/lib/cht_rcu/include \
 	$(if $(filter 0,$(DEBUG)),-DCHT_NDEBUG)
@@ -301,62 +320,27 @@ ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
 	-T $(ARCH_DIR)/_link.ld
 
-# The kernel's sources, every one named here (a file not listed is not built;
-# tests/test_tree.py checks that every kernel source is listed).
-# Per architecture; genarch: the PC platform drivers (ACPI, PIT, 16550) only
-# on amd64, the device tree, GICv2 and PL011 only on arm64, the page hash
-# table and the 4-level user page-table walk (genarch/src/mm) everywhere.
-ARCH_SRC_amd64 := boot/multiboot.S boot/ap_boot.S context.S isr.S syscall.S \
-	uaccess.S apic.c arch.c boot.c cpu.c interrupt.c pagefault.c paging.c \
-	smp.c uaccess_fixup.c userspace.c uctx.c
-ARCH_SRC_arm64 := start.S vectors.S context.S uaccess_asm.S arch.c cpu.c \
-	exception.c interrupt.c paging.c smp.c uaccess.c userspace.c uctx.c \
-	uctx_asm.S
-GENARCH_SRC_amd64 := acpi.c pit.c uart16550.c $(PAGE_HT_SRC) mm/pt4.c
-GENARCH_SRC_arm64 := fdt.c gicv2.c pl011.c $(PAGE_HT_SRC) mm/pt4.c
+# The kernel's sources: each component lists its own, in link order, in a
+# Makefile.inc of its directory (a file not listed is not built;
+# tests/test_tree.py checks that every kernel source is listed), with paths
+# relative to that directory:
+#   kernel/arch/ARCH/src/Makefile.inc  ARCH_SRC_ARCH (every architecture's
+#                                      fragment is read, for list-sources)
+#   kernel/genarch/src/Makefile.inc    GENARCH_SRC_ARCH (the platform drivers
+#                                      each architecture uses, the page hash
+#                                      table, PAGE_HT_SRC_<PAGE_HT>)
+#   kernel/generic/src/Makefile.inc    GENERIC_SRC, GENERIC_TEST_SRC (TESTS=1),
+#                                      RCU_SRC_<RCU>
+#   kernel/test/Makefile.inc           TEST_SRC (TESTS=1)
+#   common/Makefile.inc                COMMON_SRC, COMMON_TEST_SRC (TESTS=1)
+ARCHES := $(sort $(patsubst kernel/arch/%/src/Makefile.inc,%,$(wildcard \
+	kernel/arch/*/src/Makefile.inc)))
+include $(foreach a,$(ARCHES),kernel/arch/$(a)/src/Makefile.inc)
+include $(GENARCH_DIR)/src/Makefile.inc $(GENERIC_DIR)/src/Makefile.inc \
+	$(TEST_DIR)/Makefile.inc $(COMMON_DIR)/Makefile.inc
 ARCH_SRC := $(ARCH_SRC_$(ARCH)) $(SAN_ARCH_SRC)
+GENERIC_SRC += $(SAN_SRC)
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
-GENERIC_SRC := \
-	adt/avl.c adt/cht_env.c \
-	console/console.c console/kconsole.c console/cmd_cht.c console/cmd_mm.c \
-	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
-	console/cmd_task.c console/cmd_workq.c \
-	cpu/cpu.c \
-	debug/panic.c debug/symtab.c \
-	lib/errno.c lib/str.c \
-	main/main.c \
-	mm/as.c mm/frame.c mm/malloc.c mm/page_fault.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
-	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
-	smp/smp_call.c \
-	synch/condvar.c synch/lockdep.c synch/lockdep_info.c \
-	synch/lockdep_report.c synch/lockstat.c synch/mutex.c \
-	synch/rcu.c $(RCU_ALG_SRC) synch/rcu_stall.c synch/rwlock.c \
-	synch/semaphore.c synch/spinlock.c synch/waitq.c synch/workqueue.c \
-	syscall/syscall.c \
-	time/delay.c time/timeout.c $(SAN_SRC)
-# CONFIG_TEST (TESTS=1): the console commands that run them, the tests
-# (kernel/test/) and the benchmarks (kernel/test/bench/).
-GENERIC_TEST_SRC := console/cmd_test.c console/cmd_bench.c
-TEST_SRC := test.c testlib.c \
-	adt/avl1.c \
-	atomic/atomic1.c \
-	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
-	bench/chtbench/resize.c bench/chtbench/bench_page_ht.c \
-	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
-	debug/backtrace1.c debug/dfstack1.c debug/fault1.c debug/sanitize1.c \
-	mm/as1.c mm/asrace1.c mm/ptprune1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
-	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
-	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
-	mm/useraccess1.c \
-	print/print1.c \
-	proc/sched1.c proc/thread1.c \
-	smp/ipi1.c smp/smpcall1.c \
-	synch/condvar1.c synch/lockdep1.c synch/mutex1.c synch/rcu1.c \
-	synch/rcu1_parts1.c synch/rcu1_parts2.c synch/rcusleep1.c synch/rcustall1.c \
-	synch/rcutorture.c synch/rcuunlock1.c synch/rwlock1.c synch/semaphore1.c \
-	synch/semaphore2.c synch/waitq1.c synch/workqueue1.c
-COMMON_SRC := adt/cht.c print/printf_core.c
-COMMON_TEST_SRC := test/cht_sanity.c
 KERNEL_SRC := $(addprefix $(ARCH_DIR)/src/,$(ARCH_SRC)) \
 	$(addprefix $(COMMON_DIR)/,$(COMMON_SRC)) \
 	$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC)) \
@@ -516,11 +500,11 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 # hash designs), one per line (tests/test_tree.py
 # compares the lists of TESTS=1 with the tree).
 list-sources: ## the kernel's source files, one per line (every architecture)
-	@printf '%s\n' $(sort $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,synch/rcu_arcu.c \
-		synch/rcu_podzimek.c) $(addprefix $(GENARCH_DIR)/src/,mm/page_ht_cht.c \
-		mm/page_ht_locked.c) $(foreach a,amd64 arm64,$(addprefix \
-		kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) $(addprefix \
-		$(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
+	@printf '%s\n' $(sort $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,$(foreach \
+		v,$(filter RCU_SRC_%,$(.VARIABLES)),$($(v)))) $(addprefix \
+		$(GENARCH_DIR)/src/,$(foreach v,$(filter PAGE_HT_SRC_%,$(.VARIABLES)),$($(v)))) \
+		$(foreach a,$(ARCHES),$(addprefix kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) \
+		$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
 		$(addprefix $(GENERIC_DIR)/src/,debug/sanitize.c debug/stackdepot.c \
 		debug/kasan.c debug/ubsan.c console/cmd_sanitize.c) \
 		kernel/arch/amd64/src/kasan_shadow.c)
@@ -559,9 +543,10 @@ run-iso: deps all ## the same, booting the ISO (amd64 only)
 	@$(QEMU) -cdrom $(BUILD)/image.iso $(QEMU_FLAGS) || [ $$? -eq 33 ]
 
 # Each configuration below is NAME:VAR=VALUE,... built into build/NAME over the
-# defaults RCU=a-rcu PAGE_HT=cht and no BROKEN= knob.
-FLAVOUR_CONFIGS := podzimek:RCU=podzimek-rcu locked:PAGE_HT=locked \
-	release:DEBUG=0 release-locked:DEBUG=0,PAGE_HT=locked lockstat:LOCK_STAT=1
+# defaults RCU=a-rcu PAGE_HT=cht and no BROKEN= knob. The configurations the
+# tests boot besides the negative controls (FLAVOUR_CONFIGS,
+# ARM64_FLAVOUR_CONFIGS, ARM64_SOAK_CONFIGS) are listed in tests/configs.mk.
+include tests/configs.mk
 CONTROL_CONFIGS := rcu-broken:BROKEN=rcu \
 	podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
 	broken-shootdown:BROKEN=shootdown broken-smpcall:BROKEN=smpcall \
@@ -605,20 +590,19 @@ sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
 # built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
 # over the locked page hash table, the release build (DEBUG=0), the
 # broken-RCU controls and BROKEN=shootdown (the non-broadcast TLBI, the
-# control of tlb_shootdown() in mm/as.c); ARM64_SOAK_CONFIGS: Podzimek over the locked page hash
-# table, which only make soak boots (one build less in make test).
+# control of tlb_shootdown() in mm/as.c); ARM64_SOAK_CONFIGS (tests/configs.mk):
+# Podzimek over the locked page hash table, which only make soak boots (one
+# build less in make test).
 # tests/test_arm64.py boots them (make test: test * on a few, a short look at
 # locked and release; make soak: test * at -smp 1, 2, 4, 8 on the four debug
 # builds). Skipped with a message when the cross compiler is missing (the
 # tests then skip too). ARM64_CONTROL_CONFIGS: every other BROKEN= knob (make
 # arm64-controls; not booted by the tests). The release builds make
 # bench-cost ARCH=arm64 measures are its own (build/bench-arm64-*).
-ARM64_CONFIGS := arm64: arm64-podzimek:RCU=podzimek-rcu \
-	arm64-locked:PAGE_HT=locked arm64-release:DEBUG=0 \
+ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
 	arm64-rcu-broken:BROKEN=rcu \
 	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
 	arm64-broken-shootdown:BROKEN=shootdown
-ARM64_SOAK_CONFIGS := arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked
 ARM64_CONTROL_CONFIGS := $(addprefix arm64-,$(filter-out rcu-broken:% \
 	podzimek-broken:% broken-shootdown:%,$(CONTROL_CONFIGS)))
 ARM64_CC := aarch64-linux-gnu-gcc
@@ -649,12 +633,29 @@ controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 TEST_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
+# pytest in two runs: first the tests that may share the CPUs (marked
+# `concurrent` by tests/conftest.py: host-only tests, -smp 1 boots, a few
+# boots that need no interleaving) two at a time under pytest-xdist
+# (--dist loadgroup: one boot's steps, or one module's builds, on one
+# worker), then the others one at a time (the -smp 2 and 4 boots, whose race
+# tests need the vCPUs to interleave, the negative controls, the sharing
+# counts). Both runs always run; make test fails if either failed. One run
+# at a time without pytest-xdist or on one CPU.
+PYTEST_FLAGS := -v -rs --tb=short --durations=25
+TEST_XDIST := $(if $(filter 1,$(NPROC)),true,$(PYTHON) -c 'import xdist' \
+	>/dev/null 2>&1 && echo '-n 2 --dist loadgroup')
+TEST_PATHS := tests/ bench/test_bench.py
+
 test: deps ## build everything and run every test (pytest in tests/)
 	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64 \
 		sanitizers
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
-	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
-		tests/ bench/test_bench.py
+	@rc=0; xdist=$$($(TEST_XDIST)); \
+	KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest $(PYTEST_FLAGS) \
+		$$xdist -m concurrent $(TEST_PATHS) || rc=1; \
+	KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest $(PYTEST_FLAGS) \
+		-m 'not concurrent' $(TEST_PATHS) || rc=1; \
+	exit $$rc
 
 # The static check (make check): sparse over every kernel C file with the
 # kernel's flags, in each configuration whose #ifdef'ed code differs (A-RCU

@@ -40,6 +40,7 @@ Environment:
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -262,12 +263,84 @@ def _boots_qemu(item):
         or module.__name__ in SLOW_HOST_MODULES)
 
 
+#: Host-only modules that build in the same directory (bench/userspace,
+#: build/uspace): one xdist group, so that two workers never run their
+#: ``make`` at once.
+HOST_GROUPS = {"test_uspace": "uspace-builds",
+               "test_uspace_misses": "uspace-builds",
+               "test_bench_big": "uspace-builds"}
+
+#: A test id naming one vCPU (``a-rcu-smp1``, ``smp1``): its boot uses one
+#: host CPU.
+_SMP1_RE = re.compile(r"(?<![0-9A-Za-z])smp1(?![0-9])")
+
+
+def _host_only(item):
+    """True if ``item`` never starts QEMU (nor kconsole's stand-in)."""
+    module = getattr(item, "module", None)
+    return "boot_factory" not in getattr(item, "fixturenames", ()) and \
+        module is not None and getattr(module, "kconsole", None) is not kconsole
+
+
+def _smp1(item):
+    """True if ``item``'s parameters name -smp 1."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and bool(_SMP1_RE.search(callspec.id))
+
+
+def _concurrent(item):
+    """True if ``item`` may run beside another test on the 2 host CPUs: it
+    is marked ``concurrent``, runs on the host only, or boots one vCPU.
+    The others (the -smp 2 and 4 boots, whose race tests must see the vCPUs
+    interleave, the negative controls, the sharing counts) run alone."""
+    return (item.get_closest_marker("concurrent") is not None
+            or _host_only(item) or _smp1(item))
+
+
+def xdist_group(nodeid):
+    """The pytest-xdist group of a test id: the steps of one boot (one class,
+    one vCPU count), and the tests of one module-scoped build, stay on one
+    worker in order."""
+    path, _, rest = nodeid.partition("::")
+    module = os.path.splitext(os.path.basename(path))[0]
+    if module in HOST_GROUPS:
+        return HOST_GROUPS[module]
+    parts = rest.split("::")
+    name = path + ("::" + parts[0] if len(parts) > 1 else "")
+    param = nodeid[nodeid.index("[") + 1:] if "[" in nodeid else ""
+    if _SMP1_RE.search(param):
+        name += "@smp1"
+    return name
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (make test): each xdist_group() on one worker.
+    pytest-xdist's own loadgroup reads xdist_group markers and renames the
+    node ids, which pytest 9 ignores (its tests then go one by one to any
+    worker), so the groups are computed here from the node ids, over
+    xdist's scope scheduler."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests that boot QEMU ``slow`` (the markers are registered in
-    pytest.ini); skip the soak tests unless KTEST_SOAK=1."""
+    """Mark the tests that boot QEMU ``slow`` and those that may share the
+    CPUs ``concurrent`` (the markers are registered in pytest.ini); skip the
+    soak tests unless KTEST_SOAK=1."""
     for item in items:
         if _boots_qemu(item):
             item.add_marker(pytest.mark.slow)
+        if _concurrent(item):
+            item.add_marker(pytest.mark.concurrent)
     if soak_enabled():
         return
     skip = pytest.mark.skip(reason="soak test: set KTEST_SOAK=1 (make soak)")

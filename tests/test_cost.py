@@ -34,6 +34,10 @@ import pytest
 
 from conftest import REPO
 
+# Exact counts at -smp 1 under -icount: another test beside it on the host
+# changes no count (make test runs it two at a time, tests/conftest.py).
+pytestmark = pytest.mark.concurrent
+
 RELEASE = os.path.join(REPO, "build", "release", "kernel.elf")
 RELEASE_LOCKED = os.path.join(REPO, "build", "release-locked", "kernel.elf")
 ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]

@@ -114,6 +114,10 @@ FOUND = [
 class TestConsoleFuzz:
     """Console input flood and fuzz on one boot at -smp 2."""
 
+    # No verdict needs the two vCPUs to interleave: make test runs it beside
+    # another test (tests/conftest.py).
+    pytestmark = pytest.mark.concurrent
+
     def test_boot(self, fuzz_boot):
         """The kernel reaches the prompt."""
         k = fuzz_boot.k

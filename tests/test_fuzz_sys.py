@@ -136,6 +136,10 @@ class TestSysfuzz:
     """sysfuzz for a fixed seed at -smp 2 -cpu max: the kernel survives and
     every counter returns to its baseline."""
 
+    # No verdict needs the two vCPUs to interleave: make test runs it beside
+    # another test (tests/conftest.py).
+    pytestmark = pytest.mark.concurrent
+
     def test_boot(self, fuzz_boot):
         """The prompt comes; SMEP and SMAP are on."""
         k = fuzz_boot.k

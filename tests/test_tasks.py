@@ -37,6 +37,7 @@ locked page hash table at -smp 2; SMEP and SMAP are on with ``-cpu max``).  The 
 Every boot ends with ``halt`` and no panic.
 """
 
+import os
 import re
 import time
 
@@ -50,9 +51,13 @@ import leaks
 from patterns import (EXIT_RE, FAULT_CLASSES, FAULTS, KILLED_RE,
                       REPORT_RE)
 
-PROGRAMS = ("hello", "fault", "sysjunk", "threads", "busy", "ufault", "attack",
-            "chtuser", "limits", "bigbss", "sysfuzz", "arearace", "futexrace",
-            "futexbench", "regs")
+#: Every OS program of the boot image: the directories of uspace/app with a
+#: Makefile.inc (the top Makefile builds exactly these).
+_APPS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))), "uspace", "app")
+PROGRAMS = tuple(sorted(d for d in os.listdir(_APPS) if os.path.isfile(
+    os.path.join(_APPS, d, "Makefile.inc"))))
+assert {"hello", "fault", "chtuser"} <= set(PROGRAMS), PROGRAMS
 
 #: (flavour, smp, -cpu max, hello runs of the leak check, full fault list)
 CONFIGS = [

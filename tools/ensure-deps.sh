@@ -7,11 +7,14 @@
 # Groups (default: test):
 #   test          build and test the kernel and the userspace library
 #                 (make, make test, .ci/run): QEMU, GRUB, xorriso, mtools,
-#                 gcc, make, binutils, python3, for arm64 qemu-system-arm
+#                 gcc, make, ccache (the configurations share their
+#                 objects, see the Makefile's CCACHE), binutils, python3, for arm64 qemu-system-arm
 #                 (qemu-system-aarch64) and gcc-aarch64-linux-gnu (the
 #                 cross compiler, binutils with it), pkg-config (the library's
 #                 install test; its sanitizer runtimes come with gcc),
-#                 pytest + pexpect importable by $PYTHON, spin (the
+#                 pytest + pexpect + pytest-xdist (make test runs the
+#                 tests that may share the CPUs two at a time) importable
+#                 by $PYTHON, spin (the
 #                 short model checks, tests/test_models.py) and sparse
 #                 (make check, tests/test_sparse.py)
 #   check         make check: sparse (the user and RCU pointer check of the
@@ -75,12 +78,14 @@ test cmd xorriso xorriso
 test cmd mformat mtools
 test cmd gcc gcc
 test cmd make make
+test cmd ccache ccache
 test cmd ld binutils
 test cmd objcopy binutils
 test cmd python3 python3
 test cmd pkg-config pkg-config
 test py pytest python3-pytest
 test py pexpect python3-pexpect
+test py xdist python3-pytest-xdist
 test cmd spin spin
 test cmd sparse sparse
 check cmd sparse sparse
@@ -158,6 +163,14 @@ have() {        # have KIND WHAT
     esac
 }
 
+# The pip distribution of a Python module (the module's name unless listed).
+pip_name() {
+    case "$1" in
+        xdist) echo pytest-xdist ;;
+        *) echo "$1" ;;
+    esac
+}
+
 dedup() { printf '%s\n' "$@" | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/ $//'; }
 
 # Fills pkgs (Debian packages to install) and mods (pip modules).
@@ -174,7 +187,7 @@ check() {
         [ "$wanted" = 1 ] || continue
         have "$kind" "$what" && continue
         if [ "$kind" = py ] && ! python_is_debian; then
-            mods+=("$what")
+            mods+=("$(pip_name "$what")")
         else
             pkgs+=("$package")
         fi
