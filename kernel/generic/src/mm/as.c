@@ -109,6 +109,7 @@
 #include <cpu.h>
 #include <lib/str.h>
 #include <abi/syscall.h>
+#include <debug/fault_inject.h>
 
 /** The lock of the page-table entries of @a page (see as_t.pt_locks). */
 static inline irq_spinlock_t *as_pt_lock(as_t *as, uintptr_t page)
@@ -340,16 +341,15 @@ void as_leave(void)
 static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
     size_t pages)
 {
-#ifdef CONFIG_BROKEN_SHOOTDOWN
-	/*
-	 * Negative control (make BROKEN=shootdown): the non-broadcast form,
-	 * only this CPU's TLB; pagefault1 must fail (a remote CPU keeps
-	 * translating through the removed frame).
-	 */
-	tlb_invalidate_pages_local(base, pages);
-#else
-	tlb_invalidate_pages_broadcast(base, pages);
-#endif
+	if (fault_inject(FI_TLB_SHOOTDOWN)) {
+		/*
+		 * The non-broadcast form, only this CPU's TLB: pagefault1 must
+		 * fail (a remote CPU keeps translating through the removed frame).
+		 */
+		tlb_invalidate_pages_local(base, pages);
+	} else {
+		tlb_invalidate_pages_broadcast(base, pages);
+	}
 	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
 	    __ATOMIC_RELAXED);
 }
@@ -381,9 +381,8 @@ static void tlb_range_func(void *arg)
 static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
     size_t pages)
 {
-#ifdef CONFIG_BROKEN_SHOOTDOWN
-	return;  /* negative control (make BROKEN=shootdown): pagefault1 must fail */
-#endif
+	if (fault_inject(FI_TLB_SHOOTDOWN))
+		return;  /* no CPU invalidates: pagefault1 must fail */
 	/*
 	 * Store-buffering pattern: the caller stored the cleared entries, this
 	 * loads cpus_running; as_switch_cpu() sets its bit in cpus_running (a

@@ -170,14 +170,13 @@ static inline void tlb_invalidate_walks_broadcast(const uintptr_t *va,
 	interrupts_restore(ipl);
 }
 
-#ifdef CONFIG_BROKEN_SHOOTDOWN
 /**
- * The negative control's invalidation (make BROKEN=shootdown): the same as
- * tlb_invalidate_pages_broadcast() with the non-broadcast forms (`tlbi vae1`,
- * `tlbi vmalle1`, `dsb nsh`), so only this CPU's TLB forgets the pages; the
- * defect the control must show is a remote CPU still translating through
- * the old entry (pagefault1). Never used otherwise: on arm64 the generic
- * code needs no local-only invalidation.
+ * The negative control's invalidation (fault_inject(FI_TLB_SHOOTDOWN), make
+ * BROKEN=shootdown): the same as tlb_invalidate_pages_broadcast() with the
+ * non-broadcast forms (`tlbi vae1`, `tlbi vmalle1`, `dsb nsh`), so only this
+ * CPU's TLB forgets the pages; the defect the control must show is a remote
+ * CPU still translating through the old entry (pagefault1). Never used
+ * otherwise: on arm64 the generic code needs no local-only invalidation.
  */
 static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
 {
@@ -195,6 +194,5 @@ static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
 	asm volatile ("dsb nsh\n\tisb" ::: "memory");
 	interrupts_restore(ipl);
 }
-#endif
 
 #endif
