@@ -222,7 +222,7 @@ GENERIC_SRC := \
 	debug/panic.c debug/symtab.c \
 	lib/errno.c lib/str.c \
 	main/main.c \
-	mm/as.c mm/frame.c mm/malloc.c mm/page_fault.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
+	mm/as.c mm/as_fault.c mm/as_prune.c mm/frame.c mm/malloc.c mm/page_fault.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
 	proc/program.c proc/scheduler.c proc/task.c proc/thread.c \
 	smp/smp_call.c \
 	synch/condvar.c synch/lockdep.c synch/lockdep_info.c \

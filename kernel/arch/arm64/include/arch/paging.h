@@ -140,7 +140,7 @@ static inline void tlb_invalidate_pages_broadcast(uintptr_t base, size_t pages)
 /**
  * Invalidates, on every CPU, the cached walks through the page tables that
  * covered the pages @a va[0..@a n) (one page of each table), after the
- * caller cleared the entries that linked them (mm/as.c, prune_tables()):
+ * caller cleared the entries that linked them (mm/as_prune.c, prune_tables()):
  * the same steps as tlb_invalidate_pages_broadcast(), with one `tlbi vae1is`
  * per table. VAE1 is the all-levels form: it drops the walk-cache entries
  * of the non-last levels that translate that address (VALE1 would keep
