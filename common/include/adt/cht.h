@@ -591,9 +591,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	 * its count back.
 	 */
 	int64_t items = 0;
-#ifndef CONFIG_BROKEN_CHTCOUNT
 	bool check = cht__count(h, 1, &items);
-#endif
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
@@ -614,10 +612,8 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 				    ops->equal(cht_link_of(n), item)) {
 					if (dup)
 						*dup = cht_link_of(n);
-#ifndef CONFIG_BROKEN_CHTCOUNT
 					int64_t ignored;
 					(void) cht__count(h, -1, &ignored);
-#endif
 					return false;
 				}
 				n = cht__ptr(nx);
@@ -630,14 +626,6 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 			break;
 	}
 	cht_env_test_linked(h, item);
-#ifdef CONFIG_BROKEN_CHTCOUNT
-	/*
-	 * Negative control (make BROKEN=chtcount): the round-2 defect, the
-	 * item counted only after the linking CAS, so a remover that found
-	 * it can decrement first (test chtcount must fail).
-	 */
-	bool check = cht__count(h, 1, &items);
-#endif
 	if (check && __builtin_expect(items > (int64_t)
 	    ((__atomic_load_n(&h->grow_load, __ATOMIC_RELAXED) << b->order) >>
 	    CHT_LOAD_SHIFT), 0))

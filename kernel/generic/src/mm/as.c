@@ -630,20 +630,11 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 	 * area_mtx stays held until that is done: an area created in the
 	 * released range before the unmap finished would lose its pages to it.
 	 */
-#ifdef CONFIG_BROKEN_AREARACE
-	/*
-	 * Negative control (make BROKEN=arearace): the defect put back, the
-	 * mutex released before the unmap (run arearace must lose pages).
-	 */
-	mutex_unlock(&as->area_mtx);
-#endif
 	if (rc == EOK && pages < old) {
 		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
 		prune_tables(as, base + pages * PAGE_SIZE, base + old * PAGE_SIZE);
 	}
-#ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
-#endif
 	return rc;
 }
 
@@ -665,14 +656,9 @@ int as_area_destroy(as_t *as, uintptr_t base)
 	/* No fault inserts in the area's range after this: */
 	area_barrier(as);
 	/* The range stays reserved (area_mtx) until its unmap is done. */
-#ifdef CONFIG_BROKEN_AREARACE
-	mutex_unlock(&as->area_mtx);  /* negative control, as in resize */
-#endif
 	unmap_range(as, a->base, a->pages);
 	prune_tables(as, a->base, a->base + a->pages * PAGE_SIZE);
-#ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
-#endif
 	as_uncharge(as, sizeof(as_area_t));
 	/* A lock-free look-up may still be walking it (area_find_rcu()). */
 	rcu_call(&a->rcu, area_free_rcu);

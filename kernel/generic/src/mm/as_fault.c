@@ -249,12 +249,7 @@ static inline int fault_area_fast(as_t *as, uintptr_t addr, uintptr_t page,
 	uint64_t seq = 0;
 	int found = -1;
 	*fast = false;
-#ifdef CONFIG_BROKEN_ASRACE1
-	/* BROKEN=asrace1 puts back the locked path's defect: no fast path. */
-	const unsigned tries = 0;
-#else
 	const unsigned tries = AREA_LOOKUP_TRIES;
-#endif
 	/*
 	 * One reader section for the look-up and the walk: a prune (after a
 	 * destroy or shrink this look-up did not see) may unlink a table the
@@ -284,7 +279,6 @@ static inline int fault_area_fast(as_t *as, uintptr_t addr, uintptr_t page,
 	if (!*entry)
 		return ENOMEM;
 	irq_spinlock_lock(ptl, true);
-#ifndef CONFIG_BROKEN_AREASEQ
 	/*
 	 * Relaxed: the lock orders it. A shrink or destroy that changed the
 	 * count passes this lock (area_barrier()) before unmapping: if it
@@ -295,7 +289,6 @@ static inline int fault_area_fast(as_t *as, uintptr_t addr, uintptr_t page,
 		irq_spinlock_unlock(ptl, true);
 		return EOK;
 	}
-#endif
 	*fast = true;
 	return EOK;
 }
@@ -326,15 +319,6 @@ static int fault_area_locked(as_t *as, uintptr_t addr, uintptr_t page,
 	snap->base = a->base;
 	snap->pages = a->pages;
 	snap->flags = a->flags;
-#ifdef CONFIG_BROKEN_ASRACE1
-	/*
-	 * Negative control (make BROKEN=asrace1): the defect put back,
-	 * the record inserted after the area lock is released, so a
-	 * destroy or shrink whose unmap ran meanwhile leaves it behind
-	 * the area (test asrace1 must fail).
-	 */
-	irq_spinlock_unlock(&as->area_lock, true);
-#endif
 	return EOK;
 }
 
@@ -370,10 +354,8 @@ static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
 	*pte = area_page_pte(&snap, frame);
 	pte_t existing;
 	rc = page_mapping_insert(as->id, page, pte, &existing);
-#ifndef CONFIG_BROKEN_ASRACE1
 	if (!fast)
 		irq_spinlock_unlock(&as->area_lock, true);
-#endif
 	if (rc == EEXIST) {
 		/* Another CPU faulted the page first: use its frame. */
 		__atomic_fetch_add(&st->faults_raced, 1, __ATOMIC_RELAXED);
