@@ -28,7 +28,7 @@
 
 #include <typedefs.h>
 
-/** The fault-injection points (make BROKEN=<name>, tests/controls/controls.mk). */
+/** The fault-injection points (make BROKEN=<name>: controls.mk). */
 enum {
 	/** rcu: grace-period detection completes a GP without waiting. */
 	FI_RCU_NOWAIT,

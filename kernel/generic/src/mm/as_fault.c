@@ -10,8 +10,9 @@
  *   3. under the page's page-table lock (as_pt_lock(): one of AS_PT_LOCKS,
  *      by 2 MiB region), look the page up again and install the hardware entry
  *      only if the record still maps that frame.
- * Area look-up (the fault path's): no lock and no store to a
- * shared line. Faults of many CPUs in one address space used to take
+ *
+ * Area look-up (the fault path's): no lock and no store to a shared line.
+ * Faults of many CPUs in one address space used to take
  * as->area_lock for the look-up and the insert of the page's record: that
  * lock line was written by every faulting CPU on every fault, the hottest
  * line of chtbench 22 (docs/SHARING.md). Now:
@@ -35,15 +36,15 @@
  * passed that lock (and the unmap, which comes after, finds the record and
  * the page's table) or took the lock after and saw the new count (and
  * retries under area_lock, where the area is gone or shorter). This is the
- * guarantee the area lock's single hold gave (test asrace1). A seqlock over an RCU-walked
- * tree was chosen over per-area references (Linux's per-VMA locks): a
- * reference count is a line every CPU faulting in the area writes on every
- * fault, which is what the goal forbids; and over an rcu_synchronize()
+ * guarantee the area lock's single hold gave (test asrace1). A seqlock over
+ * an RCU-walked tree was chosen over per-area references (Linux's per-VMA
+ * locks): a reference count is a line every CPU faulting in the area writes
+ * on every fault, which is what the design avoids; and over an rcu_synchronize()
  * between change and unmap, which would make every destroy and shrink wait
  * a grace period, where 16 uncontended lock round trips suffice.
  *
- * Page fault, step 3 closes the race with an unmap: either the unmapper clears the entry
- * after the fault installed it (its removal came first, its clear comes after
+ * Page fault, step 3 closes the race with an unmap: either the unmapper
+ * clears the entry after the fault installed it (its removal came first, its clear comes after
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
  *
