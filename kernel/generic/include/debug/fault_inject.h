@@ -88,16 +88,13 @@ static inline __attribute__((always_inline)) bool fault_inject_count(
 
 /**
  * The predicate: true when this call at @a point (FI_*) must inject its
- * fault. Constant false unless the build configured @a point; then true on
- * every call (interval 1) or on every interval-th call.
+ * fault. Constant false unless the build configured @a point (a macro, so
+ * that the front end folds the condition and the compiler never sees the
+ * injected branch: the code is that of a kernel without the point); then
+ * true on every call (interval 1) or on every interval-th call.
  */
-static inline __attribute__((always_inline)) bool fault_inject(unsigned point)
-{
-	if (!fault_inject_enabled(point))
-		return false;
-	if (fault_inject_interval(point) == 1)
-		return true;
-	return fault_inject_count(point);
-}
+#define fault_inject(point) \
+	(fault_inject_enabled(point) && \
+	 (fault_inject_interval(point) == 1 || fault_inject_count(point)))
 
 #endif
