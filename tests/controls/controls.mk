@@ -23,12 +23,13 @@ empty :=
 space := $(empty) $(empty)
 upper = $(shell echo '$(1)' | tr a-z A-Z)
 
-# KNOB:POINT of every fault-injection point (FI_* in debug/fault_inject.h).
+# KNOB:POINT of every fault-injection point, in the order of the FI_* enum
+# of debug/fault_inject.h (bit i of CONFIG_FAULT_INJECT is the i-th;
+# tests/test_control_patches.py checks both lists agree).
 FAULT_POINTS := rcu:FI_RCU_NOWAIT shootdown:FI_TLB_SHOOTDOWN \
 	smpcall:FI_SMPCALL_DROP workq:FI_WORKQ_DROP \
 	sharedcount:FI_CHT_SHAREDCOUNT
 FAULT_KNOBS := $(foreach p,$(FAULT_POINTS),$(word 1,$(subst :, ,$(p))))
-fault_point = $(word 2,$(subst :, ,$(filter $(1):%,$(FAULT_POINTS))))
 # Every reverted defect: one patch each.
 CONTROL_PATCHES := $(sort $(basename $(notdir $(wildcard tests/controls/*.patch))))
 BROKEN_KNOBS := $(FAULT_KNOBS) $(CONTROL_PATCHES)
@@ -49,7 +50,10 @@ $(error BROKEN=$(subst $(space),$(comma),$(BROKEN_PATCHES)): a reverted defect \
 endif
 endif
 ifneq ($(BROKEN_FAULTS),)
-CFLAGS += -DCONFIG_FAULT_INJECT='($(foreach k,$(BROKEN_FAULTS),FI_BIT($(call fault_point,$(k)))|)0u)'
+FAULT_MASK := $(shell m=0; i=0; for k in $(FAULT_KNOBS); do \
+	for b in $(BROKEN_FAULTS); do [ $$k = $$b ] && m=$$((m + (1 << i))); \
+	done; i=$$((i + 1)); done; echo $$m)
+CFLAGS += -DCONFIG_FAULT_INJECT=$(FAULT_MASK)u
 endif
 BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
 

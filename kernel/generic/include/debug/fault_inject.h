@@ -15,7 +15,8 @@
  *
  * The build chooses the points: `make BROKEN=smpcall` (tests/controls/
  * controls.mk) defines CONFIG_FAULT_INJECT as the mask of the chosen points
- * (FI_BIT(FI_SMPCALL_DROP)). Without it the mask is 0 and fault_inject() is
+ * (FI_BIT(FI_SMPCALL_DROP) = 4u; controls.mk lists the points in the order
+ * of the enum below). Without it the mask is 0 and fault_inject() is
  * the constant false, so every production build (debug and release) compiles
  * the injected branch away: the code is that of a kernel without the point.
  *
