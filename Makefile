@@ -297,7 +297,7 @@ endif
 help: ## this list
 	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
 	@echo "(variables: the comment at the top of the Makefile)"
-	@grep -E '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+	@grep -hE '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) tests/controls/controls.mk | \
 		sed -E 's/^([a-zA-Z0-9_%-]+):.*## (.*)$$/\1\t\2/' | \
 		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
