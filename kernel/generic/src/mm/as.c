@@ -234,7 +234,7 @@ void as_leave(void)
  * Counted in the address space's tlb_broadcasts (shootdowns, the cross-calls,
  * stays 0: kernel tests as1 and pagefault1 check both). Thread context.
  */
-__attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
+static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
     size_t pages)
 {
 	if (fault_inject(FI_TLB_SHOOTDOWN)) {
@@ -274,7 +274,7 @@ static void tlb_range_func(void *arg)
  * (smp_call). Kept out of line so that tests/test_static.py can check its
  * fence in the binary.
  */
-__attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
+static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
     size_t pages)
 {
 	if (fault_inject(FI_TLB_SHOOTDOWN))
@@ -307,6 +307,30 @@ __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 }
 
 #endif /* ARCH_TLB_BROADCAST */
+
+/**
+ * Invalidates, on every CPU that may hold them, the walk-cache entries
+ * (paging-structure caches) that point to the tables covering the pages
+ * @a va[0..n) (n >= 1), after their parent entries were cleared. Where the
+ * invalidation is broadcast, tlb_invalidate_walks_broadcast() (arm64: a
+ * non-last-level `tlbi vae1is` per table); elsewhere one shootdown round of
+ * one page, whose local invalidation drops every walk-cache entry of the
+ * CPU whatever the address (amd64: arch/paging.h, PAGING_LOCAL_DROPS_WALKS).
+ * Thread context.
+ */
+void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
+{
+#if ARCH_TLB_BROADCAST
+	tlb_invalidate_walks_broadcast(va, n);
+	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
+	    __ATOMIC_RELAXED);
+#else
+	_Static_assert(PAGING_LOCAL_DROPS_WALKS, "the architecture must say how "
+	    "its walk caches are invalidated");
+	(void) n;
+	tlb_shootdown(as, va[0], 1);
+#endif
+}
 
 /* Area set: the writers' sequence count and the lock-free look-up */
 

@@ -52,10 +52,12 @@ bool area_overlaps_locked(as_t *as, uintptr_t base, size_t size,
     const as_area_t *except);
 
 /**
- * Invalidates the TLB entries of [@a base, @a base + @a pages * PAGE_SIZE)
- * (@a pages >= 1) on every CPU that may hold them (mm/as.c). Thread context.
+ * Invalidates, on every CPU that may hold them, the walk-cache entries that
+ * point to the tables covering the pages @a va[0..n) (n >= 1), after their
+ * parent entries were cleared (mm/as.c, beside tlb_shootdown(), which stays
+ * static there). Thread context.
  */
-void tlb_shootdown(as_t *as, uintptr_t base, size_t pages);
+void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n);
 
 /**
  * Frees the page tables whose whole coverage meets [@a lo, @a hi) and no

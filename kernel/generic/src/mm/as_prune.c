@@ -51,30 +51,6 @@ typedef struct {
 	uint8_t sync_level[PT_FREE_BATCH];
 } prune_ctx_t;
 
-/**
- * Invalidates, on every CPU that may hold them, the walk-cache entries
- * (paging-structure caches) that point to the tables covering the pages
- * @a va[0..n) (n >= 1), after their parent entries were cleared. Where the
- * invalidation is broadcast, tlb_invalidate_walks_broadcast() (arm64: a
- * non-last-level `tlbi vae1is` per table); elsewhere one shootdown round of
- * one page, whose local invalidation drops every walk-cache entry of the
- * CPU whatever the address (amd64: arch/paging.h, PAGING_LOCAL_DROPS_WALKS).
- * Thread context.
- */
-static void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
-{
-#if ARCH_TLB_BROADCAST
-	tlb_invalidate_walks_broadcast(va, n);
-	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
-	    __ATOMIC_RELAXED);
-#else
-	_Static_assert(PAGING_LOCAL_DROPS_WALKS, "the architecture must say how "
-	    "its walk caches are invalidated");
-	(void) n;
-	tlb_shootdown(as, va[0], 1);
-#endif
-}
-
 /** RCU callback: frees a prune batch's tables (no walker can hold them). */
 static void pt_free_rcu(rcu_item_t *item)
 {
