@@ -11,48 +11,9 @@
 #   RCU            a-rcu (default) or podzimek-rcu
 #   PAGE_HT        cht (default): the page hash table is a CHT; locked: the
 #                  previous design, one chained table under a global lock
-#   BROKEN         fault injection for the negative controls (never for real
-#                  use), a comma-separated list of:
-#                    rcu        grace period detection skips the wait
-#                               (rcutorture and rcu1 must fail)
-#                    shootdown  TLB shootdown does nothing (amd64) or only this
-#                               CPU's TLBI (arm64) (pagefault1 must fail)
-#                    smpcall    one cross-call in 500 is dropped: marked done
-#                               without running (smpcall1 must fail)
-#                    workq      one work item in 1000 is dropped: accepted,
-#                               never run (workqueue must fail)
-#                    sharedcount every CHT lookup increments one global
-#                               counter (tests/test_sharing.py must see the
-#                               CHT lookups share lines)
-#                  Fixed defects put back, each at the place of its fix
-#                  (tests/test_controls.py requires its test to fail):
-#                    chtcount   cht insert counts its item after the linking
-#                               CAS (chtcount must fail)
-#                    arearace   as_area_resize/destroy release area_mtx
-#                               before the unmap (run arearace must lose
-#                               pages)
-#                    futexrace  a timed-out waiter that a waker counted
-#                               leaves its wake-up behind (run futexrace
-#                               must panic on the waiter-count assertion)
-#                    rcuunlock1 A-RCU's switch-out hook leaves a reader
-#                               stopped between the two steps of
-#                               rcu_read_unlock on the preempted list
-#                               (rcuunlock1 must fail)
-#                    inputflood a full console input ring drops what the
-#                               UART holds (the console flood must lose
-#                               markers)
-#                    asrace1    a page fault inserts its record after
-#                               releasing the area lock, the fault path as
-#                               it was before its lock-free area look-up
-#                               (asrace1 must fail)
-#                    areaseq    the fault's lock-free area look-up inserts
-#                               without re-checking the area sequence count
-#                               under the page-table lock (asrace1 must fail)
-#                    mapping2   page_mapping_update inserts a new record and
-#                               removes the old (mapping2 must fail)
-#                    framedf1   a frame free diagnoses from the frame's own
-#                               state (framedf1 must panic with the old
-#                               'freed twice or with a wrong count')
+#   BROKEN         the negative controls (never for real use), a
+#                  comma-separated list of fault-injection points and reverted
+#                  defects: tests/controls/controls.mk, docs/CONTROLS.md
 #   RCU_BROKEN     1: the same as BROKEN=rcu (kept as an alias)
 #   LOCK_STAT      1: lock statistics per lock class (the `lockstat` command;
 #                  hold and wait times in cycle-counter units (amd64: TSC
@@ -177,24 +138,8 @@ else
 $(error RCU must be a-rcu or podzimek-rcu)
 endif
 CFLAGS += -DCONFIG_RCU_NAME='"$(RCU)"'
-comma := ,
-BROKEN_KNOBS := rcu shootdown smpcall workq sharedcount
-# Fixed defects put back (one build each in `make controls`).
-BROKEN_DEFECTS := chtcount arearace futexrace rcuunlock1 inputflood asrace1 \
-	areaseq mapping2 framedf1 ptwalk1 uctx
-BROKEN_KNOBS += $(BROKEN_DEFECTS)
-BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
-	$(if $(filter 1,$(RCU_BROKEN)),rcu))
-ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
-$(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \
-	known: $(BROKEN_KNOBS))
-endif
-# Each knob KNOB defines CONFIG_BROKEN_KNOB (upper case).
-upper = $(shell echo '$(1)' | tr a-z A-Z)
-CFLAGS += $(foreach k,$(BROKEN_LIST),-DCONFIG_BROKEN_$(call upper,$(k)))
-empty :=
-space := $(empty) $(empty)
-BROKEN_NAME := $(if $(BROKEN_LIST),$(subst $(space),+,$(BROKEN_LIST)),none)
+# BROKEN=: the negative controls (fault points, reverted-defect patches).
+include tests/controls/controls.mk
 ifeq ($(LOCK_STAT),1)
 CFLAGS += -DCONFIG_LOCK_STAT
 LOCKSTAT_NAME := -lockstat
@@ -385,7 +330,7 @@ endif
 help: ## this list
 	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
 	@echo "(variables: the comment at the top of the Makefile)"
-	@grep -E '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+	@grep -hE '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) tests/controls/controls.mk | \
 		sed -E 's/^([a-zA-Z0-9_%-]+):.*## (.*)$$/\1\t\2/' | \
 		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
@@ -547,11 +492,6 @@ run-iso: deps all ## the same, booting the ISO (amd64 only)
 # tests boot besides the negative controls (FLAVOUR_CONFIGS,
 # ARM64_FLAVOUR_CONFIGS, ARM64_SOAK_CONFIGS) are listed in tests/configs.mk.
 include tests/configs.mk
-CONTROL_CONFIGS := rcu-broken:BROKEN=rcu \
-	podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
-	broken-shootdown:BROKEN=shootdown broken-smpcall:BROKEN=smpcall \
-	broken-workq:BROKEN=workq broken-sharedcount:DEBUG=0,BROKEN=sharedcount \
-	$(foreach k,$(BROKEN_DEFECTS),broken-$(k):BROKEN=$(k))
 # $(call build_configs,CONFIGS): one sub-make per configuration, in order
 # (`+`: a recursive make, which shares the jobserver of -jN),
 # stopping at the first that fails.
@@ -603,8 +543,6 @@ ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
 	arm64-rcu-broken:BROKEN=rcu \
 	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
 	arm64-broken-shootdown:BROKEN=shootdown
-ARM64_CONTROL_CONFIGS := $(addprefix arm64-,$(filter-out rcu-broken:% \
-	podzimek-broken:% broken-shootdown:%,$(CONTROL_CONFIGS)))
 ARM64_CC := aarch64-linux-gnu-gcc
 define build_arm64_configs
 	+@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
@@ -618,14 +556,6 @@ arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, 
 
 arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked page hash)
 	$(call build_arm64_configs,$(ARM64_SOAK_CONFIGS))
-
-arm64-controls: ## every other BROKEN= control built for arm64 (build/arm64-broken-*)
-	$(call build_arm64_configs,$(ARM64_CONTROL_CONFIGS))
-
-# The negative controls (fault injection, see BROKEN above): each must FAIL its
-# test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
-controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
-	$(call build_configs,$(CONTROL_CONFIGS))
 
 # make test builds its prerequisites with one job per CPU unless the command
 # line already gave -j (the builds are a quarter of make test's time on 2 CPUs:
@@ -660,7 +590,7 @@ test: deps ## build everything and run every test (pytest in tests/)
 # The static check (make check): sparse over every kernel C file with the
 # kernel's flags, in each configuration whose #ifdef'ed code differs (A-RCU
 # and Podzimek, the CHT and the locked page hash table, release, lock
-# statistics, every BROKEN knob). sparse defines __CHECKER__, which gives
+# statistics, every fault-injection point). sparse defines __CHECKER__, which gives
 # __user and __rcu pointers their own address spaces (compiler.h): any
 # dereference of a user pointer outside the uaccess functions, and any access
 # to an RCU-protected pointer outside synch/rcu.h's accessors, is reported.
@@ -678,7 +608,7 @@ CHECK_CONFIGS := \
 	"RCU=a-rcu PAGE_HT=locked DEBUG=1" \
 	"RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
 	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
-	"RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=$(call comma_list,$(BROKEN_KNOBS))" \
+	$(CHECK_FAULT_CONFIG) \
 	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1" \
 	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
 	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=shootdown"

@@ -2,8 +2,9 @@
 
 A test that passes a build it exists to catch proves nothing, so ``make
 test`` builds one configuration per oracle with a fault injected (``make
-BROKEN=...``, see the Makefile; ``make controls`` builds them all) and
-requires the test to fail *for the reason the oracle gives*: a pass, a
+controls``, docs/CONTROLS.md: a fault-injection point, ``fault_inject()``,
+or a reverted defect, ``tests/controls/KNOB.patch`` applied to a copy of the
+tree) and requires the test to fail *for the reason the oracle gives*: a pass, a
 failure with another reason, a panic, a hang or QEMU dying all fail the
 control.  Each control is one boot at -smp 2 running only its test(s).
 
@@ -43,9 +44,11 @@ broken-uctx         the scheduler skips the user          run regs check,
                     register state (proc/uctx.h)          run regs threads
 ==================  ====================================  ==================
 
-The ``broken-KNOB`` builds after broken-workq put a fixed defect back at the
-place of its fix (``make BROKEN=KNOB``, one per race test written for a
-defect), so each such test keeps its power to fail.  ``ptwalk1``'s
+The ``broken-KNOB`` builds after broken-workq put a fixed defect back
+(``tests/controls/KNOB.patch``, one per race test written for a defect; the
+builds before it are fault-injection points), so each such test keeps its
+power to fail; tests/test_control_patches.py fails at once when a patch no
+longer applies.  ``ptwalk1``'s
 defect (paging_walk()'s plain store) could not show while every allocating
 walk ran under the address space's area lock (afe5735); since the fault's
 area look-up is lock-free (mm/as.c) it failed again in 1 of 2 runs of
@@ -166,7 +169,7 @@ def _workq_lost(reason):
 
 
 def broken_elf(knob):
-    """The image of ``make BUILD=build/broken-KNOB BROKEN=KNOB``."""
+    """The image of ``make control BUILD=build/broken-KNOB BROKEN=KNOB``."""
     return os.path.join(REPO, "build", "broken-" + knob, "kernel.elf")
 
 
@@ -352,7 +355,7 @@ def _arearace_fails(rounds, name):
 
 
 def test_control_arearace():
-    """make BROKEN=arearace (area_mtx released before the unmap): arearace
+    """Control arearace.patch (area_mtx released before the unmap): arearace
     (shrink, then -d: destroy) must report lost rounds and exit 1 (printed
     at -smp 2: 'rounds 3, raced 3, lost 3' for both; 10 of 10 with -r 10).
     Three rounds each here (about 8 s), ten in make soak."""
@@ -372,7 +375,7 @@ REGS_THREADS_RE = re.compile(
 
 
 def test_control_uctx():
-    """make BROKEN=uctx (the scheduler neither saves nor loads a user
+    """Control uctx.patch (the scheduler neither saves nor loads a user
     thread's register state, proc/uctx.h: the defect of issue 38 with FP
     now enabled): ``regs check`` after ``regs set`` must see the previous
     task's registers and ``regs threads 4 200`` corrupted rounds, exit 1
@@ -423,7 +426,7 @@ def _futexrace_panics(smp):
 
 
 def test_control_futexrace():
-    """make BROKEN=futexrace (a timed-out waiter that a waker counted
+    """Control futexrace.patch (a timed-out waiter that a waker counted
     leaves the wake-up behind): ``run futexrace`` must end in the waiter
     count's assertion, in one of up to three runs (-smp 2: on the first
     run in 4 of 5 boots, on the second, '-n 16', in the other)."""
@@ -431,7 +434,7 @@ def test_control_futexrace():
 
 
 def test_control_inputflood():
-    """make BROKEN=inputflood (a full input ring drops what the UART
+    """Control inputflood.patch (a full input ring drops what the UART
     holds): the console flood of tests/test_fuzz.py must lose markers."""
     import test_fuzz
     with _defect_kernel("inputflood", 2, "control-inputflood") as k:
@@ -442,7 +445,7 @@ def test_control_inputflood():
 
 
 def test_control_ptwalk1():
-    """make BROKEN=ptwalk1 (paging_walk() installs a new intermediate table
+    """Control ptwalk1.patch (paging_walk() installs a new intermediate table
     with a store that can overwrite one another CPU installed after its
     load, the defect of afe5735): ``test ptwalk1long`` (2000 rounds of
     ptwalk1's race, every CPU faulting in its own 2 MiB region of a fresh
@@ -478,7 +481,7 @@ FRAMEDF1_OLD_RE = re.compile(
 
 
 def test_control_framedf1():
-    """make BROKEN=framedf1 (debug): framedf1 must end in the old panic,
+    """Control framedf1.patch (debug): framedf1 must end in the old panic,
     which does not name the double free, and tests/test_mm_checks.py's
     oracle must refuse it."""
     from test_mm_checks import DOUBLE_FREE_RE

@@ -48,7 +48,9 @@ SANITIZERS = ("kasan", "ubsan")
 
 def settings():
     """Every setting to try: one list of VAR=VALUE per make run."""
-    broken = make("print-BROKEN_KNOBS").split()
+    # The fault-injection points (the reverted defects are patches, built from
+    # a patched copy by make control: not a setting of this tree).
+    broken = make("print-FAULT_KNOBS").split()
     runs = [[]]
     runs += [["RCU=" + r] for r in variables_named("RCU_SRC_")]
     runs += [["PAGE_HT=" + p] for p in variables_named("PAGE_HT_SRC_")]

@@ -294,10 +294,8 @@ HISTORY_RE = re.compile(
 #: TEMPORARY exemptions, for the lead to remove at merge: mm/as.c is wt-ctl's
 #: while this is written, and three negative controls' comments (inside their
 #: CONFIG_BROKEN blocks) go with wt-ctl's patches.
-HISTORY_EXEMPT_FILES = {"kernel/generic/src/mm/as.c"}
-HISTORY_EXEMPT = {("kernel/genarch/src/mm/pt4.c", "afe5735"),
-                  ("kernel/generic/src/mm/frame.c", "1789d4f"),
-                  ("kernel/generic/src/proc/task.c", "f066552")}
+HISTORY_EXEMPT_FILES = set()
+HISTORY_EXEMPT = set()
 
 
 def history_in_comments(files, read=None):

@@ -40,15 +40,10 @@ PRODUCTION = re.compile(
 KERNEL_TEST = re.compile(r"^kernel/test/.*\.[ch]$")
 
 #: Violations excused for now, as (path, name or None for the file's size).
-#: TEMPORARY: kernel/generic/src/mm/as.c is being reworked on another branch
-#: (wt-ctl: fault_insert() and the file's CONFIG_BROKEN blocks); the lead
-#: removes these entries at merge, and the check then holds for as.c too.
-#: TEMPORARY too: uspace/lib/cht/src/cht_map.c (1,358 lines, reclaim() 129)
+#: TEMPORARY: uspace/lib/cht/src/cht_map.c (1,358 lines, reclaim() 129)
 #: is wt-map's while this is written; split it (the slab allocator and its
 #: reclaim apart from the map) after that branch is merged.
 ALLOW = {
-    ("kernel/generic/src/mm/as.c", None),
-    ("kernel/generic/src/mm/as.c", "fault_insert"),
     ("uspace/lib/cht/src/cht_map.c", None),
     ("uspace/lib/cht/src/cht_map.c", "reclaim"),
 }

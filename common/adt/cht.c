@@ -540,11 +540,6 @@ bool cht_insert_unique(cht_t *h, cht_link_t *item, cht_link_t **dup_item)
 	return cht__insert(h, item, true, dup_item, h->op);
 }
 
-#ifdef CONFIG_BROKEN_SHAREDCOUNT
-/* See cht.h: the sharedcount negative control's shared counter. */
-uint64_t cht_broken_lookups;
-#endif
-
 cht_link_t *cht_find(cht_t *h, void *key)
 {
 	/* The generic lookup: the same walk with the table's ops called through

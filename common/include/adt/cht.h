@@ -391,14 +391,13 @@ static inline uint64_t cht_item_hash(size_t user_hash)
  *
  * Cost (release amd64, chtbench 12, icount): see bench/RESULTS.md.
  */
-#ifdef CONFIG_BROKEN_SHAREDCOUNT
+#ifndef cht_env_fault_lookup
 /**
- * Negative control of the sharing count test only (make BROKEN=sharedcount,
- * tests/test_sharing.py): every lookup increments this one global counter,
- * the shared write the CHT's read path must not have. Atomic (relaxed: a
- * statistic, nothing is ordered by it). Defined in cht.c.
+ * Called at the start of every fast lookup: an environment may define it to
+ * inject the shared write the CHT's read path must not have (the kernel's
+ * sharedcount negative control, adt/cht_env_kernel.h); nothing by default.
  */
-extern uint64_t cht_broken_lookups;
+#define cht_env_fault_lookup() ((void) 0)
 #endif
 
 /* Model: verify/cht.pml */
@@ -407,9 +406,7 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 {
 	cht_env_assert(cht_env_rcu_read_locked());
 	cht_env_assert(ops == h->op);
-#ifdef CONFIG_BROKEN_SHAREDCOUNT
-	__atomic_fetch_add(&cht_broken_lookups, 1, __ATOMIC_RELAXED);
-#endif
+	cht_env_fault_lookup();
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t nx = __atomic_load_n(&b->d[hash >> b->shift].next,
@@ -595,9 +592,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	 * its count back.
 	 */
 	int64_t items = 0;
-#ifndef CONFIG_BROKEN_CHTCOUNT
 	bool check = cht__count(h, 1, &items);
-#endif
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
@@ -618,10 +613,8 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 				    ops->equal(cht_link_of(n), item)) {
 					if (dup)
 						*dup = cht_link_of(n);
-#ifndef CONFIG_BROKEN_CHTCOUNT
 					int64_t ignored;
 					(void) cht__count(h, -1, &ignored);
-#endif
 					return false;
 				}
 				n = cht__ptr(nx);
@@ -634,14 +627,6 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 			break;
 	}
 	cht_env_test_linked(h, item);
-#ifdef CONFIG_BROKEN_CHTCOUNT
-	/*
-	 * Negative control (make BROKEN=chtcount): the round-2 defect, the
-	 * item counted only after the linking CAS, so a remover that found
-	 * it can decrement first (test chtcount must fail).
-	 */
-	bool check = cht__count(h, 1, &items);
-#endif
 	if (check && __builtin_expect(items > (int64_t)
 	    ((__atomic_load_n(&h->grow_load, __ATOMIC_RELAXED) << b->order) >>
 	    CHT_LOAD_SHIFT), 0))

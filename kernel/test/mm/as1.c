@@ -50,6 +50,7 @@
  */
 #include <test.h>
 #include <mm/as.h>
+#include <abi/syscall.h>
 #include <mm/frame.h>
 #include <mm/slab.h>
 #include <mm/malloc.h>
@@ -251,11 +252,17 @@ static const char *area_api_checks(as_t *as)
 	    as_area_create(as, USER_SPACE_END, PAGE_SIZE, AS_AREA_READ) != EINVAL ||
 	    as_area_create(as, USER_SPACE_END - PAGE_SIZE, 2 * PAGE_SIZE,
 	    AS_AREA_READ) != EINVAL ||
-	    as_area_create(as, 0x50000000UL, -PAGE_SIZE, AS_AREA_READ) != EINVAL)
+	    as_area_create(as, 0x50000000UL, -PAGE_SIZE, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, USER_AREA_END, PAGE_SIZE, AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, USER_AREA_START - PAGE_SIZE, PAGE_SIZE,
+	    AS_AREA_READ) != EINVAL ||
+	    as_area_create(as, 0x50000000UL, AREA_SIZE_MAX + PAGE_SIZE,
+	    AS_AREA_READ) != EINVAL ||
+	    as_area_resize(as, AS1_A_BASE, AREA_SIZE_MAX + PAGE_SIZE) != EINVAL)
 		return "a bad area range was not refused with EINVAL";
-	/* Right next to A (and at the very top): allowed. */
+	/* Right next to A (and at the very top of the user areas): allowed. */
 	if (as_area_create(as, a_end, PAGE_SIZE, AS_AREA_READ) != EOK ||
-	    as_area_create(as, USER_SPACE_END - PAGE_SIZE, PAGE_SIZE,
+	    as_area_create(as, USER_AREA_END - PAGE_SIZE, PAGE_SIZE,
 	    AS_AREA_READ) != EOK)
 		return "an adjacent area was refused";
 	if (!as_area_find(as, a_end, &ar) || ar.base != a_end || ar.pages != 1)
@@ -263,7 +270,7 @@ static const char *area_api_checks(as_t *as)
 	if (as_area_resize(as, AS1_A_BASE, (AS1_A_PAGES + 1) * PAGE_SIZE) != EEXIST)
 		return "growing an area into its neighbour was not refused";
 	if (as_area_destroy(as, a_end) != EOK ||
-	    as_area_destroy(as, USER_SPACE_END - PAGE_SIZE) != EOK ||
+	    as_area_destroy(as, USER_AREA_END - PAGE_SIZE) != EOK ||
 	    as_area_destroy(as, a_end) != ENOENT)
 		return "as_area_destroy of the adjacent areas failed";
 	if (as_area_find(as, a_end, &ar))
@@ -651,7 +658,7 @@ static const char *as1_run(unsigned run)
 	as_release(as);
 	/*
 	 * The page tables step 6's destroys freed go after a grace period,
-	 * each batch holding a reference (mm/as.c, prune_tables()): the
+	 * each batch holding a reference (mm/as_prune.c, prune_tables()): the
 	 * address space goes with the last.
 	 */
 	rcu_barrier();

@@ -134,35 +134,6 @@ size_t page_mapping_count(uint64_t as_id, uintptr_t page)
 int page_mapping_update(uint64_t as_id, uintptr_t page, const pte_t *pte)
 {
 	pt_key_t key = { .as_id = as_id, .page = page };
-#ifdef CONFIG_BROKEN_MAPPING2
-	/*
-	 * Negative control (make BROKEN=mapping2): the update as it was
-	 * before it exchanged the record's word in place. It finds the old
-	 * record, inserts a new one and removes the old, so
-	 * two updates leave two records, an update racing a remove brings the
-	 * page back, and clearing the old record's PTE_REC_FREE_FRAME while
-	 * lookups copy it tears mappings (test mapping2 must fail).
-	 */
-	pte_rec_t *nr = rec_alloc(as_id, page, pte);
-	if (!nr)
-		return ENOMEM;
-	rcu_read_lock();
-	cht_link_t *old = cht_find_fast(&table, &key, &ops);
-	if (!old) {
-		rcu_read_unlock();
-		slab_free(rec_cache, nr);
-		return ENOENT;
-	}
-	cht_insert(&table, &nr->link);
-	pte_rec_t *o = (pte_rec_t *) old;
-	/* The new record owns the frame when the update keeps it. */
-	if (rec_pte(o).frame == pte->frame)
-		__atomic_and_fetch(&o->word, ~(uint64_t) PTE_REC_FREE_FRAME,
-		    __ATOMIC_RELAXED);
-	(void) cht_remove_item(&table, old);
-	rcu_read_unlock();
-	return EOK;
-#endif
 	frame_rcu_t *spare = slab_alloc(frame_rcu_cache, SLAB_ATOMIC);
 	if (!spare)
 		return ENOMEM;

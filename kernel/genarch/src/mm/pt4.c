@@ -117,18 +117,6 @@ uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, uint64_t *tables)
 				return NULL;
 			/* Permissions are decided at the last level. */
 			uint64_t mine = pa | PT4_TABLE_FLAGS;
-#ifdef CONFIG_BROKEN_PTWALK1
-			/*
-			 * BROKEN=ptwalk1 (negative control): the defect afe5735
-			 * fixed, a store that overwrites a table another CPU
-			 * installed since the load above (its entry is orphaned;
-			 * ptwalk1long must fail).
-			 */
-			__atomic_store_n(&t[idx], mine, __ATOMIC_RELEASE);
-			paging_entry_installed();
-			__atomic_fetch_add(tables, 1, __ATOMIC_RELAXED);
-			e = mine;
-#else
 			if (__atomic_compare_exchange_n(&t[idx], &e, mine, false,
 			    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
 				/* The walker too sees the zeroed table (arm64: DSB). */
@@ -140,7 +128,6 @@ uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, uint64_t *tables)
 				/* Another CPU installed one first: use it. */
 				frame_free(pa, 1);
 			}
-#endif
 		}
 		t = PA2KA(e & PT4_ADDR_MASK);
 	}

@@ -21,6 +21,7 @@
 #include <debug.h>
 #include <lib/str.h>
 #include <cpu.h>
+#include <debug/fault_inject.h>
 
 typedef rcu_item_t cht_env_rcu_item_t;
 typedef work_t cht_env_work_t;
@@ -101,6 +102,19 @@ static inline bool cht_env_work_enqueue(cht_env_work_t *w,
 void cht_env_sleep_ms(unsigned ms);
 /** Milliseconds since boot (the resizer's shrink hold-off). Any context. */
 uint64_t cht_env_now_ms(void);
+
+/**
+ * The sharedcount negative control (fault_inject(FI_CHT_SHAREDCOUNT), make
+ * BROKEN=sharedcount, tests/test_sharing.py): every lookup increments this
+ * one global counter, the shared write the CHT's read path must not have.
+ * Relaxed atomic (a statistic, nothing is ordered by it). Defined in
+ * adt/cht_env.c in builds with fault-injection points only.
+ */
+extern uint64_t cht_broken_lookups;
+#define cht_env_fault_lookup() do { \
+	if (fault_inject(FI_CHT_SHAREDCOUNT)) \
+		__atomic_fetch_add(&cht_broken_lookups, 1, __ATOMIC_RELAXED); \
+} while (0)
 
 /** Registry of live tables, for statistics. */
 void cht_env_registry_add(cht_env_link_t *link);

@@ -141,7 +141,7 @@ typedef struct as {
 	 * changes the tree or an area's size, bumped to the next even value
 	 * when done. The fault path's lock-free look-up reads it before and
 	 * after its walk (a seqlock read) and once more under the page's
-	 * page-table lock before it inserts the page's record (mm/as.c,
+	 * page-table lock before it inserts the page's record (mm/as_fault.c,
 	 * "Area look-up"). Written with __atomic stores under area_lock only,
 	 * read with __atomic loads; orders named where they are.
 	 */
@@ -212,7 +212,7 @@ typedef struct as {
 	 * fault path also re-validates its lock-free area look-up and inserts
 	 * the page's record under its page's lock; a shrink or destroy takes
 	 * and releases every one of them after changing the area set and
-	 * before it unmaps (mm/as.c, "Area look-up").
+	 * before it unmaps (mm/as_fault.c, "Area look-up").
 	 */
 	as_pt_lock_t pt_locks[AS_PT_LOCKS];
 	/**
@@ -287,8 +287,15 @@ void as_hold(as_t *as);
 void as_release(as_t *as);
 
 /**
- * Creates an anonymous area [base, base + size). @a base and @a size must be
- * page aligned, non-zero and inside the user half; the area may not overlap
+ * The one check of an area's range, for the kernel's callers and the system
+ * calls alike: [@a base, @a base + @a size) is page aligned, 0 < @a size <=
+ * AREA_SIZE_MAX, and lies in [USER_AREA_START, USER_AREA_END)
+ * (abi/syscall.h). Any context.
+ */
+bool as_area_range_ok(uintptr_t base, size_t size);
+/**
+ * Creates an anonymous area [base, base + size). The range must pass
+ * as_area_range_ok() (else EINVAL); the area may not overlap
  * another. Pages are allocated (zeroed) on first touch. O(log n) in the
  * number of areas; waits (as->area_mtx) for a shrink or destroy of this
  * address space still unmapping. Thread context (malloc), interrupts

@@ -190,7 +190,7 @@ void rcu_thread_exiting(void);
 /** RCU-wide statistics (the `rcu` command, tests); see rcu_get_stats(). */
 typedef struct {
 	const char *algorithm;         /**< "a-rcu" or "podzimek-rcu" */
-	bool broken;                   /**< BROKEN=rcu build */
+	bool broken;                   /**< FI_RCU_NOWAIT configured (BROKEN=rcu) */
 	unsigned detect_sleep_us;      /**< first wait of a normal detection */
 	unsigned poll_sleep_us;        /**< A-RCU re-poll of CPUs in readers */
 	unsigned expedite_threshold;   /**< arriving callbacks that expedite */

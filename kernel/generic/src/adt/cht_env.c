@@ -17,6 +17,9 @@ bool (*cht_env_enqueue_hook)(cht_env_work_t *w);
 #ifdef CONFIG_DEBUG
 void (*cht_env_linked_hook)(void *table, void *item);
 #endif
+#if CONFIG_FAULT_INJECT  /* debug/fault_inject.h: 0 without points */
+uint64_t cht_broken_lookups;  /* cht_env_fault_lookup() */
+#endif
 
 void cht_env_sleep_ms(unsigned ms)
 {

@@ -162,22 +162,6 @@ static size_t input_count_locked(void)
 static void input_drain_uart_locked(void)
 {
 	assert(irq_spinlock_locked_by_me(&input_lock));
-#ifdef CONFIG_BROKEN_INPUTFLOOD
-	/*
-	 * Negative control (make BROKEN=inputflood): the defect put back, a
-	 * full ring drops what the UART still holds instead of leaving it
-	 * there (the console flood test, tests/test_fuzz.py, must lose
-	 * markers).
-	 */
-	int b;
-	while ((b = console_hw_getc_nowait()) >= 0) {
-		if (input_count_locked() == INPUT_RING - 1)
-			continue;  /* full: drop */
-		input_ring[input_head] = (char) b;
-		input_head = (input_head + 1) % INPUT_RING;
-	}
-	return;
-#endif
 	while (input_count_locked() < INPUT_RING - 1) {
 		int c = console_hw_getc_nowait();
 		if (c < 0)

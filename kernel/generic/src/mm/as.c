@@ -1,15 +1,10 @@
 /** @file as.c
- * Address spaces, areas, the page fault path and TLB shootdown.
+ * Address spaces, areas, unmapping and TLB shootdown.
  *
- * Page fault (the authoritative store is the page hash table):
- *   1. look the page up in the page hash table (an RCU reader: lock-free with the
- *      CHT back end);
- *   2. on a miss, find the area and ask its backend (anonymous: a zeroed frame)
- *      and insert the mapping with insert-unique; a CPU that lost the race to
- *      another CPU faulting the same page frees its frame and takes the winner's;
- *   3. under the page's page-table lock (as_pt_lock(): one of AS_PT_LOCKS,
- *      by 2 MiB region), look the page up again and install the hardware entry
- *      only if the record still maps that frame.
+ * The page fault path, the lock-free area look-up and the memory charge of
+ * a fault are in mm/as_fault.c, the freeing of page tables in mm/as_prune.c
+ * (their shared helpers: as_impl.h).
+ *
  * Unmap: remove the record, clear the hardware entry under the page's
  * page-table lock,
  * shoot down the TLBs of the CPUs in cpus_running with smp_call (a range:
@@ -33,56 +28,10 @@
  * (predecessor and successor) and destroy are O(log n). Count and total
  * size are bounded (AS_AREAS_MAX, AS_AREA_PAGES_MAX: ELIMIT).
  *
- * Area look-up (the fault path's, issue 30): no lock and no store to a
- * shared line. Faults of many CPUs in one address space used to take
- * as->area_lock for the look-up and the insert of the page's record: that
- * lock line was written by every faulting CPU on every fault, the hottest
- * line of chtbench 22 (docs/SHARING.md). Now:
- *   - writers (create, resize, destroy; under area_lock) make as->area_seq
- *     odd, change the tree or the size, and make it even again (a seqlock's
- *     write side; the tree's links are stored with release order, adt/avl.c);
- *   - the fault reads area_seq, walks the tree with avl_find_le_rcu() in an
- *     RCU reader section, copies the area's base, size and flags, and reads
- *     area_seq again: a walk that met a change (a rotation can hide a node
- *     from it) fails validation and is retried, AREA_LOOKUP_TRIES times at
- *     most, then the fault takes area_lock as before. Destroyed areas are
- *     freed after a grace period (rcu_call), so a walk never touches freed
- *     memory; the copy is all the fault keeps;
- *   - the fault then takes its page's page-table lock (which it took anyway
- *     to install the entry), checks that area_seq still has the value it
- *     validated, and inserts the record and installs the entry under that
- *     lock; a changed count sends it to the locked path;
- *   - a shrink or destroy, after its change and before its unmap, takes and
- *     releases every page-table lock of the address space (area_barrier()).
- * So a fault either inserted under its page-table lock before the writer
- * passed that lock (and the unmap, which comes after, finds the record and
- * the page's table) or took the lock after and saw the new count (and
- * retries under area_lock, where the area is gone or shorter). This is the
- * guarantee the area lock's single hold gave (test asrace1; BROKEN=areaseq
- * removes the check and asrace1 must fail). A seqlock over an RCU-walked
- * tree was chosen over per-area references (Linux's per-VMA locks): a
- * reference count is a line every CPU faulting in the area writes on every
- * fault, which is what the goal forbids; and over an rcu_synchronize()
- * between change and unmap, which would make every destroy and shrink wait
- * a grace period, where 16 uncontended lock round trips suffice.
- *
- * Page fault, step 3 closes the race with an unmap: either the unmapper clears the entry
- * after the fault installed it (its removal came first, its clear comes after
- * the fault's locked re-check... which then failed) or the re-check misses the
- * record and installs nothing; the access then faults again.
- *
- * Page tables (issue 38): counted per address space (pt_pages) and freed by
+ * Page tables: counted per address space (pt_pages) and freed by
  * a destroy or shrink when no area needs them any more: prune_tables(),
- * "Freeing page tables" below and in docs/LOCKING.md. The fault path's
+ * mm/as_prune.c and docs/LOCKING.md ("Freeing page tables"). The fault path's
  * look-up and its lock-free walk share one RCU reader section for that.
- *
- * Memory limit (issue 38): the pages of the areas, the page tables and the
- * task's kernel objects are charged to the address space (as_charge(),
- * mem_charged + pt_pages against mem_limit); a fault takes its page's charge
- * from its CPU's row (charge_budget, refilled AS_CHARGE_BATCH at a time), so
- * the hot path adds one relaxed atomic subtract on a line of its own CPU. A
- * fault past the limit returns ELIMIT: a user fault kills the task with its
- * own report, a uaccess fault makes the system call return ELIMIT.
  *
  * cpus_running: a CPU sets its bit before loading the address space into its
  * MMU (arch_as_load()) and clears it after loading another one (seq_cst). An
@@ -109,23 +58,8 @@
 #include <cpu.h>
 #include <lib/str.h>
 #include <abi/syscall.h>
-
-/** The lock of the page-table entries of @a page (see as_t.pt_locks). */
-static inline irq_spinlock_t *as_pt_lock(as_t *as, uintptr_t page)
-{
-	return &as->pt_locks[(page >> 21) & (AS_PT_LOCKS - 1)].lock;
-}
-
-/**
- * This CPU's row of @a as's statistics (as_cpu_stats_t). The caller may be
- * preempted and migrate afterwards: the row's counters are updated with
- * atomic adds, so the count stays exact (only the line may be shared then).
- */
-static inline as_cpu_stats_t *as_cpu_stats(as_t *as)
-{
-	unsigned id = CPU->id;
-	return &as->stats[id < as->nstats ? id : 0];
-}
+#include <debug/fault_inject.h>
+#include "as_impl.h"
 
 as_stats_t as_stats(as_t *as)
 {
@@ -194,43 +128,6 @@ int as_charge(as_t *as, size_t bytes)
 void as_uncharge(as_t *as, size_t bytes)
 {
 	__atomic_fetch_sub(&as->mem_charged, bytes, __ATOMIC_RELAXED);
-}
-
-/**
- * The slow half of fault_charge(): this row's budget is empty. Charges
- * AS_CHARGE_BATCH to the address space and keeps the rest of it in the row,
- * or, near the limit, just the page. @return EOK or ELIMIT.
- */
-static __attribute__((noinline)) int fault_charge_refill(as_t *as,
-    as_cpu_stats_t *st)
-{
-	if (as_charge(as, AS_CHARGE_BATCH) == EOK) {
-		__atomic_fetch_add(&st->charge_budget,
-		    AS_CHARGE_BATCH - PAGE_SIZE, __ATOMIC_RELAXED);
-		return EOK;
-	}
-	return as_charge(as, PAGE_SIZE);
-}
-
-/**
- * Charges the page a fault is about to allocate to @a as: from the row
- * @a st's budget (one relaxed atomic subtract, the fault path's only cost
- * when the budget holds), else fault_charge_refill(). @return EOK or
- * ELIMIT.
- */
-static inline int fault_charge(as_t *as, as_cpu_stats_t *st)
-{
-	if (__atomic_sub_fetch(&st->charge_budget, PAGE_SIZE,
-	    __ATOMIC_RELAXED) >= 0)
-		return EOK;
-	__atomic_fetch_add(&st->charge_budget, PAGE_SIZE, __ATOMIC_RELAXED);
-	return fault_charge_refill(as, st);
-}
-
-/** Gives a page fault_charge() charged but the fault did not map back. */
-static inline void fault_uncharge(as_cpu_stats_t *st)
-{
-	__atomic_fetch_add(&st->charge_budget, PAGE_SIZE, __ATOMIC_RELAXED);
 }
 
 /** All address spaces; protected by as_list_lock. */
@@ -340,16 +237,15 @@ void as_leave(void)
 static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
     size_t pages)
 {
-#ifdef CONFIG_BROKEN_SHOOTDOWN
-	/*
-	 * Negative control (make BROKEN=shootdown): the non-broadcast form,
-	 * only this CPU's TLB; pagefault1 must fail (a remote CPU keeps
-	 * translating through the removed frame).
-	 */
-	tlb_invalidate_pages_local(base, pages);
-#else
-	tlb_invalidate_pages_broadcast(base, pages);
-#endif
+	if (fault_inject(FI_TLB_SHOOTDOWN)) {
+		/*
+		 * The non-broadcast form, only this CPU's TLB: pagefault1 must
+		 * fail (a remote CPU keeps translating through the removed frame).
+		 */
+		tlb_invalidate_pages_local(base, pages);
+	} else {
+		tlb_invalidate_pages_broadcast(base, pages);
+	}
 	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
 	    __ATOMIC_RELAXED);
 }
@@ -381,9 +277,8 @@ static void tlb_range_func(void *arg)
 static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
     size_t pages)
 {
-#ifdef CONFIG_BROKEN_SHOOTDOWN
-	return;  /* negative control (make BROKEN=shootdown): pagefault1 must fail */
-#endif
+	if (fault_inject(FI_TLB_SHOOTDOWN))
+		return;  /* no CPU invalidates: pagefault1 must fail */
 	/*
 	 * Store-buffering pattern: the caller stored the cleared entries, this
 	 * loads cpus_running; as_switch_cpu() sets its bit in cpus_running (a
@@ -412,6 +307,30 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 }
 
 #endif /* ARCH_TLB_BROADCAST */
+
+/**
+ * Invalidates, on every CPU that may hold them, the walk-cache entries
+ * (paging-structure caches) that point to the tables covering the pages
+ * @a va[0..n) (n >= 1), after their parent entries were cleared. Where the
+ * invalidation is broadcast, tlb_invalidate_walks_broadcast() (arm64: a
+ * non-last-level `tlbi vae1is` per table); elsewhere one shootdown round of
+ * one page, whose local invalidation drops every walk-cache entry of the
+ * CPU whatever the address (amd64: arch/paging.h, PAGING_LOCAL_DROPS_WALKS).
+ * Thread context.
+ */
+void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
+{
+#if ARCH_TLB_BROADCAST
+	tlb_invalidate_walks_broadcast(va, n);
+	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
+	    __ATOMIC_RELAXED);
+#else
+	_Static_assert(PAGING_LOCAL_DROPS_WALKS, "the architecture must say how "
+	    "its walk caches are invalidated");
+	(void) n;
+	tlb_shootdown(as, va[0], 1);
+#endif
+}
 
 /* Area set: the writers' sequence count and the lock-free look-up */
 
@@ -448,8 +367,8 @@ static inline void area_write_end(as_t *as)
  * fault that inserted a record under its page's lock having validated the
  * old area set did so before we passed that lock, so the unmap (after this)
  * sees the record and the page's table; a fault that takes the lock after
- * us sees the new area_seq there and does not insert (see the file
- * comment). Thread context; AS_PT_LOCKS uncontended round trips.
+ * us sees the new area_seq there and does not insert (mm/as_fault.c,
+ * "Area look-up"). Thread context; AS_PT_LOCKS uncontended round trips.
  */
 static void area_barrier(as_t *as)
 {
@@ -463,57 +382,6 @@ static void area_barrier(as_t *as)
 static void area_free_rcu(rcu_item_t *item)
 {
 	free(container_of(item, as_area_t, rcu));
-}
-
-/** What a fault needs of an area: a copy, taken under the look-up's guard. */
-typedef struct {
-	uintptr_t base;
-	size_t pages;
-	unsigned flags;
-} area_snap_t;
-
-/** Lock-free look-ups a fault tries before it takes area_lock. */
-#define AREA_LOOKUP_TRIES 4
-
-/**
- * The fault path's look-up without area_lock (see the file comment): the
- * area containing @a addr, copied to *@a snap, validated by area_seq, whose
- * value is left in *@a seq for the re-check under the page-table lock.
- * @return 1 found, 0 no area contains @a addr (both as of the instant the
- * count was read), -1 a writer was busy or the walk gave up: take the lock.
- * Caller is in an RCU reader section (which also covers its page-table walk:
- * see "Freeing page tables"). Any context, never blocks; O(log n), stores
- * to no shared line.
- */
-static int area_find_rcu(as_t *as, uintptr_t addr, area_snap_t *snap,
-    uint64_t *seq)
-{
-	/* Acquire: forbids the walk's loads from moving before the count. */
-	uint64_t s = __atomic_load_n(&as->area_seq, __ATOMIC_ACQUIRE);
-	if (s & 1)
-		return -1;
-	int found = 0;
-	avl_node_t *n;
-	if (!avl_find_le_rcu(&as->areas, addr, &n))
-		return -1;
-	if (n) {
-		const as_area_t *a = container_of(n, as_area_t, node);
-		snap->base = a->base;
-		snap->pages = __atomic_load_n(&a->pages, __ATOMIC_RELAXED);
-		snap->flags = a->flags;
-		found = addr - snap->base < snap->pages * PAGE_SIZE;
-	}
-	/*
-	 * Acquire fence: forbids the walk's and the copy's loads from being
-	 * reordered after the second read of the count (with the writers'
-	 * release fence: a load that saw a change makes this read see the
-	 * count moved on).
-	 */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&as->area_seq, __ATOMIC_RELAXED) != s)
-		return -1;
-	*seq = s;
-	return found;
 }
 
 /* Address spaces */
@@ -679,25 +547,11 @@ size_t as_count(void)
 
 /* Areas */
 
-static bool range_ok(uintptr_t base, size_t size)
+bool as_area_range_ok(uintptr_t base, size_t size)
 {
-	return size && IS_ALIGNED(base, PAGE_SIZE) && IS_ALIGNED(size, PAGE_SIZE) &&
-	    base < USER_SPACE_END && size <= USER_SPACE_END - base && base != 0;
-}
-
-/**
- * The area containing @a addr, or NULL: the area with the greatest base <=
- * @a addr, if it reaches that far (areas do not overlap). O(log n). Caller
- * holds as->area_lock.
- */
-static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
-{
-	assert(irq_spinlock_locked_by_me(&as->area_lock));
-	avl_node_t *n = avl_find_le(&as->areas, addr);
-	if (!n)
-		return NULL;
-	as_area_t *a = container_of(n, as_area_t, node);
-	return addr - a->base < a->pages * PAGE_SIZE ? a : NULL;
+	return size > 0 && size <= AREA_SIZE_MAX && IS_ALIGNED(size, PAGE_SIZE) &&
+	    IS_ALIGNED(base, PAGE_SIZE) && base >= USER_AREA_START &&
+	    base < USER_AREA_END && size <= USER_AREA_END - base;
 }
 
 /**
@@ -706,7 +560,7 @@ static as_area_t *area_find_locked(as_t *as, uintptr_t addr)
  * only two can: the one with the greatest base <= @a base and the one with
  * the least base > @a base. O(log n). Caller holds as->area_lock.
  */
-static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
+bool area_overlaps_locked(as_t *as, uintptr_t base, size_t size,
     const as_area_t *except)
 {
 	assert(irq_spinlock_locked_by_me(&as->area_lock));
@@ -725,170 +579,9 @@ static bool overlaps_locked(as_t *as, uintptr_t base, size_t size,
 	return false;
 }
 
-/* Freeing page tables (docs/LOCKING.md, "Freeing page tables") */
-
-/** Unlinked tables one prune batch carries to its RCU callback. */
-#define PT_FREE_BATCH 32
-
-/**
- * Tables a prune unlinked, freed together after one walk-cache
- * invalidation and one grace period (prune_tables()). Holds a reference
- * to its address space until the callback ran (the count pt_pages lives
- * there).
- */
-typedef struct {
-	rcu_item_t rcu;
-	as_t *as;
-	size_t n;
-	/** A page of each table's coverage (the walk-cache invalidation). */
-	uintptr_t va[PT_FREE_BATCH];
-	uintptr_t pa[PT_FREE_BATCH];
-	uint8_t level[PT_FREE_BATCH];
-} pt_free_batch_t;
-
-/** What prune_tables() hands paging_prune()'s callbacks. */
-typedef struct {
-	as_t *as;
-	/** The batch being filled; NULL after an allocation failed. */
-	pt_free_batch_t *b;
-	/** Tables unlinked while no batch could be allocated (freed at once). */
-	size_t sync_n;
-	uintptr_t sync_va[PT_FREE_BATCH];
-	uintptr_t sync_pa[PT_FREE_BATCH];
-	uint8_t sync_level[PT_FREE_BATCH];
-} prune_ctx_t;
-
-/**
- * Invalidates, on every CPU that may hold them, the walk-cache entries
- * (paging-structure caches) that point to the tables covering the pages
- * @a va[0..n) (n >= 1), after their parent entries were cleared. Where the
- * invalidation is broadcast, tlb_invalidate_walks_broadcast() (arm64: a
- * non-last-level `tlbi vae1is` per table); elsewhere one shootdown round of
- * one page, whose local invalidation drops every walk-cache entry of the
- * CPU whatever the address (amd64: arch/paging.h, PAGING_LOCAL_DROPS_WALKS).
- * Thread context.
- */
-static void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
-{
-#if ARCH_TLB_BROADCAST
-	tlb_invalidate_walks_broadcast(va, n);
-	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
-	    __ATOMIC_RELAXED);
-#else
-	_Static_assert(PAGING_LOCAL_DROPS_WALKS, "the architecture must say how "
-	    "its walk caches are invalidated");
-	(void) n;
-	tlb_shootdown(as, va[0], 1);
-#endif
-}
-
-/** RCU callback: frees a prune batch's tables (no walker can hold them). */
-static void pt_free_rcu(rcu_item_t *item)
-{
-	pt_free_batch_t *b = container_of(item, pt_free_batch_t, rcu);
-	as_t *as = b->as;
-	size_t freed = 0;
-	for (size_t i = 0; i < b->n; i++)
-		freed += paging_free_table(b->pa[i], b->level[i]);
-	__atomic_fetch_sub(&as->pt_pages, freed, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&as_cpu_stats(as)->pt_freed, freed,
-	    __ATOMIC_RELAXED);
-	free(b);
-	/* May be the last reference (the task ended meanwhile). */
-	as_release(as);
-}
-
-/** Invalidates a full (or the last) batch's walk caches and posts its free. */
-static void prune_flush(prune_ctx_t *c)
-{
-	pt_free_batch_t *b = c->b;
-	if (b && b->n) {
-		tlb_shootdown_tables(c->as, b->va, b->n);
-		as_hold(c->as);
-		rcu_call(&b->rcu, pt_free_rcu);
-		c->b = NULL;
-	}
-	if (c->sync_n) {
-		/*
-		 * No memory for a batch: the same steps, waiting for the grace
-		 * period here (thread context, no reader section: area_mtx is
-		 * a mutex).
-		 */
-		tlb_shootdown_tables(c->as, c->sync_va, c->sync_n);
-		rcu_synchronize();
-		size_t freed = 0;
-		for (size_t i = 0; i < c->sync_n; i++)
-			freed += paging_free_table(c->sync_pa[i], c->sync_level[i]);
-		__atomic_fetch_sub(&c->as->pt_pages, freed, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&as_cpu_stats(c->as)->pt_freed, freed,
-		    __ATOMIC_RELAXED);
-		c->sync_n = 0;
-	}
-}
-
-/** paging_prune_ops_t.used: whether [va, va + size) meets an area. */
-static bool prune_used(void *arg, uintptr_t va, uintptr_t size)
-{
-	prune_ctx_t *c = arg;
-	irq_spinlock_lock(&c->as->area_lock, true);
-	bool used = overlaps_locked(c->as, va, size, NULL);
-	irq_spinlock_unlock(&c->as->area_lock, true);
-	return used;
-}
-
-/** paging_prune_ops_t.unlinked: queues the table for its free. */
-static void prune_unlinked(void *arg, uintptr_t pa, int level, uintptr_t va)
-{
-	prune_ctx_t *c = arg;
-	if (!c->b && !c->sync_n) {
-		c->b = malloc(sizeof(pt_free_batch_t));
-		if (c->b) {
-			c->b->as = c->as;
-			c->b->n = 0;
-		}
-	}
-	if (c->b) {
-		pt_free_batch_t *b = c->b;
-		b->va[b->n] = va;
-		b->pa[b->n] = pa;
-		b->level[b->n] = (uint8_t) level;
-		if (++b->n == PT_FREE_BATCH)
-			prune_flush(c);
-	} else {
-		c->sync_va[c->sync_n] = va;
-		c->sync_pa[c->sync_n] = pa;
-		c->sync_level[c->sync_n] = (uint8_t) level;
-		if (++c->sync_n == PT_FREE_BATCH)
-			prune_flush(c);
-	}
-}
-
-static const paging_prune_ops_t prune_ops = {
-	.used = prune_used,
-	.unlinked = prune_unlinked,
-};
-
-/**
- * Frees the page tables (every level below the root) whose whole coverage
- * meets [@a lo, @a hi) and no area of @a as any more: after a destroy or a
- * shrink removed the areas there and unmapped the range. Each such table is
- * unlinked (its parent entry cleared), the walk caches that may still point
- * to it are invalidated on every CPU, and it is freed after a grace period
- * (a fault's lock-free walk may still be in it; see docs/LOCKING.md,
- * "Freeing page tables", for why no other walker can be). Caller holds
- * area_mtx (no area set change, no other prune or destroy's unmap), has
- * done the range's unmap, and is in thread context, interrupts enabled.
- */
-static void prune_tables(as_t *as, uintptr_t lo, uintptr_t hi)
-{
-	prune_ctx_t c = { .as = as };
-	paging_prune(as->root_phys, lo, hi, &prune_ops, &c);
-	prune_flush(&c);
-}
-
 int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 {
-	if (!as || !range_ok(base, size))
+	if (!as || !as_area_range_ok(base, size))
 		return EINVAL;
 	as_area_t *a = malloc(sizeof(as_area_t));
 	if (!a)
@@ -910,7 +603,7 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 	if (as->areas.count >= AS_AREAS_MAX ||
 	    a->pages > AS_AREA_PAGES_MAX - as->area_pages)
 		rc = ELIMIT;
-	else if (overlaps_locked(as, base, size, NULL))
+	else if (area_overlaps_locked(as, base, size, NULL))
 		rc = EEXIST;
 	else {
 		area_write_begin(as);
@@ -931,7 +624,7 @@ int as_area_create(as_t *as, uintptr_t base, size_t size, unsigned flags)
 
 int as_area_resize(as_t *as, uintptr_t base, size_t size)
 {
-	if (!as || !range_ok(base, size))
+	if (!as || !as_area_range_ok(base, size))
 		return EINVAL;
 	mutex_lock(&as->area_mtx);
 	irq_spinlock_lock(&as->area_lock, true);
@@ -943,7 +636,7 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 	else if (pages > a->pages &&
 	    pages - a->pages > AS_AREA_PAGES_MAX - as->area_pages)
 		rc = ELIMIT;
-	else if (pages > a->pages && overlaps_locked(as, base, size, a))
+	else if (pages > a->pages && area_overlaps_locked(as, base, size, a))
 		rc = EEXIST;
 	if (rc == EOK) {
 		old = a->pages;
@@ -961,20 +654,11 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 	 * area_mtx stays held until that is done: an area created in the
 	 * released range before the unmap finished would lose its pages to it.
 	 */
-#ifdef CONFIG_BROKEN_AREARACE
-	/*
-	 * Negative control (make BROKEN=arearace): the defect before 4bf68e6,
-	 * the mutex released before the unmap (run arearace must lose pages).
-	 */
-	mutex_unlock(&as->area_mtx);
-#endif
 	if (rc == EOK && pages < old) {
 		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
 		prune_tables(as, base + pages * PAGE_SIZE, base + old * PAGE_SIZE);
 	}
-#ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
-#endif
 	return rc;
 }
 
@@ -996,14 +680,9 @@ int as_area_destroy(as_t *as, uintptr_t base)
 	/* No fault inserts in the area's range after this: */
 	area_barrier(as);
 	/* The range stays reserved (area_mtx) until its unmap is done. */
-#ifdef CONFIG_BROKEN_AREARACE
-	mutex_unlock(&as->area_mtx);  /* negative control, as in resize */
-#endif
 	unmap_range(as, a->base, a->pages);
 	prune_tables(as, a->base, a->base + a->pages * PAGE_SIZE);
-#ifndef CONFIG_BROKEN_AREARACE
 	mutex_unlock(&as->area_mtx);
-#endif
 	as_uncharge(as, sizeof(as_area_t));
 	/* A lock-free look-up may still be walking it (area_find_rcu()). */
 	rcu_call(&a->rcu, area_free_rcu);
@@ -1051,292 +730,6 @@ int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed)
 	if (removed)
 		*removed = n;
 	return EOK;
-}
-
-/**
- * The record of a fresh page of area @a a in @a frame: present, user, cacheable,
- * owning its frame, with the area's write and execute permissions. Area lock
- * held (a->flags is read under it).
- */
-static inline pte_t area_page_pte(const area_snap_t *a, uintptr_t frame)
-{
-	pte_t pte = { .frame = frame, .flags = PTE_REC_PRESENT | PTE_REC_USER |
-	    PTE_REC_CACHEABLE | PTE_REC_FREE_FRAME };
-	if (a->flags & AS_AREA_WRITE)
-		pte.flags |= PTE_REC_WRITABLE;
-	if (a->flags & AS_AREA_EXEC)
-		pte.flags |= PTE_REC_EXEC;
-	return pte;
-}
-
-int as_page_fill(as_t *as, uintptr_t page, const void *src, size_t off,
-    size_t len)
-{
-	if (!IS_ALIGNED(page, PAGE_SIZE) || off > PAGE_SIZE ||
-	    len > PAGE_SIZE - off)
-		return EINVAL;
-	pte_t pte;
-	if (page_mapping_find(as->id, page, &pte)) {
-		memcpy((uint8_t *) PA2KA(pte.frame) + off, src, len);
-		return EOK;
-	}
-	if (as_charge(as, PAGE_SIZE) != EOK)
-		return ELIMIT;
-	uintptr_t frame = frame_alloc(1, FRAME_ZERO | FRAME_USER);
-	if (!frame) {
-		as_uncharge(as, PAGE_SIZE);
-		return ENOMEM;
-	}
-	memcpy((uint8_t *) PA2KA(frame) + off, src, len);
-	irq_spinlock_lock(&as->area_lock, true);
-	as_area_t *a = area_find_locked(as, page);
-	/* The page's table before its record: see unmap_range(). */
-	if (!a || !paging_walk(as->root_phys, page, &as->pt_pages)) {
-		irq_spinlock_unlock(&as->area_lock, true);
-		frame_free(frame, 1);
-		as_uncharge(as, PAGE_SIZE);
-		return a ? ENOMEM : ENOENT;
-	}
-	area_snap_t snap = { .base = a->base, .pages = a->pages,
-	    .flags = a->flags };
-	pte = area_page_pte(&snap, frame);
-	pte_t existing;
-	int rc = page_mapping_insert(as->id, page, &pte, &existing);
-	irq_spinlock_unlock(&as->area_lock, true);
-	if (rc != EOK) {
-		frame_free(frame, 1);
-		as_uncharge(as, PAGE_SIZE);
-		return rc;
-	}
-	__atomic_fetch_add(&as_cpu_stats(as)->pages_mapped, 1, __ATOMIC_RELAXED);
-	return EOK;
-}
-
-/* Page faults */
-
-static uint64_t hw_flags(const pte_t *pte)
-{
-	return paging_user_flags(pte->flags & PTE_REC_WRITABLE,
-	    pte->flags & PTE_REC_EXEC);
-}
-
-/** Whether an area with @a flags permits an access of kind @a access. */
-static inline bool area_permits(unsigned flags, pf_access_t access)
-{
-	return !(access == PF_ACCESS_WRITE && !(flags & AS_AREA_WRITE)) &&
-	    !(access == PF_ACCESS_EXEC && !(flags & AS_AREA_EXEC));
-}
-
-/**
- * The miss half of a fault at @a addr (page @a page): finds the area,
- * creates the page's table and inserts the page's record of @a frame (or
- * finds another CPU's: EEXIST). See the file comment, "Area look-up".
- * @param pte receives the record now in the table.
- * @param entry receives the page's last-level entry.
- * @param spare receives a frame the caller frees (after its locks), or 0.
- * @param ptl_held set when the page's page-table lock is held on return
- *        (the lock-free path inserts under it; the caller installs, then
- *        releases it).
- * @return EOK, or ENOENT / EINVAL / ENOMEM / another insert error (nothing
- * held, @a frame in *@a spare).
- */
-static int fault_insert(as_t *as, uintptr_t addr, uintptr_t page,
-    pf_access_t access, uintptr_t frame, pte_t *pte, uint64_t **entry,
-    uintptr_t *spare, bool *ptl_held)
-{
-	as_cpu_stats_t *st = as_cpu_stats(as);
-	irq_spinlock_t *ptl = as_pt_lock(as, page);
-	area_snap_t snap;
-	uint64_t seq = 0;
-	int found = -1;
-	*spare = frame;
-	*ptl_held = false;
-#ifdef CONFIG_BROKEN_ASRACE1
-	/* BROKEN=asrace1 puts back the locked path's defect: no fast path. */
-	const unsigned tries = 0;
-#else
-	const unsigned tries = AREA_LOOKUP_TRIES;
-#endif
-	/*
-	 * One reader section for the look-up and the walk: a prune (after a
-	 * destroy or shrink this look-up did not see) may unlink a table the
-	 * walk is in; it frees it only after a grace period ("Freeing page
-	 * tables").
-	 */
-	rcu_read_lock();
-	for (unsigned i = 0; i < tries && found < 0; i++)
-		found = area_find_rcu(as, addr, &snap, &seq);
-	bool fast = found >= 0;
-	if (fast) {
-		if (!found || !area_permits(snap.flags, access)) {
-			rcu_read_unlock();
-			return found ? EINVAL : ENOENT;
-		}
-		/*
-		 * The page's table before its record (unmap_range() skips
-		 * regions without one); inside a validated area only, so junk
-		 * addresses never allocate tables. The entry pointer is used
-		 * only if area_seq is unchanged under the page-table lock
-		 * below: then no prune can have freed its table.
-		 */
-		*entry = paging_walk(as->root_phys, page, &as->pt_pages);
-		rcu_read_unlock();
-		if (!*entry)
-			return ENOMEM;
-		irq_spinlock_lock(ptl, true);
-#ifndef CONFIG_BROKEN_AREASEQ
-		/*
-		 * Relaxed: the lock orders it. A shrink or destroy that changed
-		 * the count passes this lock (area_barrier()) before unmapping:
-		 * if it passed already we see its count here; if not, it will
-		 * see our record. (BROKEN=areaseq, the negative control, skips
-		 * this check: asrace1 must find a record outliving its area.)
-		 */
-		if (__atomic_load_n(&as->area_seq, __ATOMIC_RELAXED) != seq) {
-			irq_spinlock_unlock(ptl, true);
-			fast = false;
-		}
-#endif
-	} else {
-		rcu_read_unlock();
-	}
-	if (!fast) {
-		/*
-		 * Under area_lock: as_area_destroy() and a shrink change the
-		 * area set under it before they unmap the range. So either
-		 * this insert comes first and their unmap finds and removes
-		 * the record, or they come first and the area is gone (or
-		 * shorter) here.
-		 */
-		irq_spinlock_lock(&as->area_lock, true);
-		as_area_t *a = area_find_locked(as, addr);
-		if (!a || !area_permits(a->flags, access)) {
-			irq_spinlock_unlock(&as->area_lock, true);
-			return a ? EINVAL : ENOENT;
-		}
-		*entry = paging_walk(as->root_phys, page, &as->pt_pages);
-		if (!*entry) {
-			irq_spinlock_unlock(&as->area_lock, true);
-			return ENOMEM;
-		}
-		snap.base = a->base;
-		snap.pages = a->pages;
-		snap.flags = a->flags;
-#ifdef CONFIG_BROKEN_ASRACE1
-		/*
-		 * Negative control (make BROKEN=asrace1): the defect before
-		 * 47a1c24, the record inserted after the area lock is released,
-		 * so a destroy or shrink whose unmap ran meanwhile leaves it
-		 * behind the area (test asrace1 must fail).
-		 */
-		irq_spinlock_unlock(&as->area_lock, true);
-#endif
-	}
-	*pte = area_page_pte(&snap, frame);
-	pte_t existing;
-	int rc = page_mapping_insert(as->id, page, pte, &existing);
-#ifndef CONFIG_BROKEN_ASRACE1
-	if (!fast)
-		irq_spinlock_unlock(&as->area_lock, true);
-#endif
-	if (rc == EEXIST) {
-		/* Another CPU faulted the page first: use its frame. */
-		__atomic_fetch_add(&st->faults_raced, 1, __ATOMIC_RELAXED);
-		*pte = existing;
-	} else if (rc != EOK) {
-		if (fast)
-			irq_spinlock_unlock(ptl, true);
-		return rc;
-	} else {
-		*spare = 0;
-		__atomic_fetch_add(&st->pages_mapped, 1, __ATOMIC_RELAXED);
-	}
-	*ptl_held = fast;
-	return EOK;
-}
-
-/**
- * A fault of the current thread met its task's memory limit: a user
- * thread's system call in progress (a uaccess fix-up's EFAULT) returns
- * ELIMIT (syscall_dispatch()). Out of line: never on the common path.
- */
-static __attribute__((noinline)) void fault_limit_reached(void)
-{
-	uthread_t *ut = uthread_current();
-	if (ut)
-		ut->mem_limited = true;
-}
-
-/**
- * Resolves a fault at @a addr in @a as. @return EOK when the access can be
- * retried; an error code for a fatal fault (the caller reports it).
- */
-int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
-{
-	uintptr_t page = ALIGN_DOWN(addr, PAGE_SIZE);
-	as_cpu_stats_t *st = as_cpu_stats(as);
-	__atomic_fetch_add(&st->faults, 1, __ATOMIC_RELAXED);
-
-	pte_t pte;
-	/* The page's last-level entry once a miss created its table. */
-	uint64_t *entry = NULL;
-	uintptr_t spare = 0;
-	bool ptl_held = false;
-	if (page_mapping_find(as->id, page, &pte)) {
-		__atomic_fetch_add(&st->faults_minor, 1, __ATOMIC_RELAXED);
-		if (access == PF_ACCESS_WRITE && !(pte.flags & PTE_REC_WRITABLE))
-			return EINVAL;
-		if (access == PF_ACCESS_EXEC && !(pte.flags & PTE_REC_EXEC))
-			return EINVAL;
-	} else {
-		/* Charged first: a task at its limit allocates nothing. */
-		if (fault_charge(as, st) != EOK) {
-			fault_limit_reached();
-			return ELIMIT;
-		}
-		/*
-		 * Allocated (and zeroed) before any lock is taken: it may
-		 * sleep. A fault outside any area (a fatal one) wastes it.
-		 */
-		uintptr_t frame = frame_alloc(1, FRAME_ZERO | FRAME_USER);
-		if (!frame) {
-			fault_uncharge(st);
-			return ENOMEM;
-		}
-		int irc = fault_insert(as, addr, page, access, frame, &pte, &entry,
-		    &spare, &ptl_held);
-		if (irc != EOK) {
-			frame_free(spare, 1);
-			fault_uncharge(st);
-			return irc;
-		}
-	}
-
-	irq_spinlock_t *ptl = as_pt_lock(as, page);
-	if (!ptl_held)
-		irq_spinlock_lock(ptl, true);
-	pte_t check;
-	int rc = EOK;
-	if (page_mapping_find(as->id, page, &check) && check.frame == pte.frame) {
-		uint64_t *e = entry ? entry :
-		    paging_walk(as->root_phys, page, &as->pt_pages);
-		if (e) {
-			__atomic_store_n(e, pte.frame | hw_flags(&pte),
-			    __ATOMIC_RELEASE);
-			/* The retried access's walk sees it (arm64: DSB ISHST). */
-			paging_entry_installed();
-		} else
-			rc = ENOMEM;
-	} else {
-		/* The page was unmapped meanwhile: the retry faults again. */
-		__atomic_fetch_add(&st->faults_unmapped, 1, __ATOMIC_RELAXED);
-	}
-	irq_spinlock_unlock(ptl, true);
-	if (spare) {
-		frame_free(spare, 1);
-		fault_uncharge(st);
-	}
-	return rc;
 }
 
 void as_init(void)

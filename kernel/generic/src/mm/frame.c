@@ -487,17 +487,6 @@ static const char *zone_frame_describe(zone_t *z, uintptr_t pfn,
     unsigned freed_order)
 {
 	assert(irq_spinlock_locked_by_me(&z->lock));
-#ifdef CONFIG_BROKEN_FRAMEDF1
-	/*
-	 * Negative control (make BROKEN=framedf1): the diagnosis before
-	 * 1789d4f, from the frame's own state alone, which a merge of its
-	 * earlier free into a larger free block turned into FRAME_TAIL (test
-	 * framedf1 must panic with the wrong reason).
-	 */
-	if (z->frames[pfn - z->base_pfn].state != FRAME_FREE)
-		return freed_order == 0 ? "freed twice or with a wrong count" :
-		    "inside another block or double free after merge";
-#endif
 	for (unsigned k = 0; k <= FRAME_MAX_ORDER; k++) {
 		uintptr_t head = pfn & ~(((uintptr_t) 1 << k) - 1);
 		if (head < z->base_pfn)

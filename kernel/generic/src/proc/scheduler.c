@@ -314,12 +314,10 @@ static void switch_to(cpu_t *c, thread_t *prev, thread_t *next)
 	 * saved for a user thread leaving, loaded for one coming; a switch
 	 * between kernel threads pays the two tests only.
 	 */
-#ifndef CONFIG_BROKEN_UCTX
 	if (prev->uctx)
 		uctx_save(prev->uctx);
 	if (next->uctx)
 		uctx_load(next->uctx);
-#endif
 	context_switch(&prev->ctx, &next->ctx);
 	/* Back in prev, possibly on another CPU. */
 	finish_switch();

@@ -653,16 +653,10 @@ int futex_wait(const uint32_t __user *uword, uint32_t expected,
 			 * not yet here) - remembered wake-ups, and we are one of the
 			 * timed-out ones (see the file comment).
 			 */
-#ifndef CONFIG_BROKEN_FUTEXRACE
 			int taken = waitq_sleep_timeout(&f->wq, SYNCH_NO_TIMEOUT,
 			    SYNCH_FLAGS_NON_BLOCKING);
 			assert(taken == EOK);
 			(void) taken;
-#endif
-			/*
-			 * (make BROKEN=futexrace leaves the wake-up behind, the
-			 * defect before f066552: run futexrace must panic.)
-			 */
 			rc = EOK;
 		}
 	}

@@ -19,15 +19,8 @@
 #include <time/delay.h>
 #include <debug.h>
 #include <errno.h>
+#include <debug/fault_inject.h>
 
-#ifdef CONFIG_BROKEN_SMPCALL
-/**
- * Negative control (make BROKEN=smpcall): every SMPCALL_DROP_EVERY-th call is
- * dropped: marked done without running. Counts calls made; relaxed atomic.
- */
-#define SMPCALL_DROP_EVERY 500
-static uint64_t broken_calls;
-#endif
 /** Static call slots for smp_call_stop_others(): one per target CPU. */
 static smp_call_t stop_calls[CONFIG_MAX_CPUS];
 
@@ -128,13 +121,11 @@ int smp_call_async(unsigned cpu_id, smp_call_func_t func, void *arg,
 		__atomic_store_n(&call->pending, false, __ATOMIC_RELEASE);
 		return ENOENT;
 	}
-#ifdef CONFIG_BROKEN_SMPCALL
-	if (__atomic_add_fetch(&broken_calls, 1, __ATOMIC_RELAXED) %
-	    SMPCALL_DROP_EVERY == 0) {
+	if (fault_inject(FI_SMPCALL_DROP)) {
+		/* Marked done without running: smpcall1 must count it short. */
 		__atomic_store_n(&call->pending, false, __ATOMIC_RELEASE);
-		return EOK;  /* dropped: smpcall1 must count one call short */
+		return EOK;
 	}
-#endif
 
 	/* Stay on this CPU while deciding between a local and a remote call. */
 	preemption_disable();

@@ -41,11 +41,13 @@
  * its CPU). Once warned, the GP is not checked again. The limit is read on
  * every check (a test lowers it).
  *
- * RCU_BROKEN (negative control for rcutorture): detection completes a GP right
- * after starting it, without waiting for anyone.
+ * fault_inject(FI_RCU_NOWAIT) (make BROKEN=rcu, the negative control of
+ * rcutorture and rcu1): detection completes a GP right after starting it,
+ * without waiting for anyone.
  */
 #include <debug/kasan.h>
 #include <synch/rcu.h>
+#include <debug/fault_inject.h>
 #include <synch/mutex.h>
 #include <synch/waitq.h>
 #include <synch/spinlock.h>
@@ -172,12 +174,12 @@ void rcu_run_gp(void)
 	if (expedite)
 		__atomic_fetch_add(&stat_expedited, 1, __ATOMIC_RELAXED);
 	uint64_t gp = gp_start();
-#ifndef CONFIG_BROKEN_RCU
-	gp_watch_t w;
-	rcu_gp_watch_start(&w, gp);
-	rcu_alg_detect(gp, expedite, &w);
-	wait_for_preempted_readers(&w);
-#endif
+	if (!fault_inject(FI_RCU_NOWAIT)) {
+		gp_watch_t w;
+		rcu_gp_watch_start(&w, gp);
+		rcu_alg_detect(gp, expedite, &w);
+		wait_for_preempted_readers(&w);
+	}
 	__atomic_store_n(&completed_gp, gp, __ATOMIC_SEQ_CST);
 }
 
@@ -397,11 +399,7 @@ size_t rcu_pending_callbacks(void)
 void rcu_get_stats(rcu_stats_t *st)
 {
 	st->algorithm = rcu_flavour_name;
-#ifdef CONFIG_BROKEN_RCU
-	st->broken = true;
-#else
-	st->broken = false;
-#endif
+	st->broken = fault_inject_enabled(FI_RCU_NOWAIT);
 	st->detect_sleep_us = DETECT_SLEEP_US;
 	st->poll_sleep_us = POLL_SLEEP_US;
 	st->expedite_threshold = EXPEDITE_THRESHOLD;

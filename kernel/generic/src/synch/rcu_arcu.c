@@ -98,16 +98,7 @@ static void arcu_after_thread_ran(thread_t *t)
 	cpu_t *c = CPU;
 	size_t n = c->rcu.nesting;
 	c->rcu.nesting = 0;
-#ifdef CONFIG_BROKEN_RCUUNLOCK1
-	/*
-	 * Negative control (make BROKEN=rcuunlock1): the defect put back, a
-	 * thread switched out between the two steps of rcu_read_unlock()
-	 * stays on the preempted-readers list (test rcuunlock1 must fail).
-	 */
-	if (false) {
-#else
 	if (n == RCU_WAS_PREEMPTED) {
-#endif
 		irq_spinlock_lock(&rcu_preempt_lock, false);
 		list_remove(&t->rcu_preempt_link);
 		n = 0;

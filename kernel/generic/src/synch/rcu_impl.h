@@ -94,7 +94,8 @@ void rcu_detect_sleep(bool expedite, unsigned us);
  * Detects one grace period, the frame both algorithms share: takes the
  * expedite request, starts GP rcu_cur_gp + 1, lets the algorithm wait for the
  * CPUs (rcu_alg_detect()), waits for the readers preempted before the GP and
- * marks it complete. BROKEN=rcu: completes it right after starting it. Called
+ * marks it complete. fault_inject(FI_RCU_NOWAIT) (make BROKEN=rcu): completes
+ * it right after starting it. Called
  * by one thread at a time (A-RCU: a reclaimer holding gp_mutex; Podzimek: the
  * detector thread).
  */

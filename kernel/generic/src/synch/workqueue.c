@@ -61,6 +61,7 @@
 #include <panic.h>
 #include <debug.h>
 #include <errno.h>
+#include <debug/fault_inject.h>
 
 /** Cookie of a live queue. */
 #define WORKQ_MAGIC       0x776f726bU
@@ -499,16 +500,6 @@ static size_t queue_start_workers(struct work_queue *q)
 	return started;
 }
 
-#ifdef CONFIG_BROKEN_WORKQ
-/**
- * Negative control (make BROKEN=workq): every WORKQ_DROP_EVERY-th accepted
- * item (all queues) is dropped: reported enqueued, never run. Counts
- * enqueues; relaxed atomic.
- */
-#define WORKQ_DROP_EVERY 1000
-static uint64_t broken_enqueues;
-#endif
-
 static bool enqueue_impl(struct work_queue *q, work_t *work, work_func_t func,
     bool can_block)
 {
@@ -521,14 +512,11 @@ static bool enqueue_impl(struct work_queue *q, work_t *work, work_func_t func,
 		irq_spinlock_unlock(&q->lock, true);
 		return false;
 	}
-#ifdef CONFIG_BROKEN_WORKQ
-	/* Negative control (make BROKEN=workq): accepted, never run. */
-	if (__atomic_add_fetch(&broken_enqueues, 1, __ATOMIC_RELAXED) %
-	    WORKQ_DROP_EVERY == 0) {
+	if (fault_inject(FI_WORKQ_DROP)) {
+		/* Accepted, never run: the workqueue test must see it lost. */
 		irq_spinlock_unlock(&q->lock, true);
 		return true;
 	}
-#endif
 #ifdef CONFIG_DEBUG
 	assert_verbose(work->cookie != WORKQ_ITEM_MAGIC,
 	    "work item enqueued while it is queued");

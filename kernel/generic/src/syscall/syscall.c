@@ -36,14 +36,6 @@ static task_t *cur_task(void)
 	return uthread_current()->task;
 }
 
-/** True when [base, base + size) is a page aligned range of user areas. */
-static bool area_range_ok(uint64_t base, uint64_t size)
-{
-	return size > 0 && size <= AREA_SIZE_MAX && IS_ALIGNED(size, PAGE_SIZE) &&
-	    IS_ALIGNED(base, PAGE_SIZE) && base >= USER_AREA_START &&
-	    base < USER_AREA_END && size <= USER_AREA_END - base;
-}
-
 static int64_t sys_exit(uint64_t status, uint64_t a2, uint64_t a3,
     uint64_t a4, uint64_t a5)
 {
@@ -81,18 +73,18 @@ static int64_t sys_area_create(uint64_t base, uint64_t size, uint64_t flags,
 		return EINVAL;
 	task_t *task = cur_task();
 	if (base != 0) {
-		if (!area_range_ok(base, size))
+		if (!as_area_range_ok(base, size))
 			return EINVAL;
 		int rc = as_area_create(task->as, base, size, (unsigned) flags);
 		return rc == EOK ? (int64_t) base : rc;
 	}
-	if (!area_range_ok(USER_AREA_START, size))
+	if (!as_area_range_ok(USER_AREA_START, size))
 		return EINVAL;
 	/* Anywhere: bump allocation of address space with a guard page. */
 	for (int tries = 0; tries < 64; tries++) {
 		uint64_t b = __atomic_fetch_add(&task->next_area, size + PAGE_SIZE,
 		    __ATOMIC_RELAXED);
-		if (!area_range_ok(b, size))
+		if (!as_area_range_ok(b, size))
 			return ENOMEM;
 		int rc = as_area_create(task->as, b, size, (unsigned) flags);
 		if (rc == EOK)
@@ -106,7 +98,7 @@ static int64_t sys_area_create(uint64_t base, uint64_t size, uint64_t flags,
 static int64_t sys_area_destroy(uint64_t base, uint64_t a2, uint64_t a3,
     uint64_t a4, uint64_t a5)
 {
-	if (!area_range_ok(base, PAGE_SIZE))
+	if (!as_area_range_ok(base, PAGE_SIZE))
 		return EINVAL;
 	return as_area_destroy(cur_task()->as, base);
 }
@@ -114,7 +106,7 @@ static int64_t sys_area_destroy(uint64_t base, uint64_t a2, uint64_t a3,
 static int64_t sys_area_resize(uint64_t base, uint64_t size, uint64_t a3,
     uint64_t a4, uint64_t a5)
 {
-	if (!area_range_ok(base, size))
+	if (!as_area_range_ok(base, size))
 		return EINVAL;
 	return as_area_resize(cur_task()->as, base, size);
 }

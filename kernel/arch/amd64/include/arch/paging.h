@@ -52,7 +52,7 @@ static inline void paging_entry_installed(void)
  * and so does a CR3 load; a CPU that does not run the address space loads
  * CR3 before it walks it again. So one round of the generic shootdown of
  * any one page makes freed page tables unreachable for the hardware
- * (mm/as.c, tlb_shootdown_tables()).
+ * (mm/as_prune.c, tlb_shootdown_tables()).
  */
 #define PAGING_LOCAL_DROPS_WALKS 1
 

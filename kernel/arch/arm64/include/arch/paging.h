@@ -140,7 +140,7 @@ static inline void tlb_invalidate_pages_broadcast(uintptr_t base, size_t pages)
 /**
  * Invalidates, on every CPU, the cached walks through the page tables that
  * covered the pages @a va[0..@a n) (one page of each table), after the
- * caller cleared the entries that linked them (mm/as.c, prune_tables()):
+ * caller cleared the entries that linked them (mm/as_prune.c, prune_tables()):
  * the same steps as tlb_invalidate_pages_broadcast(), with one `tlbi vae1is`
  * per table. VAE1 is the all-levels form: it drops the walk-cache entries
  * of the non-last levels that translate that address (VALE1 would keep
@@ -170,14 +170,13 @@ static inline void tlb_invalidate_walks_broadcast(const uintptr_t *va,
 	interrupts_restore(ipl);
 }
 
-#ifdef CONFIG_BROKEN_SHOOTDOWN
 /**
- * The negative control's invalidation (make BROKEN=shootdown): the same as
- * tlb_invalidate_pages_broadcast() with the non-broadcast forms (`tlbi vae1`,
- * `tlbi vmalle1`, `dsb nsh`), so only this CPU's TLB forgets the pages; the
- * defect the control must show is a remote CPU still translating through
- * the old entry (pagefault1). Never used otherwise: on arm64 the generic
- * code needs no local-only invalidation.
+ * The negative control's invalidation (fault_inject(FI_TLB_SHOOTDOWN), make
+ * BROKEN=shootdown): the same as tlb_invalidate_pages_broadcast() with the
+ * non-broadcast forms (`tlbi vae1`, `tlbi vmalle1`, `dsb nsh`), so only this
+ * CPU's TLB forgets the pages; the defect the control must show is a remote
+ * CPU still translating through the old entry (pagefault1). Never used
+ * otherwise: on arm64 the generic code needs no local-only invalidation.
  */
 static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
 {
@@ -195,6 +194,5 @@ static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
 	asm volatile ("dsb nsh\n\tisb" ::: "memory");
 	interrupts_restore(ipl);
 }
-#endif
 
 #endif

@@ -57,7 +57,7 @@ void paging_destroy_root(uintptr_t root_phys);
  * (as_t.pt_locks). Tables are freed by paging_destroy_root() and, when no
  * area needs them any more, by paging_prune() and paging_free_table(): a
  * caller that may race with a prune walks inside an RCU reader section
- * (mm/as.c, "Freeing page tables"). Any context; never sleeps.
+ * (mm/as_prune.c, "Freeing page tables"). Any context; never sleeps.
  */
 uint64_t *paging_walk(uintptr_t root_phys, uintptr_t va, uint64_t *tables);
 
