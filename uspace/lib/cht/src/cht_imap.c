@@ -269,8 +269,8 @@ static bool im_scan_lines(ibkt_t *bk, uint64_t key, uint64_t *v)
  * freed after grace periods). Never waits: retries only when a writer
  * rewrote a slot of the bucket while it read.
  */
-static inline bool im_lookup(cht_imap_t *m, uint64_t key, uint64_t g,
-    uint64_t *val)
+static inline __attribute__((always_inline)) bool im_lookup(cht_imap_t *m,
+    uint64_t key, uint64_t g, uint64_t *val)
 {
 	uint64_t b = im_index(__atomic_load_n(&m->state, __ATOMIC_ACQUIRE), g);
 	ibkt_t *bk = im_bucket(m, b);
@@ -293,6 +293,7 @@ static inline bool im_lookup(cht_imap_t *m, uint64_t key, uint64_t g,
 			else
 				c = __atomic_load_n(&bk->ctl, __ATOMIC_ACQUIRE);
 		}
+#pragma GCC unroll 3
 		for (unsigned i = 0; i < IM_SLOTS && !found; i++)
 			if ((c & (1u << i)) && ld(&bk->s[i].key) == key) {
 				v = ld(&bk->s[i].val);
