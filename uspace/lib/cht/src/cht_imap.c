@@ -35,9 +35,11 @@
  * go back when they empty).
  *
  * Each bucket records its depth (the hash bits it owns): a lookup computes a
- * bucket from the global (L, s), reads the bucket's depth in the same load
- * as its occupancy, and goes on to g mod 2^depth if the bucket was split
- * after it read (L, s). Depth 0 in ctl means the depth the bucket had at the
+ * bucket and its depth a from the global (L, s), reads the bucket's depth in
+ * the same load as its occupancy, and if the bucket was split after it read
+ * (L, s) (depth > a) goes on to g mod 2^(a+1), one level at a time: the
+ * split at level a made that bucket, a deeper one may not have made
+ * g mod 2^depth yet (linear hashing splits b before b + 2^a). Depth 0 in ctl means the depth the bucket had at the
  * map's creation (so the zero pages of the first segments need no writes).
  *
  * Readers never block: no lock, no spinning. Writers take the bucket's lock
@@ -199,13 +201,19 @@ static inline ibkt_t *im_bucket(cht_imap_t *m, uint64_t i)
 	return &sg[i - ((uint64_t) 1 << msb)];
 }
 
-/** Bucket index of hash @a g under state @a st. */
-static inline uint64_t im_index(uint64_t st, uint64_t g)
+/**
+ * Bucket index of hash @a g under state @a st, and the depth it has under
+ * that state into *@a a (L or L + 1).
+ */
+static inline uint64_t im_index(uint64_t st, uint64_t g, unsigned *a)
 {
 	unsigned L = (unsigned) (st >> IM_S_BITS);
 	uint64_t b = g & (((uint64_t) 1 << L) - 1);
-	if (b < (st & IM_S_MASK))
+	*a = L;
+	if (b < (st & IM_S_MASK)) {
 		b = g & (((uint64_t) 1 << (L + 1)) - 1);
+		*a = L + 1;
+	}
 	return b;
 }
 
@@ -272,16 +280,25 @@ static bool im_scan_lines(ibkt_t *bk, uint64_t key, uint64_t *v)
 static inline __attribute__((always_inline)) bool im_lookup(cht_imap_t *m,
     uint64_t key, uint64_t g, uint64_t *val)
 {
-	uint64_t b = im_index(__atomic_load_n(&m->state, __ATOMIC_ACQUIRE), g);
+	unsigned a;
+	uint64_t b = im_index(__atomic_load_n(&m->state, __ATOMIC_ACQUIRE), g,
+	    &a);
 	ibkt_t *bk = im_bucket(m, b);
 	for (;;) {
 		uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
 		uint32_t c = __atomic_load_n(&bk->ctl, __ATOMIC_ACQUIRE);
-		uint64_t nb = g & (((uint64_t) 1 << im_depth(m, b, c)) - 1);
-		if (unlikely(nb != b)) {
-			/* Split after we read the state: its keys are deeper. */
-			b = nb;
-			bk = im_bucket(m, b);
+		if (unlikely(im_depth(m, b, c) > a)) {
+			/*
+			 * Split after we read the state: one level deeper (the
+			 * split at level a made bucket b + 2^a; one at a
+			 * deeper level may not have reached g's bucket yet).
+			 */
+			a++;
+			uint64_t nb = g & (((uint64_t) 1 << a) - 1);
+			if (nb != b) {
+				b = nb;
+				bk = im_bucket(m, b);
+			}
 			continue;
 		}
 		bool found = false;
@@ -322,7 +339,9 @@ static inline __attribute__((always_inline)) bool im_lookup(cht_imap_t *m,
 /** Locks the bucket that owns hash @a g; returns it, its index and its ctl. */
 static ibkt_t *im_lock(cht_imap_t *m, uint64_t g, uint64_t *bi, uint32_t *ctl)
 {
-	uint64_t b = im_index(__atomic_load_n(&m->state, __ATOMIC_ACQUIRE), g);
+	unsigned a;
+	uint64_t b = im_index(__atomic_load_n(&m->state, __ATOMIC_ACQUIRE), g,
+	    &a);
 	for (;;) {
 		ibkt_t *bk = im_bucket(m, b);
 		uint32_t c = __atomic_load_n(&bk->ctl, __ATOMIC_RELAXED);
@@ -343,15 +362,15 @@ static ibkt_t *im_lock(cht_imap_t *m, uint64_t g, uint64_t *bi, uint32_t *ctl)
 			}
 		}
 		c |= IM_LOCK;
-		uint64_t nb = g & (((uint64_t) 1 << im_depth(m, b, c)) - 1);
-		if (nb == b) {
+		if (im_depth(m, b, c) == a) {
 			*bi = b;
 			*ctl = c;
 			return bk;
 		}
-		/* Split meanwhile: its keys are deeper now. */
+		/* Split meanwhile: one level deeper (see im_lookup()). */
 		__atomic_store_n(&bk->ctl, c & ~IM_LOCK, __ATOMIC_RELEASE);
-		b = nb;
+		a++;
+		b = g & (((uint64_t) 1 << a) - 1);
 	}
 }
 
@@ -812,13 +831,14 @@ long cht__im_get_many(cht_imap_t *m, const uint64_t *keys, size_t n,
 	long hits = 0;
 	cht_rcu_read_lock();
 	uint64_t st = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
+	unsigned a;
 	for (size_t i = 0; i < n && i < IM_AHEAD; i++)
-		__builtin_prefetch(im_bucket(m, im_index(st, im_hash(keys[i]))),
-		    0, 0);
+		__builtin_prefetch(im_bucket(m, im_index(st, im_hash(keys[i]),
+		    &a)), 0, 0);
 	for (size_t i = 0; i < n; i++) {
 		if (i + IM_AHEAD < n)
 			__builtin_prefetch(im_bucket(m, im_index(st,
-			    im_hash(keys[i + IM_AHEAD]))), 0, 0);
+			    im_hash(keys[i + IM_AHEAD]), &a)), 0, 0);
 		uint64_t v;
 		bool f = im_lookup(m, keys[i], im_hash(keys[i]), &v);
 		if (f) {
