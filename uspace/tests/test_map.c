@@ -745,6 +745,70 @@ static void test_inline_concurrent(double secs)
 	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
 }
 
+/*
+ * Slot reuse at full speed: few keys (256 over about 90 buckets), so that a
+ * lookup often reads a slot that a delete freed and an insert of another
+ * key of the same bucket rewrites meanwhile. A reader that does not retry
+ * on the bucket's sequence count returns the new key with the old key's
+ * value: the value's high half names its key (torn).
+ */
+#define RU_KEYS 256
+
+typedef struct {
+	cht_map_u64_t *m;
+	int id;
+	long lookups, torn;
+} ru_worker_t;
+
+static void *ru_worker(void *arg)
+{
+	ru_worker_t *w = arg;
+	uint64_t seed = 0x5eed + (uint64_t) w->id * 101;
+	while (!__atomic_load_n(&in_stop, __ATOMIC_RELAXED)) {
+		uint64_t r = tu_rand(&seed), v;
+		uint64_t k = 1 + (r >> 16) % RU_KEYS;
+		switch (r % 3) {
+		case 0:
+			cht_map_u64_insert(w->m, k, IN_VAL(k, r >> 40));
+			break;
+		case 1:
+			cht_map_u64_delete(w->m, k);
+			break;
+		default:
+			if (cht_map_u64_get(w->m, k, &v) == CHT_OK && !IN_OK(k, v))
+				w->torn++;
+			w->lookups++;
+		}
+	}
+	return NULL;
+}
+
+static void test_inline_reuse(double secs)
+{
+	cht_map_u64_t *m;
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	static ru_worker_t w[IN_THREADS];
+	pthread_t t[IN_THREADS];
+	__atomic_store_n(&in_stop, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < IN_THREADS; i++) {
+		w[i] = (ru_worker_t) { .m = m, .id = i };
+		tu_spawn(&t[i], ru_worker, &w[i]);
+	}
+	tu_sleep_ms((unsigned) (secs * 1000));
+	__atomic_store_n(&in_stop, 1, __ATOMIC_RELAXED);
+	long lookups = 0, torn = 0;
+	for (int i = 0; i < IN_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		lookups += w[i].lookups;
+		torn += w[i].torn;
+	}
+	printf("test_map: inline slot reuse: %ld lookups, %ld torn\n", lookups,
+	    torn);
+	CHECK(lookups > 0, "no lookups ran");
+	CHECK_EQ(torn, 0);
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = tu_seconds(argc, argv, 1.5);
@@ -758,5 +822,6 @@ int main(int argc, char **argv)
 	test_memory_returned();
 	test_concurrent(secs);
 	test_inline_concurrent(secs);
+	test_inline_reuse(secs / 2);
 	return tu_finish("test_map");
 }
