@@ -124,7 +124,8 @@ extern const bench_impl_t impl_cuckoo, impl_cuckoo_ptr;
 extern const bench_impl_t impl_ckhs, impl_ckhs_ptr;
 extern const bench_impl_t impl_ckht, impl_ckht_ptr;
 extern const bench_impl_t impl_rwlock, impl_rwlock_presized;
-extern const bench_impl_t impl_chtmap_u64, impl_chtmap_u64_presized, impl_chtmap;
+extern const bench_impl_t impl_chtmap_u64, impl_chtmap_u64_presized,
+    impl_chtmap_u64_chained, impl_chtmap_u64_chained_presized, impl_chtmap;
 extern const bench_impl_t impl_ideal;
 
 /** Smallest power of two >= n (>= 1). */

@@ -65,7 +65,8 @@ static const bench_impl_t *const builtin_impls[] = {
 	&impl_ckhs, &impl_ckhs_ptr,
 	&impl_ckht, &impl_ckht_ptr,
 	&impl_rwlock, &impl_rwlock_presized,
-	&impl_chtmap_u64, &impl_chtmap_u64_presized, &impl_chtmap,
+	&impl_chtmap_u64, &impl_chtmap_u64_presized, &impl_chtmap_u64_chained,
+	&impl_chtmap_u64_chained_presized, &impl_chtmap,
 	&impl_ideal,
 	NULL,
 };

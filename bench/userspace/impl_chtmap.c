@@ -1,9 +1,11 @@
 /** @file impl_chtmap.c
  * libcht's managed map (cht_map.h): the library allocates, copies and frees
  * the items, and registers threads itself; the adapter is the one call a
- * user writes per operation. `chtmap-u64`: the 8-byte path (key and value in
- * the item's line, one 64-byte object); `chtmap-u64-presized`: the same,
- * created for the key count (it still grows past it); `chtmap`: the
+ * user writes per operation. `chtmap-u64`: the 8-byte path in its default,
+ * inline layout (key and value in the bucket's line, cht_imap.c);
+ * `chtmap-u64-presized`: the same, created for the key count (it still grows
+ * past it); `chtmap-u64-chained[-presized]`: the chained layout (key and
+ * value in the item's line, one 64-byte object on the CHT); `chtmap`: the
  * byte-string map with 8-byte keys and values (value blocks behind a
  * pointer).
  */
@@ -24,7 +26,26 @@ static void *m_create_presized(size_t expect, size_t initial)
 {
 	(void) initial;
 	cht_map_u64_t *m;
-	if (cht_map_u64_create(&m, bench_pow2(expect)) != CHT_OK)
+	if (cht_map_u64_create(&m, expect) != CHT_OK)
+		abort();
+	return m;
+}
+
+static void *c_create(size_t expect, size_t initial)
+{
+	(void) expect;
+	cht_map_u64_t *m;
+	if (cht_map_u64_create_opts(&m, initial, CHT_MAP_U64_CHAINED) != CHT_OK)
+		abort();
+	return m;
+}
+
+static void *c_create_presized(size_t expect, size_t initial)
+{
+	(void) initial;
+	cht_map_u64_t *m;
+	if (cht_map_u64_create_opts(&m, bench_pow2(expect),
+	    CHT_MAP_U64_CHAINED) != CHT_OK)
 		abort();
 	return m;
 }
@@ -89,21 +110,32 @@ static void m_settle(void *t)
 	cht_rcu_barrier();
 }
 
-#define CHTMAP_IMPL(var, nm, create_fn, pre) \
+#define CHTMAP_IMPL(var, nm, lib, lay, create_fn, pre, est) \
 	const bench_impl_t var = { \
-		.name = nm, .library = "libcht cht_map_u64 (managed)", \
-		.layout = "node", .presized = pre, .create = create_fn, \
+		.name = nm, .library = lib, \
+		.layout = lay, .presized = pre, .create = create_fn, \
 		.destroy = m_destroy, .thread_init = m_nop, \
 		.thread_fini = m_nop, .lookup = m_lookup, .insert = m_insert, \
 		.remove = m_remove, .update = m_update, .buckets = m_buckets, \
-		.settle = m_settle, \
-		/* 64-byte item + 32 bytes of bucket array at load 1/2 */ \
-		.est_bytes_per_key = 120, \
+		.settle = m_settle, .est_bytes_per_key = est, \
 	}
 
-CHTMAP_IMPL(impl_chtmap_u64, "chtmap-u64", m_create, false);
+/*
+ * The inline layout (the default): 64-byte buckets of 3 pairs at 2.75 keys
+ * per bucket plus overflow lines, about 32 bytes per key; no second array
+ * while it grows (peak = final).
+ */
+CHTMAP_IMPL(impl_chtmap_u64, "chtmap-u64",
+    "libcht cht_map_u64 (managed, inline)", "inline", m_create, false, 40);
 CHTMAP_IMPL(impl_chtmap_u64_presized, "chtmap-u64-presized",
-    m_create_presized, true);
+    "libcht cht_map_u64 (managed, inline)", "inline", m_create_presized,
+    true, 40);
+/* The chained layout: 64-byte item + 32 bytes of bucket array at load 1/2. */
+CHTMAP_IMPL(impl_chtmap_u64_chained, "chtmap-u64-chained",
+    "libcht cht_map_u64 (managed, chained)", "node", c_create, false, 120);
+CHTMAP_IMPL(impl_chtmap_u64_chained_presized, "chtmap-u64-chained-presized",
+    "libcht cht_map_u64 (managed, chained)", "node", c_create_presized, true,
+    120);
 
 /* --- the byte-string map with 8-byte keys and values ------------------------ */
 

@@ -56,7 +56,8 @@ BEGIN = "<!-- userspace-misses:begin -->"
 END = "<!-- userspace-misses:end -->"
 
 #: The tables of the issue's table and the peers, libcht's first.
-IMPLS = ["cht-presized", "cht", "chtmap-u64", "chtmap", "lfht-memb-presized",
+IMPLS = ["cht-presized", "cht", "chtmap-u64", "chtmap-u64-chained", "chtmap",
+         "lfht-memb-presized",
          "ckhs", "cuckoo", "rwlock-presized", "ideal"]
 PHASES = ["lookup-hit", "lookup-miss", "insert", "remove"]
 KEYS = 1 << 22

@@ -94,10 +94,10 @@ static void test_bytes_single(void)
 	CHECK_EQ(cht_map_destroy(NULL), CHT_EINVAL);
 }
 
-static void test_u64_single(void)
+static void test_u64_single(unsigned flags)
 {
 	cht_map_u64_t *m;
-	CHECK_EQ(cht_map_u64_create(&m, 1000), CHT_OK);
+	CHECK_EQ(cht_map_u64_create_opts(&m, 1000, flags), CHT_OK);
 	uint64_t v = 0;
 	CHECK_EQ(cht_map_u64_get(m, 5, &v), CHT_ENOENT);
 	CHECK_EQ(cht_map_u64_put(m, 5, 50), CHT_OK);
@@ -143,9 +143,20 @@ static void test_u64_single(void)
 	cht_map_stats_t st;
 	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
 	CHECK_EQ(st.items, 1004);
-	CHECK_EQ(st.item_bytes, 1004 * 64);
-	CHECK(st.bytes_per_key >= 64 && st.bytes_per_key < 64 + 64,
-	    "bytes per key %.1f", st.bytes_per_key);
+	if (flags & CHT_MAP_U64_CHAINED) {
+		CHECK_EQ(st.item_bytes, 1004 * 64);
+		CHECK(st.bytes_per_key >= 64 && st.bytes_per_key < 64 + 64,
+		    "bytes per key %.1f", st.bytes_per_key);
+	} else {
+		/* 64 bytes per bucket at 2.75 keys per bucket, overflow lines. */
+		CHECK(st.bytes_per_key >= 16 && st.bytes_per_key < 48,
+		    "bytes per key %.1f", st.bytes_per_key);
+		CHECK_EQ(st.resizing, 0);
+	}
+	CHECK_EQ(cht_map_u64_create_opts(NULL, 0, 0), CHT_EINVAL);
+	cht_map_u64_t *bad = NULL;
+	CHECK_EQ(cht_map_u64_create_opts(&bad, 0, 2), CHT_EINVAL);
+	CHECK(bad == NULL, "unknown flags created a map");
 	CHECK_EQ(cht_map_u64_delete(m, 5), CHT_OK);
 	CHECK_EQ(cht_map_u64_delete(m, 5), CHT_ENOENT);
 	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
@@ -441,10 +452,12 @@ static void *ret_insert_thread(void *arg)
 static void test_memory_returned(void)
 {
 	cht_map_u64_t *probe, *m;
-	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
+	CHECK_EQ(cht_map_u64_create_opts(&probe, 0, CHT_MAP_U64_CHAINED),
+	    CHT_OK);
 	cht_rcu_barrier();
 	size_t base = reserved_of(probe);
-	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	/* The chained layout: one 64-byte item per key, in slabs. */
+	CHECK_EQ(cht_map_u64_create_opts(&m, 0, CHT_MAP_U64_CHAINED), CHT_OK);
 	pthread_t th[2];
 	ret_arg_t args[2];
 	for (int t = 0; t < 2; t++) {
@@ -506,15 +519,309 @@ static void test_memory_returned(void)
 	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
 }
 
+/* --- the inline layout ------------------------------------------------------------ */
+
+/*
+ * One thread: growth from the smallest table by splits (every key found
+ * after every insert of a round, at every split point), the bytes per key
+ * it reports, and the overflow lines gone and the allocator back to its
+ * reserved bytes after the deletes and the destroy.
+ */
+static void test_inline_growth(void)
+{
+	cht_map_u64_t *m;
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	cht_rcu_barrier();
+	size_t base = reserved_of(m);
+	const uint64_t n = 50000;
+	uint64_t v;
+	for (uint64_t k = 0; k < n; k++) {
+		/* Keys 2^20 apart: only the hash spreads them. */
+		CHECK_EQ(cht_map_u64_insert(m, k << 20, k), CHT_OK);
+		if ((k & (k - 1)) == 0 || k % 8191 == 0)
+			for (uint64_t j = 0; j <= k; j++) {
+				int rc = cht_map_u64_get(m, j << 20, &v);
+				CHECK(rc == CHT_OK && v == j, "key %llu after "
+				    "%llu inserts: %d, %llu",
+				    (unsigned long long) j,
+				    (unsigned long long) k + 1, rc,
+				    (unsigned long long) v);
+			}
+	}
+	cht_map_stats_t st;
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	printf("test_map: inline, %zu keys: %zu buckets, %zu bucket bytes, "
+	    "%zu overflow bytes, %.1f bytes per key\n", st.items, st.buckets,
+	    st.bucket_bytes, st.item_bytes, st.bytes_per_key);
+	CHECK_EQ(st.items, n);
+	/* 2.75 keys per bucket at most, 2.75/2 at least, plus the overflow. */
+	CHECK(st.buckets * 11 >= n * 4 && st.buckets * 11 <= n * 8 + 64,
+	    "%zu buckets for %llu keys", st.buckets, (unsigned long long) n);
+	CHECK(st.bytes_per_key > 20 && st.bytes_per_key < 40,
+	    "%.1f bytes per key", st.bytes_per_key);
+	CHECK(st.item_bytes > 0, "no overflow line at 2.75 keys per bucket");
+	for (uint64_t k = n; k < n + 1000; k++)
+		CHECK_EQ(cht_map_u64_get(m, k << 20, &v), CHT_ENOENT);
+	for (uint64_t k = 0; k < n; k++)
+		CHECK_EQ(cht_map_u64_delete(m, k << 20), CHT_OK);
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	CHECK_EQ(st.items, 0);
+	CHECK_EQ(st.item_bytes, 0);  /* every overflow line went back */
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+	cht_map_u64_t *probe;
+	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
+	size_t end = reserved_of(probe);
+	CHECK(end <= base + ((size_t) 256 << 10), "%zu reserved after destroy, "
+	    "%zu at the start", end, base);
+	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
+}
+
+#define IN_THREADS 4
+#define IN_STABLE 40000     /* keys per thread, inserted once, never deleted */
+#define IN_CHURN 2048       /* keys every thread inserts and deletes */
+#define IN_CHURN_BASE ((uint64_t) 1 << 31)
+
+/* A value carries its key in its high half: a torn pair shows. */
+#define IN_VAL(k, ver) (((uint64_t) (k) << 32) | (uint32_t) (ver))
+#define IN_OK(k, v) (((v) >> 32) == (uint64_t) (k))
+
+typedef struct {
+	cht_map_u64_t *m;
+	int id;
+	uint64_t done;  /* stable keys inserted (release), read acquire */
+	long lookups, torn, lost;
+} in_worker_t;
+
+static in_worker_t in_w[IN_THREADS];
+static int in_stop;
+
+static uint64_t in_stable_key(int t, uint64_t i)
+{
+	return ((uint64_t) t << 24) | i;
+}
+
+static void *in_worker(void *arg)
+{
+	in_worker_t *w = arg;
+	uint64_t seed = 0xabcdef + (uint64_t) w->id * 31337;
+	uint32_t ver = 1;
+	while (!__atomic_load_n(&in_stop, __ATOMIC_RELAXED)) {
+		uint64_t r = tu_rand(&seed), v;
+		/* Grow: the next stable key. */
+		if (w->done < IN_STABLE) {
+			uint64_t k = in_stable_key(w->id, w->done);
+			CHECK_EQ(cht_map_u64_insert(w->m, k, IN_VAL(k, 0)), CHT_OK);
+			__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELEASE);
+		}
+		/* Every stable key inserted so far, by any thread, is found. */
+		int u = (int) (r % IN_THREADS);
+		uint64_t d = __atomic_load_n(&in_w[u].done, __ATOMIC_ACQUIRE);
+		if (d) {
+			uint64_t k = in_stable_key(u, (r >> 8) % d);
+			int rc = cht_map_u64_get(w->m, k, &v);
+			w->lookups++;
+			if (rc != CHT_OK)
+				w->lost++;
+			else if (!IN_OK(k, v))
+				w->torn++;
+		}
+		/* Rewrite an own stable key's value (in place, under splits). */
+		if (w->done && (r & 7) == 0) {
+			uint64_t k = in_stable_key(w->id, (r >> 20) % w->done);
+			CHECK_EQ(cht_map_u64_put(w->m, k, IN_VAL(k, ver++)), CHT_OK);
+		}
+		/* Churn: shared keys inserted, deleted, rewritten, read. */
+		uint64_t ck = IN_CHURN_BASE + (r >> 40) % IN_CHURN;
+		unsigned op = (unsigned) ((r >> 32) & 0xff) % 6;
+		int rc;
+		switch (op) {
+		case 0:
+			rc = cht_map_u64_insert(w->m, ck, IN_VAL(ck, ver++));
+			CHECK(rc == CHT_OK || rc == CHT_EEXIST, "insert %d", rc);
+			break;
+		case 1:
+			rc = cht_map_u64_delete(w->m, ck);
+			CHECK(rc == CHT_OK || rc == CHT_ENOENT, "delete %d", rc);
+			break;
+		case 2:
+			CHECK_EQ(cht_map_u64_put(w->m, ck, IN_VAL(ck, ver++)),
+			    CHT_OK);
+			break;
+		case 3:
+			rc = cht_map_u64_get(w->m, ck, &v);
+			if (rc == CHT_OK) {
+				uint64_t e = v;
+				rc = cht_map_u64_cas(w->m, ck, &e, IN_VAL(ck, ver++));
+				CHECK(rc == CHT_OK || rc == CHT_ESTALE ||
+				    rc == CHT_ENOENT, "cas %d", rc);
+				if (rc == CHT_ESTALE && !IN_OK(ck, e))
+					w->torn++;
+			}
+			break;
+		default:
+			rc = cht_map_u64_get(w->m, ck, &v);
+			CHECK(rc == CHT_OK || rc == CHT_ENOENT, "get %d", rc);
+			if (rc == CHT_OK && !IN_OK(ck, v))
+				w->torn++;
+			w->lookups++;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Threads grow the map from empty (each inserts its own keys, never
+ * deleted) while all of them look up every key inserted so far by anyone,
+ * rewrite values, and insert, delete, rewrite and read shared keys. No
+ * inserted key may be missed by a lookup (lost), no value may carry another
+ * key (torn: a reader that raced a slot's reuse or a split returned a pair
+ * of two writes); at the end every key is there with its last value, the
+ * count is exact, the overflow lines are gone after the deletes and the
+ * allocator is back to its reserved bytes after the destroy.
+ */
+static void test_inline_concurrent(double secs)
+{
+	cht_map_u64_t *m;
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	cht_rcu_barrier();
+	size_t base = reserved_of(m);
+	pthread_t t[IN_THREADS];
+	__atomic_store_n(&in_stop, 0, __ATOMIC_RELAXED);
+	/* All records first: every worker reads the others' done. */
+	for (int i = 0; i < IN_THREADS; i++)
+		in_w[i] = (in_worker_t) { .m = m, .id = i };
+	for (int i = 0; i < IN_THREADS; i++)
+		tu_spawn(&t[i], in_worker, &in_w[i]);
+	tu_sleep_ms((unsigned) (secs * 1000));
+	__atomic_store_n(&in_stop, 1, __ATOMIC_RELAXED);
+	long lookups = 0, torn = 0, lost = 0;
+	uint64_t stable = 0;
+	for (int i = 0; i < IN_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		lookups += in_w[i].lookups;
+		torn += in_w[i].torn;
+		lost += in_w[i].lost;
+		stable += in_w[i].done;
+	}
+	cht_map_stats_t st;
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	printf("test_map: inline concurrent: %ld lookups, %ld lost, %ld torn; "
+	    "%llu stable keys, %zu buckets, %.1f bytes per key\n", lookups, lost,
+	    torn, (unsigned long long) stable, st.buckets, st.bytes_per_key);
+	CHECK(lookups > 0, "no lookups ran");
+	CHECK_EQ(lost, 0);
+	CHECK_EQ(torn, 0);
+	uint64_t v, present = 0;
+	for (int i = 0; i < IN_THREADS; i++)
+		for (uint64_t j = 0; j < in_w[i].done; j++) {
+			uint64_t k = in_stable_key(i, j);
+			int rc = cht_map_u64_get(m, k, &v);
+			CHECK(rc == CHT_OK && IN_OK(k, v), "stable key %llx: %d",
+			    (unsigned long long) k, rc);
+		}
+	for (uint64_t c = 0; c < IN_CHURN; c++) {
+		int rc = cht_map_u64_get(m, IN_CHURN_BASE + c, &v);
+		if (rc == CHT_OK) {
+			present++;
+			CHECK(IN_OK(IN_CHURN_BASE + c, v), "churn key torn");
+		}
+	}
+	CHECK_EQ(st.items, stable + present);
+	for (int i = 0; i < IN_THREADS; i++)
+		for (uint64_t j = 0; j < in_w[i].done; j++)
+			CHECK_EQ(cht_map_u64_delete(m, in_stable_key(i, j)), CHT_OK);
+	for (uint64_t c = 0; c < IN_CHURN; c++)
+		cht_map_u64_delete(m, IN_CHURN_BASE + c);
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	CHECK_EQ(st.items, 0);
+	CHECK_EQ(st.item_bytes, 0);
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+	cht_map_u64_t *probe;
+	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
+	size_t end = reserved_of(probe);
+	CHECK(end <= base + ((size_t) 256 << 10), "%zu reserved after destroy, "
+	    "%zu at the start", end, base);
+	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
+}
+
+/*
+ * Slot reuse at full speed: few keys (256 over about 90 buckets), so that a
+ * lookup often reads a slot that a delete freed and an insert of another
+ * key of the same bucket rewrites meanwhile. A reader that does not retry
+ * on the bucket's sequence count returns the new key with the old key's
+ * value: the value's high half names its key (torn).
+ */
+#define RU_KEYS 256
+
+typedef struct {
+	cht_map_u64_t *m;
+	int id;
+	long lookups, torn;
+} ru_worker_t;
+
+static void *ru_worker(void *arg)
+{
+	ru_worker_t *w = arg;
+	uint64_t seed = 0x5eed + (uint64_t) w->id * 101;
+	while (!__atomic_load_n(&in_stop, __ATOMIC_RELAXED)) {
+		uint64_t r = tu_rand(&seed), v;
+		uint64_t k = 1 + (r >> 16) % RU_KEYS;
+		switch (r % 3) {
+		case 0:
+			cht_map_u64_insert(w->m, k, IN_VAL(k, r >> 40));
+			break;
+		case 1:
+			cht_map_u64_delete(w->m, k);
+			break;
+		default:
+			if (cht_map_u64_get(w->m, k, &v) == CHT_OK && !IN_OK(k, v))
+				w->torn++;
+			w->lookups++;
+		}
+	}
+	return NULL;
+}
+
+static void test_inline_reuse(double secs)
+{
+	cht_map_u64_t *m;
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	static ru_worker_t w[IN_THREADS];
+	pthread_t t[IN_THREADS];
+	__atomic_store_n(&in_stop, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < IN_THREADS; i++) {
+		w[i] = (ru_worker_t) { .m = m, .id = i };
+		tu_spawn(&t[i], ru_worker, &w[i]);
+	}
+	tu_sleep_ms((unsigned) (secs * 1000));
+	__atomic_store_n(&in_stop, 1, __ATOMIC_RELAXED);
+	long lookups = 0, torn = 0;
+	for (int i = 0; i < IN_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		lookups += w[i].lookups;
+		torn += w[i].torn;
+	}
+	printf("test_map: inline slot reuse: %ld lookups, %ld torn\n", lookups,
+	    torn);
+	CHECK(lookups > 0, "no lookups ran");
+	CHECK_EQ(torn, 0);
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = tu_seconds(argc, argv, 1.5);
 	test_bytes_single();
-	test_u64_single();
+	test_u64_single(CHT_MAP_U64_INLINE);
+	test_u64_single(CHT_MAP_U64_CHAINED);
+	test_inline_growth();
 	test_find_many();
 	test_exit_after_full_batch();
 	test_memory_baseline();
 	test_memory_returned();
 	test_concurrent(secs);
+	test_inline_concurrent(secs);
+	test_inline_reuse(secs / 2);
 	return tu_finish("test_map");
 }

@@ -15,10 +15,22 @@
  *    are retired into a per-thread batch and freed after one grace period
  *    per batch of CHT_MAP_RETIRE_BATCH (one cht_rcu_call() per batch, not per
  *    block).
- *  - cht_map_u64_t: the fast path for 8-byte keys and values: key and value
- *    live in the item, in the same 64-byte line as the list node the lookup
- *    reads anyway (the item is one 64-byte, 64-byte-aligned object), and a
- *    value is written in place with an atomic store or compare-and-swap.
+ *  - cht_map_u64_t: the fast path for 8-byte keys and values, in one of two
+ *    layouts chosen at creation (cht_map_u64_create_opts()):
+ *    - inline (the default): key and value live in the bucket's own 64-byte
+ *      line (three pairs per line, a chain of overflow lines when full), in
+ *      a linear-hashing table that grows one bucket at a time inside the
+ *      inserts (no resize step, no second array); lookups are lock-free
+ *      reader sections of libcht's RCU that never wait (a per-bucket
+ *      sequence count makes a reader that raced a slot's reuse retry),
+ *      updates take a per-bucket lock. About 1.2 cache misses per lookup
+ *      and 31 bytes per key (src/cht_imap.c, uspace/lib/cht/README.md).
+ *    - chained (CHT_MAP_U64_CHAINED): items on the CHT below: key and value
+ *      in the item, in the same 64-byte line as its list node (the item is
+ *      one 64-byte, 64-byte-aligned object), resized by the CHT's worker
+ *      thread; 2.25 misses per hit and 96 bytes per key.
+ *    In both a value is written in place with an atomic store or
+ *    compare-and-swap.
  *
  * Memory: items and value blocks come from the library's allocator: size
  * classes of 16 to 4096 bytes carved from 64 KiB slabs, a per-thread cache of
@@ -199,8 +211,27 @@ int cht_map_stats(cht_map_t *m, cht_map_stats_t *st);
 
 /* --- 8-byte keys and values ----------------------------------------------- */
 
-/** cht_map_create() for 8-byte keys and values (any 64-bit key). */
+/** The inline layout of cht_map_u64_t (the default; cht_map.h). */
+#define CHT_MAP_U64_INLINE 0u
+/** The chained layout: items on the CHT (cht_map.h). */
+#define CHT_MAP_U64_CHAINED 1u
+
+/**
+ * cht_map_create() for 8-byte keys and values (any 64-bit key), in the
+ * inline layout: cht_map_u64_create_opts(out, expect_keys,
+ * CHT_MAP_U64_INLINE).
+ */
 int cht_map_u64_create(cht_map_u64_t **out, size_t expect_keys);
+/**
+ * Creates an empty 8-byte map in the layout @a flags selects:
+ * CHT_MAP_U64_INLINE (0) or CHT_MAP_U64_CHAINED. @a expect_keys sizes it (0:
+ * start small; both grow by themselves; the inline layout never shrinks its
+ * bucket array, the chained one shrinks on its worker thread).
+ * @return CHT_OK (*out set), CHT_EINVAL (@a out NULL, unknown flags),
+ * CHT_ENOMEM. Any thread; since libcht 2.1.
+ */
+int cht_map_u64_create_opts(cht_map_u64_t **out, size_t expect_keys,
+    unsigned flags);
 /** cht_map_destroy() for a cht_map_u64_t. */
 int cht_map_u64_destroy(cht_map_u64_t *m);
 /** Sets the value of @a key, inserting it when absent (see cht_map_put()). */
@@ -241,7 +272,13 @@ int cht_map_u64_add(cht_map_u64_t *m, uint64_t key, uint64_t delta,
  */
 long cht_map_u64_get_many(cht_map_u64_t *m, const uint64_t *keys, size_t n,
     uint64_t *vals, unsigned char *found);
-/** Memory and size (item_bytes exact: 64 per key). @return CHT_OK, CHT_EINVAL. */
+/**
+ * Memory and size. Chained: item_bytes exact (64 per key), bucket_bytes the
+ * CHT's array. Inline: bucket_bytes = 64 per bucket plus the map's header
+ * (the pages of the bucket segments that can be touched; untouched ones cost
+ * nothing), item_bytes = 64 per overflow bucket, resizing always 0 (growth
+ * runs inside inserts). @return CHT_OK, CHT_EINVAL.
+ */
 int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st);
 
 #ifdef __cplusplus

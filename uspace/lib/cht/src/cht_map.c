@@ -6,6 +6,7 @@
  */
 #include <cht.h>
 #include <cht_map.h>
+#include "cht_map_int.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1127,6 +1128,8 @@ typedef struct uitem {
 _Static_assert(sizeof(uitem_t) <= 64, "an 8-byte item is one cache line");
 
 struct cht_map_u64 {
+	/** The inline backend (cht_imap.c), or NULL: the chained one below. */
+	cht_imap_t *im;
 	cht_t h;
 };
 
@@ -1146,7 +1149,13 @@ static const cht_ops_t um_ops = {
 
 int cht_map_u64_create(cht_map_u64_t **out, size_t expect_keys)
 {
-	if (!out)
+	return cht_map_u64_create_opts(out, expect_keys, CHT_MAP_U64_INLINE);
+}
+
+int cht_map_u64_create_opts(cht_map_u64_t **out, size_t expect_keys,
+    unsigned flags)
+{
+	if (!out || (flags & ~(unsigned) CHT_MAP_U64_CHAINED))
 		return CHT_EINVAL;
 	*out = NULL;
 	if (cls_of(sizeof(uitem_t)) != UM_CLS || cls_size[UM_CLS] != 64)
@@ -1154,6 +1163,15 @@ int cht_map_u64_create(cht_map_u64_t **out, size_t expect_keys)
 	cht_map_u64_t *m = calloc(1, sizeof(*m));
 	if (!m)
 		return CHT_ENOMEM;
+	if (!(flags & CHT_MAP_U64_CHAINED)) {
+		int rc = cht__im_create(&m->im, expect_keys);
+		if (rc != CHT_OK) {
+			free(m);
+			return rc;
+		}
+		*out = m;
+		return CHT_OK;
+	}
 	int rc = create_table(&m->h, "cht_map_u64", expect_keys, &um_ops);
 	if (rc != CHT_OK) {
 		free(m);
@@ -1167,6 +1185,15 @@ int cht_map_u64_destroy(cht_map_u64_t *m)
 {
 	if (!m)
 		return CHT_EINVAL;
+	if (m->im) {
+		if (cht_rcu_read_locked())
+			return CHT_EDEADLK;
+		if (ensure_reg() != CHT_OK)
+			return CHT_EPERM;
+		cht__im_destroy(m->im);
+		free(m);
+		return CHT_OK;
+	}
 	int rc = destroy_table(&m->h);
 	if (rc == CHT_OK)
 		free(m);
@@ -1190,6 +1217,8 @@ static inline uitem_t *um_find(cht_map_u64_t *m, uint64_t *key)
 int cht_map_u64_get(cht_map_u64_t *m, uint64_t key, uint64_t *val)
 {
 	CHECK_U(m);
+	if (m->im)
+		return cht__im_get(m->im, key, val);
 	cht_rcu_read_lock();
 	uitem_t *it = um_find(m, &key);
 	if (it && val)
@@ -1219,6 +1248,8 @@ static int um_insert(cht_map_u64_t *m, uint64_t key, uint64_t val,
 int cht_map_u64_insert(cht_map_u64_t *m, uint64_t key, uint64_t val)
 {
 	CHECK_U(m);
+	if (m->im)
+		return cht__im_upsert(m->im, key, val, CHT__IM_INSERT, NULL);
 	uitem_t *it;
 	cht_rcu_read_lock();
 	int rc = um_insert(m, key, val, &it);
@@ -1229,6 +1260,8 @@ int cht_map_u64_insert(cht_map_u64_t *m, uint64_t key, uint64_t val)
 int cht_map_u64_put(cht_map_u64_t *m, uint64_t key, uint64_t val)
 {
 	CHECK_U(m);
+	if (m->im)
+		return cht__im_upsert(m->im, key, val, CHT__IM_PUT, NULL);
 	cht_rcu_read_lock();
 	uitem_t *it = um_find(m, &key);
 	int rc = CHT_OK;
@@ -1245,6 +1278,8 @@ int cht_map_u64_put(cht_map_u64_t *m, uint64_t key, uint64_t val)
 int cht_map_u64_delete(cht_map_u64_t *m, uint64_t key)
 {
 	CHECK_U(m);
+	if (m->im)
+		return cht__im_delete(m->im, key);
 	cht_rcu_read_lock();
 	size_t n = cht_remove_key_fast(&m->h, &key, &um_ops);
 	cht_rcu_read_unlock();
@@ -1257,6 +1292,8 @@ int cht_map_u64_cas(cht_map_u64_t *m, uint64_t key, uint64_t *expect,
 	CHECK_U(m);
 	if (!expect)
 		return CHT_EINVAL;
+	if (m->im)
+		return cht__im_cas(m->im, key, expect, val);
 	cht_rcu_read_lock();
 	uitem_t *it = um_find(m, &key);
 	int rc = CHT_ENOENT;
@@ -1271,6 +1308,8 @@ int cht_map_u64_add(cht_map_u64_t *m, uint64_t key, uint64_t delta,
     uint64_t *out)
 {
 	CHECK_U(m);
+	if (m->im)
+		return cht__im_upsert(m->im, key, delta, CHT__IM_ADD, out);
 	cht_rcu_read_lock();
 	uitem_t *it = um_find(m, &key);
 	int rc = CHT_OK;
@@ -1306,6 +1345,8 @@ long cht_map_u64_get_many(cht_map_u64_t *m, const uint64_t *keys, size_t n,
 	CHECK_U(m);
 	if (n && (!keys || !vals))
 		return CHT_EINVAL;
+	if (m->im)
+		return cht__im_get_many(m->im, keys, n, vals, found);
 	long hits = 0;
 	cht_rcu_read_lock();
 	cht_buckets_t *b = cht_env_rcu_access(m->h.b);
@@ -1349,10 +1390,62 @@ int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st)
 		return CHT_EINVAL;
 	if (ensure_reg() != CHT_OK)
 		return CHT_EPERM;
+	if (m->im) {
+		cht__im_stats(m->im, &st->items, &st->buckets,
+		    &st->bucket_bytes, &st->item_bytes, &st->resizing);
+		st->reserved_bytes = cht__ma_reserved();
+		st->bytes_per_key = st->items ? (double) (st->bucket_bytes +
+		    st->item_bytes) / (double) st->items : 0.0;
+		return CHT_OK;
+	}
 	cht_stats_t cs;
 	cht_rcu_read_lock();
 	cht_get_stats(&m->h, &cs);
 	cht_rcu_read_unlock();
 	fill_stats(&m->h, st, cs.items * 64);
 	return CHT_OK;
+}
+
+/* --- the allocator for the inline backend (cht_map_int.h) -------------------------- */
+
+void *cht__ma_alloc64(void)
+{
+	uint8_t cls;
+	void *p = ma_alloc(64, &cls);
+	if (p && cls != UM_CLS) {
+		/* No thread cache (out of memory): not a class-64 object. */
+		ma_free(p, cls, 64);
+		return NULL;
+	}
+	return p;
+}
+
+void cht__ma_free64(void *p)
+{
+	ma_free(p, UM_CLS, 64);
+}
+
+void cht__ma_retire64(void *p)
+{
+	retire(p, UM_CLS, 64);
+}
+
+void cht__ma_settle(void)
+{
+	rb_flush();
+	cht_rcu_barrier();
+	cht_rcu_head_t flush;
+	cht_rcu_call(&flush, tc_flush_cb);
+	cht_rcu_barrier();
+	reclaim(true);
+}
+
+size_t cht__ma_reserved(void)
+{
+	return __atomic_load_n(&reserved, __ATOMIC_RELAXED);
+}
+
+int cht__ma_ensure_reg(void)
+{
+	return ensure_reg();
 }
