@@ -287,14 +287,27 @@ def mutate_line(code):
     g = guard_of(code)
     if g:
         pre, guard, suf = g
-        out.append(("NEG", pre + "!(" + guard.strip() + ")" + suf))
+        g = guard.strip()
+        tail = ""
         for op in ("&&", "||"):
-            parts = split_top(guard, op)
-            if len(parts) > 1:
+            if g.endswith(op):      # continued on the next line
+                g, tail = g[:-2].rstrip(), " " + op
+        out.append(("NEG", pre + "!(" + g + ")" + tail + suf))
+        for op in ("&&", "||"):
+            # a guard continued on the next line ends in its operator: that
+            # is no conjunct (dropping the empty part made a mutant that
+            # removed only the operator); the real parts are dropped and
+            # the operator kept
+            g = guard.rstrip()
+            tail = ""
+            if g.endswith(op):
+                g, tail = g[:-2].rstrip(), " " + op
+            parts = split_top(g, op)
+            if len(parts) > 1 and all(parts):
                 for k in range(len(parts)):
                     rest = (" %s " % op).join(p for j, p in enumerate(parts)
                                               if j != k)
-                    out.append(("WEAK", pre + rest + suf))
+                    out.append(("WEAK", pre + rest + tail + suf))
     for m in REL_RE.finditer(code):
         for old, news in REL:
             if m.group(1) == old:
@@ -442,7 +455,7 @@ def pan_run(d, pml, defs, mode):
     return "ok"
 
 
-def run_mutant(model, m_id, idx, src):
+def run_mutant(model, m_id, idx, src, quick=False):
     d = os.path.join(WORK, model, m_id.split(":", 1)[1].replace(":", "-"))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -454,7 +467,11 @@ def run_mutant(model, m_id, idx, src):
     scen = [(n, defs) for n, defs in MODELS[model]
             if all(i in active_lines(lines, defs) for i in idx)]
     verdict, by = "survived", ""
-    for mode in ("safety", "liveness"):
+    if quick:
+        # the first pass: safety in the cheapest scenario only; a mutant
+        # it does not kill is left for the full run (not recorded)
+        scen = scen[:1]
+    for mode in (("safety",) if quick else ("safety", "liveness")):
         # liveness in the two cheapest scenarios that run the lines (cht:
         # cht_list and cht_collide, or cht_shrink and cht_grow)
         for name, defs in (scen if mode == "safety" else
@@ -472,6 +489,8 @@ def run_mutant(model, m_id, idx, src):
         if verdict != "survived":
             break
     shutil.rmtree(d, ignore_errors=True)
+    if quick and verdict != "killed":
+        return None
     return {"verdict": verdict, "by": by, "secs": round(time.monotonic() - t0,
                                                          1),
             "scenarios": [n for n, _ in scen]}
@@ -619,6 +638,10 @@ def main():
                     "a model (valid for kills when the model changed only by a "
                     "stronger property: an added assertion or ltl conjunct "
                     "keeps every error; survivors are carried as survivors)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a first pass: safety in each mutant's cheapest "
+                    "scenario only, recording only the kills (the rest is "
+                    "left for a full run)")
     ap.add_argument("--rekey", metavar="DIR",
                     help="rewrite the results recorded with the old key (a "
                     "hash of the whole mutant text) for the models as they "
@@ -668,12 +691,17 @@ def main():
             if threading.current_thread().name.endswith("_1"):
                 while os.getloadavg()[0] >= 2:
                     time.sleep(20)
-            r = run_mutant(model, m_id, idx, src)
-            r.update(id=m_id, src=h, desc=desc)
+            r = run_mutant(model, m_id, idx, src, quick=args.quick)
             with lock:
+                done[0] += 1
+                if r is None:
+                    print("[%d/%d %.0fs] %-28s left for the full run" % (
+                        done[0], len(todo), time.monotonic() - t0, m_id),
+                        flush=True)
+                    return
+                r.update(id=m_id, src=h, desc=desc)
                 with open(RESULTS, "a") as f:
                     f.write(json.dumps(r) + "\n")
-                done[0] += 1
                 print("[%d/%d %.0fs] %-28s %-9s %s%s" % (
                     done[0], len(todo), time.monotonic() - t0, m_id,
                     r["verdict"], desc[:60],
