@@ -489,8 +489,8 @@ def run_mutant(model, m_id, idx, src, quick=False):
         if verdict != "survived":
             break
     shutil.rmtree(d, ignore_errors=True)
-    if quick and verdict != "killed":
-        return None
+    if quick and verdict == "survived":
+        return None         # a time-out or a bound is final: recorded
     return {"verdict": verdict, "by": by, "secs": round(time.monotonic() - t0,
                                                          1),
             "scenarios": [n for n, _ in scen]}
@@ -640,8 +640,8 @@ def main():
                     "keeps every error; survivors are carried as survivors)")
     ap.add_argument("--quick", action="store_true",
                     help="a first pass: safety in each mutant's cheapest "
-                    "scenario only, recording only the kills (the rest is "
-                    "left for a full run)")
+                    "scenario only, recording kills, time-outs and bounds "
+                    "(a mutant that passes is left for a full run)")
     ap.add_argument("--rekey", metavar="DIR",
                     help="rewrite the results recorded with the old key (a "
                     "hash of the whole mutant text) for the models as they "

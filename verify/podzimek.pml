@@ -69,7 +69,8 @@
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
  *
- * Safety: no dereference of a freed object; the callback runs once.
+ * Safety: no dereference of a freed object; the callback runs once; T ends
+ * with its preemption enabled (the reader pairs every disable).
  * Liveness (ltl gp_ends, pan -a -f): every started grace period completes, and U get
  * the grace periods they wait for (a detector that never starts one is a
  * violation).
@@ -333,6 +334,8 @@ active proctype T() {
 		atomic { running_T && rpend == NONE -> rpend = p }         /* dereference */
 		t_unlock(rec, was, z, c)
 	}
+	/* every preemption_disable() of the reader was paired with an enable */
+	assert(!pd);
 	t_done = 1
 }
 
