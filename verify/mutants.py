@@ -634,7 +634,7 @@ def main():
     ap.add_argument("--ids", default="",
                     help="run only these mutant ids (comma-separated)")
     ap.add_argument("--carry", action="store_true",
-                    help="count a verdict recorded for an earlier version of "
+                    help="count (and do not rerun) a kill or bound recorded for an earlier version of "
                     "a model (valid for kills when the model changed only by a "
                     "stronger property: an added assertion or ltl conjunct "
                     "keeps every error; survivors are carried as survivors)")
@@ -662,10 +662,14 @@ def main():
     if not args.report:
         os.makedirs(WORK, exist_ok=True)
         results = load_results()
+        carried = by_id(results) if args.carry else {}
         todo = []
         for model in models:
             for m_id, op, idx, desc, src in generate(model)[0]:
                 h = src_key(src)
+                c = carried.get(m_id)
+                if c is not None and c["verdict"] != "survived":
+                    continue        # a kill or a bound carried (--carry)
                 if (m_id, h) not in results:
                     todo.append((model, m_id, idx, desc, src, h))
         if args.ids:
@@ -682,16 +686,24 @@ def main():
         lock = threading.Lock()
         t0 = time.monotonic()
         done = [0]
+        running = [0]
 
         def one(t):
             model, m_id, idx, desc, src, h = t
             # the second worker starts a mutant only while the machine is
             # otherwise idle (1-minute load average below 2: our own
             # worker counts 1): the cores are shared
+            # (or when the other worker is idle: never two runs at load)
             if threading.current_thread().name.endswith("_1"):
-                while os.getloadavg()[0] >= 2:
-                    time.sleep(20)
-            r = run_mutant(model, m_id, idx, src, quick=args.quick)
+                while os.getloadavg()[0] >= 2 and running[0] > 0:
+                    time.sleep(5)
+            with lock:
+                running[0] += 1
+            try:
+                r = run_mutant(model, m_id, idx, src, quick=args.quick)
+            finally:
+                with lock:
+                    running[0] -= 1
             with lock:
                 done[0] += 1
                 if r is None:
