@@ -46,7 +46,9 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -60,17 +62,25 @@ EQUIV = os.path.join(HERE, "equivalent.txt")
 
 DEPTH = 200000
 MEMLIM = 1024
-TIMEOUT = 180           # seconds per pan run (the time bound)
+TIMEOUT = 180           # seconds of CPU per pan run (the time bound;
+                        # CPU, not wall: the host is shared)
+WALL = 3600             # a wall-clock bound besides, for a stuck run
 
 #: model file -> its scenarios (name, spin -D options), cheapest first
 MODELS = {
     "arcu": [("arcu", [])],
-    "podzimek": [("podzimek", [])],
+    "podzimek": [("podzimek", []), ("podzimek_migrate", ["-DMIGRATE"])],
     "urcu": [("urcu", []), ("urcu_fence", ["-DFENCE"])],
     "urcu_cb": [("urcu_cb", [])],
     "cht": [("cht_list", []), ("cht_collide", ["-DCOLLIDE"]),
             ("cht_shrink", ["-DSHRINK"]), ("cht_grow", ["-DGROW"])],
 }
+
+#: liveness runs in this many of the scenarios that run a mutant's lines
+#: (the cheapest first); podzimek_migrate's liveness search is too large for
+#: every survivor (its safety search is run)
+LIVENESS_SCENARIOS = {"arcu": 1, "podzimek": 1, "urcu": 2, "urcu_cb": 1,
+                      "cht": 2}
 
 #: blocks that are not the modelled code: the memory model's helper
 #: processes, the observers, the abstractions of other modules (adt/list.h,
@@ -277,14 +287,27 @@ def mutate_line(code):
     g = guard_of(code)
     if g:
         pre, guard, suf = g
-        out.append(("NEG", pre + "!(" + guard.strip() + ")" + suf))
+        g = guard.strip()
+        tail = ""
         for op in ("&&", "||"):
-            parts = split_top(guard, op)
-            if len(parts) > 1:
+            if g.endswith(op):      # continued on the next line
+                g, tail = g[:-2].rstrip(), " " + op
+        out.append(("NEG", pre + "!(" + g + ")" + tail + suf))
+        for op in ("&&", "||"):
+            # a guard continued on the next line ends in its operator: that
+            # is no conjunct (dropping the empty part made a mutant that
+            # removed only the operator); the real parts are dropped and
+            # the operator kept
+            g = guard.rstrip()
+            tail = ""
+            if g.endswith(op):
+                g, tail = g[:-2].rstrip(), " " + op
+            parts = split_top(g, op)
+            if len(parts) > 1 and all(parts):
                 for k in range(len(parts)):
                     rest = (" %s " % op).join(p for j, p in enumerate(parts)
                                               if j != k)
-                    out.append(("WEAK", pre + rest + suf))
+                    out.append(("WEAK", pre + rest + tail + suf))
     for m in REL_RE.finditer(code):
         for old, news in REL:
             if m.group(1) == old:
@@ -316,9 +339,16 @@ def mid(model, op, before, after, k):
     return "%s:%s:%s" % (model, op, h)
 
 
-def generate(model):
+def src_key(src):
+    """The key of a mutant's result: a hash of its code, comments left out
+    (a model whose comments changed keeps its results)."""
+    code = "\n".join(c for c in code_parts(src.split("\n")) if c.strip())
+    return hashlib.sha1(code.encode()).hexdigest()[:12]
+
+
+def generate(model, path=None):
     """[(id, op, [line indices], description, mutated source)]."""
-    with open(os.path.join(HERE, model + ".pml")) as f:
+    with open(path or os.path.join(HERE, model + ".pml")) as f:
         src = f.read()
     lines = src.split("\n")
     code = code_parts(lines)
@@ -367,11 +397,16 @@ def generate(model):
 # ---------------------------------------------------------------------------
 # Running
 
-def sh(cmd, cwd, timeout=None):
+def cpu_limit():
+    resource.setrlimit(resource.RLIMIT_CPU, (TIMEOUT, TIMEOUT + 10))
+
+
+def sh(cmd, cwd, timeout=None, limit=False):
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout)
+                           timeout=timeout,
+                           preexec_fn=cpu_limit if limit else None)
         return p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
         out = e.stdout or ""
@@ -398,9 +433,14 @@ def pan_run(d, pml, defs, mode):
     rc, out = sh(["gcc"] + cflags + ["-o", "pan", "pan.c"], d, 300)
     if rc != 0:
         return "stillborn: gcc"
-    rc, out = sh(["./pan"] + args, d, TIMEOUT)
+    rc, out = sh(["./pan"] + args, d, WALL, limit=True)
     if rc is None:
-        return "bound: time-out after %d s (%s)" % (TIMEOUT, mode)
+        return "timeout: over %d s of wall time (%s)" % (WALL, mode)
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL):
+        return "timeout: over %d s of CPU (%s)" % (TIMEOUT, mode)
+    if rc < 0:
+        # pan killed by a signal (the run was stopped): record nothing
+        raise RuntimeError("pan killed by signal %d" % -rc)
     m = re.search(r"errors: (\d+)", out)
     first = re.search(r"^pan:1: (.*)$", out, re.M)
     if m and int(m.group(1)) > 0:
@@ -415,7 +455,7 @@ def pan_run(d, pml, defs, mode):
     return "ok"
 
 
-def run_mutant(model, m_id, idx, src):
+def run_mutant(model, m_id, idx, src, quick=False):
     d = os.path.join(WORK, model, m_id.split(":", 1)[1].replace(":", "-"))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -427,21 +467,30 @@ def run_mutant(model, m_id, idx, src):
     scen = [(n, defs) for n, defs in MODELS[model]
             if all(i in active_lines(lines, defs) for i in idx)]
     verdict, by = "survived", ""
-    for mode in ("safety", "liveness"):
+    if quick:
+        # the first pass: safety in the cheapest scenario only; a mutant
+        # it does not kill is left for the full run (not recorded)
+        scen = scen[:1]
+    for mode in (("safety",) if quick else ("safety", "liveness")):
         # liveness in the two cheapest scenarios that run the lines (cht:
         # cht_list and cht_collide, or cht_shrink and cht_grow)
-        for name, defs in (scen if mode == "safety" else scen[:2]):
+        for name, defs in (scen if mode == "safety" else
+                           scen[:LIVENESS_SCENARIOS[model]]):
             r = pan_run(d, pml, defs, mode)
             if r.startswith("stillborn"):
                 verdict, by = "stillborn", r
                 break
             if r != "ok":
-                verdict = "killed" if r.startswith("error") else "bound"
+                verdict = r.split(":")[0]
+                if verdict == "error":
+                    verdict = "killed"
                 by = "%s %s" % (name, r)
                 break
         if verdict != "survived":
             break
     shutil.rmtree(d, ignore_errors=True)
+    if quick and verdict == "survived":
+        return None         # a time-out or a bound is final: recorded
     return {"verdict": verdict, "by": by, "secs": round(time.monotonic() - t0,
                                                          1),
             "scenarios": [n for n, _ in scen]}
@@ -480,27 +529,28 @@ def load_equivalent():
 
 def by_id(results):
     """{id: the verdict recorded for any version of the model, a kill or a
-    bound first (a survivor is carried as a survivor: conservative)}"""
+    kill first (anything else is carried as it was: conservative)}"""
     res = {}
     for (m_id, _), r in results.items():
-        if r["verdict"] in ("killed", "bound") or m_id not in res:
+        if r["verdict"] == "killed" or m_id not in res:
             res[m_id] = r
     return res
 
 
 def table(models, results, eq, details=False, carry=False):
     rows = []
-    tot = dict(mutants=0, killed=0, bound=0, survived=0, equivalent=0,
-               stillborn=0, pending=0, carried=0)
+    keys = ("mutants", "killed", "bound", "timeout", "survived",
+            "equivalent", "stillborn", "pending", "carried")
+    tot = dict((k, 0) for k in keys)
     out = []
     carried = by_id(results)
     for model in models:
         muts, _, _ = generate(model)
-        c = dict(mutants=0, killed=0, bound=0, survived=0, equivalent=0,
-                 stillborn=0, pending=0, carried=0)
+        c = dict((k, 0) for k in keys)
         surv = []
+        unfinished = []
         for m_id, op, idx, desc, src in muts:
-            h = hashlib.sha1(src.encode()).hexdigest()[:12]
+            h = src_key(src)
             r = results.get((m_id, h))
             if r is None and carry:
                 r = carried.get(m_id)
@@ -514,18 +564,22 @@ def table(models, results, eq, details=False, carry=False):
                 c["stillborn"] += 1
                 continue
             c["mutants"] += 1
-            if v == "survived" and m_id in eq:
+            if v in ("survived", "timeout", "bound") and m_id in eq:
                 c["equivalent"] += 1
             elif v == "survived":
                 c["survived"] += 1
                 surv.append((m_id, desc))
             else:
                 c[v] += 1
+                if v != "killed":
+                    unfinished.append((m_id, "%s (%s)" % (desc, r["by"])))
         ne = c["mutants"] - c["equivalent"]
-        score = 100.0 * (c["killed"] + c["bound"]) / ne if ne else 100.0
-        rows.append("| %s | %d | %d | %d | %d | %d | %.1f %% | %d |" % (
-            model, c["mutants"], c["killed"], c["bound"], c["survived"],
-            c["equivalent"], score, c["pending"]) +
+        # a time-out or a depth/memory bound is not a kill: it counts
+        # against the score
+        score = 100.0 * c["killed"] / ne if ne else 100.0
+        rows.append("| %s | %d | %d | %d | %d | %d | %d | %.1f %% | %d |" % (
+            model, c["mutants"], c["killed"], c["timeout"], c["bound"],
+            c["survived"], c["equivalent"], score, c["pending"]) +
             (" (%d carried)" % c["carried"] if c["carried"] else ""))
         for k in tot:
             tot[k] += c[k]
@@ -533,10 +587,40 @@ def table(models, results, eq, details=False, carry=False):
             out.append("survivors of %s (not in verify/equivalent.txt):"
                        % model)
             out += ["  %s  %s" % s for s in surv]
-    hdr = ["| model | mutants | killed | killed by a bound | survived | "
-           "equivalent | score (killed / non-equivalent) | not run yet |",
-           "|---|---|---|---|---|---|---|---|"]
+        if details and unfinished:
+            out.append("timed out or bounded in %s (not counted as killed):"
+                       % model)
+            out += ["  %s  %s" % s for s in unfinished]
+    hdr = ["| model | mutants | killed | timed out | depth/memory bound | "
+           "survived | equivalent | score (killed / non-equivalent) | "
+           "not run yet |",
+           "|---|---|---|---|---|---|---|---|---|"]
     return "\n".join(hdr + rows), "\n".join(out), tot
+
+
+def rekey(snap, models):
+    old = {}
+    for model in models:
+        path = os.path.join(snap, model + ".pml")
+        if os.path.exists(path):
+            for m_id, _, _, _, src in generate(model, path)[0]:
+                old[(m_id, hashlib.sha1(src.encode()).hexdigest()[:12])] = \
+                    src_key(src)
+    n = 0
+    out = []
+    with open(RESULTS) as f:
+        for line in f:
+            r = json.loads(line)
+            k = old.get((r["id"], r["src"]))
+            if k:
+                r["src"] = k
+                n += 1
+            out.append(json.dumps(r) + "\n")
+    with open(RESULTS + ".tmp", "w") as f:
+        f.writelines(out)
+    os.replace(RESULTS + ".tmp", RESULTS)
+    print("%d results rekeyed" % n)
+    return 0
 
 
 def main():
@@ -550,12 +634,22 @@ def main():
     ap.add_argument("--ids", default="",
                     help="run only these mutant ids (comma-separated)")
     ap.add_argument("--carry", action="store_true",
-                    help="count a verdict recorded for an earlier version of "
+                    help="count (and do not rerun) a kill or bound recorded for an earlier version of "
                     "a model (valid for kills when the model changed only by a "
                     "stronger property: an added assertion or ltl conjunct "
                     "keeps every error; survivors are carried as survivors)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a first pass: safety in each mutant's cheapest "
+                    "scenario only, recording kills, time-outs and bounds "
+                    "(a mutant that passes is left for a full run)")
+    ap.add_argument("--rekey", metavar="DIR",
+                    help="rewrite the results recorded with the old key (a "
+                    "hash of the whole mutant text) for the models as they "
+                    "are in DIR/<model>.pml to the key of their code")
     args = ap.parse_args()
     models = args.only or list(MODELS)
+    if args.rekey:
+        return rekey(args.rekey, models)
     if shutil.which("spin") is None:
         print("spin not installed (tools/ensure-deps.sh verify)")
         return 1
@@ -568,15 +662,22 @@ def main():
     if not args.report:
         os.makedirs(WORK, exist_ok=True)
         results = load_results()
+        carried = by_id(results) if args.carry else {}
         todo = []
         for model in models:
             for m_id, op, idx, desc, src in generate(model)[0]:
-                h = hashlib.sha1(src.encode()).hexdigest()[:12]
+                h = src_key(src)
+                c = carried.get(m_id)
+                if c is not None and c["verdict"] != "survived":
+                    continue        # a kill or a bound carried (--carry)
                 if (m_id, h) not in results:
                     todo.append((model, m_id, idx, desc, src, h))
         if args.ids:
             want = set(args.ids.split(","))
             todo = [t for t in todo if t[1] in want]
+        # the mutants argued equivalent by hand last (each is a full
+        # search: the costliest runs), in model order otherwise
+        todo.sort(key=lambda t: t[1] in eq)
         if args.limit:
             todo = todo[:args.limit]
         print("%d mutants to run (%d results kept)" % (len(todo),
@@ -585,21 +686,40 @@ def main():
         lock = threading.Lock()
         t0 = time.monotonic()
         done = [0]
+        running = [0]
 
         def one(t):
             model, m_id, idx, desc, src, h = t
-            r = run_mutant(model, m_id, idx, src)
-            r.update(id=m_id, src=h, desc=desc)
+            # the second worker starts a mutant only while the machine is
+            # otherwise idle (1-minute load average below 2: our own
+            # worker counts 1): the cores are shared
+            # (or when the other worker is idle: never two runs at load)
+            if threading.current_thread().name.endswith("_1"):
+                while os.getloadavg()[0] >= 2 and running[0] > 0:
+                    time.sleep(5)
             with lock:
+                running[0] += 1
+            try:
+                r = run_mutant(model, m_id, idx, src, quick=args.quick)
+            finally:
+                with lock:
+                    running[0] -= 1
+            with lock:
+                done[0] += 1
+                if r is None:
+                    print("[%d/%d %.0fs] %-28s left for the full run" % (
+                        done[0], len(todo), time.monotonic() - t0, m_id),
+                        flush=True)
+                    return
+                r.update(id=m_id, src=h, desc=desc)
                 with open(RESULTS, "a") as f:
                     f.write(json.dumps(r) + "\n")
-                done[0] += 1
                 print("[%d/%d %.0fs] %-28s %-9s %s%s" % (
                     done[0], len(todo), time.monotonic() - t0, m_id,
                     r["verdict"], desc[:60],
                     "" if r["verdict"] != "killed" else ""), flush=True)
-        with concurrent.futures.ThreadPoolExecutor(max(1, min(args.j, 2))) \
-                as ex:
+        with concurrent.futures.ThreadPoolExecutor(
+                max(1, min(args.j, 2)), thread_name_prefix="mut") as ex:
             list(ex.map(one, todo))
     results = load_results()
     tab, surv, tot = table(models, results, eq, details=True,

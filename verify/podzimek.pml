@@ -23,7 +23,7 @@
  *     reclaimer_thread() step reading cur_gp() + 1 after its memory_barrier().
  *
  * Processes: T, a reader thread on CPU 0 (NSEC sections: lock, load the
- * pointer, dereference, unlock); CPU0 (the IPI handler and the scheduler,
+ * pointer, dereference, unlock); CPU0 (and CPU1 with MIGRATE: the IPI handler and the scheduler,
  * which switches T out only while its preemption is enabled, at most MAXSW
  * times); DET, the detector thread; QSB, the late half of rcu_record_qs()
  * (a variant only); U, the updater and its reclaimer
@@ -53,11 +53,24 @@
  * waitq_sleep_timeout() re-checks every DETECT_SLEEP_US, a lost wake-up
  * there costs a delay, not progress.
  *
- * Abstracted away: the idle loop's details, migration, more readers, sleeps and time-outs
+ * Migration (-DMIGRATE, the scenario podzimek_migrate): a second CPU
+ * (CPU1: the same IPI handler, scheduler and idle loop, cpu_body()); T,
+ * switched out on one CPU, may resume on either (t_claimed: one CPU switches
+ * it in). The reader reads its CPU (cpu_t *c = CPU) in a step of its own
+ * after preemption_disable() and uses that CPU's count, last_seen_gp and
+ * is_delaying_gp, so a reader preempted between the read and the use (its
+ * preemption enabled: BROKEN_LOCK_NO_PD, BROKEN_UNLOCK_NO_PD) updates the
+ * CPU it left. The detector samples both CPUs in turn (one smp_call at a
+ * time). MAXSW is 1 in this scenario (one switch-out, the migration; two
+ * made 14.2 M states, 1.2 GB): 3.4 M states, 400 MB, safety. rcu_record_qs()
+ * takes the CPU as an argument (the reader's c).
+ *
+ * Abstracted away: the idle loop's details, more readers, sleeps and time-outs
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
  *
- * Safety: no dereference of a freed object; the callback runs once.
+ * Safety: no dereference of a freed object; the callback runs once; T ends
+ * with its preemption enabled (the reader pairs every disable).
  * Liveness (ltl gp_ends, pan -a -f): every started grace period completes, and U get
  * the grace periods they wait for (a detector that never starts one is a
  * violation).
@@ -86,6 +99,11 @@
  *   BROKEN_NO_WAIT_PREEMPTED rcu_run_gp() skips wait_for_preempted_readers()
  *   BROKEN_IPI_NO_BARRIER  the IPI is not ordered after T's loads
  *   BROKEN_IDLE_LATE_CLEAR CPU 0 runs T before it stores idle = false
+ *   BROKEN_LOCK_NO_PD      rcu_read_lock() without preemption_disable(): T
+ *                          preempted after reading CPU resumes on CPU 1
+ *                          and increments CPU 0's count (podzimek_migrate)
+ *   BROKEN_UNLOCK_NO_PD    rcu_read_unlock() without preemption_disable():
+ *                          the same for the decrement (podzimek_migrate)
  *   BROKEN_UNLOCK_NO_QS    the outermost unlock never records a QS (the
  *                          check skipped): a delaying CPU that is not switched
  *                          out never announces (liveness)
@@ -111,7 +129,13 @@
  */
 
 #define NSEC   2
+#ifdef MIGRATE
+#define NCPU   2        /* T may resume on CPU 1 (podzimek_migrate) */
+#define MAXSW  1        /* one switch-out: the migration (state space) */
+#else
+#define NCPU   1
 #define MAXSW  2
+#endif
 #define NONE   2
 #define NOL    0        /* T's rcu_preempt_link: on no list, */
 #define CURL   1        /* on rcu_cur_preempted, */
@@ -121,18 +145,22 @@ byte ptr = 0;
 bool freed[2];
 bool usb_full;
 
-/* CPU 0 */
-byte c0_nesting;
-byte c0_last_seen;
-bool c0_is_delaying;
+/* per CPU (cpu_t.rcu) */
+byte nesting[NCPU];
+byte last_seen[NCPU];
+bool is_delaying[NCPU];
+bool idle[NCPU];        /* cpu_t.idle (seq_cst) */
+byte t_cpu;             /* the CPU T runs on (or ran on last) */
+bool t_claimed;         /* a CPU is switching T in (the scheduler's run
+                           queue lock: T runs on one CPU) */
 bool qs_late;           /* rcu_record_qs()'s load of cur_gp and store of
                            last_seen_gp not yet performed (variant only) */
+byte qs_cpu;            /* ... on this CPU */
 byte t_nesting;         /* thread_t.rcu_nesting */
 bool t_preempted;       /* thread_t.rcu_preempted */
 byte t_list;            /* the list T's rcu_preempt_link is on */
 byte cur_len, next_len;
 bool running_T = 1;
-bool c0_idle;           /* cpu_t.idle (seq_cst) */
 bool pd;                /* T's preemption is disabled */
 byte rpend = NONE;
 byte nsw;
@@ -143,6 +171,7 @@ byte cur_gp, completed_gp;
 byte req_gp = 1;
 byte delaying_cpus;
 bool ipi_pending;
+byte ipi_cpu;           /* the target of the pending smp_call */
 byte ipi_gp;
 bool det_waits;         /* detector_waits_readers */
 bool det_asleep;        /* the detector sleeps in readers_done_wq */
@@ -207,44 +236,52 @@ inline reader_left() {
  * scheduler). memory_barrier(), the seq_cst store of last_seen_gp, the
  * exchange of is_delaying_gp, memory_barrier_after_atomic(), the
  * announcement. */
-inline record_qs(guard, was) {
+inline record_qs(guard, was, cpu) {
 #ifndef BROKEN_NO_QS_MB_AFTER
-	atomic { guard && QS_BARRIER && !qs_late -> c0_last_seen = cur_gp };
+	atomic { guard && QS_BARRIER && !qs_late -> last_seen[cpu] = cur_gp };
 #else
-	/* without the barrier after it, the next loads on CPU 0 may be
+	/* without the barrier after it, the next loads on the CPU may be
 	 * performed before the load of cur_gp and the store (QSB) */
-	atomic { guard && QS_BARRIER && !qs_late -> qs_late = 1 };
+	atomic { guard && QS_BARRIER && !qs_late -> qs_late = 1; qs_cpu = cpu };
 #endif
-	atomic { guard -> was = c0_is_delaying; c0_is_delaying = 0 };
+	atomic { guard -> was = is_delaying[cpu]; is_delaying[cpu] = 0 };
 	if
 	:: was -> atomic { guard -> delaying_cpus-- }
 	:: else
 	fi
 }
 
-/* rcu_read_lock() */
-inline t_lock(rec, was) {
+/* rcu_read_lock(); c: cpu_t *c = CPU, read once after
+ * preemption_disable() (T may run on another CPU when it uses it, if its
+ * preemption was enabled in between) */
+inline t_lock(rec, was, c) {
+#ifndef BROKEN_LOCK_NO_PD
 	atomic { running_T -> pd = 1 };
+#endif
+	atomic { running_T -> c = t_cpu };
 #ifndef BROKEN_LOCK_QS_NESTED
-	atomic { running_T -> rec = (c0_nesting == 0 && c0_last_seen != cur_gp) };
+	atomic { running_T -> rec = (nesting[c] == 0 && last_seen[c] != cur_gp) };
 #else
-	atomic { running_T -> rec = (c0_last_seen != cur_gp) };
+	atomic { running_T -> rec = (last_seen[c] != cur_gp) };
 #endif
 	if
-	:: rec -> record_qs(running_T, was)
+	:: rec -> record_qs(running_T, was, c)
 	:: else
 	fi;
-	atomic { running_T -> c0_nesting++ };
+	atomic { running_T -> nesting[c]++ };
 	atomic { running_T -> pd = 0 }
 }
 
 /* rcu_read_unlock() */
-inline t_unlock(rec, was, z) {
+inline t_unlock(rec, was, z, c) {
+#ifndef BROKEN_UNLOCK_NO_PD
 	atomic { running_T -> pd = 1 };
+#endif
+	atomic { running_T -> c = t_cpu };
 #ifndef BROKEN_UNLOCK_DEPTH1
-	atomic { running_T -> c0_nesting--; z = (c0_nesting == 0) };
+	atomic { running_T -> nesting[c]--; z = (nesting[c] == 0) };
 #else
-	atomic { running_T -> c0_nesting--; z = (c0_nesting <= 1) };
+	atomic { running_T -> nesting[c]--; z = (nesting[c] <= 1) };
 #endif
 	if
 	:: z ->
@@ -264,12 +301,12 @@ inline t_unlock(rec, was, z) {
 		:: else
 		fi;
 #ifndef BROKEN_UNLOCK_NO_QS
-		atomic { running_T -> rec = (c0_last_seen != cur_gp || c0_is_delaying) };
+		atomic { running_T -> rec = (last_seen[c] != cur_gp || is_delaying[c]) };
 #else
 		rec = 0;
 #endif
 		if
-		:: rec -> record_qs(running_T, was)
+		:: rec -> record_qs(running_T, was, c)
 		:: else
 		fi
 	:: else
@@ -282,21 +319,23 @@ inline t_unlock(rec, was, z) {
  * the outer section after the inner unlock, the outer unlock; the second
  * section is flat. */
 active proctype T() {
-	byte p, i;
+	byte p, i, c;
 	bool rec, was, z;
 	for (i : 1 .. NSEC) {
-		t_lock(rec, was);
+		t_lock(rec, was, c);
 		atomic { running_T -> p = ptr }                    /* load the pointer */
 		if
 		:: i == 1 ->
-			t_lock(rec, was);                          /* nested */
+			t_lock(rec, was, c);                       /* nested */
 			atomic { running_T && rpend == NONE -> rpend = p } /* dereference */
-			t_unlock(rec, was, z)
+			t_unlock(rec, was, z, c)
 		:: else
 		fi;
 		atomic { running_T && rpend == NONE -> rpend = p }         /* dereference */
-		t_unlock(rec, was, z)
+		t_unlock(rec, was, z, c)
 	}
+	/* every preemption_disable() of the reader was paired with an enable */
+	assert(!pd);
 	t_done = 1
 }
 
@@ -310,39 +349,42 @@ active proctype LQ() {
 /* The late half of rcu_record_qs() (BROKEN_NO_QS_MB_AFTER only). */
 active proctype QSB() {
 end:	do
-	:: atomic { qs_late -> c0_last_seen = cur_gp; qs_late = 0 }
+	:: atomic { qs_late -> last_seen[qs_cpu] = cur_gp; qs_late = 0 }
 	od
 }
 
-active proctype CPU0() {
+/* CPU me: the IPI handler, the scheduler (T's switch-out on this CPU, the
+ * idle loop, T's switch-in here: on another CPU than the one it left, a
+ * migration) */
+inline cpu_body(me) {
 	bool was;
 	do
 	:: atomic {
 		/* podzimek_sample_cpu() in the IPI handler */
-		ipi_pending && IPI_BARRIER ->
-		c0_idle = 0;            /* interrupt_dispatch() */
+		ipi_pending && ipi_cpu == me && IPI_BARRIER ->
+		idle[me] = 0;           /* interrupt_dispatch() */
 #ifndef BROKEN_SAMPLE_SKIP
 		if
-		:: c0_nesting == 0 -> c0_last_seen = ipi_gp
+		:: nesting[me] == 0 -> last_seen[me] = ipi_gp
 		:: else ->
 			if
-			:: c0_last_seen != ipi_gp && !c0_is_delaying ->
-				delaying_cpus++; c0_is_delaying = 1
+			:: last_seen[me] != ipi_gp && !is_delaying[me] ->
+				delaying_cpus++; is_delaying[me] = 1
 			:: else
 			fi
 		fi;
 #else
-		c0_last_seen = ipi_gp;
+		last_seen[me] = ipi_gp;
 #endif
 		ipi_pending = 0
 	   }
 	:: atomic {
 		/* podzimek_after_thread_ran(T); listing T is under the lock */
-		running_T && !pd && nsw < MAXSW && !qs_late &&
-		(rpend == NONE || c0_nesting == 0 || t_preempted) ->
+		running_T && t_cpu == me && !pd && nsw < MAXSW && !qs_late &&
+		(rpend == NONE || nesting[me] == 0 || t_preempted) ->
 		running_T = 0;
 		nsw++;
-		t_nesting = c0_nesting;
+		t_nesting = nesting[me];
 		if
 #ifndef BROKEN_RELIST
 		:: t_nesting > 0 && !t_preempted ->
@@ -352,37 +394,47 @@ active proctype CPU0() {
 			t_preempted = 1;
 			/* rcu_add_preempted_locked() */
 			if
-			:: c0_last_seen != cur_gp -> list_append(CURL)
+			:: last_seen[me] != cur_gp -> list_append(CURL)
 			:: else -> list_append(NEXTL)
 			fi
 		:: else
 		fi;
-		c0_nesting = 0
+		nesting[me] = 0
 	   };
-		record_qs(true, was)
+		record_qs(true, was, me)
 	:: atomic {
 		/* scheduler_idle_loop(): idle = true (seq_cst) */
-		!running_T && !c0_idle && rpend == NONE && !qs_late -> c0_idle = 1
+		!running_T && !idle[me] && rpend == NONE && !qs_late -> idle[me] = 1
 	   }
-	:: !running_T && !c0_idle ->
+	:: atomic { !running_T && !t_claimed && !idle[me] -> t_claimed = 1 };
 		/* the other thread switched out, then podzimek_before_thread_runs(T) */
-		record_qs(true, was);
-		atomic { c0_nesting = t_nesting; running_T = 1 }
-	:: !running_T && c0_idle ->
+		record_qs(true, was, me);
+		atomic { nesting[me] = t_nesting; t_cpu = me; running_T = 1; t_claimed = 0 }
+	:: atomic { !running_T && !t_claimed && idle[me] -> t_claimed = 1 };
 		/* woken from idle: idle = false (seq_cst), then T runs */
 #ifndef BROKEN_IDLE_LATE_CLEAR
-		c0_idle = 0;
-		atomic { c0_nesting = t_nesting; running_T = 1 }
+		idle[me] = 0;
+		atomic { nesting[me] = t_nesting; t_cpu = me; running_T = 1; t_claimed = 0 }
 #else
-		atomic { c0_nesting = t_nesting; running_T = 1 };
-		c0_idle = 0
+		atomic { nesting[me] = t_nesting; t_cpu = me; running_T = 1; t_claimed = 0 };
+		idle[me] = 0
 #endif
 	:: u_done && running_T && !qs_late -> break
 	od
 }
 
+active proctype CPU0() {
+	cpu_body(0)
+}
+
+#ifdef MIGRATE
+active proctype CPU1() {
+	cpu_body(1)
+}
+#endif
+
 active proctype DET() {
-	byte gp;
+	byte gp, k;
 	bool leave;
 	do
 	:: req_gp > completed_gp ->
@@ -395,12 +447,14 @@ active proctype DET() {
 			fi
 		};
 		delaying_cpus = 1;      /* the detector's own reference */
-		if
-		:: !(c0_last_seen == gp || c0_idle) ->     /* cpu_quiescent() */
-			atomic { ipi_gp = gp; ipi_pending = 1 };
-			!ipi_pending
-		:: else
-		fi;
+		for (k : 0 .. NCPU - 1) {
+			if
+			:: !(last_seen[k] == gp || idle[k]) -> /* cpu_quiescent() */
+				atomic { ipi_gp = gp; ipi_cpu = k; ipi_pending = 1 };
+				!ipi_pending
+			:: else
+			fi
+		}
 		delaying_cpus--;
 #ifndef BROKEN_NO_WAIT_DELAYING
 		delaying_cpus == 0;
