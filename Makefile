@@ -68,6 +68,9 @@
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
 #   SPARSE         the sparse command of make check (default sparse)
+#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kcsan, the data-race
+#                  detector (GCC's -fsanitize=thread calls, debug/kcsan.c's soft
+#                  watchpoints; the files in KCSAN_EXCLUDE are not instrumented)
 
 ARCH ?= amd64
 ifeq ($(ARCH),arm64)
@@ -183,6 +186,29 @@ ifeq ($(DEBUG)$(LOCKDEP),11)
 CFLAGS += -DCONFIG_LOCKDEP
 LOCKDEP_NAME := -lockdep
 endif
+# SANITIZE=kcsan: every kernel C file except KCSAN_EXCLUDE is compiled with
+# GCC's ThreadSanitizer instrumentation as Linux's KCSAN does with GCC: a
+# __tsan_{read,write}N/_range call before each plain access, volatile accesses
+# told apart (__tsan_volatile_*), no function entry/exit calls; the __atomic
+# builtins become __tsan_atomic* calls, which debug/kcsan.c performs (GCC has
+# no parameter to leave them alone), __atomic_thread_fence too (-Wno-tsan:
+# GCC warns that user-space TSan cannot model a fence; the call is the fence).
+# Not instrumented: the runtime, what prints
+# its report (console, printf, the UARTs, symtab, panic) and the
+# architecture's code (boot, entry and exception paths, the per-CPU base).
+SANITIZE ?=
+ifeq ($(SANITIZE),kcsan)
+CFLAGS += -DCONFIG_KCSAN
+KCSAN_CFLAGS := -fsanitize=thread --param tsan-distinguish-volatile=1 \
+	--param tsan-instrument-func-entry-exit=0 -Wno-tsan
+KCSAN_EXCLUDE := $(GENERIC_DIR)/src/debug/kcsan.c $(GENERIC_DIR)/src/debug/symtab.c \
+	$(GENERIC_DIR)/src/debug/panic.c $(GENERIC_DIR)/src/console/console.c \
+	$(COMMON_DIR)/print/printf_core.c $(GENARCH_DIR)/src/uart16550.c \
+	$(GENARCH_DIR)/src/pl011.c $(wildcard $(ARCH_DIR)/src/*.c)
+SANITIZE_NAME := -kcsan
+else ifneq ($(SANITIZE),)
+$(error SANITIZE must be empty or kcsan)
+endif
 ifeq ($(TESTS),1)
 CFLAGS += -DCONFIG_TEST
 else ifeq ($(TESTS),0)
@@ -247,7 +273,7 @@ PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
 UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
 	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
 
-CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)
+CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)$(SANITIZE_NAME)
 
 ASFLAGS := $(filter-out -std=gnu11,$(CFLAGS)) -D__ASSEMBLY__
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -274,7 +300,7 @@ GENERIC_SRC := \
 	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
 	console/cmd_task.c console/cmd_workq.c \
 	cpu/cpu.c \
-	debug/panic.c debug/symtab.c \
+	debug/panic.c debug/symtab.c debug/kcsan.c \
 	lib/errno.c lib/str.c \
 	main/main.c \
 	mm/as.c mm/frame.c mm/malloc.c mm/page_fault.c mm/slab.c mm/slab_cache.c mm/slab_reclaim.c \
@@ -295,7 +321,7 @@ TEST_SRC := test.c testlib.c \
 	bench/chtbench/runner.c bench/chtbench/list.c bench/chtbench/ht.c \
 	bench/chtbench/resize.c bench/chtbench/bench_page_ht.c \
 	cht/cht1.c cht/cht1_workers.c cht/cht2.c cht/chtresize.c \
-	debug/dfstack1.c debug/fault1.c \
+	debug/dfstack1.c debug/fault1.c debug/kcsan1.c \
 	mm/as1.c mm/asrace1.c mm/ptprune1.c mm/falloc1.c mm/falloc2.c mm/framedf1.c mm/heap1.c \
 	mm/mapping1.c mm/mapping2.c mm/mmtest.c mm/pagefault1.c \
 	mm/pagefault1_threads.c mm/ptwalk1.c mm/slab1.c mm/slab2.c \
@@ -328,6 +354,10 @@ ifeq ($(ARCH),arm64)
 PROGIMAGE_OBJ := $(BUILD)/progimage.o
 endif
 DEPS := $(OBJS:.o=.d)
+ifeq ($(SANITIZE),kcsan)
+$(patsubst %,$(BUILD)/obj/%.o,$(basename $(filter-out $(KCSAN_EXCLUDE),$(SRC_C)))): \
+	CFLAGS += $(KCSAN_CFLAGS)
+endif
 
 # The build configuration is part of every object's inputs: switching DEBUG,
 # RCU, PAGE_HT, BROKEN, LOCK_STAT, LOCKDEP or TESTS rebuilds everything.

@@ -50,6 +50,8 @@ const char *test_falloc2(void);
 const char *test_ipi1(void);
 const char *test_fault1(void);
 const char *test_dfstack1(void);
+const char *test_kcsan1(void);
+const char *test_kcsan2(void);
 const char *test_useraccess1(void);
 const char *test_smpcall1(void);
 const char *test_thread1(void);
