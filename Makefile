@@ -194,7 +194,8 @@ endif
 # no parameter to leave them alone), __atomic_thread_fence too (-Wno-tsan:
 # GCC warns that user-space TSan cannot model a fence; the call is the fence).
 # Not instrumented: the runtime, what prints
-# its report (console, printf, the UARTs, symtab, panic) and the
+# its report (console, printf, the UARTs, symtab, panic), lib/str.c (memset,
+# memcpy and memmove check their whole range once, kcsan_check_*()) and the
 # architecture's code (boot, entry and exception paths, the per-CPU base).
 SANITIZE ?=
 ifeq ($(SANITIZE),kcsan)
@@ -204,7 +205,8 @@ KCSAN_CFLAGS := -fsanitize=thread --param tsan-distinguish-volatile=1 \
 KCSAN_EXCLUDE := $(GENERIC_DIR)/src/debug/kcsan.c $(GENERIC_DIR)/src/debug/symtab.c \
 	$(GENERIC_DIR)/src/debug/panic.c $(GENERIC_DIR)/src/console/console.c \
 	$(COMMON_DIR)/print/printf_core.c $(GENARCH_DIR)/src/uart16550.c \
-	$(GENARCH_DIR)/src/pl011.c $(wildcard $(ARCH_DIR)/src/*.c)
+	$(GENARCH_DIR)/src/pl011.c $(GENERIC_DIR)/src/lib/str.c \
+	$(wildcard $(ARCH_DIR)/src/*.c)
 SANITIZE_NAME := -kcsan
 else ifneq ($(SANITIZE),)
 $(error SANITIZE must be empty or kcsan)
@@ -363,7 +365,7 @@ endif
 # RCU, PAGE_HT, BROKEN, LOCK_STAT, LOCKDEP or TESTS rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
-.PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
+.PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps kcsan kcsan-soak \
 	check check-one verify verify-mutants help bench bench-quick bench-cost bench-goals bench-deps \
 	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
@@ -556,7 +558,7 @@ define build_configs
 	+@set -e; $(call build_configs_sh,$(1))
 endef
 build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
-		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= \
+		BUILD=build/$(call config_name,$(c)) RCU=a-rcu RCU_BROKEN=0 BROKEN= SANITIZE= \
 		PAGE_HT=cht $(call config_vars,$(c)) kernel;)
 
 # The other configurations the harness boots: the Podzimek flavour, the locked
@@ -603,6 +605,22 @@ arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked 
 arm64-controls: ## every other BROKEN= control built for arm64 (build/arm64-broken-*)
 	$(call build_arm64_configs,$(ARM64_CONTROL_CONFIGS))
 
+# KCSAN (SANITIZE=kcsan, docs/SANITIZERS_KCSAN.md): build/kcsan and, when
+# the cross compiler is there, build/arm64-kcsan, which tests/test_kcsan.py
+# boots in make test (a short subset and the controls); kcsan-soak: the
+# Podzimek builds too, for make soak's `test *` runs.
+KCSAN_CONFIGS := kcsan:SANITIZE=kcsan
+ARM64_KCSAN_CONFIGS := arm64-kcsan:SANITIZE=kcsan
+KCSAN_SOAK_CONFIGS := kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+ARM64_KCSAN_SOAK_CONFIGS := arm64-kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+kcsan: ## the KCSAN kernels make test boots (build/kcsan, build/arm64-kcsan)
+	$(call build_configs,$(KCSAN_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_KCSAN_CONFIGS))
+
+kcsan-soak: kcsan ## and the Podzimek KCSAN kernels make soak boots
+	$(call build_configs,$(KCSAN_SOAK_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_KCSAN_SOAK_CONFIGS))
+
 # The negative controls (fault injection, see BROKEN above): each must FAIL its
 # test with the expected reason (tests/test_controls.py, tests/test_rcu.py).
 controls: ## the negative controls (build/*broken*, one per BROKEN= knob)
@@ -615,7 +633,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 TEST_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 test: deps ## build everything and run every test (pytest in tests/)
-	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64
+	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64 kcsan
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest -v -rs --tb=short --durations=25 \
 		tests/ bench/test_bench.py
@@ -675,7 +693,7 @@ verify-mutants: ## mutation score of the SPIN models (long; resumable)
 	@$(PYTHON) verify/mutants.py -j2
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls arm64 arm64-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
+soak: deps all flavours controls arm64 arm64-soak kcsan-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 

@@ -17,7 +17,11 @@ import argparse
 import re
 import sys
 
-KERNEL_TEXT_MIN = 0xffffffff80000000
+# The lowest kernel text address of either architecture: amd64 links the
+# kernel at 0xffffffff80000000, arm64 at PHYS_MAP_BASE (0xffff800000000000)
+# plus its load address. (It was amd64's alone, so arm64 images had an empty
+# table and every arm64 backtrace and KCSAN report printed bare addresses.)
+KERNEL_TEXT_MIN = 0xffff800000000000
 
 
 def read_symbols(lines):

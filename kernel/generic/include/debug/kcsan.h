@@ -52,6 +52,15 @@ void kcsan_nest_end(ipl_t ipl);
 #define __no_kcsan __attribute__((no_sanitize_thread, noinline))
 
 /**
+ * Checks an access of @a n bytes at @a p made by code KCSAN does not
+ * instrument (lib/str.c's memset/memcpy/memmove check their ranges once
+ * instead of every word): as an instrumented access of that range.
+ */
+void kcsan_check_range(const void *p, size_t n, bool write);
+#define kcsan_check_read(p, n) kcsan_check_range((p), (n), false)
+#define kcsan_check_write(p, n) kcsan_check_range((p), (n), true)
+
+/**
  * Turns the runtime on (main_bsp(), after every CPU's per-CPU base register
  * is set: the hooks find their CPU through it) and registers the `kcsan`
  * console command. Before this call every hook returns at once.
@@ -71,6 +80,8 @@ size_t kcsan_test_hits(void);
 
 #define data_race(expr) (expr)
 #define __no_kcsan
+#define kcsan_check_read(p, n) do { (void) (p); (void) (n); } while (0)
+#define kcsan_check_write(p, n) do { (void) (p); (void) (n); } while (0)
 
 static inline void kcsan_init(void)
 {

@@ -14,7 +14,7 @@
  * - One access in about kcsan_skip (per CPU, a pseudo-random count) is
  *   sampled: with the interrupts off it arms a watchpoint on the access's
  *   range (one atomic word: address, size, write flag), reads the value,
- *   waits KCSAN_DELAY_LOOPS polls, disarms and reads the value again. A
+ *   waits kcsan_delay polls, disarms and reads the value again. A
  *   changed value with nobody hitting the watchpoint is a race with a writer
  *   KCSAN cannot see (an uninstrumented file, assembly, a device):
  *   "race at unknown origin".
@@ -62,10 +62,10 @@
 #define KCSAN_SLOTS 16
 /** Frames kept per stack. */
 #define KCSAN_STACK_DEPTH 12
-/** Polls of the watched slot while a watchpoint is armed. */
-#define KCSAN_DELAY_LOOPS 3000
+/** Default polls of the watched slot while a watchpoint is armed. */
+#define KCSAN_DELAY_DEFAULT 1500
 /** Default mean number of accesses between two sampled ones. */
-#define KCSAN_SKIP_DEFAULT 600
+#define KCSAN_SKIP_DEFAULT 1500
 /** Distinct reports printed at most (later ones are counted only). */
 #define KCSAN_MAX_PRINTED 64
 /** Distinct (instruction, instruction) pairs remembered for de-duplication. */
@@ -124,6 +124,7 @@ static bool kcsan_enabled;
 /** `kcsan panic`: a report panics (atomics). */
 static bool kcsan_panic_mode;
 static uint32_t kcsan_skip = KCSAN_SKIP_DEFAULT;
+static uint32_t kcsan_delay = KCSAN_DELAY_DEFAULT;
 
 /** Counters (atomics). */
 static uint64_t stat_races, stat_unknown, stat_printed, stat_suppressed;
@@ -413,7 +414,8 @@ static void watch(uintptr_t addr, size_t size, unsigned kind, uintptr_t fp)
 	__atomic_store_n(&s->word, word, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&armed_count, 1, __ATOMIC_RELAXED);
 
-	for (unsigned n = 0; n < KCSAN_DELAY_LOOPS; n++) {
+	uint32_t polls = __atomic_load_n(&kcsan_delay, __ATOMIC_RELAXED);
+	for (uint32_t n = 0; n < polls; n++) {
 		if (__atomic_load_n(&s->word, __ATOMIC_RELAXED) != word)
 			break;
 		cpu_relax();
@@ -504,6 +506,12 @@ void __tsan_read_range(void *p, size_t n)
 void __tsan_write_range(void *p, size_t n)
 {
 	access((uintptr_t) p, n, K_WRITE, FP());
+}
+
+void kcsan_check_range(const void *p, size_t n, bool write)
+{
+	if (n)
+		access((uintptr_t) p, n, write ? K_WRITE : 0, FP());
 }
 
 /* The constructor GCC adds to every instrumented file calls this; the
@@ -622,7 +630,8 @@ size_t kcsan_test_hits(void)
 }
 
 static const cmd_arg_t kcsan_args[] = {
-	{ .type = ARG_TYPE_STRING, .name = "panic|continue|skip", .optional = true },
+	{ .type = ARG_TYPE_STRING, .name = "panic|continue|skip|delay",
+	    .optional = true },
 	{ .type = ARG_TYPE_INT, .name = "N", .optional = true },
 };
 
@@ -638,18 +647,24 @@ static int cmd_kcsan(const cmd_call_t *call)
 		    call->arg[1].intval >= 1 && call->arg[1].intval <= 1000000) {
 			__atomic_store_n(&kcsan_skip, (uint32_t) call->arg[1].intval,
 			    __ATOMIC_RELAXED);
+		} else if (strcmp(w, "delay") == 0 && call->nargs == 2 &&
+		    call->arg[1].intval >= 1 && call->arg[1].intval <= 1000000) {
+			__atomic_store_n(&kcsan_delay, (uint32_t) call->arg[1].intval,
+			    __ATOMIC_RELAXED);
 		} else {
-			printf("usage: kcsan [panic | continue | skip N (1..1000000)]\n");
+			printf("usage: kcsan [panic | continue | skip N | delay N] "
+			    "(N in 1..1000000)\n");
 			return 1;
 		}
 	}
 	uint64_t sampled = 0;
 	for (size_t i = 0; i < CONFIG_MAX_CPUS; i++)
 		sampled += __atomic_load_n(&kcsan_cpu[i].sampled, __ATOMIC_RELAXED);
-	printf("kcsan: mode %s, skip %u, watchpoints set %lu, races %lu, "
+	printf("kcsan: mode %s, skip %u, delay %u, watchpoints set %lu, races %lu, "
 	    "unknown-origin %lu, printed %lu, suppressed %lu\n",
 	    __atomic_load_n(&kcsan_panic_mode, __ATOMIC_RELAXED) ? "panic" :
 	    "continue", __atomic_load_n(&kcsan_skip, __ATOMIC_RELAXED),
+	    __atomic_load_n(&kcsan_delay, __ATOMIC_RELAXED),
 	    (unsigned long) sampled,
 	    (unsigned long) __atomic_load_n(&stat_races, __ATOMIC_RELAXED),
 	    (unsigned long) __atomic_load_n(&stat_unknown, __ATOMIC_RELAXED),
@@ -661,7 +676,8 @@ static int cmd_kcsan(const cmd_call_t *call)
 static cmd_info_t kcsan_cmd = {
 	.name = "kcsan",
 	.description = "KCSAN statistics; panic|continue: what a report does; "
-	    "skip N: mean accesses between watchpoints",
+	    "skip N: mean accesses between watchpoints; delay N: polls per "
+	    "watchpoint",
 	.func = cmd_kcsan,
 	.argv = kcsan_args,
 	.argc = 2,
@@ -673,8 +689,8 @@ void kcsan_init(void)
 		kcsan_cpu[i].skip = KCSAN_SKIP_DEFAULT + 97 * i;
 	(void) cmd_register(&kcsan_cmd);
 	__atomic_store_n(&kcsan_enabled, true, __ATOMIC_RELEASE);
-	printf("KCSAN: enabled (%d watchpoint slots, skip %u, delay %d polls)\n",
-	    KCSAN_SLOTS, kcsan_skip, KCSAN_DELAY_LOOPS);
+	printf("KCSAN: enabled (%d watchpoint slots, skip %u, delay %u polls)\n",
+	    KCSAN_SLOTS, kcsan_skip, kcsan_delay);
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include <lib/str.h>
 #include <errno.h>
 #include <typedefs.h>
+#include <debug/kcsan.h>
 
 /** Do not let GCC replace the loops below by calls to memset()/memcpy(). */
 #define NO_LOOP_PATTERNS \
@@ -31,6 +32,7 @@ typedef uint64_t __attribute__((may_alias)) str_word_t;
 NO_LOOP_PATTERNS
 void *memset(void *dst, int c, size_t n)
 {
+	kcsan_check_write(dst, n);
 	uint8_t *d = dst;
 	uint8_t b = (uint8_t) c;
 
@@ -69,6 +71,8 @@ void *memset(void *dst, int c, size_t n)
 NO_LOOP_PATTERNS
 void *memcpy(void *dst, const void *src, size_t n)
 {
+	kcsan_check_read(src, n);
+	kcsan_check_write(dst, n);
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 
@@ -108,6 +112,8 @@ void *memcpy(void *dst, const void *src, size_t n)
 NO_LOOP_PATTERNS
 void *memmove(void *dst, const void *src, size_t n)
 {
+	kcsan_check_read(src, n);
+	kcsan_check_write(dst, n);
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 
