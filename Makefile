@@ -68,7 +68,7 @@
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
 #   SPARSE         the sparse command of make check (default sparse)
-#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kcsan, the data-race
+#   SANITIZE       a kernel sanitizer (docs/SANITIZERS_KCSAN.md): kcsan, the data-race
 #                  detector (GCC's -fsanitize=thread calls, debug/kcsan.c's soft
 #                  watchpoints; the files in KCSAN_EXCLUDE are not instrumented)
 
@@ -300,7 +300,7 @@ GENERIC_SRC := \
 	adt/avl.c adt/cht_env.c \
 	console/console.c console/kconsole.c console/cmd_cht.c console/cmd_mm.c \
 	console/cmd_rcu.c console/cmd_synch.c console/cmd_system.c \
-	console/cmd_task.c console/cmd_workq.c \
+	console/cmd_task.c console/cmd_workq.c console/cmd_kcsan.c \
 	cpu/cpu.c \
 	debug/panic.c debug/symtab.c debug/kcsan.c \
 	lib/errno.c lib/str.c \

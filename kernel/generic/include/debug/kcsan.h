@@ -62,10 +62,19 @@ void kcsan_check_range(const void *p, size_t n, bool write);
 
 /**
  * Turns the runtime on (main_bsp(), after every CPU's per-CPU base register
- * is set: the hooks find their CPU through it) and registers the `kcsan`
- * console command. Before this call every hook returns at once.
+ * is set: the hooks find their CPU through it). Before this call every hook
+ * returns at once.
  */
 void kcsan_init(void);
+
+/** @a on: a report ends in a panic; else it is printed and the kernel goes on. */
+void kcsan_set_panic(bool on);
+/** Mean number of accesses between two watchpoints on a CPU (>= 1). */
+void kcsan_set_skip(uint32_t n);
+/** Polls of its slot while a watchpoint is armed (>= 1). */
+void kcsan_set_delay(uint32_t n);
+/** Prints the `kcsan` statistics line (console command). */
+void kcsan_stats_print(void);
 
 /**
  * Tests: counts from now on the races reported (or suppressed as repeats)

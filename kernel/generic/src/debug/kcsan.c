@@ -42,7 +42,7 @@
  * disarming CAS fails leaves the slot to the consumer.
  *
  * Stack capture is this file's own frame-pointer walk (kcsan_stack_capture)
- * until the stack depot (debug/stackdepot.c) is available here.
+ * until KASAN's stack depot is available in this tree.
  */
 #include <debug/kcsan.h>
 
@@ -54,8 +54,6 @@
 #include <arch/asm.h>
 #include <arch/mm.h>
 #include <debug/symtab.h>
-#include <console/kconsole.h>
-#include <lib/str.h>
 #include <proc/thread.h>
 
 /** Number of watchpoint slots (at most one per CPU is in use at a time). */
@@ -629,34 +627,23 @@ size_t kcsan_test_hits(void)
 	return __atomic_load_n(&track_hits, __ATOMIC_SEQ_CST);
 }
 
-static const cmd_arg_t kcsan_args[] = {
-	{ .type = ARG_TYPE_STRING, .name = "panic|continue|skip|delay",
-	    .optional = true },
-	{ .type = ARG_TYPE_INT, .name = "N", .optional = true },
-};
-
-static int cmd_kcsan(const cmd_call_t *call)
+void kcsan_set_panic(bool on)
 {
-	if (call->nargs >= 1) {
-		const char *w = call->arg[0].strval;
-		if (strcmp(w, "panic") == 0) {
-			__atomic_store_n(&kcsan_panic_mode, true, __ATOMIC_RELAXED);
-		} else if (strcmp(w, "continue") == 0) {
-			__atomic_store_n(&kcsan_panic_mode, false, __ATOMIC_RELAXED);
-		} else if (strcmp(w, "skip") == 0 && call->nargs == 2 &&
-		    call->arg[1].intval >= 1 && call->arg[1].intval <= 1000000) {
-			__atomic_store_n(&kcsan_skip, (uint32_t) call->arg[1].intval,
-			    __ATOMIC_RELAXED);
-		} else if (strcmp(w, "delay") == 0 && call->nargs == 2 &&
-		    call->arg[1].intval >= 1 && call->arg[1].intval <= 1000000) {
-			__atomic_store_n(&kcsan_delay, (uint32_t) call->arg[1].intval,
-			    __ATOMIC_RELAXED);
-		} else {
-			printf("usage: kcsan [panic | continue | skip N | delay N] "
-			    "(N in 1..1000000)\n");
-			return 1;
-		}
-	}
+	__atomic_store_n(&kcsan_panic_mode, on, __ATOMIC_RELAXED);
+}
+
+void kcsan_set_skip(uint32_t n)
+{
+	__atomic_store_n(&kcsan_skip, n, __ATOMIC_RELAXED);
+}
+
+void kcsan_set_delay(uint32_t n)
+{
+	__atomic_store_n(&kcsan_delay, n, __ATOMIC_RELAXED);
+}
+
+void kcsan_stats_print(void)
+{
 	uint64_t sampled = 0;
 	for (size_t i = 0; i < CONFIG_MAX_CPUS; i++)
 		sampled += __atomic_load_n(&kcsan_cpu[i].sampled, __ATOMIC_RELAXED);
@@ -670,24 +657,12 @@ static int cmd_kcsan(const cmd_call_t *call)
 	    (unsigned long) __atomic_load_n(&stat_unknown, __ATOMIC_RELAXED),
 	    (unsigned long) __atomic_load_n(&stat_printed, __ATOMIC_RELAXED),
 	    (unsigned long) __atomic_load_n(&stat_suppressed, __ATOMIC_RELAXED));
-	return 0;
 }
-
-static cmd_info_t kcsan_cmd = {
-	.name = "kcsan",
-	.description = "KCSAN statistics; panic|continue: what a report does; "
-	    "skip N: mean accesses between watchpoints; delay N: polls per "
-	    "watchpoint",
-	.func = cmd_kcsan,
-	.argv = kcsan_args,
-	.argc = 2,
-};
 
 void kcsan_init(void)
 {
 	for (size_t i = 0; i < CONFIG_MAX_CPUS; i++)
 		kcsan_cpu[i].skip = KCSAN_SKIP_DEFAULT + 97 * i;
-	(void) cmd_register(&kcsan_cmd);
 	__atomic_store_n(&kcsan_enabled, true, __ATOMIC_RELEASE);
 	printf("KCSAN: enabled (%d watchpoint slots, skip %u, delay %u polls)\n",
 	    KCSAN_SLOTS, kcsan_skip, kcsan_delay);
