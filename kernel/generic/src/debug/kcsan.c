@@ -203,10 +203,24 @@ static uint32_t next_skip(kcsan_cpu_t *c)
 	return s / 2 + (uint32_t) (next_rand(c) % (s + 1));
 }
 
-static void report_lock_take(void)
+/** Polls of report_lock before a report is given up (counted, not printed). */
+#define KCSAN_REPORT_LOCK_POLLS 10000000
+
+/**
+ * Takes report_lock, or gives up after KCSAN_REPORT_LOCK_POLLS polls: the
+ * holder prints, and printing may wait for a console lock that this CPU
+ * holds (an instrumented access inside the console's own locking hit a
+ * watchpoint), so waiting without bound could deadlock.
+ * @return whether the lock was taken.
+ */
+static bool report_lock_take(void)
 {
-	while (__atomic_exchange_n(&report_lock, true, __ATOMIC_ACQUIRE))
+	for (uint32_t n = 0; n < KCSAN_REPORT_LOCK_POLLS; n++) {
+		if (!__atomic_exchange_n(&report_lock, true, __ATOMIC_ACQUIRE))
+			return true;
 		cpu_relax();
+	}
+	return false;
 }
 
 static void report_lock_drop(void)
@@ -271,7 +285,10 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 		p1 = t;
 	}
 
-	report_lock_take();
+	if (!report_lock_take()) {
+		__atomic_fetch_add(&stat_suppressed, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	bool dup = false;
 	for (size_t i = 0; i < seen_count && !dup; i++)
 		dup = seen[i][0] == p0 && seen[i][1] == p1;
