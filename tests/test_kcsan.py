@@ -4,10 +4,10 @@ docs/SANITIZERS_KCSAN.md), on amd64 (build/kcsan) and arm64
 
 One boot per architecture at -smp 4 runs, in this order:
 
-* a short clean subset: kernel tests that exercise RCU (rcu1), the CHT (cht),
-  the page hash table and faults (mapping1, pagefault1) and user programs
-  (hello, threads, the fault variants, chtuser); no KCSAN report may appear
-  and the ``kcsan`` statistics must count no race;
+* a short clean subset: kernel tests that exercise RCU (rcu1) and the page
+  hash table, a CHT under RCU (mapping1), and user programs (hello, threads,
+  chtuser, ufault's page faults, a faulting program killed); no KCSAN report
+  may appear and the ``kcsan`` statistics must count no race;
 * the negative controls: ``test kcsan2`` (two CPUs increment one counter
   with atomics: no report on it) and ``test kcsan1`` (two CPUs increment a
   plain int: the race must be reported, "BUG: KCSAN: data-race in
@@ -46,12 +46,16 @@ ARCHES = ["amd64", pytest.param("arm64", marks=pytest.mark.skipif(
                                                      ARM64_QEMU)))]
 BOOT_TIMEOUT = 300
 CMD_TIMEOUT = 600
-ALL_TESTS_TIMEOUT = 3600
+ALL_TESTS_TIMEOUT = 7200  # `test *` under KCSAN: over an hour on a loaded host
 
-#: The clean subset: RCU, the CHT, the page hash table and faults.
-SUBSET_TESTS = ("rcu1", "cht", "mapping1", "pagefault1")
-#: User programs of the clean subset (each must exit).
-SUBSET_PROGRAMS = ("run hello", "run threads 4 2000", "run chtuser -t 2")
+#: The clean subset: RCU, and the page hash table (a CHT) under RCU.
+#: (Under KCSAN on a loaded 2-core host: rcu1 27 s, mapping1 38 s; cht 60 s
+#: and pagefault1 464 s are left to the soak's `test *`.)
+SUBSET_TESTS = ("rcu1", "mapping1")
+#: User programs of the clean subset (each must exit 0): threads, the CHT in
+#: user space, demand paging faults.
+SUBSET_PROGRAMS = ("run hello", "run threads 4 2000", "run chtuser -t 2",
+                   "run ufault -t 1")
 
 SEP = "=" * 66
 TITLE_RE = re.compile(r"^BUG: KCSAN: data-race in (\S+)(?: / (\S+))?$",
@@ -205,3 +209,15 @@ def test_all_tests_clean_soak(request, arch, flavour):
     assert run.failed == 0, run.output
     st = stats(k)
     assert st["races"] == 0 and st["unknown"] == 0, st
+
+
+def test_gensyms_keeps_arm64_text():
+    """No boot: the symbol table keeps arm64 kernel text (0xffff8000...),
+    which KCSAN's arm64 reports name (it held amd64's half only, so arm64
+    reports and backtraces printed bare addresses)."""
+    from tools import gensyms
+    nm = ("ffff800040238ab0 T kcsan1_plain_inc\n"
+          "ffffffff80100000 T amd64_func\n"
+          "0000000000100000 T boot32\n")
+    names = [n for _, n in gensyms.read_symbols(nm.splitlines())]
+    assert names == ["kcsan1_plain_inc", "amd64_func"], names
