@@ -28,8 +28,8 @@
  *
  * Reports are printed in Linux's form and then the kernel goes on; a race
  * between the same two instructions is printed once (later ones counted as
- * suppressed), at most KCSAN_MAX_PRINTED are printed. `kcsan panic` makes a
- * report end in a panic instead.
+ * suppressed), at most KCSAN_MAX_PRINTED are printed. `kcsan panic` makes
+ * any race, a repeat too, print and end in a panic instead.
  *
  * Shared state: the slots (atomics, the protocol below); kcsan_cpu[i]
  * written by CPU i only (interrupts disabled where it matters), read by the
@@ -204,7 +204,7 @@ static uint32_t next_skip(kcsan_cpu_t *c)
 }
 
 /** Polls of report_lock before a report is given up (counted, not printed). */
-#define KCSAN_REPORT_LOCK_POLLS 10000000
+#define KCSAN_REPORT_LOCK_POLLS 1000000
 
 /**
  * Takes report_lock, or gives up after KCSAN_REPORT_LOCK_POLLS polls: the
@@ -297,8 +297,10 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 		seen[seen_count][1] = p1;
 		seen_count++;
 	}
-	bool print = !dup && __atomic_load_n(&stat_printed, __ATOMIC_RELAXED) <
-	    KCSAN_MAX_PRINTED;
+	/* Panic mode prints and panics on any race, a repeat too. */
+	bool panic_mode = __atomic_load_n(&kcsan_panic_mode, __ATOMIC_RELAXED);
+	bool print = panic_mode || (!dup &&
+	    __atomic_load_n(&stat_printed, __ATOMIC_RELAXED) < KCSAN_MAX_PRINTED);
 	if (!print) {
 		__atomic_fetch_add(&stat_suppressed, 1, __ATOMIC_RELAXED);
 		report_lock_drop();
@@ -328,7 +330,7 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 	}
 	printf("==================================================================\n");
 	report_lock_drop();
-	if (__atomic_load_n(&kcsan_panic_mode, __ATOMIC_RELAXED))
+	if (panic_mode)
 		panic("KCSAN: data race (kcsan panic mode)");
 }
 
