@@ -36,6 +36,10 @@
 #   CCACHE         the ccache command in front of the compiler (default: ccache
 #                  when installed; CCACHE= compiles without it); its cache is
 #                  build/ccache (CCACHE_DIR)
+#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kasan (shadow
+#                  memory, RCU-aware quarantine), ubsan (undefined behaviour),
+#                  kcsan (data races: GCC's -fsanitize=thread calls,
+#                  debug/kcsan.c's soft watchpoints, docs/SANITIZERS_KCSAN.md)
 
 ARCH ?= amd64
 ifeq ($(ARCH),arm64)
@@ -147,6 +151,28 @@ endif
 ifeq ($(DEBUG)$(LOCKDEP),11)
 CFLAGS += -DCONFIG_LOCKDEP
 LOCKDEP_NAME := -lockdep
+endif
+# SANITIZE=kcsan: every kernel C file except KCSAN_EXCLUDE is compiled with
+# GCC's ThreadSanitizer instrumentation as Linux's KCSAN does with GCC: a
+# __tsan_{read,write}N/_range call before each plain access, volatile accesses
+# told apart (__tsan_volatile_*), no function entry/exit calls; the __atomic
+# builtins become __tsan_atomic* calls, which debug/kcsan.c performs (GCC has
+# no parameter to leave them alone), __atomic_thread_fence too (-Wno-tsan:
+# GCC warns that user-space TSan cannot model a fence; the call is the fence).
+# Not instrumented: the runtime, what prints
+# its report (console, printf, the UARTs, symtab, panic), lib/str.c (memset,
+# memcpy and memmove check their whole range once, kcsan_check_*()) and the
+# architecture's code (boot, entry and exception paths, the per-CPU base).
+SANITIZE ?=
+ifeq ($(SANITIZE),kcsan)
+CFLAGS += -DCONFIG_KCSAN
+KCSAN_CFLAGS := -fsanitize=thread --param tsan-distinguish-volatile=1 \
+	--param tsan-instrument-func-entry-exit=0 -Wno-tsan
+KCSAN_EXCLUDE := $(GENERIC_DIR)/src/debug/kcsan.c $(GENERIC_DIR)/src/debug/symtab.c \
+	$(GENERIC_DIR)/src/debug/panic.c $(GENERIC_DIR)/src/console/console.c \
+	$(COMMON_DIR)/print/printf_core.c $(GENARCH_DIR)/src/uart16550.c \
+	$(GENARCH_DIR)/src/pl011.c $(GENERIC_DIR)/src/lib/str.c \
+	$(wildcard $(ARCH_DIR)/src/*.c)
 endif
 ifeq ($(TESTS),1)
 CFLAGS += -DCONFIG_TEST
@@ -305,13 +331,17 @@ ifeq ($(ARCH),arm64)
 PROGIMAGE_OBJ := $(BUILD)/progimage.o
 endif
 DEPS := $(OBJS:.o=.d)
+ifeq ($(SANITIZE),kcsan)
+$(patsubst %,$(BUILD)/obj/%.o,$(basename $(filter-out $(KCSAN_EXCLUDE),$(SRC_C)))): \
+	CFLAGS += $(KCSAN_CFLAGS)
+endif
 
 # The build configuration is part of every object's inputs: switching DEBUG,
 # RCU, PAGE_HT, BROKEN, LOCK_STAT, LOCKDEP or TESTS rebuilds everything.
 CONFIG_STAMP := $(BUILD)/config.$(CONFIG_NAME).stamp
 
 .PHONY: all kernel programs iso run run-iso test soak flavours controls arm64 clean deps \
-	sanitizers sanitizers-soak \
+	sanitizers sanitizers-soak kcsan kcsan-soak \
 	check check-one verify verify-mutants help bench bench-quick bench-cost bench-goals bench-deps \
 	memcached memcached-test memcached-bench plugin bench-sharing list-sources print-%
 
@@ -557,6 +587,22 @@ arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, 
 arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked page hash)
 	$(call build_arm64_configs,$(ARM64_SOAK_CONFIGS))
 
+# KCSAN (SANITIZE=kcsan, docs/SANITIZERS_KCSAN.md): build/kcsan and, when
+# the cross compiler is there, build/arm64-kcsan, which tests/test_kcsan.py
+# boots in make test (a short subset and the controls); kcsan-soak: the
+# Podzimek builds too, for make soak's `test *` runs.
+KCSAN_CONFIGS := kcsan:SANITIZE=kcsan
+ARM64_KCSAN_CONFIGS := arm64-kcsan:SANITIZE=kcsan
+KCSAN_SOAK_CONFIGS := kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+ARM64_KCSAN_SOAK_CONFIGS := arm64-kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+kcsan: ## the KCSAN kernels make test boots (build/kcsan, build/arm64-kcsan)
+	$(call build_configs,$(KCSAN_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_KCSAN_CONFIGS))
+
+kcsan-soak: kcsan ## and the Podzimek KCSAN kernels make soak boots
+	$(call build_configs,$(KCSAN_SOAK_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_KCSAN_SOAK_CONFIGS))
+
 # make test builds its prerequisites with one job per CPU unless the command
 # line already gave -j (the builds are a quarter of make test's time on 2 CPUs:
 # about 4.5 minutes one job at a time), then runs pytest.
@@ -578,7 +624,7 @@ TEST_PATHS := tests/ bench/test_bench.py
 
 test: deps ## build everything and run every test (pytest in tests/)
 	+@$(MAKE) --no-print-directory $(TEST_JOBS) all flavours controls plugin arm64 \
-		sanitizers
+		sanitizers kcsan
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test-user
 	@rc=0; xdist=$$($(TEST_XDIST)); \
 	KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) $(PYTHON) -m pytest $(PYTEST_FLAGS) \
@@ -642,7 +688,7 @@ verify-mutants: ## mutation score of the SPIN models (long; resumable)
 	@$(PYTHON) verify/mutants.py -j2
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
-soak: deps all flavours controls arm64 arm64-soak sanitizers sanitizers-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
+soak: deps all flavours controls arm64 arm64-soak sanitizers sanitizers-soak kcsan-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 

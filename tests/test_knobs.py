@@ -43,7 +43,7 @@ def variables_named(prefix):
 
 
 # The sanitizers the Makefile accepts (SANITIZE=, docs/SANITIZERS.md).
-SANITIZERS = ("kasan", "ubsan")
+SANITIZERS = ("kasan", "ubsan", "kcsan")
 
 
 def settings():

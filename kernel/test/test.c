@@ -98,6 +98,11 @@ test_t tests[] = {
 	    test_fault1, false },
 	{ "dfstack1", "Deliberate double fault (user GS base, unmapped stack): "
 	    "#DF on its IST stack, panic and halt (unsafe)", test_dfstack1, false },
+	{ "kcsan1", "KCSAN control: two CPUs increment a plain int; the race "
+	    "must be reported with both stacks (unsafe, KCSAN kernels)",
+	    test_kcsan1, false },
+	{ "kcsan2", "KCSAN control: two CPUs increment with atomics; no report "
+	    "(unsafe, KCSAN kernels)", test_kcsan2, false },
 	{ "useraccess1", "A kernel access to a user page outside uaccess: with "
 	    "the user-access guard on (-cpu max) panics naming it (unsafe)",
 	    test_useraccess1, false },

@@ -59,6 +59,8 @@ const char *test_kasan_df1(void);
 const char *test_kasan_stack1(void);
 const char *test_ubsan_shift1(void);
 const char *test_ubsan_ovf1(void);
+const char *test_kcsan1(void);
+const char *test_kcsan2(void);
 const char *test_useraccess1(void);
 const char *test_smpcall1(void);
 const char *test_thread1(void);

@@ -3,7 +3,8 @@
  * cmd_system.c (help, version, cpus, uptime, threads, sched, halt), cmd_mm.c
  * (zones, slabs, as, page_ht), cmd_rcu.c (rcu), cmd_synch.c (lockstat),
  * cmd_workq.c (workq), cmd_cht.c (chtstat), cmd_test.c (test, rcutorture),
- * cmd_bench.c (chtbench), cmd_task.c (programs, run, tasks, kill). Each is
+ * cmd_bench.c (chtbench), cmd_task.c (programs, run, tasks, kill), cmd_kcsan.c
+ * (kcsan, KCSAN kernels only). Each is
  * built on its subsystem's statistics functions; no subsystem calls into the
  * console. Each function registers its file's commands (kconsole_init(), boot).
  */
@@ -24,5 +25,9 @@ void cmd_bench_init(void);
 #endif
 /** programs, run, tasks, kill (cmd_task.c; user tasks). */
 void cmd_task_init(void);
+#ifdef CONFIG_KCSAN
+/** kcsan (cmd_kcsan.c; make SANITIZE=kcsan kernels only). */
+void cmd_kcsan_init(void);
+#endif
 
 #endif

@@ -401,6 +401,9 @@ void kconsole_init(void)
 	cmd_bench_init();
 #endif
 	cmd_task_init();
+#ifdef CONFIG_KCSAN
+	cmd_kcsan_init();
+#endif
 }
 
 void kconsole_run(void)

@@ -11,6 +11,7 @@
 #include <lib/str.h>
 #include <errno.h>
 #include <typedefs.h>
+#include <debug/kcsan.h>
 
 /** Do not let GCC replace the loops below by calls to memset()/memcpy(). */
 #define NO_LOOP_PATTERNS \
@@ -35,6 +36,7 @@ void *memset(void *dst, int c, size_t n)
 #ifdef CONFIG_KASAN
 	kasan_check_range(dst, n, true, (uintptr_t) __builtin_return_address(0));
 #endif
+	kcsan_check_write(dst, n);
 	uint8_t *d = dst;
 	uint8_t b = (uint8_t) c;
 
@@ -77,6 +79,8 @@ void *memcpy(void *dst, const void *src, size_t n)
 	kasan_check_range(src, n, false, (uintptr_t) __builtin_return_address(0));
 	kasan_check_range(dst, n, true, (uintptr_t) __builtin_return_address(0));
 #endif
+	kcsan_check_read(src, n);
+	kcsan_check_write(dst, n);
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 
@@ -120,6 +124,8 @@ void *memmove(void *dst, const void *src, size_t n)
 	kasan_check_range(src, n, false, (uintptr_t) __builtin_return_address(0));
 	kasan_check_range(dst, n, true, (uintptr_t) __builtin_return_address(0));
 #endif
+	kcsan_check_read(src, n);
+	kcsan_check_write(dst, n);
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 

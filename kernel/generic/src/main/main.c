@@ -6,6 +6,7 @@
 #include <arch.h>
 #include <console/console.h>
 #include <console/kconsole.h>
+#include <debug/kcsan.h>
 #include <mm/frame.h>
 #include <mm/malloc.h>
 #include <time/delay.h>
@@ -99,6 +100,8 @@ void main_bsp(uintptr_t boot_arg0, uintptr_t boot_arg1)
 	printf("SMP: %u of %u CPUs online\n", online, cpu_count);
 
 	kconsole_init();
+	/* KCSAN finds each CPU through its per-CPU base: all are set now. */
+	kcsan_init();
 	rcu_init();
 	rcu_start_threads();
 	workq_global_init();

@@ -121,7 +121,11 @@ typedef struct {
 	uint32_t free_list[FRAME_MAX_ORDER + 1];
 	/** Number of free blocks per order; protected by @c lock. */
 	size_t free_blocks[FRAME_MAX_ORDER + 1];
-	/** Free frames; protected by @c lock. */
+	/**
+	 * Free frames; written under @c lock, with relaxed atomic stores
+	 * because reserve_allows() reads it without the lock (KCSAN: a plain
+	 * write racing with that atomic read is a data race).
+	 */
 	size_t free_count;
 	/** Allocated frames; protected by @c lock. free_count + busy_count == count. */
 	size_t busy_count;
@@ -271,7 +275,7 @@ static uint32_t zone_alloc_block(zone_t *z, unsigned order)
 	f->prev = FRAME_NIL;
 
 	size_t n = (size_t) 1 << order;
-	z->free_count -= n;
+	__atomic_store_n(&z->free_count, z->free_count - n, __ATOMIC_RELAXED);
 	z->busy_count += n;
 	return idx;
 }
@@ -533,7 +537,8 @@ static void pcp_return(const uintptr_t *frames, size_t n)
 			}
 			f->state = FRAME_TAIL;
 			z->busy_count--;
-			z->free_count++;
+			__atomic_store_n(&z->free_count, z->free_count + 1,
+			    __ATOMIC_RELAXED);
 			zone_free_block(z, idx, 0);
 		}
 		irq_spinlock_unlock(&z->lock, true);
@@ -774,7 +779,8 @@ void frame_free(uintptr_t pa, size_t count)
 
 	f->state = FRAME_TAIL;
 	z->busy_count -= (size_t) 1 << order;
-	z->free_count += (size_t) 1 << order;
+	__atomic_store_n(&z->free_count, z->free_count + ((size_t) 1 << order),
+	    __ATOMIC_RELAXED);
 	zone_free_block(z, idx, order);
 
 	irq_spinlock_unlock(&z->lock, true);

@@ -21,6 +21,7 @@
 #include <panic.h>
 #include <debug.h>
 #include <cpu.h>
+#include <debug/kcsan.h>
 
 void context_switch(context_t *save, context_t *load);
 
@@ -279,7 +280,16 @@ static void finish_switch(void)
 	c->prev_thread = NULL;
 	if (!prev)
 		return;
-	bool exiting = prev->state == THREAD_EXITING;
+	/*
+	 * A racy read on purpose (KCSAN: data-race in finish_switch /
+	 * thread_ready): a waker may set prev->state from SLEEPING to READY
+	 * under prev->lock right now (a woken thread is queued before on_cpu
+	 * clears, see the top of this file). Benign: only THREAD_EXITING
+	 * matters here, which prev stored itself before its last switch on this
+	 * CPU (program order), and nobody changes an exiting thread's state
+	 * (thread_ready() takes ENTERING or SLEEPING only).
+	 */
+	bool exiting = data_race(prev->state) == THREAD_EXITING;
 	/* Release: the saved context is complete before anyone may load it. */
 	__atomic_store_n(&prev->on_cpu, false, __ATOMIC_RELEASE);
 	if (exiting)
