@@ -18,25 +18,13 @@
 void preemption_disable(void)
 {
 	/*
-	 * The increment must not be split from finding the CPU: with the count
-	 * at 0, a timer interrupt between `c = CPU` and `c->...++` may preempt
-	 * and migrate the thread, and the increment then lands on the old CPU's
-	 * counter (the old CPU's count stays raised, this one's underflows at
-	 * the matching preemption_enable()). Found by the KASAN build (its
-	 * shadow check between the two widened the window): Podzimek RCU's
-	 * `test cht` at -smp 4 panicked in preemption_enable()'s assertion.
-	 * amd64: one %gs-relative instruction; elsewhere interrupts are off
-	 * around the two steps.
+	 * Finding the CPU and the increment are one step that a migration
+	 * cannot split (arch/percpu.h). Found by the KASAN build, whose shadow
+	 * check between the two steps of the old `CPU->preemption_disabled++`
+	 * widened the window: Podzimek RCU's `test cht` at -smp 4 panicked in
+	 * preemption_enable()'s assertion.
 	 */
-#ifdef __x86_64__
-	asm volatile ("addl $1, %%gs:%c0"
-	    :: "i" (__builtin_offsetof(cpu_t, preemption_disabled))
-	    : "memory", "cc");
-#else
-	ipl_t ipl = interrupts_disable();
-	CPU->preemption_disabled++;
-	interrupts_restore(ipl);
-#endif
+	cpu_preemption_inc();
 	compiler_barrier();
 }
 

@@ -50,4 +50,18 @@ static inline void arch_thread_current_set(struct thread *t)
 	(void) t;
 }
 
+/**
+ * Raises the running CPU's preemption-disable count by one, in one
+ * %gs-relative instruction: finding the CPU and the increment cannot be split
+ * by a migration (with the count at 0, a timer interrupt between the two may
+ * preempt and move the thread, and the increment would land on the old CPU).
+ * An interrupt cannot split one instruction. Any context.
+ */
+static inline void cpu_preemption_inc(void)
+{
+	asm volatile ("addl $1, %%gs:%c0"
+	    :: "i" (__builtin_offsetof(cpu_t, preemption_disabled))
+	    : "memory", "cc");
+}
+
 #endif

@@ -46,4 +46,24 @@ static inline void arch_thread_current_set(struct thread *t)
 	asm volatile ("msr sp_el0, %0" :: "r" (t) : "memory");
 }
 
+/**
+ * Raises the running CPU's preemption-disable count by one. Finding the CPU
+ * and the increment must not be split by a migration: with the count at 0 a
+ * timer interrupt between them may preempt and move the thread, and the
+ * increment would land on the old CPU (its count stays raised, the new CPU's
+ * underflows at the matching preemption_enable()). ARMv8.0 has no add to
+ * memory, so interrupts (DAIF.I) are masked across the load, add and store
+ * and restored to what they were. Any context.
+ */
+static inline void cpu_preemption_inc(void)
+{
+	unsigned long daif;
+	cpu_t *c;
+	asm volatile ("mrs %0, daif\n\tmsr daifset, #2" : "=r" (daif) :: "memory");
+	asm volatile ("mrs %0, tpidr_el1" : "=r" (c));
+	c->preemption_disabled++;
+	/* "memory": the increment stays inside the masked window. */
+	asm volatile ("msr daif, %0" :: "r" (daif) : "memory");
+}
+
 #endif
