@@ -210,7 +210,7 @@ KASAN_USER_TESTS := test/mm/as1.c test/mm/asrace1.c test/mm/mapping1.c \
 	test/mm/ptprune1.c test/mm/ptwalk1.c test/mm/useraccess1.c \
 	chtbench/bench_page_ht.c
 SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/kasan.c debug/ubsan.c \
-	kasan_shadow.c lib/str.c mm/slab.c mm/frame.c mm/malloc.c \
+	kasan_shadow.c lib/str.c mm/slab.c mm/slab_space.c mm/frame.c mm/malloc.c \
 	$(KASAN_USER_TESTS)
 else ifeq ($(SANITIZE),ubsan)
 SAN_CFLAGS := -fsanitize=shift,integer-divide-by-zero,unreachable,vla-bound,null \

@@ -38,7 +38,7 @@ void clock_tick(void)
 {
 	cpu_t *c = CPU;
 	/*
-	 * The slab reclaimer's tick protocol (mm/slab.c, "Flushing another
+	 * The slab reclaimer's tick protocol (mm/slab_reclaim.c, "Flushing another
 	 * CPU's magazines"): release, so that the stores of a magazine operation
 	 * before this tick are visible to whoever sees the new count (no later
 	 * store-store reordering: needed on arm64); then a full fence, so that a

@@ -1,21 +1,17 @@
 /** @file slab.c
- * Slab allocator: object caches with per-CPU magazines (Bonwick, HelenOS style).
+ * Slab allocator: object caches with per-CPU magazines (Bonwick, HelenOS style);
+ * this file: the magazine layer and the allocation fast paths.
  *
  * See mm/slab.h for the interface and the constructor semantics. This comment is
  * about the implementation.
  *
- * **Slabs.** A slab is a block of 2^order frames from frame_alloc(), which returns
- * blocks naturally aligned to their size, so the slab of an object is found by
- * rounding its address down to the slab size. The slab descriptor (slab_t) sits at
- * the start of the slab; the objects follow at the first aligned offset. The order
- * is the smallest (up to SLAB_MAX_ORDER) for which the space lost to the descriptor
- * and the tail is at most 1/8 of the slab (or, when no order achieves that, the
- * order that loses the smallest fraction). Free objects of a slab are linked
- * through their first machine word. A cache keeps its slabs on three lists
- * (partial, full, empty); allocation prefers partial slabs. A slab that becomes
- * completely free is kept on the empty list if the cache keeps fewer than
- * SLAB_KEEP_EMPTY empty slabs, otherwise it is freed at once; slab_reclaim() frees
- * all empty slabs.
+ * **Slabs** (slab_space.c, the slab layer: the cold path under the cache lock).
+ * A slab is a block of 2^order frames naturally aligned to its size, holding a
+ * descriptor (slab_t) and objects linked through their first word when free;
+ * a cache keeps its slabs on partial, full and empty lists. This file holds
+ * the layer above it, which serves almost every allocation and free: the
+ * per-CPU magazines, the depot, and slab_alloc()/slab_free(); it goes to the
+ * slab layer (slab_objs_get(), slab_objs_put()) only on a miss.
  *
  * **Magazines.** Each cache has, for every CPU, a slab_cpu_cache_t with two
  * magazines (current and last, either may be NULL). The owning CPU uses them only
@@ -77,9 +73,12 @@
  * **Locking and what protects what.**
  * - slab_cache_t fields set at creation (name, size, geometry, constructor, ...):
  *   immutable.
- * - slab lists, slab_t.free/available/link, nslabs, nempty, objs_used and the depot
- *   (depot_full, depot_empty and their counts): the cache's lock, an IRQ spinlock
- *   (taken with interrupts disabled so interrupt handlers may allocate).
+ * - the depot (depot_full, depot_empty, their counts and the working-set
+ *   fields): the cache's lock, an IRQ spinlock (taken with interrupts disabled
+ *   so interrupt handlers may allocate). The same lock protects the slab lists,
+ *   slab_t.free/available/link, nslabs, nempty and objs_used, which
+ *   slab_space.c changes (slab_cache.c reads them for statistics and at
+ *   destruction).
  * - slab_cpu_cache_t of CPU i (current, last, the full and empty stacks with
  *   their counts, and the statistics): CPU i with
  *   interrupts disabled, or a reclaimer that owns the slot through the flush_req
@@ -90,7 +89,8 @@
  * - slab_cache_list and slab_cache_t.link: slab_cache_list_lock (IRQ spinlock). A cache is
  *   removed from the list only by slab_cache_destroy() holding slab_reclaim_busy, so a
  *   reclaim (holding slab_reclaim_busy) may walk the list dropping the lock in between.
- * - frames, slow_allocs, slow_frees, misses, slab_frames_held_cnt: atomics.
+ * - frames, slow_allocs, slow_frees, misses: atomics (slab_frames_held_cnt:
+ *   slab_space.c).
  * Lock order: slab_cache_list_lock -> cache lock -> (frame allocator's zone locks are
  * never taken under a slab lock: frame_alloc()/frame_free() are called with no slab
  * lock held). Constructors and destructors run with no slab lock held.
@@ -104,9 +104,6 @@ slab_cpu_flag_t slab_cpu_flags[CONFIG_MAX_CPUS];
 /** The bootstrap cache of magazines (a static descriptor, never destroyed;
  *  set up by slab_cache_init() with the cache of caches). */
 slab_cache_t slab_mag_cache;
-
-/** Frames held by all caches. Atomics. */
-static atomic_t slab_frames_held_cnt = ATOMIC_INIT(0);
 
 /** Magazines per depot list that a trim always leaves: scales with the CPUs. */
 static size_t depot_base(void)
@@ -217,251 +214,6 @@ static inline void kasan_ctor_enter(slab_cache_t *c, void *obj)
 static inline void kasan_ctor_exit(slab_cache_t *c, void *obj)
 {
 	kasan_poison(obj, ALIGN_UP(c->obj_size, 8), KASAN_SLAB_FREE);
-}
-
-/*
- * Debug poisoning (caches without a constructor).
- */
-
-#ifdef CONFIG_DEBUG
-static inline bool cache_poisons(slab_cache_t *c)
-{
-#ifdef CONFIG_KASAN
-	/* KASAN's shadow and quarantine do this job (and keep stacks in the redzone). */
-	return false;
-#else
-	return c->constructor == NULL;
-#endif
-}
-
-/** Panics if the poison of free object @a obj (after its first word) was changed. */
-static void obj_check_poison(slab_cache_t *c, void *obj)
-{
-	const uint8_t *p = (const uint8_t *) obj + sizeof(void *);
-	const uint8_t *end = (const uint8_t *) obj + c->size;
-
-	for (; p < end; p++) {
-		if (*p != SLAB_POISON) {
-			panic("slab: free object %p of cache '%s' (%zu B) modified at "
-			    "offset %zu (write after free)", obj, c->name, c->size,
-			    (size_t) (p - (const uint8_t *) obj));
-		}
-	}
-}
-#endif
-
-/*
- * Slab layer.
- */
-
-static inline slab_t *obj_slab(slab_cache_t *c, void *obj)
-{
-	return (slab_t *) ALIGN_DOWN((uintptr_t) obj, c->slab_bytes);
-}
-
-/** Returns the slab of @a obj after checking it belongs to @a c; panics if not. */
-static slab_t *obj_slab_checked(slab_cache_t *c, void *obj)
-{
-	slab_t *s = obj_slab(c, obj);
-	uintptr_t off = (uintptr_t) obj - (uintptr_t) s;
-
-	if (s->magic != SLAB_MAGIC || s->cache != c || off < c->first_off ||
-	    (off - c->first_off) % c->size != 0 ||
-	    (off - c->first_off) / c->size >= c->objs) {
-		panic("slab_free('%s', %p): not an object of this cache", c->name,
-		    obj);
-	}
-	return s;
-}
-
-/** Allocates and formats a new slab; no lock held. NULL when out of frames. */
-static slab_t *slab_space_alloc(slab_cache_t *c)
-{
-	size_t frames = (size_t) 1 << c->order;
-	uintptr_t pa = frame_alloc(frames, FRAME_NONE);
-
-	if (pa == 0)
-		return NULL;
-
-	slab_t *s = PA2KA(pa);
-	s->magic = SLAB_MAGIC;
-	s->cache = c;
-	link_initialize(&s->link);
-	s->available = c->objs;
-
-	uint8_t *first = (uint8_t *) s + c->first_off;
-#ifdef CONFIG_KASAN
-	kasan_slab_new(first, c->slab_bytes - c->first_off);
-#endif
-#ifdef CONFIG_DEBUG
-	if (cache_poisons(c))
-		memset(first, SLAB_POISON, c->objs * c->size);
-#endif
-	void *next = NULL;
-	for (size_t i = c->objs; i-- > 0;) {
-		void *obj = first + i * c->size;
-		*(void **) obj = next;
-		next = obj;
-	}
-	s->free = next;
-
-	atomic_add(&c->frames, frames);
-	atomic_add(&slab_frames_held_cnt, frames);
-	return s;
-}
-
-/** Returns the frames of an unlinked, completely free slab; no lock held. */
-static size_t slab_space_free(slab_cache_t *c, slab_t *s)
-{
-	size_t frames = (size_t) 1 << c->order;
-
-	assert(s->available == c->objs);
-	s->magic = 0;
-	frame_free(KA2PA(s), frames);
-	atomic_sub(&c->frames, frames);
-	atomic_sub(&slab_frames_held_cnt, frames);
-	return frames;
-}
-
-/**
- * Takes up to @a want (unconstructed) objects out of the slabs into @a objs in
- * one hold of the cache lock, creating a slab (with the lock dropped) only
- * when no slab has a free object and none was taken yet.
- * @return the number taken: 0 only when the frame allocator is exhausted.
- */
-static size_t slab_objs_get(slab_cache_t *c, void **objs, size_t want)
-{
-	size_t got = 0;
-
-	irq_spinlock_lock(&c->lock, true);
-	while (got < want) {
-		if (list_empty(&c->slabs_partial) && list_empty(&c->slabs_empty)) {
-			if (got > 0)
-				break;
-			irq_spinlock_unlock(&c->lock, true);
-			slab_t *fresh = slab_space_alloc(c);
-			if (fresh == NULL)
-				return 0;
-			irq_spinlock_lock(&c->lock, true);
-			list_append(&fresh->link, &c->slabs_empty);
-			c->nslabs++;
-			c->nempty++;
-			continue;
-		}
-
-		slab_t *s;
-		if (!list_empty(&c->slabs_partial)) {
-			s = list_get_instance(list_first(&c->slabs_partial), slab_t, link);
-		} else {
-			s = list_get_instance(list_first(&c->slabs_empty), slab_t, link);
-			list_remove(&s->link);
-			list_prepend(&s->link, &c->slabs_partial);
-			c->nempty--;
-		}
-		while (got < want && s->available > 0) {
-			void *obj = s->free;
-			assert(obj != NULL);
-			s->free = *(void **) obj;
-			s->available--;
-			c->objs_used++;
-			objs[got++] = obj;
-		}
-		if (s->available == 0) {
-			list_remove(&s->link);
-			list_append(&s->link, &c->slabs_full);
-		}
-	}
-	irq_spinlock_unlock(&c->lock, true);
-
-#ifdef CONFIG_DEBUG
-	if (cache_poisons(c)) {
-		for (size_t i = 0; i < got; i++)
-			obj_check_poison(c, objs[i]);
-	}
-#endif
-	return got;
-}
-
-/**
- * Takes one (unconstructed) object out of a slab, creating a slab when needed.
- * @return the object, or NULL when the frame allocator is exhausted.
- */
-static void *slab_obj_get(slab_cache_t *c)
-{
-	void *obj;
-	return slab_objs_get(c, &obj, 1) == 1 ? obj : NULL;
-}
-
-/**
- * Returns @a n (destructed, poisoned where applicable) objects to their slabs and
- * frees slabs that become completely free beyond SLAB_KEEP_EMPTY.
- * Panics on an object of another cache or an object that is already free.
- * @return frames freed.
- */
-static size_t slab_objs_put(slab_cache_t *c, void **objs, size_t n)
-{
-	list_t release;
-	size_t frames = 0;
-
-	list_initialize(&release);
-	irq_spinlock_lock(&c->lock, true);
-	for (size_t i = 0; i < n; i++) {
-		void *obj = objs[i];
-		slab_t *s = obj_slab_checked(c, obj);
-
-		if (s->available >= c->objs || c->objs_used == 0)
-			panic("slab_free('%s', %p): object already free", c->name, obj);
-		*(void **) obj = s->free;
-		s->free = obj;
-		if (s->available == 0) {
-			list_remove(&s->link);
-			list_prepend(&s->link, &c->slabs_partial);
-		}
-		s->available++;
-		c->objs_used--;
-		if (s->available == c->objs) {
-			list_remove(&s->link);
-			if (c->nempty < SLAB_KEEP_EMPTY) {
-				list_append(&s->link, &c->slabs_empty);
-				c->nempty++;
-			} else {
-				list_append(&s->link, &release);
-				c->nslabs--;
-			}
-		}
-	}
-	irq_spinlock_unlock(&c->lock, true);
-
-	link_t *l;
-	while ((l = list_first(&release)) != NULL) {
-		list_remove(l);
-		frames += slab_space_free(c, list_get_instance(l, slab_t, link));
-	}
-	return frames;
-}
-
-/** Frees every empty slab of @a c. @return frames freed. No lock held. */
-size_t slab_cache_free_empty(slab_cache_t *c)
-{
-	list_t release;
-	size_t frames = 0;
-
-	list_initialize(&release);
-	irq_spinlock_lock(&c->lock, true);
-	link_t *l;
-	while ((l = list_first(&c->slabs_empty)) != NULL) {
-		list_remove(l);
-		list_append(l, &release);
-		c->nslabs--;
-		c->nempty--;
-	}
-	irq_spinlock_unlock(&c->lock, true);
-
-	while ((l = list_first(&release)) != NULL) {
-		list_remove(l);
-		frames += slab_space_free(c, list_get_instance(l, slab_t, link));
-	}
-	return frames;
 }
 
 /*
@@ -871,7 +623,7 @@ static void *slab_alloc_raw(slab_cache_t *c, unsigned kmflags)
 		if (likely(obj != NULL)) {
 #ifdef CONFIG_DEBUG
 			if (cache_poisons(c))
-				obj_check_poison(c, obj);
+				slab_obj_check_poison(c, obj);
 #endif
 			return obj;
 		}
@@ -950,9 +702,4 @@ void slab_free_now(slab_cache_t *c, void *obj)
 	}
 	(void) slab_objs_put(c, &obj, 1);
 	atomic_inc(&c->slow_frees);
-}
-
-size_t slab_frames_held(void)
-{
-	return atomic_get(&slab_frames_held_cnt);
 }

@@ -1,6 +1,6 @@
 /** @file slab_cache.c
  * Slab allocator: cache creation and destruction, the bootstrap caches and
- * the statistics (see slab.c for the design).
+ * the statistics (see slab.c for the design, slab_space.c for the slabs).
  */
 #include <debug/kasan.h>
 #include "slab_impl.h"

@@ -1,10 +1,12 @@
 /** @file slab_impl.h
- * What the parts of the slab allocator share: slab.c (slabs, magazines, the
- * allocation fast paths), slab_reclaim.c (the reclaim lock, flushing
+ * What the parts of the slab allocator share: slab.c (magazines, the
+ * allocation fast paths), slab_space.c (the slab layer: slabs and their
+ * lists under the cache lock), slab_reclaim.c (the reclaim lock, flushing
  * magazines, slab_reclaim()) and slab_cache.c (cache creation and
  * destruction, statistics). The design and what protects what are in the
- * file comments of slab.c and slab_reclaim.c (flushing other CPUs'
- * magazines); the interface is mm/slab.h. Private to mm/.
+ * file comments of slab.c, slab_space.c (the slabs) and slab_reclaim.c
+ * (flushing other CPUs' magazines); the interface is mm/slab.h. Private to
+ * mm/.
  */
 #ifndef KERN_MM_SLAB_IMPL_H_
 #define KERN_MM_SLAB_IMPL_H_
@@ -188,10 +190,70 @@ extern list_t slab_cache_list;             /* slab_cache.c */
 extern irq_spinlock_t slab_cache_list_lock; /* slab_cache.c */
 extern slab_cache_t slab_mag_cache;        /* slab.c */
 
-/* The slab layer's entry points for the other two files (slab.c). */
-size_t slab_cache_free_empty(slab_cache_t *c);
+/* The magazine layer's entry points for the other files (slab.c). */
 size_t slab_mag_list_destroy(list_t *list);
 bool slab_may_wait(void);
+
+/*
+ * The slab layer (slab_space.c): objects in and out of the slabs under the
+ * cache lock, for the magazine layer's misses (slab.c), the reclaim
+ * (slab_reclaim.c) and cache destruction (slab_cache.c). The objects are
+ * unconstructed; no slab lock may be held by the caller. Doxygen comments
+ * are at the definitions.
+ */
+size_t slab_objs_get(slab_cache_t *c, void **objs, size_t want);
+size_t slab_objs_put(slab_cache_t *c, void **objs, size_t n);
+size_t slab_cache_free_empty(slab_cache_t *c);
+
+/** The slab of @a obj (rounding down to the slab size); no check. */
+static inline slab_t *obj_slab(slab_cache_t *c, void *obj)
+{
+	return (slab_t *) ALIGN_DOWN((uintptr_t) obj, c->slab_bytes);
+}
+
+/** Returns the slab of @a obj after checking it belongs to @a c; panics if not. */
+static inline slab_t *obj_slab_checked(slab_cache_t *c, void *obj)
+{
+	slab_t *s = obj_slab(c, obj);
+	uintptr_t off = (uintptr_t) obj - (uintptr_t) s;
+
+	if (s->magic != SLAB_MAGIC || s->cache != c || off < c->first_off ||
+	    (off - c->first_off) % c->size != 0 ||
+	    (off - c->first_off) / c->size >= c->objs) {
+		panic("slab_free('%s', %p): not an object of this cache", c->name,
+		    obj);
+	}
+	return s;
+}
+
+/**
+ * Takes one (unconstructed) object out of a slab, creating a slab when needed.
+ * Here rather than in slab_space.c so that slab_alloc()'s miss path calls
+ * slab_objs_get() directly, as it did when both were in one file.
+ * @return the object, or NULL when the frame allocator is exhausted.
+ */
+static inline void *slab_obj_get(slab_cache_t *c)
+{
+	void *obj;
+	return slab_objs_get(c, &obj, 1) == 1 ? obj : NULL;
+}
+
+#ifdef CONFIG_DEBUG
+/** True when free objects of @a c are poisoned (debug builds, no constructor). */
+static inline bool cache_poisons(slab_cache_t *c)
+{
+#ifdef CONFIG_KASAN
+	/* KASAN's shadow and quarantine do this job (and keep stacks in the redzone). */
+	(void) c;
+	return false;
+#else
+	return c->constructor == NULL;
+#endif
+}
+
+/** Panics if the poison of free object @a obj (after its first word) was changed. */
+void slab_obj_check_poison(slab_cache_t *c, void *obj);
+#endif
 
 /* The reclaim side (slab_reclaim.c). */
 /** Takes the reclaim lock (one reclaim or cache destruction at a time),
