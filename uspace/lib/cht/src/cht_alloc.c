@@ -459,7 +459,7 @@ static slab_t **slabs_count_free(slab_t *first, fobj_t *const dk[NCLS],
 	return sv;
 }
 
-/** Appends chain @a ch (its next_chain is cleared) to the list *@a h .. *@a t. */
+/** Appends chain @a ch (next_chain cleared) to the list *@a h .. *@a t. */
 static void chain_append(fobj_t **h, fobj_t **t, fobj_t *ch)
 {
 	ch->next_chain = NULL;
@@ -604,7 +604,6 @@ static void reclaim(bool force)
 	reclaim_next_ns = t1 + RECLAIM_IDLE * (t1 - t0);
 	pthread_mutex_unlock(&reclaim_lock);
 }
-
 
 /** Bytes handed out by the allocator (every map of the process). */
 size_t cht__ma_in_use(void)

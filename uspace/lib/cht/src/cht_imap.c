@@ -554,7 +554,7 @@ static bool im_split_fill(cht_imap_t *m, ibkt_t *bk, uint32_t c,
 			}
 			st64(&ntail->s[ni].key, k);
 			st64(&ntail->s[ni].val, ld(&o->s[i].val));
-			/* The head's occupancy, else the line's and the summary. */
+			/* Head occupancy, else the line's and the summary. */
 			*nc |= ntail == nk ? 1u << ni : im_sum_bit(g);
 			if (ntail != nk)
 				ntail->ctl |= 1u << ni;
