@@ -40,13 +40,7 @@ PRODUCTION = re.compile(
 KERNEL_TEST = re.compile(r"^kernel/test/.*\.[ch]$")
 
 #: Violations excused for now, as (path, name or None for the file's size).
-#: TEMPORARY: uspace/lib/cht/src/cht_map.c (1,358 lines, reclaim() 129)
-#: is wt-map's while this is written; split it (the slab allocator and its
-#: reclaim apart from the map) after that branch is merged.
-ALLOW = {
-    ("uspace/lib/cht/src/cht_map.c", None),
-    ("uspace/lib/cht/src/cht_map.c", "reclaim"),
-}
+ALLOW = set()
 
 #: Words before a '(' that are not a function's name.
 NOT_NAMES = {"if", "while", "for", "switch", "return", "sizeof", "do",

@@ -517,7 +517,111 @@ static bool im_seg_ensure(cht_imap_t *m, uint64_t b2)
 	return true;
 }
 
-/** Splits bucket s. Under split_lock. @return false if it could not. */
+/**
+ * Split phase 1 (@a bk locked, head ctl @a c): copies the keys of @a bk with
+ * hash bit @a bit, and values, into the empty, unreachable bucket @a nk and
+ * its lines; @a nk's head ctl into *@a nc, the copied head slots of @a bk
+ * into *@a moved_head. False when out of memory (im_split_undo_fill()).
+ */
+static bool im_split_fill(cht_imap_t *m, ibkt_t *bk, uint32_t c,
+    uint64_t bit, ibkt_t *nk, uint32_t *nc, uint32_t *moved_head)
+{
+	ibkt_t *ntail = nk;
+	unsigned ni = 0;
+	*nc = 0;
+	*moved_head = 0;
+	for (ibkt_t *o = bk; o; o = o->ovf) {
+		uint32_t oc = o == bk ? c : o->ctl;
+		for (unsigned i = 0; i < IM_SLOTS; i++) {
+			if (!(oc & (1u << i)))
+				continue;
+			uint64_t k = ld(&o->s[i].key);
+			uint64_t g = im_hash(k);
+			if (!(g & bit))
+				continue;
+			if (o == bk)
+				*moved_head |= 1u << i;
+			if (ni == IM_SLOTS) {
+				ibkt_t *n = cht__ma_alloc64();
+				if (!n)
+					return false;
+				memset(n, 0, sizeof(*n));
+				ntail->ovf = n;
+				__atomic_fetch_add(&m->st[stripe()].ovf, 1,
+				    __ATOMIC_RELAXED);
+				ntail = n;
+				ni = 0;
+			}
+			st64(&ntail->s[ni].key, k);
+			st64(&ntail->s[ni].val, ld(&o->s[i].val));
+			/* Head occupancy, else the line's and the summary. */
+			*nc |= ntail == nk ? 1u << ni : im_sum_bit(g);
+			if (ntail != nk)
+				ntail->ctl |= 1u << ni;
+			ni++;
+		}
+	}
+	return true;
+}
+
+/** Undoes a failed im_split_fill(): @a nk's lines are freed, @a nk zeroed. */
+static void im_split_undo_fill(cht_imap_t *m, ibkt_t *nk)
+{
+	for (ibkt_t *o = nk->ovf, *no; o; o = no) {
+		no = o->ovf;
+		cht__ma_free64(o);
+		__atomic_fetch_sub(&m->st[stripe()].ovf, 1, __ATOMIC_RELAXED);
+	}
+	memset(nk, 0, sizeof(*nk));
+}
+
+/**
+ * Split phase 2 (seq odd): the keys moved to the new bucket (hash bit
+ * @a bit) leave @a bk: the head's slots @a moved_head, then every line's.
+ */
+static void im_split_clear_moved(ibkt_t *bk, uint32_t *c,
+    uint32_t moved_head, uint64_t bit)
+{
+	*c &= ~moved_head;
+	__atomic_store_n(&bk->ctl, *c, __ATOMIC_RELEASE);
+	for (ibkt_t *o = bk->ovf; o; o = o->ovf) {
+		uint32_t oc = o->ctl;
+		for (unsigned i = 0; i < IM_SLOTS; i++)
+			if ((oc & (1u << i)) && (im_hash(ld(&o->s[i].key)) & bit))
+				oc &= ~(1u << i);
+		__atomic_store_n(&o->ctl, oc, __ATOMIC_RELEASE);
+	}
+}
+
+/**
+ * Split phase 3 (seq odd): the staying keys of the lines fill the head's
+ * free slots (*@a c) so that the lines can go (else 34 bytes per key, not
+ * 31, at 2^22 random keys). Value before key: a reader that reads the new
+ * key (acquire) reads its value.
+ */
+static void im_split_compact(ibkt_t *bk, uint32_t *c)
+{
+	for (ibkt_t *o = bk->ovf; o && (~*c & IM_OCC); o = o->ovf) {
+		for (unsigned i = 0; i < IM_SLOTS && (~*c & IM_OCC); i++) {
+			if (!(o->ctl & (1u << i)))
+				continue;
+			unsigned j = (unsigned) __builtin_ctz(~*c & IM_OCC);
+			st64(&bk->s[j].val, ld(&o->s[i].val));
+			st64(&bk->s[j].key, ld(&o->s[i].key));
+			*c |= 1u << j;
+			__atomic_store_n(&bk->ctl, *c, __ATOMIC_RELEASE);
+			__atomic_store_n(&o->ctl, o->ctl & ~(1u << i),
+			    __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/**
+ * Splits bucket b (the state word's, depth L) into b and b + 2^L (depth
+ * L + 1). Under split_lock. im_split_fill(), the linearization point, then
+ * under an odd seq im_split_clear_moved(), im_split_compact(), im_tidy().
+ * @return false if it could not (no segment or no memory; nothing changed).
+ */
 static bool im_split(cht_imap_t *m)
 {
 	uint64_t st = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
@@ -533,55 +637,9 @@ static bool im_split(cht_imap_t *m)
 	if (bi != b || im_depth(m, b, c) != L)
 		abort();  /* the split order is broken */
 	uint64_t bit = (uint64_t) 1 << L;
-	/* Fill b2 (unreachable until b's new depth is stored). */
-	uint32_t nc = 0;
-	ibkt_t *ntail = nk;
-	unsigned ni = 0;
-	bool fail = false;
-	uint32_t moved_head = 0;
-	for (ibkt_t *o = bk; o && !fail; o = o->ovf) {
-		uint32_t oc = o == bk ? c : o->ctl;
-		for (unsigned i = 0; i < IM_SLOTS; i++) {
-			if (!(oc & (1u << i)))
-				continue;
-			uint64_t k = ld(&o->s[i].key);
-			uint64_t g = im_hash(k);
-			if (!(g & bit))
-				continue;
-			if (o == bk)
-				moved_head |= 1u << i;
-			if (ni == IM_SLOTS) {
-				ibkt_t *n = cht__ma_alloc64();
-				if (!n) {
-					fail = true;
-					break;
-				}
-				memset(n, 0, sizeof(*n));
-				ntail->ovf = n;
-				__atomic_fetch_add(&m->st[stripe()].ovf, 1,
-				    __ATOMIC_RELAXED);
-				ntail = n;
-				ni = 0;
-			}
-			st64(&ntail->s[ni].key, k);
-			st64(&ntail->s[ni].val, ld(&o->s[i].val));
-			if (ntail == nk)
-				nc |= 1u << ni;
-			else
-				ntail->ctl |= 1u << ni;
-			if (ntail != nk)
-				nc |= im_sum_bit(g);
-			ni++;
-		}
-	}
-	if (fail) {
-		for (ibkt_t *o = nk->ovf, *no; o; o = no) {
-			no = o->ovf;
-			cht__ma_free64(o);
-			__atomic_fetch_sub(&m->st[stripe()].ovf, 1,
-			    __ATOMIC_RELAXED);
-		}
-		memset(nk, 0, sizeof(*nk));
+	uint32_t nc, moved_head;  /* nk's head ctl, the slots leaving bk's */
+	if (!im_split_fill(m, bk, c, bit, nk, &nc, &moved_head)) {
+		im_split_undo_fill(m, nk);
 		im_unlock(bk, c);
 		return false;
 	}
@@ -598,35 +656,8 @@ static bool im_split(cht_imap_t *m)
 	 */
 	uint32_t sq = __atomic_load_n(&bk->seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&bk->seq, sq + 1, __ATOMIC_RELEASE);
-	c &= ~moved_head;
-	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
-	for (ibkt_t *o = bk->ovf; o; o = o->ovf) {
-		uint32_t oc = o->ctl;
-		for (unsigned i = 0; i < IM_SLOTS; i++)
-			if ((oc & (1u << i)) && (im_hash(ld(&o->s[i].key)) & bit))
-				oc &= ~(1u << i);
-		__atomic_store_n(&o->ctl, oc, __ATOMIC_RELEASE);
-	}
-	/*
-	 * Compaction: the staying keys of the lines fill the head's free
-	 * slots, so that the lines can go (without it a split leaves the head
-	 * half empty beside its old lines: 34 bytes per key instead of 31 at
-	 * 2^22 random keys). The value is written before the key: a reader
-	 * that reads the new key (acquire) reads its value.
-	 */
-	for (ibkt_t *o = bk->ovf; o && (~c & IM_OCC); o = o->ovf) {
-		for (unsigned i = 0; i < IM_SLOTS && (~c & IM_OCC); i++) {
-			if (!(o->ctl & (1u << i)))
-				continue;
-			unsigned j = (unsigned) __builtin_ctz(~c & IM_OCC);
-			st64(&bk->s[j].val, ld(&o->s[i].val));
-			st64(&bk->s[j].key, ld(&o->s[i].key));
-			c |= 1u << j;
-			__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
-			__atomic_store_n(&o->ctl, o->ctl & ~(1u << i),
-			    __ATOMIC_RELEASE);
-		}
-	}
+	im_split_clear_moved(bk, &c, moved_head, bit);
+	im_split_compact(bk, &c);
 	im_tidy(m, bk, &c);
 	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
 	/* seq even again (release: after every store of the phase). */

@@ -1,8 +1,8 @@
 /** @file cht_map.c
- * The managed map (cht_map.h): byte-string and 8-byte maps on the CHT, with
- * the library's own allocator (size classes, per-thread caches, a depot of
- * chains, wholly free slabs returned to the system by reclaim()) and
- * batched deferred frees of replaced values.
+ * The managed map (cht_map.h): byte-string and 8-byte maps on the CHT. Their
+ * items and values come from the library's own allocator (cht_alloc.c, via
+ * cht_map_int.h), replaced values are freed through its batched deferred
+ * frees; the 8-byte map's default inline layout is cht_imap.c.
  */
 #include <cht.h>
 #include <cht_map.h>
@@ -10,611 +10,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-
-/* --- the allocator ----------------------------------------------------------------- */
-
-/*
- * Size classes (bytes). The ones from 64 up are multiples of 64 and carved
- * from 64-byte-aligned slabs, so an object of class 64 is one cache line.
- */
-static const uint32_t cls_size[] = {
-	16, 32, 48, 64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
-	4096,
-};
-#define NCLS (sizeof(cls_size) / sizeof(cls_size[0]))
-/** Class of a large object (malloc()). */
-#define CLS_LARGE 0xff
-#define SLAB_BYTES ((size_t) 64 * 1024)
-/** Objects a thread keeps per class before it passes a chain to the depot. */
-#define TC_MAX 256
-/** Objects per chain between a thread cache and the depot. */
-#define CHAIN 128
-
-/** A free object: the first word links the chain, the second the chains. */
-typedef struct fobj {
-	struct fobj *next;
-	struct fobj *next_chain;
-} fobj_t;
-
-/**
- * A slab's header (the slab's first 64 bytes). The links and the shape are
- * written before the slab is published under alloc_lock and then changed
- * only under alloc_lock (the links); `scratch` belongs to the reclaim (under
- * reclaim_lock).
- */
-typedef struct slab {
-	struct slab *next, *prev;
-	/** Bytes of the slab (the header included). */
-	size_t bytes;
-	/** Objects the slab was carved into. */
-	size_t nobj;
-	/** Objects of this slab found in the depot by the running reclaim. */
-	size_t scratch;
-} slab_t;
-_Static_assert(sizeof(slab_t) <= 64, "a slab's header is its first 64 bytes");
-
-/**
- * Per-thread cache. Owner only, apart from the byte counters, which the
- * owner writes with relaxed atomics and cht_map_stats() reads under
- * alloc_lock (the list of caches).
- */
-typedef struct tcache {
-	fobj_t *head[NCLS];
-	unsigned cnt[NCLS];
-	/** Bytes handed out minus bytes taken back by this thread. */
-	int64_t bytes;
-	struct tcache *next, *prev;
-} tcache_t;
-
-/**
- * A reclaim (other than a destroy's) waits this many times its last run's
- * duration after it: at most 1/(RECLAIM_IDLE + 1) of one thread's time.
- */
-#define RECLAIM_IDLE 9
-
-/** The depot, the slab list, the caches' list and the folded counters. */
-static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
-static fobj_t *depot[NCLS];           /* chains of objects; alloc_lock */
-static slab_t *slabs;                 /* doubly linked; alloc_lock */
-static tcache_t *tcaches;             /* alloc_lock */
-static int64_t bytes_exited;          /* counters of exited threads; alloc_lock */
-static size_t reserved;               /* atomics */
-/** Bytes pushed into the depot since the last reclaim started; alloc_lock. */
-static size_t depot_pushed;
-/** One reclaim at a time; taken before alloc_lock, never inside it. */
-static pthread_mutex_t reclaim_lock = PTHREAD_MUTEX_INITIALIZER;
-/** When the next background reclaim may start (CLOCK_MONOTONIC ns); reclaim_lock. */
-static uint64_t reclaim_next_ns;
-/** 1 while reclaim_head is posted (reclaim_soon()); atomics. */
-static int reclaim_posted;
-/** 1 while reclaim_work is queued (reclaim_cb()); atomics. */
-static int reclaim_queued;
-static cht_rcu_head_t reclaim_head;
-static cht_env_work_t reclaim_work;
-
-static __thread tcache_t *tc;
-static pthread_key_t tc_key;
-static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
-
-static void tc_exit(void *arg);
-static void reclaim(bool force);
-
-static void tc_key_init(void)
-{
-	if (pthread_key_create(&tc_key, tc_exit) != 0)
-		abort();
-}
-
-static tcache_t *tc_get(void)
-{
-	if (likely(tc != NULL))
-		return tc;
-	pthread_once(&tc_once, tc_key_init);
-	tcache_t *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	pthread_mutex_lock(&alloc_lock);
-	c->next = tcaches;
-	if (tcaches)
-		tcaches->prev = c;
-	tcaches = c;
-	pthread_mutex_unlock(&alloc_lock);
-	pthread_setspecific(tc_key, c);
-	tc = c;
-	return c;
-}
-
-/** Pushes chain @a ch of @a n objects of class @a k into the depot. alloc_lock. */
-static void depot_push_locked(unsigned k, fobj_t *ch, size_t n)
-{
-	ch->next_chain = depot[k];
-	depot[k] = ch;
-	depot_pushed += n * cls_size[k];
-}
-
-static void tc_flush_self(void);
-
-/** Worker thread: the reclaim; the next free may ask for another one. */
-static void reclaim_work_fn(cht_env_work_t *w)
-{
-	(void) w;
-	/*
-	 * Release: the worker read the item's links before calling us; the
-	 * thread that queues it again (acquire in reclaim_cb()) writes them
-	 * after that.
-	 */
-	__atomic_store_n(&reclaim_queued, 0, __ATOMIC_RELEASE);
-	reclaim(false);
-}
-
-/**
- * RCU reclaimer thread, after the callbacks whose frees asked for it: its
- * cache goes to the depot (cheap), then the reclaim itself goes to the
- * library's worker thread, so that it never holds up the callbacks.
- */
-static void reclaim_cb(cht_rcu_head_t *h)
-{
-	(void) h;
-	/*
-	 * Cleared first (release, as in reclaim_work_fn()): a free after the
-	 * flush below asks again, so none is left in this cache unasked.
-	 */
-	__atomic_store_n(&reclaim_posted, 0, __ATOMIC_RELEASE);
-	tc_flush_self();
-	if (__atomic_exchange_n(&reclaim_queued, 1, __ATOMIC_ACQUIRE))
-		return;  /* queued, not started: it will see our flush */
-	if (!cht_env_work_enqueue(&reclaim_work, reclaim_work_fn, false))
-		__atomic_store_n(&reclaim_queued, 0, __ATOMIC_RELAXED);
-}
-
-/**
- * Asks for a reclaim: a callback on the RCU reclaimer thread, after the
- * callbacks already posted (the remove callbacks whose frees led here),
- * then a work item on the worker thread (reclaim_cb()). One request at a
- * time, so a free pays one relaxed load while one is pending.
- */
-static inline void reclaim_soon(void)
-{
-	if (likely(__atomic_load_n(&reclaim_posted, __ATOMIC_RELAXED)))
-		return;
-	if (__atomic_exchange_n(&reclaim_posted, 1, __ATOMIC_ACQUIRE))
-		return;
-	cht_rcu_call(&reclaim_head, reclaim_cb);
-}
-
-/** Every object of the calling thread's cache goes to the depot. */
-static void tc_flush_self(void)
-{
-	tcache_t *c = tc;
-	if (!c)
-		return;
-	pthread_mutex_lock(&alloc_lock);
-	for (unsigned k = 0; k < NCLS; k++) {
-		if (c->head[k])
-			depot_push_locked(k, c->head[k], c->cnt[k]);
-		c->head[k] = NULL;
-		c->cnt[k] = 0;
-	}
-	pthread_mutex_unlock(&alloc_lock);
-}
-
-/** Thread exit: the cache's objects go to the depot, its count is folded. */
-static void tc_exit(void *arg)
-{
-	tcache_t *c = arg;
-	pthread_mutex_lock(&alloc_lock);
-	for (unsigned k = 0; k < NCLS; k++)
-		if (c->head[k])
-			depot_push_locked(k, c->head[k], c->cnt[k]);
-	bytes_exited += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		tcaches = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	pthread_mutex_unlock(&alloc_lock);
-	tc = NULL;
-	free(c);
-}
-
-static unsigned cls_of(size_t size)
-{
-	for (unsigned k = 0; k < NCLS; k++)
-		if (size <= cls_size[k])
-			return k;
-	return CLS_LARGE;
-}
-
-/** Refills class @a k of @a c: a chain from the depot, else a new slab. */
-static bool tc_refill(tcache_t *c, unsigned k)
-{
-	pthread_mutex_lock(&alloc_lock);
-	fobj_t *ch = depot[k];
-	if (ch) {
-		depot[k] = ch->next_chain;
-		pthread_mutex_unlock(&alloc_lock);
-		unsigned n = 0;
-		for (fobj_t *o = ch; o; o = o->next)
-			n++;
-		c->head[k] = ch;
-		c->cnt[k] = n;
-		return true;
-	}
-	pthread_mutex_unlock(&alloc_lock);
-	size_t sz = cls_size[k];
-	size_t bytes = SLAB_BYTES > 64 * sz ? SLAB_BYTES : 64 * sz;
-	char *s = aligned_alloc(64, bytes);
-	if (!s)
-		return false;
-	__atomic_fetch_add(&reserved, bytes, __ATOMIC_RELAXED);
-	/* The first 64 bytes are the slab header; objects in address order. */
-	unsigned n = (unsigned) ((bytes - 64) / sz);
-	slab_t *sl = (slab_t *) s;
-	sl->bytes = bytes;
-	sl->nobj = n;
-	sl->scratch = 0;
-	sl->prev = NULL;
-	pthread_mutex_lock(&alloc_lock);
-	sl->next = slabs;
-	if (slabs)
-		slabs->prev = sl;
-	slabs = sl;
-	pthread_mutex_unlock(&alloc_lock);
-	fobj_t *head = NULL;
-	for (unsigned i = n; i-- > 0;) {
-		fobj_t *o = (fobj_t *) (s + 64 + (size_t) i * sz);
-		o->next = head;
-		head = o;
-	}
-	c->head[k] = head;
-	c->cnt[k] = n;
-	return true;
-}
-
-/**
- * An object of at least @a size bytes; its class into *@a cls (CLS_LARGE:
- * from malloc). NULL when out of memory.
- */
-static void *ma_alloc(size_t size, uint8_t *cls)
-{
-	tcache_t *c = tc_get();
-	unsigned k = cls_of(size);
-	if (k == CLS_LARGE || !c) {
-		void *p = aligned_alloc(64, (size + 63) & ~(size_t) 63);
-		if (!p)
-			return NULL;
-		*cls = CLS_LARGE;
-		__atomic_fetch_add(&reserved, size, __ATOMIC_RELAXED);
-		return p;
-	}
-	if (unlikely(!c->head[k]) && !tc_refill(c, k))
-		return NULL;
-	fobj_t *o = c->head[k];
-	c->head[k] = o->next;
-	c->cnt[k]--;
-	__atomic_store_n(&c->bytes, c->bytes + (int64_t) cls_size[k],
-	    __ATOMIC_RELAXED);
-	*cls = (uint8_t) k;
-	return o;
-}
-
-/** Frees object @a p of class @a cls (@a size: its requested size). */
-static void ma_free(void *p, uint8_t cls, size_t size)
-{
-	if (cls == CLS_LARGE) {
-		__atomic_fetch_sub(&reserved, size, __ATOMIC_RELAXED);
-		free(p);
-		return;
-	}
-	tcache_t *c = tc_get();
-	reclaim_soon();
-	if (!c) {
-		/* No cache for this thread: straight into the depot. */
-		fobj_t *o = p;
-		o->next = NULL;
-		pthread_mutex_lock(&alloc_lock);
-		depot_push_locked(cls, o, 1);
-		bytes_exited -= cls_size[cls];
-		pthread_mutex_unlock(&alloc_lock);
-		return;
-	}
-	fobj_t *o = p;
-	o->next = c->head[cls];
-	c->head[cls] = o;
-	__atomic_store_n(&c->bytes, c->bytes - (int64_t) cls_size[cls],
-	    __ATOMIC_RELAXED);
-	if (++c->cnt[cls] >= TC_MAX) {
-		/* Pass a chain of CHAIN objects to the depot. */
-		fobj_t *ch = c->head[cls], *last = ch;
-		for (unsigned i = 1; i < CHAIN; i++)
-			last = last->next;
-		c->head[cls] = last->next;
-		c->cnt[cls] -= CHAIN;
-		last->next = NULL;
-		pthread_mutex_lock(&alloc_lock);
-		depot_push_locked(cls, ch, CHAIN);
-		pthread_mutex_unlock(&alloc_lock);
-	}
-}
-
-static int slab_cmp(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t) *(slab_t *const *) a;
-	uintptr_t y = (uintptr_t) *(slab_t *const *) b;
-	return x < y ? -1 : x > y;
-}
-
-/** The slab of @a sv[0..n) (sorted) that holds @a p, or NULL. */
-static slab_t *slab_of(slab_t **sv, size_t n, const void *p)
-{
-	size_t lo = 0, hi = n;  /* the first slab above p is in [lo, hi] */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if ((uintptr_t) sv[mid] <= (uintptr_t) p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	slab_t *s = sv[lo - 1];
-	return (uintptr_t) p < (uintptr_t) s + s->bytes ? s : NULL;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
-}
-
-/**
- * Returns to the system every slab whose objects are all in the depot.
- *
- * The calling thread's cache goes to the depot first (no other thread's
- * cache is touched: it is its owner's alone; its objects keep their slabs
- * until the owner passes them on or exits). Under alloc_lock the depot's
- * chains are taken whole and the slab list is read; then, outside the lock,
- * the slabs are sorted by address, every free object is counted into its
- * slab's header, and the chains are rebuilt without the objects of the
- * slabs whose count is their object count (all free: no object of such a
- * slab is in use or in a cache, as the depot holds each free object once);
- * under alloc_lock again the rebuilt chains go back into the depot and the
- * free slabs leave the list, and they are freed. Meanwhile frees push into
- * the (now short) depot and a refill that finds it empty carves a slab.
- *
- * Cost: O((D + S) log S) for D free objects and S slabs, without the lock,
- * never on the caller of an alloc or a free: @a force runs it from
- * cht_map_*_destroy(); otherwise the worker thread runs it, asked for by a
- * free (reclaim_soon(), reclaim_cb()), and it starts only when
- * RECLAIM_IDLE times its last duration has passed since the last one ended
- * (else it asks again: about one request per RCU batch until then) and something
- * was pushed into the depot since.
- */
-static void reclaim(bool force)
-{
-	if (force) {
-		pthread_mutex_lock(&reclaim_lock);
-	} else if (pthread_mutex_trylock(&reclaim_lock) != 0) {
-		reclaim_soon();  /* the running one may have missed our frees */
-		return;
-	}
-	uint64_t t0 = now_ns();
-	if (!force && t0 < reclaim_next_ns) {
-		pthread_mutex_unlock(&reclaim_lock);
-		reclaim_soon();
-		return;
-	}
-	tc_flush_self();
-	pthread_mutex_lock(&alloc_lock);
-	if (!force && depot_pushed == 0) {
-		pthread_mutex_unlock(&alloc_lock);
-		pthread_mutex_unlock(&reclaim_lock);
-		return;
-	}
-	fobj_t *dk[NCLS];
-	for (unsigned k = 0; k < NCLS; k++) {
-		dk[k] = depot[k];
-		depot[k] = NULL;
-	}
-	depot_pushed = 0;
-	slab_t *first = slabs;
-	pthread_mutex_unlock(&alloc_lock);
-	/*
-	 * The slabs from `first` on: only a reclaim unlinks a slab (we hold
-	 * reclaim_lock) and a new slab only writes the prev of the head, so
-	 * their next links are stable without alloc_lock.
-	 */
-	size_t ns = 0;
-	for (slab_t *s = first; s; s = s->next)
-		ns++;
-	slab_t **sv = ns ? malloc(ns * sizeof(*sv)) : NULL;
-	slab_t *dead = NULL;  /* the slabs to free, linked through next */
-	fobj_t *kh[NCLS], *kt[NCLS];  /* the rebuilt chains, head and tail */
-	if (sv) {
-		size_t i = 0;
-		for (slab_t *s = first; s; s = s->next) {
-			s->scratch = 0;
-			sv[i++] = s;
-		}
-		qsort(sv, ns, sizeof(*sv), slab_cmp);
-		for (unsigned k = 0; k < NCLS; k++)
-			for (fobj_t *ch = dk[k]; ch; ch = ch->next_chain)
-				for (fobj_t *o = ch; o; o = o->next) {
-					slab_t *s = slab_of(sv, ns, o);
-					if (s)
-						s->scratch++;
-				}
-	}
-	for (unsigned k = 0; k < NCLS; k++) {
-		kh[k] = kt[k] = NULL;
-		fobj_t *cur = NULL, *cur_tail = NULL;
-		unsigned n = 0;
-		for (fobj_t *ch = dk[k], *nch; ch; ch = nch) {
-			nch = ch->next_chain;
-			for (fobj_t *o = ch, *no; o; o = no) {
-				no = o->next;
-				slab_t *s = sv ? slab_of(sv, ns, o) : NULL;
-				if (s && s->scratch == s->nobj)
-					continue;  /* its slab goes */
-				o->next = NULL;
-				if (cur_tail)
-					cur_tail->next = o;
-				else
-					cur = o;
-				cur_tail = o;
-				if (++n == CHAIN) {
-					cur->next_chain = NULL;
-					if (kt[k])
-						kt[k]->next_chain = cur;
-					else
-						kh[k] = cur;
-					kt[k] = cur;
-					cur = cur_tail = NULL;
-					n = 0;
-				}
-			}
-		}
-		if (cur) {  /* the last, short chain */
-			cur->next_chain = NULL;
-			if (kt[k])
-				kt[k]->next_chain = cur;
-			else
-				kh[k] = cur;
-			kt[k] = cur;
-		}
-	}
-	pthread_mutex_lock(&alloc_lock);
-	for (unsigned k = 0; k < NCLS; k++) {
-		if (kh[k]) {
-			kt[k]->next_chain = depot[k];
-			depot[k] = kh[k];
-		}
-	}
-	for (size_t i = 0; i < ns && sv; i++) {
-		slab_t *s = sv[i];
-		if (s->scratch != s->nobj)
-			continue;
-		if (s->prev)
-			s->prev->next = s->next;
-		else
-			slabs = s->next;
-		if (s->next)
-			s->next->prev = s->prev;
-		s->next = dead;
-		dead = s;
-	}
-	pthread_mutex_unlock(&alloc_lock);
-	free(sv);
-	/*
-	 * Freed before reclaim_lock goes: a destroy's reclaim, which waits for
-	 * a running one, then finds reserved final.
-	 */
-	while (dead) {
-		slab_t *s = dead;
-		dead = s->next;
-		__atomic_fetch_sub(&reserved, s->bytes, __ATOMIC_RELAXED);
-		free(s);
-	}
-	uint64_t t1 = now_ns();
-	reclaim_next_ns = t1 + RECLAIM_IDLE * (t1 - t0);
-	pthread_mutex_unlock(&reclaim_lock);
-}
-
-/** Bytes handed out by the allocator (every map of the process). */
-static size_t ma_in_use(void)
-{
-	pthread_mutex_lock(&alloc_lock);
-	int64_t b = bytes_exited;
-	for (tcache_t *c = tcaches; c; c = c->next)
-		b += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&alloc_lock);
-	return b > 0 ? (size_t) b : 0;
-}
-
-/* --- deferred frees of replaced values, in batches ---------------------------------- */
-
-typedef struct retire_batch {
-	cht_rcu_head_t rcu;
-	unsigned n;
-	struct {
-		void *p;
-		uint8_t cls;
-		size_t size;
-	} o[CHT_MAP_RETIRE_BATCH];
-} retire_batch_t;
-
-static __thread retire_batch_t *rb;
-static pthread_key_t rb_key;
-static pthread_once_t rb_once = PTHREAD_ONCE_INIT;
-
-static void rb_free_cb(cht_rcu_head_t *h)
-{
-	retire_batch_t *b = (retire_batch_t *) h;
-	for (unsigned i = 0; i < b->n; i++)
-		ma_free(b->o[i].p, b->o[i].cls, b->o[i].size);
-	free(b);
-}
-
-/*
- * The thread's open batch is both in rb and in rb_key's value (for the
- * exit destructor); the two are kept equal: a flushed batch belongs to the
- * RCU (its callback frees it), so the key must not point to it any longer.
- */
-static void rb_flush(void)
-{
-	if (rb && rb->n) {
-		retire_batch_t *b = rb;
-		rb = NULL;
-		pthread_setspecific(rb_key, NULL);
-		cht_rcu_call(&b->rcu, rb_free_cb);
-	}
-}
-
-/** Thread exit: the open batch (@a arg, == rb) is flushed or freed. */
-static void rb_exit(void *arg)
-{
-	retire_batch_t *b = arg;
-	rb = NULL;
-	if (b->n)
-		cht_rcu_call(&b->rcu, rb_free_cb);
-	else
-		free(b);
-}
-
-static void rb_key_init(void)
-{
-	if (pthread_key_create(&rb_key, rb_exit) != 0)
-		abort();
-}
-
-/**
- * Frees @a p after a grace period: into this thread's batch, which one
- * cht_rcu_call() frees when full. Falls back to a grace period of its own
- * (cht_rcu_synchronize() is not allowed in a section: then leaks nothing but
- * waits for the batch) when no batch can be allocated.
- */
-static void retire(void *p, uint8_t cls, size_t size)
-{
-	if (!rb) {
-		pthread_once(&rb_once, rb_key_init);
-		rb = malloc(sizeof(*rb));
-		if (!rb)
-			abort();  /* 1.6 KiB; see cht_map.h (no error path here) */
-		rb->n = 0;
-		pthread_setspecific(rb_key, rb);
-	}
-	rb->o[rb->n].p = p;
-	rb->o[rb->n].cls = cls;
-	rb->o[rb->n].size = size;
-	if (++rb->n == CHT_MAP_RETIRE_BATCH)
-		rb_flush();
-}
 
 /* --- common --------------------------------------------------------------------- */
 
@@ -679,23 +77,16 @@ static void fill_stats(cht_t *h, cht_map_stats_t *st, size_t item_bytes)
 	st->buckets = cs.buckets;
 	st->bucket_bytes = sizeof(cht_buckets_t) + cs.buckets * sizeof(cht_node_t);
 	st->item_bytes = item_bytes;
-	st->reserved_bytes = __atomic_load_n(&reserved, __ATOMIC_RELAXED);
+	st->reserved_bytes = cht__ma_reserved();
 	st->bytes_per_key = cs.items ? (double) (st->bucket_bytes + item_bytes) /
 	    (double) cs.items : 0.0;
 	st->resizing = cs.resizing ||
 	    __atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0;
 }
 
-/** RCU callback: the reclaimer thread's cache goes to the depot. */
-static void tc_flush_cb(cht_rcu_head_t *h)
-{
-	(void) h;
-	tc_flush_self();
-}
-
 /**
  * Removes every item of @a h (no concurrent users), destroys it and returns
- * the wholly free slabs to the system (reclaim()).
+ * the wholly free slabs to the system (cht__ma_reclaim()).
  */
 static int destroy_table(cht_t *h)
 {
@@ -714,7 +105,7 @@ static int destroy_table(cht_t *h)
 			cht_remove_item(h, cht_link_of(n));
 	}
 	cht_rcu_read_unlock();
-	rb_flush();
+	cht__ma_flush_retired();
 	while (__atomic_load_n(&h->resize_reqs, __ATOMIC_ACQUIRE) != 0)
 		cht_env_sleep_ms(1);
 	cht_rcu_barrier();
@@ -723,11 +114,9 @@ static int destroy_table(cht_t *h)
 	 * passes its objects to the depot (a callback of our own, run after
 	 * theirs), then the slabs that are wholly free go back to the system.
 	 */
-	cht_rcu_head_t flush;
-	cht_rcu_call(&flush, tc_flush_cb);
-	cht_rcu_barrier();
+	cht__ma_flush_reclaimer();
 	int rc = cht_destroy(h) == CHT_OK ? CHT_OK : CHT_EBUSY;
-	reclaim(true);
+	cht__ma_reclaim();
 	return rc;
 }
 
@@ -817,14 +206,14 @@ static bool bm_key_equal(void *k, const cht_link_t *l)
 
 static void bval_free(bval_t *v)
 {
-	ma_free(v, v->cls, sizeof(bval_t) + v->len);
+	cht__ma_free(v, v->cls, sizeof(bval_t) + v->len);
 }
 
 static void bm_remove_cb(cht_link_t *l)
 {
 	bitem_t *it = cht_item_of(l, bitem_t, link);
 	bval_free(__atomic_load_n(&it->val, __ATOMIC_ACQUIRE));
-	ma_free(it, it->cls, sizeof(bitem_t) + it->klen);
+	cht__ma_free(it, it->cls, sizeof(bitem_t) + it->klen);
 }
 
 static const cht_ops_t bm_ops = {
@@ -835,7 +224,7 @@ static const cht_ops_t bm_ops = {
 static bval_t *bval_new(const void *a, size_t alen, const void *b, size_t blen)
 {
 	uint8_t cls;
-	bval_t *v = ma_alloc(sizeof(bval_t) + alen + blen, &cls);
+	bval_t *v = cht__ma_alloc(sizeof(bval_t) + alen + blen, &cls);
 	if (!v)
 		return NULL;
 	v->len = (uint32_t) (alen + blen);
@@ -850,7 +239,7 @@ static bval_t *bval_new(const void *a, size_t alen, const void *b, size_t blen)
 static bitem_t *bitem_new(const void *key, size_t klen, bval_t *v)
 {
 	uint8_t cls;
-	bitem_t *it = ma_alloc(sizeof(bitem_t) + klen, &cls);
+	bitem_t *it = cht__ma_alloc(sizeof(bitem_t) + klen, &cls);
 	if (!it)
 		return NULL;
 	it->klen = (uint32_t) klen;
@@ -922,7 +311,7 @@ static int bm_swap(bitem_t *it, build_fn build, void *arg)
 		/* release: the new block's bytes before its pointer */
 		if (__atomic_compare_exchange_n(&it->val, &cur, nv, false,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			retire(cur, cur->cls, sizeof(bval_t) + cur->len);
+			cht__ma_retire(cur, cur->cls, sizeof(bval_t) + cur->len);
 			return CHT_OK;
 		}
 		bval_free(nv);  /* never published */
@@ -996,7 +385,7 @@ static int bm_upsert(cht_map_t *m, const void *key, size_t klen,
 		}
 		/* Lost a race with an insert of the same key: never published. */
 		bval_free(v);
-		ma_free(n, n->cls, sizeof(bitem_t) + klen);
+		cht__ma_free(n, n->cls, sizeof(bitem_t) + klen);
 		it = cht_item_of(dup, bitem_t, link);
 	}
 }
@@ -1105,7 +494,7 @@ int cht_map_stats(cht_map_t *m, cht_map_stats_t *st)
 	if (ensure_reg() != CHT_OK)
 		return CHT_EPERM;
 	fill_stats(&m->h, st, 0);
-	st->item_bytes = ma_in_use();
+	st->item_bytes = cht__ma_in_use();
 	if (st->items)
 		st->bytes_per_key = (double) (st->bucket_bytes + st->item_bytes) /
 		    (double) st->items;
@@ -1136,11 +525,11 @@ struct cht_map_u64 {
 CHT_DEFINE_U64_KEY(um, uitem_t, link, key, cht_u64_identity)
 
 /** The class of every uitem_t (64 bytes; checked by cht_map_u64_create()). */
-#define UM_CLS 3
+#define UM_CLS CHT__MA_CLS64
 
 static void um_remove_cb(cht_link_t *l)
 {
-	ma_free(cht_item_of(l, uitem_t, link), UM_CLS, sizeof(uitem_t));
+	cht__ma_free(cht_item_of(l, uitem_t, link), UM_CLS, sizeof(uitem_t));
 }
 
 static const cht_ops_t um_ops = {
@@ -1158,7 +547,8 @@ int cht_map_u64_create_opts(cht_map_u64_t **out, size_t expect_keys,
 	if (!out || (flags & ~(unsigned) CHT_MAP_U64_CHAINED))
 		return CHT_EINVAL;
 	*out = NULL;
-	if (cls_of(sizeof(uitem_t)) != UM_CLS || cls_size[UM_CLS] != 64)
+	if (cht__ma_cls_of(sizeof(uitem_t)) != UM_CLS ||
+	    cht__ma_cls_size(UM_CLS) != 64)
 		abort();  /* the class table changed: fix UM_CLS */
 	cht_map_u64_t *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -1232,7 +622,7 @@ static int um_insert(cht_map_u64_t *m, uint64_t key, uint64_t val,
     uitem_t **present)
 {
 	uint8_t cls;
-	uitem_t *n = ma_alloc(sizeof(uitem_t), &cls);
+	uitem_t *n = cht__ma_alloc(sizeof(uitem_t), &cls);
 	if (!n)
 		return CHT_ENOMEM;
 	n->key = key;
@@ -1240,7 +630,7 @@ static int um_insert(cht_map_u64_t *m, uint64_t key, uint64_t val,
 	cht_link_t *dup = NULL;
 	if (cht_insert_unique_fast(&m->h, &n->link, &dup, &um_ops))
 		return CHT_OK;
-	ma_free(n, cls, sizeof(uitem_t));  /* never published */
+	cht__ma_free(n, cls, sizeof(uitem_t));  /* never published */
 	*present = cht_item_of(dup, uitem_t, link);
 	return CHT_EEXIST;
 }
@@ -1404,45 +794,6 @@ int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st)
 	cht_rcu_read_unlock();
 	fill_stats(&m->h, st, cs.items * 64);
 	return CHT_OK;
-}
-
-/* --- the allocator for the inline backend (cht_map_int.h) -------------------------- */
-
-void *cht__ma_alloc64(void)
-{
-	uint8_t cls;
-	void *p = ma_alloc(64, &cls);
-	if (p && cls != UM_CLS) {
-		/* No thread cache (out of memory): not a class-64 object. */
-		ma_free(p, cls, 64);
-		return NULL;
-	}
-	return p;
-}
-
-void cht__ma_free64(void *p)
-{
-	ma_free(p, UM_CLS, 64);
-}
-
-void cht__ma_retire64(void *p)
-{
-	retire(p, UM_CLS, 64);
-}
-
-void cht__ma_settle(void)
-{
-	rb_flush();
-	cht_rcu_barrier();
-	cht_rcu_head_t flush;
-	cht_rcu_call(&flush, tc_flush_cb);
-	cht_rcu_barrier();
-	reclaim(true);
-}
-
-size_t cht__ma_reserved(void)
-{
-	return __atomic_load_n(&reserved, __ATOMIC_RELAXED);
 }
 
 int cht__ma_ensure_reg(void)

@@ -1,13 +1,59 @@
 /** @file cht_map_int.h
- * Internal interface between the managed map's allocator (cht_map.c) and the
- * inline backend of cht_map_u64_t (cht_imap.c). Not installed; the symbols
- * are local to libcht.so (libcht.map).
+ * Internal interface of libcht's managed maps: the allocator (cht_alloc.c)
+ * used by the byte-string and u64 maps (cht_map.c) and by the inline backend
+ * of cht_map_u64_t (cht_imap.c), and that backend's entry points. Not
+ * installed; the symbols are local to libcht.so (libcht.map).
  */
 #ifndef CHT_MAP_INT_H_
 #define CHT_MAP_INT_H_
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* --- the allocator (cht_alloc.c) --- */
+
+/** The size class of 64-byte, 64-byte-aligned objects (one cache line). */
+#define CHT__MA_CLS64 3
+/** Class of an object too large for the classes (from aligned_alloc()). */
+#define CHT__MA_CLS_LARGE 0xff
+
+/**
+ * An object of at least @a size bytes, its class into *@a cls (what
+ * cht__ma_free() and cht__ma_retire() take back); CHT__MA_CLS_LARGE for a
+ * large one or when the thread has no cache. NULL when out of memory.
+ * Any thread; no lock held by the caller is needed.
+ */
+void *cht__ma_alloc(size_t size, uint8_t *cls);
+/**
+ * Frees object @a p of class @a cls (@a size: the size it was allocated
+ * with) now: no reader may hold it. May ask for a background reclaim.
+ */
+void cht__ma_free(void *p, uint8_t cls, size_t size);
+/**
+ * Frees object @a p (as cht__ma_free()) after a grace period: into the
+ * calling thread's retire batch, one cht_rcu_call() per
+ * CHT_MAP_RETIRE_BATCH objects. Aborts if a batch cannot be allocated.
+ */
+void cht__ma_retire(void *p, uint8_t cls, size_t size);
+/** Posts the calling thread's open retire batch (if not empty) to the RCU. */
+void cht__ma_flush_retired(void);
+/**
+ * Waits for a callback on the RCU reclaimer thread that passes that
+ * thread's cache to the depot (after the callbacks posted before it).
+ * Not inside a reader section.
+ */
+void cht__ma_flush_reclaimer(void);
+/**
+ * Returns every wholly free slab to the system now (waits for a running
+ * reclaim). Not inside a reader section.
+ */
+void cht__ma_reclaim(void);
+/** Bytes handed out by the allocator to every map of the process. */
+size_t cht__ma_in_use(void);
+/** The class of an object of @a size bytes (CHT__MA_CLS_LARGE: none). */
+unsigned cht__ma_cls_of(size_t size);
+/** Bytes of an object of class @a cls (0 for no such class). */
+size_t cht__ma_cls_size(unsigned cls);
 
 /** A 64-byte, 64-byte-aligned object from the allocator (class 64), or NULL. */
 void *cht__ma_alloc64(void);
