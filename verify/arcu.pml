@@ -128,13 +128,13 @@
  *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 878656b22607
  *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
  *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47
- *   kernel/generic/src/synch/rcu.c rcu_run_gp 4b90e4c21ef9
+ *   kernel/generic/src/synch/rcu.c rcu_run_gp a02389ee27de
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
  *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
  *   kernel/generic/src/synch/rcu_arcu.c record_cs_qs 4361fb4801f2
  *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted e5786aef1e03
- *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 82d003a03fa8
+ *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 27ab315dba6b
  *   kernel/generic/src/synch/rcu_arcu.c arcu_before_thread_runs e3fe88d591ec
  *   kernel/generic/src/synch/rcu_arcu.c arcu_sample_cpu 3d744fcf66f1
  *   kernel/generic/src/synch/rcu_arcu.c rcu_alg_detect 86a0cf2ed028

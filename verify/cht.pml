@@ -110,12 +110,12 @@
  *   common/adt/cht.c dummies_retire 3ae03a8a6627
  *   common/adt/cht.c buckets_replace 149f844c9841
  *   common/adt/cht.c cht__cleanup e586b0792068
- *   common/include/adt/cht.h cht_find_fast 6a94fc3ef979
+ *   common/include/adt/cht.h cht_find_fast e9322eb2617d
  *   common/include/adt/cht.h cht__unlinked_item a39c9339deeb
  *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
  *   common/include/adt/cht.h cht__search 61d94a7d528f
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
- *   common/include/adt/cht.h cht__insert 005c6daad54f
+ *   common/include/adt/cht.h cht__insert 4ecebfa97a86
  *   common/include/adt/cht.h cht__remove_key 39b17dde1467
  */
 
