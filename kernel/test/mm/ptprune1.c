@@ -50,6 +50,15 @@
 #define ASP_NB          4
 #define ASP_MAX_WRITERS 16
 #define ASP_CYCLES      200
+/*
+ * At two or more CPUs the cycler goes on past ASP_CYCLES until the writers
+ * saw ASP_MIN_REFUSED stores refused by a destroyed or shrunk neighbour (the
+ * race this test exists for), up to ASP_CYCLES_MAX: on a loaded host TCG may
+ * run the two vCPUs in long turns, and 200 short cycles can then pass
+ * without a writer ever landing between a destroy and its create.
+ */
+#define ASP_MIN_REFUSED (ASP_CYCLES / 100)
+#define ASP_CYCLES_MAX  (10 * ASP_CYCLES)
 #define ASP_MAGIC       0x5EED000000000000UL
 
 static const uintptr_t asp_b[ASP_NB] = {
@@ -109,7 +118,9 @@ static void asp_writer(void *arg)
 			if (rc == EOK) {
 				wr->b_stores++;
 			} else if (rc == EFAULT) {
-				wr->b_refused++;
+				/* Read by the cycler: one writer, relaxed. */
+				__atomic_store_n(&wr->b_refused, wr->b_refused + 1,
+				    __ATOMIC_RELAXED);
 			} else {
 				mmtest_fail(&asp_failure, "writer %u: store to a "
 				    "neighbour: error %d", w, rc);
@@ -125,18 +136,43 @@ static void asp_writer(void *arg)
 /** Writer and cycler share one CPU (set before the threads start). */
 static bool asp_one_cpu;
 
+/** Stores the writers saw refused so far (any thread; a snapshot). */
+static uint64_t asp_refused(void)
+{
+	uint64_t n = 0;
+	for (unsigned w = 0; w < asp_nwriters; w++)
+		n += __atomic_load_n(&asp_writers[w].b_refused, __ATOMIC_RELAXED);
+	return n;
+}
+
+/** Whether the cycler goes on: ASP_CYCLES, then until the race was seen. */
+static bool asp_cycle_more(unsigned c)
+{
+	if (c < ASP_CYCLES)
+		return true;
+	return !asp_one_cpu && c < ASP_CYCLES_MAX &&
+	    asp_refused() < ASP_MIN_REFUSED;
+}
+
 static void asp_cycler(void *arg)
 {
 	(void) arg;
 	uint64_t seed = 0x243F6A8885A308D3UL ^ uptime_us();
 	as_enter(asp_as);
-	for (unsigned c = 0; c < ASP_CYCLES && !mmtest_failed(&asp_failure);
+	for (unsigned c = 0; asp_cycle_more(c) && !mmtest_failed(&asp_failure);
 	    c++) {
 		uint64_t r = mmtest_rand(&seed);
 		uintptr_t b = asp_b[r % ASP_NB];
 		bool shrink = (r >> 8) % 4 == 0;
 		int rc = shrink ? as_area_resize(asp_as, b, PAGE_SIZE) :
 		    as_area_destroy(asp_as, b);
+		/*
+		 * Not yet seen refused: hold the neighbour gone a little longer,
+		 * so that a writer on another CPU can land in the gap.
+		 */
+		if (rc == EOK && !asp_one_cpu && c >= ASP_CYCLES / 2 &&
+		    asp_refused() < ASP_MIN_REFUSED)
+			udelay(50);
 		if (rc == EOK)
 			rc = shrink ? as_area_resize(asp_as, b, ASP_PAGES * PAGE_SIZE) :
 			    as_area_create(asp_as, b, ASP_PAGES * PAGE_SIZE,
@@ -273,7 +309,7 @@ const char *test_ptprune1(void)
 	as_release(asp_as);
 	asp_as = NULL;
 	mmtest_snap(&s1);
-	TPRINTF("ptprune1: %u writers, %lu of %u cycles: %lu stores to the stable "
+	TPRINTF("ptprune1: %u writers, %lu cycles (at least %u): %lu stores to the stable "
 	    "area, %lu to neighbours (%lu refused); tables freed %lu, held at the "
 	    "end %lu (tree %zu); frames outside slabs %ld, heap allocations %ld, "
 	    "entries %ld, address spaces %ld\n", asp_nwriters, asp_cycles_done,
@@ -295,7 +331,7 @@ const char *test_ptprune1(void)
 	    s1.heap_allocs - s0.heap_allocs != s1.dummies - s0.dummies)
 		return "counters not back at the baseline after as_release()";
 	if (a < ASP_CYCLES / 4 || bs < ASP_CYCLES / 4 ||
-	    (ncpu >= 2 && br < ASP_CYCLES / 100)) {
+	    (ncpu >= 2 && br < ASP_MIN_REFUSED)) {
 		snprintf(reason, sizeof(reason), "the race was not exercised: %lu "
 		    "stores to A, %lu to the neighbours, %lu refused", a, bs, br);
 		return reason;
