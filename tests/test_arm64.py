@@ -171,10 +171,10 @@ def check_symbols(k, config):
 #: ESR class 0x25, at fault1_touch) up to the backtrace's end.
 FAULT1_REPORT_RE = re.compile(
     rb"PANIC on CPU \d+: Data/instruction abort at 0x[0-9a-f]+, fault address "
-    rb"0x0+1000, ESR 0x96[0-9a-f]{6} \(kernel address space\)\r?\n"
-    rb"PC=[0-9a-f]+ <fault1_touch\+0x[0-9a-f]+>\r?\n"
-    rb"(?:.*\n)*?Backtrace:\r?\n(?:  .*\n)*?"
-    rb"  0x[0-9a-f]+ <test_run\+0x[0-9a-f]+>\r?\n(?:  .*\n)*?"
+    rb"0x0+1000, ESR 0x96[0-9a-f]{6} \(kernel address space\)\r*\n"
+    rb"PC=[0-9a-f]+ <fault1_touch\+0x[0-9a-f]+>\r*\n"
+    rb"(?:.*\n)*?Backtrace:\r*\n(?:  .*\n)*?"
+    rb"  0x[0-9a-f]+ <test_run\+0x[0-9a-f]+>\r*\n(?:  .*\n)*?"
     rb"System halted\.")
 #: A verdict line: fault1 returned (no fault).
 VERDICT_RE = re.compile(rb"Test passed|Test failed[^\r\n]*")
