@@ -13,11 +13,14 @@ for arm64 (not booted here). These tests boot them with ``qemu-system-aarch64 -M
 cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
 
 * A-RCU at -smp 4: the prompt comes with 4 CPUs online (PSCI CPU_ON),
-  ``cpus`` and ``uptime`` show every CPU's timer ticking, ``halt`` powers off
-  (PSCI SYSTEM_OFF: QEMU exits 0). In the same boot, the symbol table and
-  the frame-pointer walk (what a panic's and lockdep's reports print):
-  ``version`` counts the symbols of the image's text and ``backtrace``
-  names the console's callers, functions ``nm`` finds in the kernel.
+  ``cpus`` and ``uptime`` show every CPU's timer ticking. In the same boot,
+  the symbol table and the frame-pointer walk (what a panic's and lockdep's
+  reports print): ``version`` counts the symbols of the image's text and
+  ``backtrace`` names the console's callers, functions ``nm`` finds in the
+  kernel; last, ``test fault1`` (unsafe, it halts) must end in the data
+  abort report at 0x1000 in fault1_touch: before any user program ran, so
+  a CPU that kept the boot identity map in TTBR0 is caught. ``halt`` powers
+  off (PSCI SYSTEM_OFF: QEMU exits 0) at the end of the other boots.
 * Issue 32's matrix (MATRIX): ``test *`` passes at -smp 1, 2, 4 and 8 on
   both RCU flavours over both page hash back ends, and on the release build
   at -smp 2 and 4. ``make test`` runs A-RCU at -smp 2 and 4 and Podzimek at
@@ -164,9 +167,39 @@ def check_symbols(k, config):
             "%s+%#x is not the function at %#x:\n%s" % (name, off, ret, out)
 
 
-def test_boot_smp4_and_halt():
+#: The report of ``test fault1``'s kernel write to 0x1000 (a data abort,
+#: ESR class 0x25, at fault1_touch) up to the backtrace's end.
+FAULT1_REPORT_RE = re.compile(
+    rb"PANIC on CPU \d+: Data/instruction abort at 0x[0-9a-f]+, fault address "
+    rb"0x0+1000, ESR 0x96[0-9a-f]{6} \(kernel address space\)\r*\n"
+    rb"PC=[0-9a-f]+ <fault1_touch\+0x[0-9a-f]+>\r*\n"
+    rb"(?:.*\n)*?Backtrace:\r*\n(?:  .*\n)*?"
+    rb"  0x[0-9a-f]+ <test_run\+0x[0-9a-f]+>\r*\n(?:  .*\n)*?"
+    rb"System halted\.")
+#: A verdict line: fault1 returned (no fault).
+VERDICT_RE = re.compile(rb"Test passed|Test failed[^\r\n]*")
+
+
+def check_fault1(k):
+    """``test fault1`` (unsafe, halts: the boot's last command): the write
+    to 0x1000 from the console's kernel thread is a data abort reported with
+    its fault address, PC in fault1_touch and a backtrace through test_run.
+    A CPU whose TTBR0 still held the boot identity map took no fault there
+    (QEMU virt's flash at physical 0x1000 ignores the write) and the test
+    said "Test failed: the write to an unmapped address did not fault"."""
+    k.send_line("test fault1")
+    idx, m, before = k.expect([FAULT1_REPORT_RE, VERDICT_RE],
+                              TEST_ONE_TIMEOUT,
+                              "the exception report of 'test fault1'",
+                              check_panic=False)
+    text = kconsole.decode(before + m.group(0))
+    assert idx == 0, "'test fault1' did not fault at 0x1000:\n" + text
+
+
+def test_boot_smp4_and_fault1():
     """4 CPUs online by PSCI; every CPU ticks; the symbol table and the
-    backtrace name functions; halt is PSCI SYSTEM_OFF."""
+    backtrace name functions; a kernel write to 0x1000 faults (no CPU keeps
+    the boot identity map: no user program ran in this boot to hide it)."""
     with boot("a-rcu", 4) as k:
         assert "SMP: 4 of 4 CPUs online" in k.log_text, k.log_text[-2000:]
         out = k.cmd("cpus", 60)
@@ -174,7 +207,7 @@ def test_boot_smp4_and_halt():
         out = k.cmd("uptime", 60)
         assert "Interrupts (all CPUs): timer" in out, out
         check_symbols(k, "a-rcu")
-        k.halt()
+        check_fault1(k)
 
 
 #: Issue 32's matrix: ``test *`` on both RCU flavours and both page hash

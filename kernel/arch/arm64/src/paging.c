@@ -14,12 +14,16 @@
 #include <arch/mm.h>
 #include <mm/frame.h>
 
-/** The lower half of a CPU with no user address space: empty. Read-only. */
-static uint64_t empty_root[512] ALIGNED(4096);
+/*
+ * The lower half of a CPU with no user address space: empty. Read-only (all
+ * zero in .bss). start.S loads it into TTBR0 right after the jump to the
+ * direct map, dropping the boot identity map (boot_l0_lo) on every CPU.
+ */
+uint64_t paging_empty_root[512] ALIGNED(4096);
 
 uintptr_t paging_kernel_root_phys(void)
 {
-	return KA2PA(empty_root);
+	return KA2PA(paging_empty_root);
 }
 
 uintptr_t paging_create_root(void)

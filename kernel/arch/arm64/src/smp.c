@@ -151,7 +151,11 @@ unsigned smp_start_aps(void)
 
 void smp_boot_finish(void)
 {
-	/* The identity map in TTBR0 goes at the first arch_as_load(). */
+	/*
+	 * Nothing to drop: each CPU loaded the empty table into TTBR0 right
+	 * after its branch to the direct map (start.S, drop_identity). The boot
+	 * tables stay for a CPU that PSCI starts later.
+	 */
 }
 
 /** C entry of a secondary (start.S), MMU on, on ap_boot_sp. */
@@ -167,7 +171,7 @@ void ap_entry(cpu_t *cpu)
 {
 	gicv2_init_cpu(INTID_VTIMER);
 	arch_timer_start();
-	arch_as_load(0);
+	/* TTBR0 holds the empty table already: start.S, drop_identity. */
 	atomic_inc(&cpu_active_count);
 	/* Acknowledge: the BSP goes on with the next CPU. */
 	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);

@@ -7,6 +7,13 @@
  * linked)), turns the MMU on and continues in the direct map on the boot
  * stack: main_bsp(dtb, 0). Secondary CPUs enter ap_start from PSCI CPU_ON
  * (context id: their cpus[] index) and do the same with the tables built.
+ *
+ * The identity map is needed only from the MMU switch until the branch to
+ * the direct map: right after it each CPU loads TTBR0 with the empty table
+ * (drop_identity), so a NULL or other low pointer faults on every CPU from
+ * then on, whether or not it ever loads a user address space. The tables
+ * themselves stay (boot_l0_lo, boot_l0_hi, boot_l1 in .bss, never freed):
+ * a CPU started later by PSCI walks them again from its own MMU switch.
  */
 /* Values of arch/mm.h (C only), repeated: */
 
@@ -115,7 +122,40 @@ mmu_on:
 	br x0
 
 	.text
+/*
+ * Loads this CPU's TTBR0 with paging_empty_root (paging.c) and drops every
+ * translation the identity map left in its TLB. Runs in the direct map (no
+ * instruction of it is fetched through TTBR0). Only this CPU's TTBR0 and TLB
+ * change: the other CPUs' are their own, and boot_l0_lo stays for the CPUs
+ * that PSCI starts later. Clobbers x0, x1.
+ *
+ * No DSB before the MSR: no table store has to reach the walker first (the
+ * empty table was zeroed with .bss before the MMU went on).
+ * - ISB after the MSR: the TTBR0 write is a context-changing operation that
+ *   later instructions see only after a context synchronization event;
+ *   without it the walker could still use boot_l0_lo after the TLBI (a
+ *   speculative walk refilling an identity entry that nothing would drop).
+ * - TLBI VMALLE1: this CPU's TLB entries of EL1&0 (identity ones included;
+ *   the direct map's are refetched as needed).
+ * - DSB NSH: a TLBI is complete only at a following DSB; no later memory
+ *   access may be performed before the invalidation completes (a
+ *   non-shareable one suffices: the TLBI was for this CPU only).
+ * - ISB: instructions after it are fetched and translated again, so none
+ *   that was fetched early runs with a translation from before the TLBI.
+ */
+drop_identity:
+	ldr x0, =paging_empty_root
+	ldr x1, =KVMA
+	sub x0, x0, x1
+	msr ttbr0_el1, x0
+	isb
+	tlbi vmalle1
+	dsb nsh
+	isb
+	ret
+
 high_bsp:
+	bl drop_identity
 	ldr x0, =boot_stack_top
 	mov sp, x0
 	msr sp_el0, xzr             /* THREAD = NULL */
@@ -130,6 +170,7 @@ high_bsp:
 	b 5b
 
 high_ap:
+	bl drop_identity
 	ldr x0, =ap_boot_sp
 	ldr x0, [x0]
 	mov sp, x0

@@ -41,6 +41,13 @@ static inline void paging_entry_installed(void)
 
 #include <genarch/mm/pt4.h>
 
+/**
+ * The kernel's empty lower-half root table (4 KiB, all zero, never written):
+ * TTBR0 of a CPU with no user address space. start.S loads it on every CPU
+ * as soon as the CPU runs in the direct map, so low addresses (NULL) fault.
+ */
+extern uint64_t paging_empty_root[512];
+
 /** Root of the kernel's (empty) lower-half table. */
 uintptr_t paging_kernel_root_phys(void);
 
