@@ -100,6 +100,8 @@ UPDATE_PCT = 20
 #: 0.605 of the locked build's 65.7), the locked build 39-66.
 FAULT_RATIO_MAX = 1.0
 FAULT_SMP = 2
+#: Interleaved boot pairs of TestFaultSharing (medians compared).
+FAULT_REPS = 3
 
 
 def measure(elf, name, ids, smp=2, update=0):
@@ -251,22 +253,37 @@ class TestFaultSharing:
     lines were each written by every CPU at least once per fault."""
 
     def test_fault_half_of_locked(self):
-        cht = measure(FAULT_ELF, "sharing-fault-cht", [22],
-                      smp=FAULT_SMP)[22][1]
-        locked = measure(FAULT_LOCKED_ELF, "sharing-fault-locked", [22],
-                         smp=FAULT_SMP)[22][1]
-        print("chtbench 22 -smp %d CHT: " % FAULT_SMP + describe(cht))
-        print("chtbench 22 -smp %d locked: " % FAULT_SMP + describe(locked))
+        # The count comes from a timed window with two vCPUs, so it moves
+        # with the interleaving the host gives them: one pair of boots gave
+        # ratios from 0.38 to 1.41 (locked 38 to 103 lines per fault). The
+        # boots are interleaved FAULT_REPS times and the medians compared.
+        chts, lockeds = [], []
+        for rep in range(FAULT_REPS):
+            chts.append(measure(FAULT_ELF, "sharing-fault-cht-%d" % rep, [22],
+                                smp=FAULT_SMP)[22][1])
+            lockeds.append(measure(FAULT_LOCKED_ELF,
+                                   "sharing-fault-locked-%d" % rep, [22],
+                                   smp=FAULT_SMP)[22][1])
+        chts.sort(key=lambda w: w["per_op"])
+        lockeds.sort(key=lambda w: w["per_op"])
+        cht, locked = chts[FAULT_REPS // 2], lockeds[FAULT_REPS // 2]
+        spread = "CHT %s, locked %s" % (
+            ["%.4g" % w["per_op"] for w in chts],
+            ["%.4g" % w["per_op"] for w in lockeds])
+        print("chtbench 22 -smp %d CHT (median): " % FAULT_SMP + describe(cht))
+        print("chtbench 22 -smp %d locked (median): " % FAULT_SMP +
+              describe(locked))
+        print("runs: " + spread)
         every = lines_every_cpu_writes_per_op(cht, FAULT_SMP)
         assert not every, "line(s) every CPU writes on every fault: %s\n%s" % (
             ["%s (stores %s, %d faults)" % (t["name"], t["stores"], cht["ops"])
              for t in every], describe(cht))
         ratio = cht["per_op"] / locked["per_op"]
         assert ratio <= FAULT_RATIO_MAX, \
-            "faults share %.4g lines each in the CHT build, %.3g times the " \
-            "locked build's %.4g (> %g):\n%s" % (
+            "faults share %.4g lines each in the CHT build (median), %.3g " \
+            "times the locked build's %.4g (> %g; runs: %s):\n%s" % (
                 cht["per_op"], ratio, locked["per_op"], FAULT_RATIO_MAX,
-                describe(cht))
+                spread, describe(cht))
 
 
 class TestSharingControl:
