@@ -118,3 +118,41 @@ def test_check_catches_a_lost_key(big):
     errs = [ln for ln in p.stdout.splitlines()
             if ln.startswith("big,cht,check,") and ",errors," in ln]
     assert errs and float(errs[0].split(",")[-1]) == 1, p.stdout[-2000:]
+
+
+def test_rounds_repeat_every_point(big, tmp_path):
+    """`bench_us big -R 3 -1` (run_big_reps.py's repetitions): every lookup
+    point at 2 threads and at 1, every YCSB point, once per round, each
+    round's rows marked #1..#3 and free of errors; the driver reports each
+    point as the median of its samples."""
+    from bench.userspace import run_big_reps
+    out = str(tmp_path)
+    rc = run_big_reps.main(["--keys", "16384", "--passes", "2", "--rounds",
+                            "3", "--secs", "0.05", "--only", "chtmap-u64,cht",
+                            "--out", out, "--results",
+                            os.path.join(out, "R.md"), "--no-build"])
+    import json
+    with open(os.path.join(out, "big-reps-2t.json")) as f:
+        doc = json.load(f)
+    assert rc == 0, doc["meta"]["failures"]
+    seen = {}
+    for r in doc["rows"]:
+        if r["metric"] == "errors":
+            assert r["value"] == 0, r
+        if r["metric"] == "mops" and "#" in r["workload"]:
+            base, rd = r["workload"].rsplit("#", 1)
+            seen.setdefault((r["peer"], base, r["threads"]), []).append(
+                (r["run"], int(rd)))
+    for peer in ("chtmap-u64", "cht"):
+        for wl, th in run_big_reps.points(2):
+            got = sorted(seen.get((peer, wl, th), []))
+            assert got == [(run, rd) for run in ("R1", "R2")
+                           for rd in (1, 2, 3)], (peer, wl, th, got)
+    s = run_big_reps.summarize(doc["rows"])
+    vals = s[("cht", "lookup-hit", 1, "mops")]
+    assert len(vals) == 6
+    text = open(os.path.join(out, "R.md")).read()
+    assert "userspace-big-reps-2t:begin" in text
+    import statistics
+    assert run_big_reps.cell(vals).startswith(
+        run_big_reps.rb.fmt(statistics.median(vals)))

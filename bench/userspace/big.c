@@ -1080,7 +1080,13 @@ static void usage(void)
 	    "[-c CHURN_SECS]\n"
 	    "       [-L LOOKUP_ALONE_SECS] [-S SOAK_SECS] [-r WRITES_PER_S] "
 	    "[-w PHASES] [-x SUFFIX] [-Q]\n"
+	    "       [-R ROUNDS] [-1]\n"
 	    "  -Q: no check and no teardown at the end (not with crossing)\n"
+	    "  -R: the lookup and ycsb phases ROUNDS times, interleaved; each "
+	    "round's rows\n"
+	    "      carry the workload suffix #ROUND (repetitions for medians)\n"
+	    "  -1: the lookup phase at 1 thread too (after THREADS) in every "
+	    "round\n"
 	    "  -X: negative control: key 7 is never inserted (the check must "
 	    "fail)\n"
 	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,soak,crossing "
@@ -1117,11 +1123,12 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	impl = im;
 	is_set = strcmp(impl->name, "ckhs") == 0;
 	double secs = 5, churn = 10, soak = 10, alone = 3, rate = 200000;
-	bool pre = false, quit = false;
+	bool pre = false, quit = false, also1 = false;
+	int rounds = 1;
 	const char *phases = "grow,lookup,ycsb,resize,churn,soak,crossing";
 	int opt;
 	optind = 3;
-	while ((opt = getopt(argc, argv, "k:t:PQXd:c:L:S:r:w:x:h")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:PQXd:c:L:S:r:w:x:R:1h")) != -1) {
 		switch (opt) {
 		case 'k': N = strtoull(optarg, NULL, 0); break;
 		case 't': T = atoi(optarg); break;
@@ -1135,10 +1142,13 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		case 'r': rate = atof(optarg); break;
 		case 'w': phases = optarg; break;
 		case 'x': suffix = optarg; break;
+		case 'R': rounds = atoi(optarg); break;
+		case '1': also1 = true; break;
 		default: usage();
 		}
 	}
-	if (T < 1 || T > MAXT || N < 1024 || secs <= 0 || rate <= 0)
+	if (T < 1 || T > MAXT || N < 1024 || secs <= 0 || rate <= 0 ||
+	    rounds < 1 || rounds > 99)
 		usage();
 	if (16 * N < ZLEN)
 		ZLEN = 16 * N;
@@ -1179,15 +1189,41 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		    ev_keys[i], ev_buckets[i]);
 	win_lo = 0;
 	win_hi = N;
-	if (has(phases, "lookup")) {
-		run_mix(t, "lookup-hit", K_HIT, 0, 0, false, secs);
-		run_mix(t, "lookup-miss", K_MISS, 0, 0, false, secs);
+	/*
+	 * Rounds: every point of the lookup and YCSB phases once per round,
+	 * so that R samples of each point are spread over the same stretch of
+	 * host time (a median and a spread per point, not one sample).
+	 */
+	const char *base_suffix = suffix;
+	char round_suffix[96];
+	for (int rd = 1; rd <= rounds; rd++) {
+		if (rounds > 1) {
+			snprintf(round_suffix, sizeof(round_suffix), "%s#%d",
+			    base_suffix, rd);
+			suffix = round_suffix;
+		}
+		if (has(phases, "lookup")) {
+			int full = T;
+			for (int pass = 0; pass < (also1 && full > 1 ? 2 : 1);
+			    pass++) {
+				/* T = 1 on the second pass: hits and misses use
+				 * no zipfian stream, so none is missing. */
+				T = pass ? 1 : full;
+				run_mix(t, "lookup-hit", K_HIT, 0, 0, false, secs);
+				run_mix(t, "lookup-miss", K_MISS, 0, 0, false,
+				    secs);
+			}
+			T = full;
+		}
+		if (has(phases, "ycsb"))
+			for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]);
+			    m++)
+				for (int z = 0; z < 2; z++)
+					run_mix(t, mixes[m].name, mixes[m].kind,
+					    mixes[m].mix, mixes[m].special, z,
+					    secs);
 	}
-	if (has(phases, "ycsb"))
-		for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
-			for (int z = 0; z < 2; z++)
-				run_mix(t, mixes[m].name, mixes[m].kind, mixes[m].mix,
-				    mixes[m].special, z, secs);
+	suffix = base_suffix;
 	if (has(phases, "resize"))
 		phase_resize(t, secs);
 	if (has(phases, "churn"))
