@@ -174,6 +174,14 @@ def section(meta, s, peers):
                 cell(g("grow", "max_us"), 0), r1, r2,
                 cell(g("grow", "bytes_per_key_rss")),
                 cell(g("grow", "peak_over_final_rss"))))
+    if meta.get("batched"):
+        lines += ["", "Batched lookups (`getmany_time %s 4194304 5`, 1 "
+                  "thread, a map of as many keys that the program fills itself: "
+                  "`cht_map_u64_get()` one key at a "
+                  "time against `cht_map_u64_get_many()` in batches of 64, "
+                  "interleaved; no per-operation timer, so both are faster "
+                  "than the harness's hits above):" % meta["keys"], "",
+                  "    " + meta["batched"]]
     if meta.get("failures"):
         lines += ["", "Runs that failed or were refused:", ""]
         lines += ["- %s" % f for f in meta["failures"]]
@@ -227,6 +235,9 @@ def main(argv=None):
     ap.add_argument("--only", default=",".join(DEFAULT))
     ap.add_argument("--grow", default="",
                     help="tables that also grow from empty in every pass")
+    ap.add_argument("--batched", action="store_true",
+                    help="the batched-lookup timing (getmany_time) at any "
+                    "thread count (always with --threads 1)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--out", default=rb.OUT)
@@ -283,9 +294,20 @@ def main(argv=None):
                 if rc != 0:
                     failures.append("%s %s (exit %d): %s" % (
                         label, impl, rc, " | ".join(extra["stderr"][-3:])))
+    batched = None
+    if "chtmap-u64" in peers and a.threads == 1 or a.batched:
+        exe = os.path.join(os.path.dirname(rb.BIN), "getmany_time")
+        rb.log("batched lookups: getmany_time %d 4194304 5" % keys)
+        import subprocess
+        p = subprocess.run([exe, str(keys), "4194304", "5"],
+                           stdout=subprocess.PIPE, text=True)
+        batched = " ".join(ln for ln in p.stdout.splitlines()
+                           if ln.startswith("keys "))
+        if p.returncode or not batched:
+            failures.append("getmany_time (exit %d)" % p.returncode)
     ld = [x for x in loads if x is not None]
     meta = dict(keys=keys, peers=peers, grow=grow, passes=a.passes,
-                threads=a.threads,
+                threads=a.threads, batched=batched,
                 rounds=a.rounds, secs=a.secs, cpu=rb.cpu_model(),
                 cpus=os.cpu_count(),
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
