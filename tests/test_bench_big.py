@@ -128,7 +128,7 @@ def test_rounds_repeat_every_point(big, tmp_path):
     from bench.userspace import run_big_reps
     out = str(tmp_path)
     rc = run_big_reps.main(["--keys", "16384", "--passes", "2", "--rounds",
-                            "3", "--secs", "0.05", "--only", "chtmap-u64,cht",
+                            "3", "--secs", "0.02", "--only", "chtmap-u64,cht",
                             "--out", out, "--results",
                             os.path.join(out, "R.md"), "--no-build"])
     import json
