@@ -284,6 +284,11 @@ def test_size_checker_finds_long_functions():
     big = "int a;\n" * 901
     vs = sc.violations(["common/x.h"], read=lambda f: big)
     assert vs == [("common/x.h", None, 901, 900)]
+    # common/test/ is kernel test code: the 120-line limit, not 80.
+    long_test = "void t(void)\n{\n" + "\tx++;\n" * 118 + "}\n"
+    vs = sc.violations(["common/test/x.c", "common/test/y.c"],
+                       read=lambda f: long_test if f.endswith("x.c") else text)
+    assert vs == [("common/test/x.c", "t", 121, 120)]
 
 
 #: A commit hash (7 to 40 hex digits with a letter and a digit) or an issue
