@@ -332,3 +332,76 @@ def test_history_checker_finds_references():
             "x = 0xabcdef12; /* deadline */\n")
     assert history_in_comments(["kernel/x.c"], read=lambda f: text) == [
         ("kernel/x.c", "1789d4f"), ("kernel/x.c", "issue 30")]
+
+
+#: Non-static functions a .c file may declare itself: the sanitizer hooks
+#: that GCC's instrumentation calls (no header of ours has them; each is
+#: declared above its definition for -Wmissing-prototypes), and three kernel
+#: tests' helpers kept global so that a backtrace or a KCSAN report names
+#: them (backtrace1, fault1, kcsan1).
+PROTOTYPE_EXEMPT = re.compile(
+    r"__(asan|tsan|ubsan)_\w+|backtrace1_walk_own|fault1_touch"
+    r"|kcsan1_plain_inc|kcsan1_atomic_inc")
+#: A declarator at a line's start: type words, then the function's name
+#: and its parameter list (a macro invocation ahead of it is skipped).
+DECL_RE = re.compile(r"(?:^|\n)[ \t]*((?:[A-Za-z_]\w*[\s*]+)+?)"
+                     r"([A-Za-z_]\w*)\s*\([^()]*\)\s*$")
+
+
+def prototypes_in_c(files, read=None):
+    """(file, line, name) of every file-scope declaration of a non-static
+    function in a .c file: one defined in another file or in assembly
+    belongs in a header, one used only here is static."""
+    sc = _size_check()
+    bad = []
+    for f in files:
+        text = read(f) if read else open(os.path.join(REPO, f),
+                                          errors="replace").read()
+        src = sc.blank(text)
+        depth, start = 0, 0
+        for m in re.finditer(r"[{};]", src):
+            if m.group() == "{":
+                depth += 1
+                continue
+            if m.group() == "}":
+                depth = max(0, depth - 1)
+                start = m.end() if depth == 0 else start
+                continue
+            if depth:
+                continue
+            stmt = re.sub(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)",
+                          " ", src[start:m.start()])
+            start = m.end()
+            d = DECL_RE.search(stmt)
+            if (not d or "=" in stmt or re.match(
+                    r"\s*(static|typedef)\b", d.group(1))
+                    or PROTOTYPE_EXEMPT.fullmatch(d.group(2))):
+                continue
+            line = src.count("\n", 0, m.start()) + 1
+            bad.append((f, line, d.group(2)))
+    return bad
+
+
+def test_no_prototypes_in_c_files():
+    """A function called across files or across the assembly/C boundary is
+    declared in a header (arch/entry.h, arch/context.h, ...), never in the
+    .c file that calls or defines it."""
+    bad = prototypes_in_c(tracked(r"^(kernel|common|uspace)/.*\.c$"))
+    assert not bad, "prototypes in .c files:\n" + "\n".join(
+        "%s:%d: %s" % b for b in bad)
+
+
+def test_prototype_checker_finds_declarations():
+    text = ("static int helper(int a);\n"
+            "typedef void (*fn_t)(void);\n"
+            "uint64_t table[512] ALIGNED(4096);\n"
+            "static void (*hook)(void);\n"
+            "void __asan_load8(uintptr_t a);\n"
+            "FOO(1)\n"
+            "void context_switch(context_t *save,\n"
+            "    context_t *load);\n"
+            "__attribute__((noinline)) int\nua_copy(void *d, size_t n);\n"
+            "int x = f(1);\n"
+            "void g(void)\n{\n\tint h(int);\n}\n")
+    assert prototypes_in_c(["kernel/x.c"], read=lambda f: text) == [
+        ("kernel/x.c", 8, "context_switch"), ("kernel/x.c", 10, "ua_copy")]
