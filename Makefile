@@ -556,7 +556,7 @@ sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, b
 sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
 	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))
 
-# The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
+# The arm64 configurations, NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
 # built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
 # over the locked page hash table, the release build (DEBUG=0), the
 # broken-RCU controls and BROKEN=shootdown (the non-broadcast TLBI, the
@@ -714,10 +714,10 @@ bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 m
 	@$(PYTHON) -m bench.chtbench --suite cost --arch $(ARCH) && \
 		$(PYTHON) -m bench.plot --cost-only
 
-# Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):
+# The timed goals of the lookup, update, page-hash and fault benchmarks only (-smp 2, 5 repetitions, about 6 minutes):
 # bench/results/goals.md with each ratio's per-repetition values, median and
 # range (needs a quiet host: the two vCPUs need both host cores).
-bench-goals: deps ## issue 16's timed goals at -smp 2 (5 reps, ~6 min)
+bench-goals: deps ## the benchmarks' timed goals at -smp 2 (5 reps, ~6 min)
 	@$(PYTHON) -m bench.chtbench --suite goals
 
 # The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host

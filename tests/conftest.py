@@ -158,7 +158,7 @@ ARM64_ALL_TESTS_TIMEOUT = 1500
 #: One named kernel test on arm64 (``test NAME``).
 ARM64_TEST_ONE_TIMEOUT = 600
 
-# ---- arm64 (issue 32) ------------------------------------------------------
+# ---- arm64 ------------------------------------------------------------
 #: The cross compiler and QEMU the arm64 tests need (Debian's
 #: gcc-aarch64-linux-gnu and qemu-system-arm).
 ARM64_CROSS = "aarch64-linux-gnu-gcc"
@@ -188,7 +188,7 @@ needs_arm64 = pytest.mark.skipif(
 
 
 #: vCPU counts of the locked page hash table that only ``make soak`` boots
-#: (-smp 4 moved there in round 3, issue 28: its `test *` took 79 s of a
+#: (-smp 4 moved there: its `test *` took 79 s of a
 #: loaded `make test`; -smp 2 stays).
 LOCKED_SOAK_SMP = (1, 4, 8)
 #: The release build's `test *` at -smp 4 runs in the soak only (moved with

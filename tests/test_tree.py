@@ -1,4 +1,4 @@
-"""Checks of the source tree (issue 17), no build and no QEMU.
+"""Checks of the source tree, no build and no QEMU.
 
 * Every path a source comment names exists (a comment may still name another
   project's file when it says whose: "Linux's kernel/rcu/rcutorture.c").
@@ -118,7 +118,7 @@ def test_locking_md_names_every_lock():
     assert not missing, "docs/LOCKING.md does not name: %s" % missing
 
 
-#: Machine names of x86-64 that generic code must not use (issue 32): its
+#: Machine names of x86-64 that generic code must not use: its
 #: registers, control registers and flags, MSRs, interrupt controllers,
 #: the instructions of privileged work, fields of its saved state, its
 #: counters and protection features (TSC, SMEP, SMAP) and the names of its
@@ -230,7 +230,7 @@ def test_no_kernel_path_in_user_space_builds():
     """Code shared by the kernel and user space lives in common/: no user
     space build (lib/c, the OS libcht, the Linux libcht, bench/userspace)
     compiles or includes anything from kernel/, and the kernel nothing from
-    uspace/ (issue 31)."""
+    uspace/."""
     for var in ("UCFLAGS", "UCHT_FLAGS", "ULIBC_SRC", "ULIBCHT_SRC"):
         assert "kernel/" not in make_var(var), \
             "%s names kernel/: %s" % (var, make_var(var))
@@ -292,23 +292,19 @@ def test_size_checker_finds_long_functions():
 
 
 #: A commit hash (7 to 40 hex digits with a letter and a digit) or an issue
-#: number ("issue 30", "issues 15", "#12" after a word boundary).
+#: number (the word issue or issues, then a number, "#" before it or not).
 HISTORY_RE = re.compile(
     r"(?<!0x)\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
     r"|\b[Ii]ssues?\s+#?\d+")
-#: TEMPORARY exemptions, for the lead to remove at merge: mm/as.c is wt-ctl's
-#: while this is written, and three negative controls' comments (inside their
-#: CONFIG_BROKEN blocks) go with wt-ctl's patches.
-HISTORY_EXEMPT_FILES = set()
-HISTORY_EXEMPT = set()
+#: (file, match) pairs that look like history and are not: a register value
+#: quoted from a test's output.
+HISTORY_EXEMPT = {("tests/test_regs.py", "0c72973e78feb40f")}
 
 
 def history_in_comments(files, read=None):
     """(file, match) for every commit hash or issue number in a comment."""
     bad = []
     for f in files:
-        if f in HISTORY_EXEMPT_FILES:
-            continue
         text = read(f) if read else open(os.path.join(REPO, f),
                                           errors="replace").read()
         for comment in comments_of(f, text):
@@ -319,9 +315,10 @@ def history_in_comments(files, read=None):
 
 def test_no_history_in_code_comments():
     """History belongs in git: no commit hash or issue number in the
-    comments of kernel/, common/ and uspace/ (the explanation stays)."""
-    files = tracked(r"^(kernel|common|uspace)/.*(\.(c|h|S|py|sh|ld)|"
-                    r"Makefile)$")
+    comments of kernel/, common/, uspace/, tools/ and tests/, the Makefiles
+    and the .mk fragments (the explanation stays)."""
+    files = tracked(r"^((kernel|common|uspace|tools|tests)/.*"
+                    r"\.(c|h|S|py|sh|ld)|(.*/)?Makefile|.*\.mk)$")
     bad = history_in_comments(files)
     assert not bad, "history in code comments:\n" + "\n".join(
         "%s: %s" % b for b in bad)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Size limits of the C sources (issue 43's goals).
+"""Size limits of the C sources (the structure goals of docs/ARCHITECTURE.md).
 
 * No production C function over 80 lines (kernel/generic, kernel/genarch,
   kernel/arch, common/ but its tests, uspace/lib).
