@@ -1,6 +1,6 @@
 # The build configurations the tests boot besides the default build
-# (build/kernel.elf) and the negative controls (the Makefile's
-# CONTROL_CONFIGS): NAME:VAR=VALUE,... each, built into build/NAME over the
+# (build/kernel.elf) and the negative controls (CONTROL_CONFIGS in
+# tests/controls/controls.mk): NAME:VAR=VALUE,... each, built into build/NAME over the
 # defaults RCU=a-rcu PAGE_HT=cht, no BROKEN= knob (the top Makefile includes
 # this file), one line each. tests/conftest.py names the kernels it boots (FLAVOUR_KERNELS,
 # ARM64_BUILDS; tests/test_arm64.py checks the arm64 lists against it).
