@@ -164,8 +164,8 @@ ARM64_TEST_ONE_TIMEOUT = 600
 ARM64_CROSS = "aarch64-linux-gnu-gcc"
 ARM64_QEMU = "qemu-system-aarch64"
 #: Configuration name -> build directory of the arm64 kernels (``make arm64``
-#: and ``make arm64-soak``, the Makefile's ARM64_CONFIGS and
-#: ARM64_SOAK_CONFIGS).
+#: and ``make arm64-soak``, ARM64_CONFIGS and ARM64_SOAK_CONFIGS of
+#: tests/configs.mk).
 ARM64_BUILDS = {
     "a-rcu": "arm64",
     "podzimek": "arm64-podzimek",

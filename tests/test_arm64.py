@@ -1,6 +1,6 @@
 """The arm64 kernel on QEMU's virt board, Cortex-A72.
 
-``make arm64`` builds seven configurations (the Makefile's ARM64_CONFIGS):
+``make arm64`` builds seven configurations (ARM64_CONFIGS, tests/configs.mk):
 A-RCU (build/arm64) and Podzimek (build/arm64-podzimek) over the CHT page
 hash table, A-RCU over the locked one (build/arm64-locked), the release build
 (DEBUG=0, A-RCU, CHT: build/arm64-release) and the broken-RCU controls
