@@ -356,9 +356,32 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+#: Modules that need no kernel image: they read the sources, run make's
+#: dry runs and print-VAR, or build what they need themselves (uspace/,
+#: the SPIN models). A session that collects only these builds nothing and
+#: checks for no image, so ``python3 -m pytest tests/test_docs.py`` runs in
+#: seconds on a fresh clone.
+NO_KERNEL_MODULES = {"test_docs", "test_tree", "test_knobs",
+                     "test_control_patches", "test_models", "test_sparse",
+                     "test_uspace", "test_uspace_misses", "test_bench_big"}
+
+
+def _needs_kernels(session):
+    """False if every collected test is in a NO_KERNEL_MODULES module."""
+    for item in getattr(session, "items", ()):
+        module = getattr(item, "module", None)
+        name = module.__name__.rpartition(".")[2] if module else None
+        if name not in NO_KERNEL_MODULES:
+            return True
+    return False
+
+
 @pytest.fixture(scope="session", autouse=True)
-def build():
-    """Run ``make`` once per session (unless KTEST_NO_BUILD=1)."""
+def build(request):
+    """Run ``make`` once per session (unless KTEST_NO_BUILD=1, or the
+    session collected only NO_KERNEL_MODULES)."""
+    if not _needs_kernels(request.session):
+        return
     if os.environ.get("KTEST_NO_BUILD") != "1":
         env = dict(os.environ)
         for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
