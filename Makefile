@@ -25,10 +25,6 @@
 #   TESTS          1 (default): the kernel tests and benchmarks (kernel/test/,
 #                  the `test`, `rcutorture` and `chtbench` commands; defines
 #                  CONFIG_TEST); 0: a production kernel without them
-#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kasan (address
-#                  sanitizer: shadow memory, redzones, quarantine), ubsan
-#                  (undefined behaviour); empty (default): none. Output in
-#                  build/<config>-<sanitizer> for the harness's builds
 #   BUILD          output directory (default build; the test harness builds the
 #                  other configurations in build/<config>)
 #   PYTHON         Python 3 used by the build helpers and the test harness
@@ -36,10 +32,12 @@
 #   CCACHE         the ccache command in front of the compiler (default: ccache
 #                  when installed; CCACHE= compiles without it); its cache is
 #                  build/ccache (CCACHE_DIR)
-#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kasan (shadow
-#                  memory, RCU-aware quarantine), ubsan (undefined behaviour),
-#                  kcsan (data races: GCC's -fsanitize=thread calls,
-#                  debug/kcsan.c's soft watchpoints, docs/SANITIZERS_KCSAN.md)
+#   SANITIZE       a kernel sanitizer (docs/SANITIZERS.md): kasan (address
+#                  sanitizer: shadow memory, redzones, RCU-aware quarantine),
+#                  ubsan (undefined behaviour), kcsan (data races: GCC's
+#                  -fsanitize=thread calls, debug/kcsan.c's soft watchpoints,
+#                  docs/SANITIZERS_KCSAN.md); empty (default): none. The
+#                  harness's builds are in build/<config>-<sanitizer>
 
 ARCH ?= amd64
 ifeq ($(ARCH),arm64)
@@ -356,11 +354,15 @@ all: kernel iso ## (default) build/kernel.elf, the user programs and build/image
 endif
 
 # Every target with a `## ` comment on its rule line is listed by `make help`,
-# in the order of this file (the one table of targets).
+# in the order of this file with the .mk fragments it includes in place
+# (bench/bench.mk ...), then tests/controls/controls.mk's.
 help: ## this list
 	@echo "make [TARGET ...] [DEBUG=0|1] [RCU=...] [PAGE_HT=...] [TESTS=0|1] [BROKEN=...]"
 	@echo "(variables: the comment at the top of the Makefile)"
-	@grep -hE '^[a-z][a-zA-Z0-9_%-]*:.*## ' $(firstword $(MAKEFILE_LIST)) tests/controls/controls.mk | \
+	@awk '/^include [a-z\/]+\.mk$$/ && $$2 != "tests/controls/controls.mk" \
+		{ while ((getline l < $$2) > 0) print l; next } { print }' \
+		$(firstword $(MAKEFILE_LIST)) | cat - tests/controls/controls.mk | \
+		grep -hE '^[a-z][a-zA-Z0-9_%-]*:.*## ' | \
 		sed -E 's/^([a-zA-Z0-9_%-]+):.*## (.*)$$/\1\t\2/' | \
 		awk -F'\t' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
@@ -543,36 +545,20 @@ build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
 
-# The sanitizer kernels (docs/SANITIZERS.md), NAME:VAR=VALUE as above, in
-# build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan
-# (tests/test_sanitizers.py: a clean subset and the negative controls), make
-# soak also the Podzimek ones (test * at -smp 4 under each sanitizer).
-SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
-SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
-	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
+# The sanitizer kernels (docs/SANITIZERS.md): SANITIZER_CONFIGS and
+# SANITIZER_SOAK_CONFIGS in tests/configs.mk.
 sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan)
 	$(call build_configs,$(SANITIZER_CONFIGS))
 
 sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
 	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))
 
-# The arm64 configurations (issue 32), NAME:VAR=VALUE,... as FLAVOUR_CONFIGS,
-# built with ARCH=arm64 into build/NAME: A-RCU and Podzimek over the CHT, A-RCU
-# over the locked page hash table, the release build (DEBUG=0), the
-# broken-RCU controls and BROKEN=shootdown (the non-broadcast TLBI, the
-# control of tlb_shootdown() in mm/as.c); ARM64_SOAK_CONFIGS (tests/configs.mk):
-# Podzimek over the locked page hash table, which only make soak boots (one
-# build less in make test).
-# tests/test_arm64.py boots them (make test: test * on a few, a short look at
-# locked and release; make soak: test * at -smp 1, 2, 4, 8 on the four debug
-# builds). Skipped with a message when the cross compiler is missing (the
-# tests then skip too). ARM64_CONTROL_CONFIGS: every other BROKEN= knob (make
-# arm64-controls; not booted by the tests). The release builds make
-# bench-cost ARCH=arm64 measures are its own (build/bench-arm64-*).
-ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
-	arm64-rcu-broken:BROKEN=rcu \
-	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
-	arm64-broken-shootdown:BROKEN=shootdown
+# The arm64 configurations (ARM64_CONFIGS and ARM64_SOAK_CONFIGS in
+# tests/configs.mk), built with ARCH=arm64 into build/NAME. Skipped with a
+# message when the cross compiler is missing (the tests then skip too).
+# ARM64_CONTROL_CONFIGS: every other BROKEN= knob (make arm64-controls;
+# tests/controls/controls.mk, not booted by the tests). The release builds
+# make bench-cost ARCH=arm64 measures are its own (build/bench-arm64-*).
 ARM64_CC := aarch64-linux-gnu-gcc
 define build_arm64_configs
 	+@if ! command -v $(ARM64_CC) >/dev/null 2>&1; then \
@@ -587,14 +573,8 @@ arm64: ## the arm64 kernels make test boots (A-RCU, Podzimek, locked page hash, 
 arm64-soak: ## the arm64 kernels only make soak boots (Podzimek over the locked page hash)
 	$(call build_arm64_configs,$(ARM64_SOAK_CONFIGS))
 
-# KCSAN (SANITIZE=kcsan, docs/SANITIZERS_KCSAN.md): build/kcsan and, when
-# the cross compiler is there, build/arm64-kcsan, which tests/test_kcsan.py
-# boots in make test (a short subset and the controls); kcsan-soak: the
-# Podzimek builds too, for make soak's `test *` runs.
-KCSAN_CONFIGS := kcsan:SANITIZE=kcsan
-ARM64_KCSAN_CONFIGS := arm64-kcsan:SANITIZE=kcsan
-KCSAN_SOAK_CONFIGS := kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
-ARM64_KCSAN_SOAK_CONFIGS := arm64-kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+# KCSAN (SANITIZE=kcsan, docs/SANITIZERS_KCSAN.md): the KCSAN_* lists in
+# tests/configs.mk.
 kcsan: ## the KCSAN kernels make test boots (build/kcsan, build/arm64-kcsan)
 	$(call build_configs,$(KCSAN_CONFIGS))
 	$(call build_arm64_configs,$(ARM64_KCSAN_CONFIGS))
@@ -633,142 +613,18 @@ test: deps ## build everything and run every test (pytest in tests/)
 		-m 'not concurrent' $(TEST_PATHS) || rc=1; \
 	exit $$rc
 
-# The static check (make check): sparse over every kernel C file with the
-# kernel's flags, in each configuration whose #ifdef'ed code differs (A-RCU
-# and Podzimek, the CHT and the locked page hash table, release, lock
-# statistics, every fault-injection point). sparse defines __CHECKER__, which gives
-# __user and __rcu pointers their own address spaces (compiler.h): any
-# dereference of a user pointer outside the uaccess functions, and any access
-# to an RCU-protected pointer outside synch/rcu.h's accessors, is reported.
-# Fails on any diagnostic (tools/sparse_check.py; tests/test_sparse.py runs
-# it in make test). No build needed; a few seconds. The arm64 configurations
-# (ARCH=arm64: kernel/arch/arm64 and its headers instead of amd64's) run
-# sparse as an AArch64 target (--arch=aarch64: __aarch64__, its type sizes);
-# sparse only parses the inline assembly, as for amd64.
-SPARSE ?= sparse
-SPARSE_FLAGS := $(CFLAGS) -Wcast-to-as $(if $(filter arm64,$(ARCH)),--arch=aarch64)
-CHECK_LABEL := $(if $(filter arm64,$(ARCH)),arm64-)$(CONFIG_NAME)
-CHECK_CONFIGS := \
-	"RCU=a-rcu PAGE_HT=cht DEBUG=1" \
-	"RCU=podzimek-rcu PAGE_HT=cht DEBUG=1" \
-	"RCU=a-rcu PAGE_HT=locked DEBUG=1" \
-	"RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
-	"RCU=a-rcu PAGE_HT=cht DEBUG=0 LOCK_STAT=1" \
-	$(CHECK_FAULT_CONFIG) \
-	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1" \
-	"ARCH=arm64 RCU=podzimek-rcu PAGE_HT=locked DEBUG=0" \
-	"ARCH=arm64 RCU=a-rcu PAGE_HT=cht DEBUG=1 BROKEN=shootdown"
+include tools/check.mk
 
-check: ## sparse: user and RCU pointers, every kernel C file
-	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh check
-	@for c in $(CHECK_CONFIGS); do \
-		$(MAKE) --no-print-directory RCU_BROKEN=0 LOCKDEP=1 $$c check-one || \
-			exit 1; \
-	done
-
-# One configuration (the variables on the command line); used by check.
-check-one: ## one configuration of check (the variables on the command line)
-	@$(PYTHON) tools/sparse_check.py --sparse $(SPARSE) \
-		--label "$(CHECK_LABEL)" $(SRC_C) -- $(SPARSE_FLAGS)
-
-# The SPIN models (verify/README.md): every model must pass, every broken
-# variant must be caught with a trail; a table of states and times. No build,
-# no QEMU. The short runs are also in make test (tests/test_models.py).
-verify: ## SPIN models of RCU and the CHT, every broken variant (verify/)
-	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
-	@$(PYTHON) verify/run.py
-
-# Mutation score of the models: mechanical mutants, SPIN on each (-j2 at
-# most, a time bound per run), killed / survived / equivalent per model.
-# Long (an hour or more on a busy 2-core host); resumable: results in
-# build/verify/mutants/results.jsonl, `verify/mutants.py --report` prints
-# the table of what has run.
-verify-mutants: ## mutation score of the SPIN models (long; resumable)
-	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh verify
-	@$(PYTHON) verify/mutants.py -j2
+include verify/verify.mk
 
 # Long runs: ten boots per flavour, rcutorture -t 30, single-threaded TCG.
 soak: deps all flavours controls arm64 arm64-soak sanitizers sanitizers-soak kcsan-soak ## long runs: many boots, rcutorture -t 30, the arm64 test * matrix
 	@KTEST_NO_BUILD=1 KTEST_RCU=$(RCU) KTEST_SOAK=1 $(PYTHON) -m pytest -v -rs \
 		--tb=short -m soak tests/
 
-# Benchmarks (bench/): build the release kernels (build/bench-*), run the
-# chtbench sweeps in QEMU, write bench/results/ and regenerate the figures and
-# bench/RESULTS.md. Full: about 40 min on 2 cores; quick (-t 1, 2 runs): < 10.
-bench-deps: ## install the plotting dependencies of the benchmarks
-	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plot
+include bench/bench.mk
 
-bench: deps bench-deps ## benchmark sweeps, figures, bench/RESULTS.md (about 40 min)
-	@$(PYTHON) -m bench.chtbench --suite all && $(PYTHON) -m bench.plot
-
-bench-quick: deps bench-deps ## the same, shorter (< 10 min)
-	@$(PYTHON) -m bench.chtbench --suite all --quick && $(PYTHON) -m bench.plot
-
-# Exact one-CPU costs: instructions per operation of every chtbench id on
-# each release build, QEMU -icount shift=0 (one guest ns per instruction);
-# bench/results/cost.{csv,json} and the cost section of bench/RESULTS.md.
-# ARCH=arm64: the arm64 release builds (build/bench-arm64-*) on
-# qemu-system-aarch64 -M virt -cpu cortex-a72, bench/results/cost-arm64.*
-# and the arm64 cost section (with the ratios of both architectures).
-bench-cost: deps ## instructions per operation, one CPU, QEMU icount (about 10 min; ARCH=arm64 too)
-	@$(PYTHON) -m bench.chtbench --suite cost --arch $(ARCH) && \
-		$(PYTHON) -m bench.plot --cost-only
-
-# Issue 16's timed goals only (-smp 2, 5 repetitions, about 6 minutes):
-# bench/results/goals.md with each ratio's per-repetition values, median and
-# range (needs a quiet host: the two vCPUs need both host cores).
-bench-goals: deps ## issue 16's timed goals at -smp 2 (5 reps, ~6 min)
-	@$(PYTHON) -m bench.chtbench --suite goals
-
-# The sharing counter (docs/SHARING.md): a QEMU TCG plugin built on the host
-# against the plugin header of Debian's QEMU (from Debian's qemu source
-# package: tools/ensure-deps.sh plugin fetches it once into build/deps/).
-HOSTCC ?= gcc
-PLUGIN_HDR := build/deps/qemu-plugin/qemu-plugin.h
-SHARING_PLUGIN := build/plugins/sharing.so
-
-plugin: $(SHARING_PLUGIN) ## the QEMU sharing-counter plugin (build/plugins/sharing.so)
-
-$(PLUGIN_HDR):
-	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh plugin
-
-$(SHARING_PLUGIN): tools/plugins/sharing.c $(PLUGIN_HDR)
-	@mkdir -p $(dir $@)
-	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror \
-		-Wno-unused-parameter -I$(dir $(PLUGIN_HDR)) -o $@ $<
-
-# Cache lines shared between CPUs per operation (docs/SHARING.md): every
-# chtbench id on the three release builds at -smp 2, 4 and 8 with the sharing
-# plugin, 2 boots each; bench/results/sharing.{csv,json,png}, the sharing
-# section of bench/RESULTS.md and the scaling model (needs cost.json).
-bench-sharing: deps bench-deps plugin ## cache-line transfers per operation, -smp 2/4/8
-	@$(PYTHON) -m bench.bench_sharing
-
-# memcached with libcht as its hash table (contrib/memcached): Debian's
-# memcached source (apt-get source), patched under build/memcached with
-# contrib/memcached/patches and linked with libcht.a; the same source unpatched
-# in build/memcached-stock for comparison. Installs what it needs as root.
-memcached: ## memcached 1.6.18 with libcht (build/memcached) and stock
-	@bash contrib/memcached/build.sh cht stock
-
-# memcached's own suite (sizes, testapp, prove t/*.t) and memccapable on stock
-# and on ours, and our concurrency check (ours plain, ASan, TSan; stock) with
-# the table grown to 1 M items and shrunk back, and the check's negative
-# controls (two deliberately broken builds it must catch):
-# build/memcached-test/summary.txt. About 25 minutes on 2 cores; not part of
-# `make test`.
-memcached-test: ## memcached's suite, memccapable, concurrency check (~25 min)
-	@bash contrib/memcached/build.sh cht stock cht-asan cht-tsan stock-tsan \
-		cht-broken1 cht-broken2
-	@$(PYTHON) contrib/memcached/test.py
-
-# memcaslap stock vs libcht (-t 1/-t 2, GET:SET 9:1 and 99:1, 1 M keys),
-# instructions per request (callgrind) and the resize case: writes
-# bench/results/memcached/ and the memcached section of bench/RESULTS.md.
-memcached-bench: bench-deps ## memcaslap stock vs libcht, instructions per request
-	@bash contrib/memcached/build.sh cht stock
-	@$(PYTHON) -m contrib.memcached.bench
+include contrib/memcached/memcached.mk
 
 clean: ## remove build/ (or the BUILD= directory)
 	rm -rf $(BUILD)

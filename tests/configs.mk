@@ -1,6 +1,6 @@
 # The build configurations the tests boot besides the default build
-# (build/kernel.elf) and the negative controls (the Makefile's
-# CONTROL_CONFIGS): NAME:VAR=VALUE,... each, built into build/NAME over the
+# (build/kernel.elf) and the negative controls (CONTROL_CONFIGS in
+# tests/controls/controls.mk): NAME:VAR=VALUE,... each, built into build/NAME over the
 # defaults RCU=a-rcu PAGE_HT=cht, no BROKEN= knob (the top Makefile includes
 # this file), one line each. tests/conftest.py names the kernels it boots (FLAVOUR_KERNELS,
 # ARM64_BUILDS; tests/test_arm64.py checks the arm64 lists against it).
@@ -16,8 +16,8 @@ FLAVOUR_CONFIGS += release:DEBUG=0
 FLAVOUR_CONFIGS += release-locked:DEBUG=0,PAGE_HT=locked
 FLAVOUR_CONFIGS += lockstat:LOCK_STAT=1
 
-# make arm64 (ARCH=arm64; with the arm64 negative controls of the Makefile's
-# ARM64_CONFIGS): A-RCU and Podzimek over the CHT, A-RCU over the locked page
+# make arm64 (ARCH=arm64; with the arm64 negative controls of ARM64_CONFIGS
+# below): A-RCU and Podzimek over the CHT, A-RCU over the locked page
 # hash table, the release build.
 ARM64_FLAVOUR_CONFIGS :=
 ARM64_FLAVOUR_CONFIGS += arm64:
@@ -29,3 +29,31 @@ ARM64_FLAVOUR_CONFIGS += arm64-release:DEBUG=0
 # hash table).
 ARM64_SOAK_CONFIGS :=
 ARM64_SOAK_CONFIGS += arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked
+
+# make arm64: the arm64 kernels make test boots, NAME:VAR=VALUE,... as
+# FLAVOUR_CONFIGS, built with ARCH=arm64 into build/NAME: the flavours above
+# and the broken-RCU controls and BROKEN=shootdown (the non-broadcast TLBI,
+# the control of tlb_shootdown() in mm/as.c). tests/test_arm64.py boots them
+# (make test: test * on a few, a short look at locked and release; make soak:
+# test * at -smp 1, 2, 4, 8 on the four debug builds).
+ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
+	arm64-rcu-broken:BROKEN=rcu \
+	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
+	arm64-broken-shootdown:BROKEN=shootdown
+
+# make sanitizers / sanitizers-soak: the sanitizer kernels (docs/SANITIZERS.md)
+# in build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan
+# (tests/test_sanitizers.py: a clean subset and the negative controls), make
+# soak also the Podzimek ones (test * at -smp 4 under each sanitizer).
+SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
+SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
+	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
+
+# make kcsan / kcsan-soak (SANITIZE=kcsan, docs/SANITIZERS_KCSAN.md):
+# build/kcsan and, when the cross compiler is there, build/arm64-kcsan, which
+# tests/test_kcsan.py boots in make test (a short subset and the controls);
+# the soak lists: the Podzimek builds too, for make soak's `test *` runs.
+KCSAN_CONFIGS := kcsan:SANITIZE=kcsan
+ARM64_KCSAN_CONFIGS := arm64-kcsan:SANITIZE=kcsan
+KCSAN_SOAK_CONFIGS := kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+ARM64_KCSAN_SOAK_CONFIGS := arm64-kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu

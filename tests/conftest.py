@@ -158,14 +158,14 @@ ARM64_ALL_TESTS_TIMEOUT = 1500
 #: One named kernel test on arm64 (``test NAME``).
 ARM64_TEST_ONE_TIMEOUT = 600
 
-# ---- arm64 (issue 32) ------------------------------------------------------
+# ---- arm64 ------------------------------------------------------------
 #: The cross compiler and QEMU the arm64 tests need (Debian's
 #: gcc-aarch64-linux-gnu and qemu-system-arm).
 ARM64_CROSS = "aarch64-linux-gnu-gcc"
 ARM64_QEMU = "qemu-system-aarch64"
 #: Configuration name -> build directory of the arm64 kernels (``make arm64``
-#: and ``make arm64-soak``, the Makefile's ARM64_CONFIGS and
-#: ARM64_SOAK_CONFIGS).
+#: and ``make arm64-soak``, ARM64_CONFIGS and ARM64_SOAK_CONFIGS of
+#: tests/configs.mk).
 ARM64_BUILDS = {
     "a-rcu": "arm64",
     "podzimek": "arm64-podzimek",
@@ -188,7 +188,7 @@ needs_arm64 = pytest.mark.skipif(
 
 
 #: vCPU counts of the locked page hash table that only ``make soak`` boots
-#: (-smp 4 moved there in round 3, issue 28: its `test *` took 79 s of a
+#: (-smp 4 moved there: its `test *` took 79 s of a
 #: loaded `make test`; -smp 2 stays).
 LOCKED_SOAK_SMP = (1, 4, 8)
 #: The release build's `test *` at -smp 4 runs in the soak only (moved with
@@ -356,9 +356,32 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+#: Modules that need no kernel image: they read the sources, run make's
+#: dry runs and print-VAR, or build what they need themselves (uspace/,
+#: the SPIN models). A session that collects only these builds nothing and
+#: checks for no image, so ``python3 -m pytest tests/test_docs.py`` runs in
+#: seconds on a fresh clone.
+NO_KERNEL_MODULES = {"test_docs", "test_tree", "test_knobs",
+                     "test_control_patches", "test_models", "test_sparse",
+                     "test_uspace", "test_uspace_misses", "test_bench_big"}
+
+
+def _needs_kernels(session):
+    """False if every collected test is in a NO_KERNEL_MODULES module."""
+    for item in getattr(session, "items", ()):
+        module = getattr(item, "module", None)
+        name = module.__name__.rpartition(".")[2] if module else None
+        if name not in NO_KERNEL_MODULES:
+            return True
+    return False
+
+
 @pytest.fixture(scope="session", autouse=True)
-def build():
-    """Run ``make`` once per session (unless KTEST_NO_BUILD=1)."""
+def build(request):
+    """Run ``make`` once per session (unless KTEST_NO_BUILD=1, or the
+    session collected only NO_KERNEL_MODULES)."""
+    if not _needs_kernels(request.session):
+        return
     if os.environ.get("KTEST_NO_BUILD") != "1":
         env = dict(os.environ)
         for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):

@@ -1,6 +1,6 @@
-"""The arm64 kernel (issue 32) on QEMU's virt board, Cortex-A72.
+"""The arm64 kernel on QEMU's virt board, Cortex-A72.
 
-``make arm64`` builds seven configurations (the Makefile's ARM64_CONFIGS):
+``make arm64`` builds seven configurations (ARM64_CONFIGS, tests/configs.mk):
 A-RCU (build/arm64) and Podzimek (build/arm64-podzimek) over the CHT page
 hash table, A-RCU over the locked one (build/arm64-locked), the release build
 (DEBUG=0, A-RCU, CHT: build/arm64-release) and the broken-RCU controls
@@ -21,7 +21,7 @@ cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
   abort report at 0x1000 in fault1_touch: before any user program ran, so
   a CPU that kept the boot identity map in TTBR0 is caught. ``halt`` powers
   off (PSCI SYSTEM_OFF: QEMU exits 0) at the end of the other boots.
-* Issue 32's matrix (MATRIX): ``test *`` passes at -smp 1, 2, 4 and 8 on
+* The arm64 matrix (MATRIX): ``test *`` passes at -smp 1, 2, 4 and 8 on
   both RCU flavours over both page hash back ends, and on the release build
   at -smp 2 and 4. ``make test`` runs A-RCU at -smp 2 and 4 and Podzimek at
   -smp 4 (MAKE_TEST_MATRIX); ``make soak`` (KTEST_SOAK=1, ``-m soak``) the
@@ -210,7 +210,7 @@ def test_boot_smp4_and_fault1():
         check_fault1(k)
 
 
-#: Issue 32's matrix: ``test *`` on both RCU flavours and both page hash
+#: The arm64 matrix: ``test *`` on both RCU flavours and both page hash
 #: back ends at -smp 1, 2, 4 and 8, and the release build (CHT, A-RCU) at
 #: -smp 2 and 4.
 MATRIX = [(rcu if ht == "cht" else rcu + "-locked", smp)
@@ -223,9 +223,9 @@ MAKE_TEST_MATRIX = [("a-rcu", 2), ("a-rcu", 4), ("podzimek", 4)]
 SOAK_MATRIX = [c for c in MATRIX if c not in MAKE_TEST_MATRIX]
 
 
-def test_matrix_is_issue32s():
+def test_matrix_covers_every_configuration_once():
     """No boot: make test and make soak together run `test *` on every
-    (RCU flavour, page hash back end, -smp) of issue 32 and the release
+    (RCU flavour, page hash back end, -smp) and the release
     build, each once, and each configuration is a build of ``make arm64``."""
     want = {(r, h, n) for r in ("a-rcu", "podzimek") for h in ("cht", "locked")
             for n in (1, 2, 4, 8)}

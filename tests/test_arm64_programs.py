@@ -1,4 +1,4 @@
-"""User programs and fault reports on arm64 (issue 32), one -smp 2 boot.
+"""User programs and fault reports on arm64, one -smp 2 boot.
 
 The arm64 A-RCU kernel (build/arm64, ``make arm64``) with every program of
 uspace/app linked into its image. In order, on one boot:
@@ -83,7 +83,7 @@ ATTACKS = {
     # the check; wfe: SCTLR_EL1.nTWE set).
     "sp-align": "ok", "svc-imm": "ok", "svc-junk": "ok", "svc-sp": "ok",
     "tpidr": "ok", "wfe": "ok", "nzcv": "ok",
-    # FP/SIMD is EL0's own (issue 38: per-thread V0-V31, FPCR, FPSR).
+    # FP/SIMD is EL0's own (per-thread V0-V31, FPCR, FPSR: proc/uctx.h).
     "fp": "ok",
 }
 #: Where the report's address must be (the rest: the instruction's).

@@ -1,5 +1,5 @@
 """The Big-Memory benchmark's workloads, small, for correctness only
-(`make -C uspace bench-big`, bench/userspace/big.c and run_big.py; issue 39).
+(`make -C uspace bench-big`, bench/userspace/big.c and run_big.py).
 
 Every table of `bench_us list` (except the pointer and presized variants,
 which run as the presized growth) goes through every workload at 2^14 keys

@@ -50,7 +50,7 @@ builds before it are fault-injection points), so each such test keeps its
 power to fail; tests/test_control_patches.py fails at once when a patch no
 longer applies.  ``ptwalk1``'s
 defect (paging_walk()'s plain store) could not show while every allocating
-walk ran under the address space's area lock (afe5735); since the fault's
+walk ran under the address space's area lock; since the fault's
 area look-up is lock-free (mm/as.c) it failed again in 1 of 2 runs of
 ptwalk1 at -smp 4, so its control runs ``ptwalk1long`` (20x the rounds) at
 -smp 4.  ``make soak`` repeats the arearace
@@ -376,8 +376,7 @@ REGS_THREADS_RE = re.compile(
 
 def test_control_uctx():
     """Control uctx.patch (the scheduler neither saves nor loads a user
-    thread's register state, proc/uctx.h: the defect of issue 38 with FP
-    now enabled): ``regs check`` after ``regs set`` must see the previous
+    thread's register state, proc/uctx.h, with user FP/SIMD enabled): ``regs check`` after ``regs set`` must see the previous
     task's registers and ``regs threads 4 200`` corrupted rounds, exit 1
     (printed at -smp 2: 'regs check: ...: 31 differ from the initial
     state', '755 of 800 rounds corrupted, 124 registers not in the initial
@@ -447,7 +446,7 @@ def test_control_inputflood():
 def test_control_ptwalk1():
     """Control ptwalk1.patch (paging_walk() installs a new intermediate table
     with a store that can overwrite one another CPU installed after its
-    load, the defect of afe5735): ``test ptwalk1long`` (2000 rounds of
+    load): ``test ptwalk1long`` (2000 rounds of
     ptwalk1's race, every CPU faulting in its own 2 MiB region of a fresh
     address space) at -smp 4 must report an orphaned table. ptwalk1's 100
     rounds failed in 1 of 2 runs at -smp 4, so 2000 rounds leave a pass
@@ -472,7 +471,7 @@ class TestControlMapping2(ControlSteps):
     CONTROL = "mapping2"
 
 
-#: framedf1's panic before 1789d4f's diagnosis (the frame's own state, which
+#: framedf1's panic before the double-free diagnosis (from the frame's own state, which
 #: the merge of its first free made FRAME_TAIL).
 FRAMEDF1_OLD_RE = re.compile(
     rb"PANIC on CPU \d+: frame_free\(0x[0-9a-f]+, 1\): block is not an "

@@ -1,4 +1,4 @@
-"""Exact one-CPU costs: orderings of instruction counts (issue 16).
+"""Exact one-CPU costs: orderings of instruction counts (docs/BENCHMARKS.md).
 
 QEMU in icount mode (``-accel tcg -icount shift=0,sleep=off -smp 1``) advances
 the guest clock by one nanosecond per guest instruction, so a ``chtbench``

@@ -1,4 +1,4 @@
-"""The system-call fuzzer (``uspace/app/sysfuzz``, issue 29) in a boot.
+"""The system-call fuzzer (``uspace/app/sysfuzz``) in a boot.
 
 ``TestSysfuzz`` (``make test``): the A-RCU debug build at -smp 2 with
 ``-cpu max`` (SMEP and SMAP on).  The steps of the boot, in order:
@@ -47,7 +47,7 @@ from leaks import diff
 
 SEED = int(os.environ.get("KTEST_SYSFUZZ_SEED", "29"))
 SECONDS = int(os.environ.get("KTEST_SYSFUZZ_SECONDS", "20"))
-#: Seconds of each soak seed's run (issue 29 asks for 600 once per round).
+#: Seconds of each soak seed's run (600: the fuzzing goal, once per round).
 SOAK_SECONDS = int(os.environ.get("KTEST_SYSFUZZ_SOAK_SECONDS", "120"))
 THREADS = 4
 
@@ -186,8 +186,8 @@ class TestSysfuzz:
             tid = m.group(1)
             # The fuzzer's first line may come before the prompt that
             # ends the output of run -b (then it is in out, and wait_for()
-            # alone would wait its whole timeout for it: the CI failure of
-            # d244ce0, seed 129) or after it.
+            # alone would wait its whole timeout for it: a CI failure, seed
+            # 129) or after it.
             k.wait_line(out, r"sysfuzz: seed %d threads" % (SEED + 100 + i),
                         CMD_TIMEOUT)
             time.sleep(0.5 + i)

@@ -28,6 +28,7 @@ Timeouts are generous and scaled by KTEST_TIMEOUT_SCALE; no verdict depends on
 timing.
 """
 
+import os
 import random
 import re
 import time
@@ -47,6 +48,19 @@ from test_lockdep import check_lockdep_after_tests
 
 #: Core commands `help` must mention.
 CORE_COMMANDS = ("help", "version", "cpus", "test", "halt")
+
+
+def console_md_commands():
+    """The command names of docs/CONSOLE.md: (its table's, its sample
+    ``help`` output's), each sorted."""
+    path = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "docs", "CONSOLE.md")
+    text = open(path).read()
+    table = re.findall(r"^\| `(\w+)[^`]*` \|", text, re.M)
+    block = re.search(r"kconsole> help\nCommands:\n(.*?)\nkconsole>", text,
+                      re.S)
+    sample = re.findall(r"^  (\w+)  ", block.group(1), re.M) if block else []
+    return sorted(table), sorted(sample)
 
 
 def assert_known(out, command):
@@ -133,6 +147,13 @@ class TestSMP:
         missing = [c for c in CORE_COMMANDS
                    if not re.search(r"\b%s\b" % c, out)]
         assert not missing, "help does not list %s:\n%s" % (missing, out)
+        listed = re.findall(r"^  (\w+)  ", out, re.M)
+        table, sample = console_md_commands()
+        assert sorted(listed) == table, (
+            "help and docs/CONSOLE.md's command table differ: help only %s, "
+            "table only %s" % (sorted(set(listed) - set(table)),
+                               sorted(set(table) - set(listed))))
+        assert sample == table, "CONSOLE.md's sample help is not its table"
 
     def test_version(self, smp_boot):
         """``version`` names the build kind of this configuration."""

@@ -1,4 +1,4 @@
-"""Per-task limits (issue 29): a task that asks for a resource until the
+"""Per-task limits: a task that asks for a resource until the
 kernel refuses gets the limit's error code, the kernel stays up, and after
 the task's exit every counter is back at its baseline.
 

@@ -1,5 +1,5 @@
-"""Page tables charged and freed, and the per-task memory limit (issue 38,
-points 3 and 4), on amd64 and arm64: one -smp 2 boot per architecture.
+"""Page tables charged and freed, and the per-task memory limit, on amd64
+and arm64: one -smp 2 boot per architecture.
 
 In order, on each boot (the verdicts come from what the kernel printed;
 timeouts are liveness bounds only):

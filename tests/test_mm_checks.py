@@ -12,7 +12,7 @@ which has no debug search of the cache, so only the flush can catch it.
 block as a single frame: the panic must name that, not a double free.
 
 The soak repeats framedf1 over 20 boots: every one must give the double-free
-reason (issue 28: the verdict once depended on buddy coalescing).
+reason (the verdict once depended on buddy coalescing).
 """
 
 import os
@@ -33,7 +33,7 @@ DOUBLE_FREE_RE = re.compile(
 INTERIOR_RE = re.compile(
     rb"PANIC on CPU \d+: frame_free\(0x[0-9a-f]+, 1\): block is not "
     rb"allocated \(inside an allocated block\)")
-#: Boots of framedf1 in the soak (issue 28: 20 of 20 must name the double free).
+#: Boots of framedf1 in the soak (20 of 20 must name the double free).
 SOAK_BOOTS = 20
 
 

@@ -1,4 +1,4 @@
-"""The SPIN models of verify/ (issue 33, item 2), the short runs.
+"""The SPIN models of verify/, the short runs.
 
 Each correct model's safety run must end with 0 errors and a complete search;
 each broken variant (spin -DBROKEN_x) must be caught: at least one error of

@@ -1,4 +1,4 @@
-"""A production kernel: ``make TESTS=0`` (issue 31).
+"""A production kernel: ``make TESTS=0``.
 
 The kernel tests (kernel/test/), the benchmarks (kernel/test/bench/) and the
 console commands that run them (console/cmd_test.c, console/cmd_bench.c) are

@@ -1,4 +1,4 @@
-"""Per-thread user register state (issue 38, points 1, 2 and 5).
+"""Per-thread user register state (proc/uctx.h): nothing crosses between threads or tasks.
 
 ``uspace/app/regs`` fills every user-writable register that is not a
 general-purpose one with a pattern (amd64: x87/MMX, FCW/FSW/FTW, MXCSR,
@@ -24,7 +24,7 @@ TestAttack; arm64 Cortex-A72 in tests/test_arm64_programs.py; arm64
 FP/SVE/SME attack variants (SVE and SME must be
 killed as ``invalid instruction``, EC 0x19 and 0x1d).
 
-Before the fix (12b228a, the program on the unfixed kernel), amd64 -smp 2:
+Before the fix (the program on the unfixed kernel), amd64 -smp 2:
 ``regs -l set`` then ``regs -l check`` printed ``ST0 =
 0xeae:0c72973e78feb40f, expected 0:0000000000000000`` (and ST1-7, FTW, FS,
 GS: 11 differ), and ``regs -l threads 2 1000`` ``1981 of 2000 rounds

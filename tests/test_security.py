@@ -1,5 +1,5 @@
 """Ring 3 must never take the kernel down: entry paths and fault
-classification (issue 29, points 1 and 2).
+classification.
 
 One QEMU boot per configuration runs every variant of ``uspace/app/attack``
 in sequence (``make test``: -smp 2 with and without ``-cpu max``; ``make
@@ -12,7 +12,7 @@ console must answer (the prompt returns); no PANIC and QEMU still running.
 After all of them ``tasks`` is empty and the kernel's counters are back at
 their baseline (the same check as tests/test_tasks.py).
 
-Before the fix (main 315afa7): ``compat-syscall`` and ``ljmp32`` make QEMU
+Before the fix: ``compat-syscall`` and ``ljmp32`` make QEMU
 exit without a word (CSTAR unset: RIP 0 in ring 0 on the user stack, triple
 fault); ``lretq-fault`` panics in every configuration (QEMU pops far-return
 frames as supervisor accesses: error code U=0, judged a kernel fault);
@@ -36,7 +36,7 @@ from patterns import EXIT_RE, KILLED_RE, REPORT_RE
 from test_tasks import CMD_TIMEOUT, BOOT_TIMEOUT, settle, run_exit
 from test_regs import AMD64_AVX, AMD64_BASE, check_regs
 
-#: What ring 3 learns without UMIP (issue 38, point 5).
+#: What ring 3 learns without UMIP.
 UMIP_VARIANTS = ("sidt", "sgdt", "sldt", "str", "smsw")
 
 #: (smp, -cpu model or None for QEMU's default qemu64, soak only). The

@@ -1,4 +1,4 @@
-"""The sharing count (issue 30): cache lines an operation shares between CPUs,
+"""The sharing count (docs/SHARING.md): cache lines an operation shares between CPUs,
 counted by the QEMU plugin (tools/plugins/sharing.c, docs/SHARING.md) in a
 chtbench window; counts, never times.
 
@@ -14,7 +14,7 @@ chtbench window; counts, never times.
   and at most 0.01 lines per lookup.
 * ``TestUpdateSharing``: the release build at -smp 2, chtbench 14 and 15
   at 20 % updates: the CHT's updates at most half the bucket-locked
-  table's transfers per operation (issue 30's goal).
+  table's transfers per operation (the update goal).
 * ``TestFaultSharing``: chtbench 22 (a page fault with its unmap) at -smp
   2 on the release build and on the locked-page-hash release build: the CHT
   build at most half the locked build's transfers per fault, and no line
@@ -75,21 +75,21 @@ SHAREDCOUNT_ELF = os.environ.get("KTEST_SHAREDCOUNT_KERNEL") or os.path.join(
     REPO, "build", "broken-sharedcount", "kernel.elf")
 
 SECONDS = 1
-#: Issue 30's bounds for the `make test` boot (transfers per operation).
+#: The bounds of the `make test` boot (transfers per operation).
 LOOKUP_MAX = 0.01
-#: Futex calls on different futexes of one task (issue 30, item 4).
+#: Futex calls on different futexes of one task.
 FUTEX_CALL_MAX = 0.01
 FUTEX_CALLS = 20000
 SPINLOCK_MIN = 1.0
-#: Issue 30: CHT updates at 20 % (chtbench 15) share at most this fraction
+#: CHT updates at 20 % (chtbench 15) share at most this fraction
 #: of the bucket-locked table's (chtbench 14) transfers per operation.
 UPDATE_RATIO_MAX = 0.5
 UPDATE_PCT = 20
-#: Issue 30: a fault with its unmap (chtbench 22). The goal (the CHT build
+#: A fault with its unmap (chtbench 22). The goal (the CHT build
 #: at most half the locked build's transfers per fault, at -smp 4) is
 #: measured by make bench-sharing (two boots: 26-28 against 70, 0.39). This
 #: test guards what makes it hold and what the old code failed: no line is
-#: written by every faulting CPU on every fault (main 4971c5a's kernels: the
+#: written by every faulting CPU on every fault (the kernels before the lock-free area look-up: the
 #: area lock, page-table and statistics lines, zones, the page hash count),
 #: and the CHT build shares no more than the locked build. The ratio itself
 #: varies too much between boots for a 0.5 bound: most of a fault's
@@ -247,8 +247,8 @@ def lines_every_cpu_writes_per_op(window, cpus):
 
 class TestFaultSharing:
     """chtbench 22 at -smp 2 on the CHT and the locked release builds
-    (issue 30's fault goal). On main 4971c5a's kernels (before the fault's
-    lock-free area look-up) it fails: the address space's area lock, its
+    (the fault goal). On the kernels before the fault's lock-free area
+    look-up it fails: the address space's area lock, its
     page-table and statistics lines, the zones' and the page hash count's
     lines were each written by every CPU at least once per fault."""
 
@@ -340,7 +340,7 @@ def measure_futexbench(elf, smp, calls=FUTEX_CALLS, shared=False):
 class TestFutexSharing:
     """Futex calls of one task on different futexes from different CPUs:
     a wake with no waiter and a wait whose value does not match must share
-    no line (issue 30, item 4: at most 0.01 transfers per call)."""
+    no line (at most 0.01 transfers per call)."""
 
     @pytest.mark.parametrize("smp", [2, 4])
     def test_futex_calls_share_nothing(self, smp):
@@ -413,7 +413,7 @@ def us_describe(s):
 
 class TestUserspaceSharing:
     """libcht's lookups in user space share no line; a reader-writer lock's
-    do (issue 30, item 2's userspace part). run_one() itself requires the
+    do (the userspace side of the lookup goal). run_one() itself requires the
     plugin's operation count to equal the harness's and every lookup to
     hit."""
 

@@ -1,4 +1,4 @@
-"""User and RCU pointers the compiler can tell apart (issue 33, item 3).
+"""User and RCU pointers the compiler can tell apart (sparse).
 
 ``make check`` runs sparse over every kernel C file in each configuration
 (tools/sparse_check.py): a ``__user`` pointer (a user address) and an

@@ -1,6 +1,6 @@
 """Checks of the built kernel images that need no boot.
 
-TLB shootdown fence (issue 15, item 5): ``tlb_shootdown()`` in
+TLB shootdown fence: ``tlb_shootdown()`` in
 kernel/generic/src/mm/as.c loads the mask of CPUs running the address space
 after its caller cleared page table entries.  Store-then-load needs a full
 fence (C11 lets the load move before the stores; x86-64's store buffer does
@@ -132,7 +132,7 @@ def test_arm64_checker_rejects():
     assert not arm64_broadcast_shootdown_ok(good[1:])[0]
 
 
-# ---- FP/SIMD only where the user state is switched (issue 38) -------------
+# ---- FP/SIMD only where the user state is switched ------------------------
 #
 # The kernel keeps a user thread's FP/SIMD state in the CPU across kernel
 # code (proc/uctx.h): that is correct only while no kernel code touches those

@@ -1,4 +1,4 @@
-"""Checks of the source tree (issue 17), no build and no QEMU.
+"""Checks of the source tree, no build and no QEMU.
 
 * Every path a source comment names exists (a comment may still name another
   project's file when it says whose: "Linux's kernel/rcu/rcutorture.c").
@@ -118,7 +118,7 @@ def test_locking_md_names_every_lock():
     assert not missing, "docs/LOCKING.md does not name: %s" % missing
 
 
-#: Machine names of x86-64 that generic code must not use (issue 32): its
+#: Machine names of x86-64 that generic code must not use: its
 #: registers, control registers and flags, MSRs, interrupt controllers,
 #: the instructions of privileged work, fields of its saved state, its
 #: counters and protection features (TSC, SMEP, SMAP) and the names of its
@@ -230,7 +230,7 @@ def test_no_kernel_path_in_user_space_builds():
     """Code shared by the kernel and user space lives in common/: no user
     space build (lib/c, the OS libcht, the Linux libcht, bench/userspace)
     compiles or includes anything from kernel/, and the kernel nothing from
-    uspace/ (issue 31)."""
+    uspace/."""
     for var in ("UCFLAGS", "UCHT_FLAGS", "ULIBC_SRC", "ULIBCHT_SRC"):
         assert "kernel/" not in make_var(var), \
             "%s names kernel/: %s" % (var, make_var(var))
@@ -284,26 +284,27 @@ def test_size_checker_finds_long_functions():
     big = "int a;\n" * 901
     vs = sc.violations(["common/x.h"], read=lambda f: big)
     assert vs == [("common/x.h", None, 901, 900)]
+    # common/test/ is kernel test code: the 120-line limit, not 80.
+    long_test = "void t(void)\n{\n" + "\tx++;\n" * 118 + "}\n"
+    vs = sc.violations(["common/test/x.c", "common/test/y.c"],
+                       read=lambda f: long_test if f.endswith("x.c") else text)
+    assert vs == [("common/test/x.c", "t", 121, 120)]
 
 
 #: A commit hash (7 to 40 hex digits with a letter and a digit) or an issue
-#: number ("issue 30", "issues 15", "#12" after a word boundary).
+#: number (the word issue or issues, then a number, "#" before it or not).
 HISTORY_RE = re.compile(
     r"(?<!0x)\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
     r"|\b[Ii]ssues?\s+#?\d+")
-#: TEMPORARY exemptions, for the lead to remove at merge: mm/as.c is wt-ctl's
-#: while this is written, and three negative controls' comments (inside their
-#: CONFIG_BROKEN blocks) go with wt-ctl's patches.
-HISTORY_EXEMPT_FILES = set()
-HISTORY_EXEMPT = set()
+#: (file, match) pairs that look like history and are not: a register value
+#: quoted from a test's output.
+HISTORY_EXEMPT = {("tests/test_regs.py", "0c72973e78feb40f")}
 
 
 def history_in_comments(files, read=None):
     """(file, match) for every commit hash or issue number in a comment."""
     bad = []
     for f in files:
-        if f in HISTORY_EXEMPT_FILES:
-            continue
         text = read(f) if read else open(os.path.join(REPO, f),
                                           errors="replace").read()
         for comment in comments_of(f, text):
@@ -314,9 +315,10 @@ def history_in_comments(files, read=None):
 
 def test_no_history_in_code_comments():
     """History belongs in git: no commit hash or issue number in the
-    comments of kernel/, common/ and uspace/ (the explanation stays)."""
-    files = tracked(r"^(kernel|common|uspace)/.*(\.(c|h|S|py|sh|ld)|"
-                    r"Makefile)$")
+    comments of kernel/, common/, uspace/, tools/ and tests/, the Makefiles
+    and the .mk fragments (the explanation stays)."""
+    files = tracked(r"^((kernel|common|uspace|tools|tests)/.*"
+                    r"\.(c|h|S|py|sh|ld)|(.*/)?Makefile|.*\.mk)$")
     bad = history_in_comments(files)
     assert not bad, "history in code comments:\n" + "\n".join(
         "%s: %s" % b for b in bad)
@@ -327,3 +329,76 @@ def test_history_checker_finds_references():
             "x = 0xabcdef12; /* deadline */\n")
     assert history_in_comments(["kernel/x.c"], read=lambda f: text) == [
         ("kernel/x.c", "1789d4f"), ("kernel/x.c", "issue 30")]
+
+
+#: Non-static functions a .c file may declare itself: the sanitizer hooks
+#: that GCC's instrumentation calls (no header of ours has them; each is
+#: declared above its definition for -Wmissing-prototypes), and three kernel
+#: tests' helpers kept global so that a backtrace or a KCSAN report names
+#: them (backtrace1, fault1, kcsan1).
+PROTOTYPE_EXEMPT = re.compile(
+    r"__(asan|tsan|ubsan)_\w+|backtrace1_walk_own|fault1_touch"
+    r"|kcsan1_plain_inc|kcsan1_atomic_inc")
+#: A declarator at a line's start: type words, then the function's name
+#: and its parameter list (a macro invocation ahead of it is skipped).
+DECL_RE = re.compile(r"(?:^|\n)[ \t]*((?:[A-Za-z_]\w*[\s*]+)+?)"
+                     r"([A-Za-z_]\w*)\s*\([^()]*\)\s*$")
+
+
+def prototypes_in_c(files, read=None):
+    """(file, line, name) of every file-scope declaration of a non-static
+    function in a .c file: one defined in another file or in assembly
+    belongs in a header, one used only here is static."""
+    sc = _size_check()
+    bad = []
+    for f in files:
+        text = read(f) if read else open(os.path.join(REPO, f),
+                                          errors="replace").read()
+        src = sc.blank(text)
+        depth, start = 0, 0
+        for m in re.finditer(r"[{};]", src):
+            if m.group() == "{":
+                depth += 1
+                continue
+            if m.group() == "}":
+                depth = max(0, depth - 1)
+                start = m.end() if depth == 0 else start
+                continue
+            if depth:
+                continue
+            stmt = re.sub(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)",
+                          " ", src[start:m.start()])
+            start = m.end()
+            d = DECL_RE.search(stmt)
+            if (not d or "=" in stmt or re.match(
+                    r"\s*(static|typedef)\b", d.group(1))
+                    or PROTOTYPE_EXEMPT.fullmatch(d.group(2))):
+                continue
+            line = src.count("\n", 0, m.start()) + 1
+            bad.append((f, line, d.group(2)))
+    return bad
+
+
+def test_no_prototypes_in_c_files():
+    """A function called across files or across the assembly/C boundary is
+    declared in a header (arch/entry.h, arch/context.h, ...), never in the
+    .c file that calls or defines it."""
+    bad = prototypes_in_c(tracked(r"^(kernel|common|uspace)/.*\.c$"))
+    assert not bad, "prototypes in .c files:\n" + "\n".join(
+        "%s:%d: %s" % b for b in bad)
+
+
+def test_prototype_checker_finds_declarations():
+    text = ("static int helper(int a);\n"
+            "typedef void (*fn_t)(void);\n"
+            "uint64_t table[512] ALIGNED(4096);\n"
+            "static void (*hook)(void);\n"
+            "void __asan_load8(uintptr_t a);\n"
+            "FOO(1)\n"
+            "void context_switch(context_t *save,\n"
+            "    context_t *load);\n"
+            "__attribute__((noinline)) int\nua_copy(void *d, size_t n);\n"
+            "int x = f(1);\n"
+            "void g(void)\n{\n\tint h(int);\n}\n")
+    assert prototypes_in_c(["kernel/x.c"], read=lambda f: text) == [
+        ("kernel/x.c", 8, "context_switch"), ("kernel/x.c", 10, "ua_copy")]

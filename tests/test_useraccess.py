@@ -1,4 +1,4 @@
-"""The user-access guard (SMAP on amd64, PAN on arm64; issue 32).
+"""The user-access guard (SMAP on amd64, PAN on arm64).
 
 ``test useraccess1`` (unsafe) makes a kernel thread posing as a task's
 thread read a present user page directly, outside the uaccess functions.

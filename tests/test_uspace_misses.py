@@ -1,5 +1,5 @@
 """Orderings of the exact last-level cache miss counts of libcht and its
-peers (issue 39, item 3; make -C uspace bench-misses at full size).
+peers (make -C uspace bench-misses at full size).
 
 bench_us misses under valgrind's callgrind with its cache simulator
 (bench/userspace/run_misses.py): 2^16 keys against a simulated 256 KiB
@@ -98,8 +98,8 @@ def test_sorted_list_misses_cheaper_than_hits(counts):
 
 
 def test_managed_u64_map_layout_and_load(counts):
-    """The design of the managed 8-byte map's chained layout, as counted
-    (issue 39, item 4): its 64-byte aligned item holds node, key and value in
+    """The design of the managed 8-byte map's chained layout, as counted:
+    its 64-byte aligned item holds node, key and value in
     one line, so a hit costs at least one miss fewer than libcht with
     malloc'ed 56-byte nodes (whose value straddles into the next line); and
     its lower grow limit (1/2 item per bucket) costs fewer misses than the

@@ -90,12 +90,13 @@ static size_t count_key(cht_t *h, uint64_t key, bool use_equal)
 	return n;
 }
 
-static const char *sanity_steps(cht_t *h)
+/** Phase 1: inserts keys 0 .. SAN_N - 1 (many more than 16 buckets *
+ * max_load 4) and finds each of them; absent keys, some sharing the hash of
+ * present ones, are not found. */
+static const char *steps_insert_find(cht_t *h)
 {
 	san_item_t *it;
-	cht_link_t *dup;
 
-	/* Insert keys 0 .. N-1 (many more than 16 buckets * max_load 4). */
 	for (uint64_t k = 0; k < SAN_N; k++) {
 		if (!(it = san_new(k)))
 			return "out of memory";
@@ -114,7 +115,6 @@ static const char *sanity_steps(cht_t *h)
 			return "an inserted item is not found";
 		}
 	}
-	/* Absent keys, some sharing the hash of present ones. */
 	for (uint64_t k = SAN_N; k < SAN_N + 64; k++) {
 		if (find(h, k) || find(h, k + 8192)) {
 			cht_sanity_env_read_unlock();
@@ -122,9 +122,14 @@ static const char *sanity_steps(cht_t *h)
 		}
 	}
 	cht_sanity_env_read_unlock();
+	return NULL;
+}
 
-	/* Duplicates: three more items with key 5. */
-	san_item_t *d5[4] = { san_items[5] };
+/** Phase 2: three more items with key 5; @a d5 receives the four items of
+ * key 5 (d5[0] the first). find_next and find_next_equal see exactly them. */
+static const char *steps_duplicates(cht_t *h, san_item_t *d5[4])
+{
+	d5[0] = san_items[5];
 	for (int i = 1; i < 4; i++) {
 		if (!(d5[i] = san_new(5)))
 			return "out of memory";
@@ -151,8 +156,17 @@ static const char *sanity_steps(cht_t *h)
 		return "find_next does not return every duplicate";
 	if (c6 != 1)
 		return "duplicates of a key show up under another key of the same hash";
+	return NULL;
+}
 
-	/* Insert-unique: refused for a present key, returning it. */
+/** Phase 3: insert-unique is refused for a present key (returning it) and
+ * for a duplicated key (returning one of them); an absent key with a shared
+ * hash is inserted. */
+static const char *steps_insert_unique(cht_t *h)
+{
+	san_item_t *it;
+	cht_link_t *dup;
+
 	if (!(it = san_new(7)))
 		return "out of memory";
 	cht_sanity_env_read_lock();
@@ -184,19 +198,26 @@ static const char *sanity_steps(cht_t *h)
 	cht_sanity_env_read_unlock();
 	if (!ins || !found)
 		return "insert_unique of an absent key failed";
+	return NULL;
+}
 
-	/* Remove one duplicate item: true once, then false. */
+/** Phase 4: removes one duplicate item (@a d5_item, true once, then false),
+ * then key 5 (the count; other keys of that hash stay); after a grace period
+ * the 4 remove callbacks have run, each once. */
+static const char *steps_remove(cht_t *h, san_item_t *d5_item)
+{
+	uint64_t key5 = 5;
+
 	cht_sanity_env_read_lock();
-	bool r1 = cht_remove_item(h, &d5[2]->link);
-	bool r2 = cht_remove_item(h, &d5[2]->link);
-	c1 = count_key(h, 5, false);
+	bool r1 = cht_remove_item(h, &d5_item->link);
+	bool r2 = cht_remove_item(h, &d5_item->link);
+	size_t c1 = count_key(h, 5, false);
 	cht_sanity_env_read_unlock();
 	if (!r1 || r2)
 		return "remove_item: not true once and then false";
 	if (c1 != 3)
 		return "3 duplicates expected after remove_item";
 
-	/* Remove key: returns the count; other keys of that hash stay. */
 	cht_sanity_env_read_lock();
 	size_t removed = cht_remove_key(h, &key5);
 	size_t again = cht_remove_key(h, &key5);
@@ -210,7 +231,6 @@ static const char *sanity_steps(cht_t *h)
 	if (!others)
 		return "remove_key removed another key of the same hash";
 
-	/* Callbacks after a grace period: 4 so far, each once. */
 	cht_sanity_env_barrier();
 	if (__atomic_load_n(&san_cbs, __ATOMIC_ACQUIRE) != 4)
 		return "wrong number of remove callbacks (4 expected)";
@@ -220,17 +240,22 @@ static const char *sanity_steps(cht_t *h)
 			return "remove callback count of an item is not 1 (removed) or "
 			    "0 (present)";
 	}
+	return NULL;
+}
 
-	/* Destroy refuses a non-empty table, which stays usable. */
+/** Phase 5: destroy refuses the non-empty table, which stays usable; then
+ * the table is emptied by key, and every item gets exactly one remove
+ * callback. */
+static const char *steps_empty(cht_t *h)
+{
 	if (cht_sanity_env_destroy(h) != CHT_EBUSY)
 		return "cht_destroy did not refuse a non-empty table";
 	cht_sanity_env_read_lock();
-	found = find(h, 100) == san_items[100];
+	bool found = find(h, 100) == san_items[100];
 	cht_sanity_env_read_unlock();
 	if (!found)
 		return "the table lost an item after a refused cht_destroy";
 
-	/* Empty the table by key. */
 	size_t expect_cbs = 4;
 	for (size_t i = 0; i < san_n; i++) {
 		uint64_t k = san_items[i]->key;
@@ -261,6 +286,18 @@ static const char *sanity_steps(cht_t *h)
 	}
 	cht_sanity_env_report(san_n, expect_cbs, &st);
 	return NULL;
+}
+
+/** The sequence's phases in order; the first error stops it. */
+static const char *sanity_steps(cht_t *h)
+{
+	san_item_t *d5[4];
+	const char *err;
+
+	if ((err = steps_insert_find(h)) || (err = steps_duplicates(h, d5))
+	    || (err = steps_insert_unique(h)) || (err = steps_remove(h, d5[2])))
+		return err;
+	return steps_empty(h);
 }
 
 const char *cht_sanity_run(void)

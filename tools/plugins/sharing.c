@@ -1,6 +1,6 @@
 /*
  * sharing.c: a QEMU TCG plugin that counts the cache lines a guest window
- * shares between CPUs (issue 30, docs/SHARING.md).
+ * shares between CPUs (docs/SHARING.md).
  *
  * Built against the plugin header of the QEMU that Debian installs (7.2,
  * plugin API version 1), taken from Debian's qemu source package by

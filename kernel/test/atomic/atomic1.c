@@ -10,9 +10,6 @@
 #include <testlib.h>
 #include <print.h>
 
-const char *test_atomic1(void);
-
-
 const char *test_atomic1(void)
 {
 	atomic_t a = { 0 };	/* GCC 12 -fsanitize=thread: atomic_set() through a call does not count as initialising */

@@ -605,9 +605,6 @@ static const char *test_str_to_int(void)
 	return NULL;
 }
 
-/* Declared here for -Wmissing-prototypes; the test table declares it too. */
-const char *test_print1(void);
-
 /**
  * Tests the formatter and the string-to-integer conversions.
  *

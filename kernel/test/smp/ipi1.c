@@ -15,8 +15,6 @@
 #include <arch/interrupt.h>
 #include <time/delay.h>
 
-const char *test_ipi1(void);
-
 #define IPIS_PER_CPU 200
 #define BROADCASTS   100
 #define IPI_TIMEOUT_US 10000000UL

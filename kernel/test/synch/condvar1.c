@@ -31,8 +31,6 @@
 #include <synch/spinlock.h>
 #include <synch/waitq.h>
 
-const char *test_condvar1(void);
-
 #define ROUNDS 3000
 
 

@@ -24,8 +24,6 @@
 #include <proc/thread.h>
 #include <synch/mutex.h>
 
-const char *test_mutex1(void);
-
 /** Increments over all threads (split evenly; keeps -smp 8 under TCG quick). */
 #define TOTAL_COUNT 64000
 

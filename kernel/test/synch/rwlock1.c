@@ -27,8 +27,6 @@
 #include <proc/thread.h>
 #include <synch/rwlock.h>
 
-const char *test_rwlock1(void);
-
 #define WRITERS 2
 #define WRITES  300
 #define SLOTS   16

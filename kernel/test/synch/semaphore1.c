@@ -20,8 +20,6 @@
 #include <proc/thread.h>
 #include <synch/semaphore.h>
 
-const char *test_semaphore1(void);
-
 #define BUF_SIZE 8
 /** Items over all producers (split evenly; keeps -smp 8 under TCG quick). */
 #define TOTAL_ITEMS 8000

@@ -22,8 +22,6 @@
 #include <proc/thread.h>
 #include <synch/semaphore.h>
 
-const char *test_semaphore2(void);
-
 #define K          3
 /** Rounds over all stress threads (split evenly; keeps -smp 8 quick). */
 #define TOTAL_ROUNDS 12000

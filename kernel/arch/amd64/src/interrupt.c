@@ -2,6 +2,7 @@
  * IDT, exception reports and interrupt dispatch.
  */
 #include <arch/interrupt.h>
+#include <arch/entry.h>
 #include <arch/asm.h>
 #include <arch/apic.h>
 #include <arch/cpu_arch.h>
@@ -149,8 +150,6 @@ void interrupt_register(unsigned vector, const char *name, iroutine_t handler)
 	handler_names[vector] = name;
 }
 
-/** Called from isr_common with the saved state. */
-void interrupt_dispatch(istate_t *istate);
 void interrupt_dispatch(istate_t *istate)
 {
 	unsigned vector = istate->vector & 0xff;

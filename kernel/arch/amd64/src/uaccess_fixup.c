@@ -2,11 +2,9 @@
  * The fixup lookup of the fault-tolerant user accesses (uaccess.S).
  */
 #include <arch/uaccess.h>
+#include <arch/entry.h>
 #include <mm/as.h>
 #include <errno.h>
-
-/** The fault-tolerant byte copy of uaccess.S (no range check). */
-int uaccess_copy_bytes(void *dst, const void *src, size_t n);
 
 static bool user_range_ok(uintptr_t a, size_t n)
 {

@@ -4,6 +4,7 @@
  */
 #include <arch.h>
 #include <arch/userspace.h>
+#include <arch/entry.h>
 #include <arch/cpu_arch.h>
 #include <arch/asm.h>
 #include <cpu.h>
@@ -31,9 +32,6 @@ _Static_assert(offsetof(cpu_t, syscall_ustack) == CPU_OFF_SYSCALL_USTACK,
 #define RFLAGS_DF  (1UL << 10)
 #define RFLAGS_AC  (1UL << 18)
 #define RFLAGS_NT  (1UL << 14)
-
-extern void syscall_entry(void);
-extern void syscall_compat_entry(void);
 
 /** SMEP was enabled on the CPUs (the same on all). Written at boot. */
 static bool smep_enabled;

@@ -7,6 +7,7 @@
 #include <arch/asm.h>
 #include <arch/mm.h>
 #include <arch/interrupt.h>
+#include <arch/entry.h>
 #include <arch/cpu_arch.h>
 #include <arch/smp_arch.h>
 #include <arch/userspace.h>
@@ -216,8 +217,6 @@ static void sync_dispatch(istate_t *istate)
 	    (void *) istate->elr, istate->esr, (void *) istate->far);
 }
 
-/** Called by vectors.S with the saved state and the vector's kind. */
-void arm64_exception(istate_t *istate, unsigned kind);
 void arm64_exception(istate_t *istate, unsigned kind)
 {
 	/* From EL0 SP_EL0 held the user's stack: make it THREAD again. */

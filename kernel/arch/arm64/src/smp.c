@@ -6,6 +6,7 @@
 #include <arch/asm.h>
 #include <arch/mm.h>
 #include <arch/interrupt.h>
+#include <arch/entry.h>
 #include <arch/cpu_arch.h>
 #include <arch/smp_arch.h>
 #include <arch/userspace.h>
@@ -158,8 +159,6 @@ void smp_boot_finish(void)
 	 */
 }
 
-/** C entry of a secondary (start.S), MMU on, on ap_boot_sp. */
-void ap_entry_index(unsigned idx);
 void ap_entry_index(unsigned idx)
 {
 	cpu_t *cpu = &cpus[idx];

@@ -7,13 +7,10 @@
  * EFAULT.
  */
 #include <arch/uaccess.h>
+#include <arch/entry.h>
 #include <mm/as.h>
 #include <errno.h>
 
-int ua_store64(uint64_t *uaddr, uint64_t val);
-int ua_load64(const uint64_t *uaddr, uint64_t *out);
-int ua_copy(void *dst, const void *src, size_t n);
-void ua_fault(void);
 extern const uintptr_t uaccess_table[], uaccess_table_end[];
 
 static bool user_range_ok(const void __user *p, size_t n)

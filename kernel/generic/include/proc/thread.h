@@ -191,6 +191,13 @@ void thread_sleep(unsigned sec);
 void thread_usleep(uint64_t usec);
 
 /**
+ * First C code of every new thread: called by the architecture's
+ * thread_entry_asm (context.S), never from C. Finishes the switch, enables
+ * interrupts, runs the thread's function and exits the thread.
+ */
+NO_RETURN void thread_main_entry(void);
+
+/**
  * Finishes the exit of @a t: called by the scheduler on the CPU that switched
  * away from the exiting thread (interrupts disabled). Wakes joiners, drops the
  * running reference.

@@ -17,8 +17,15 @@ bool (*cht_env_enqueue_hook)(cht_env_work_t *w);
 #ifdef CONFIG_DEBUG
 void (*cht_env_linked_hook)(void *table, void *item);
 #endif
-#if CONFIG_FAULT_INJECT  /* debug/fault_inject.h: 0 without points */
-uint64_t cht_broken_lookups;  /* cht_env_fault_lookup() */
+/*
+ * The sharedcount point's counter (cht_env_fault_lookup()). Defined only in
+ * builds with fault-injection points, so that a production kernel's data
+ * layout is that of a tree without it; the test is on CONFIG_FAULT_INJECT
+ * (0 without points, debug/fault_inject.h) because the preprocessor cannot
+ * evaluate fault_inject_enabled(), an expression over the enum of points.
+ */
+#if CONFIG_FAULT_INJECT
+uint64_t cht_broken_lookups;
 #endif
 
 void cht_env_sleep_ms(unsigned ms)

@@ -14,6 +14,7 @@
 #include <proc/thread.h>
 #include <proc/uctx.h>
 #include <arch/asm.h>
+#include <arch/context.h>
 #include <arch.h>
 #include <time/timeout.h>
 #include <synch/spinlock.h>
@@ -22,8 +23,6 @@
 #include <debug.h>
 #include <cpu.h>
 #include <debug/kcsan.h>
-
-void context_switch(context_t *save, context_t *load);
 
 #define HOOKS_MAX 8
 /** Registered hook sets; written at boot only. */

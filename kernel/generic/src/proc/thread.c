@@ -63,8 +63,6 @@ void thread_register_idle(thread_t *t)
 	irq_spinlock_unlock(&threads_lock, true);
 }
 
-/** First C code of a new thread (from thread_entry_asm). */
-NO_RETURN void thread_main_entry(void);
 void thread_main_entry(void)
 {
 	scheduler_finish_switch_new();

@@ -73,8 +73,7 @@ static int64_t sys_area_create(uint64_t base, uint64_t size, uint64_t flags,
 		return EINVAL;
 	task_t *task = cur_task();
 	if (base != 0) {
-		if (!as_area_range_ok(base, size))
-			return EINVAL;
+		/* as_area_create() refuses a bad range with EINVAL itself. */
 		int rc = as_area_create(task->as, base, size, (unsigned) flags);
 		return rc == EOK ? (int64_t) base : rc;
 	}

@@ -14,10 +14,8 @@
 
 /* The formatter the kernel uses too (common/print/printf_core.c). */
 #include <printf_core.h>
+#include "crt.h"
 
-int main(int argc, char **argv);
-
-void __libc_start(int argc, char **argv);
 void __libc_start(int argc, char **argv)
 {
 	exit(main(argc, argv));

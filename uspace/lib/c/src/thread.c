@@ -10,6 +10,7 @@
 #include <sys.h>
 #include <stdlib.h>
 #include <thread.h>
+#include "crt.h"
 
 struct uthread {
 	int (*fn)(void *);
@@ -26,8 +27,6 @@ static void (*key_dtor[THREAD_KEYS])(void *);
 /** Keys handed out. Atomics (relaxed: claims are unique by the RMW). */
 static unsigned key_count;
 
-void __thread_start(void);
-void __thread_main(uthread_t *t);
 void __thread_main(uthread_t *t)
 {
 	int status = t->fn(t->arg);

@@ -12,8 +12,16 @@ typedef struct {
 	uintptr_t sp;
 } context_t;
 
-/** First instructions of every thread (context.S); calls thread_entry_c. */
+/** First instructions of every thread (context.S); calls thread_main_entry. */
 extern void thread_entry_asm(void);
+
+/**
+ * Saves the running thread's registers (the ABI's callee-saved ones and the
+ * stack pointer) into @a save and resumes the thread whose registers @a load
+ * holds, returning into it (context.S). The scheduler only, interrupts
+ * disabled.
+ */
+void context_switch(context_t *save, context_t *load);
 
 /**
  * Builds the initial frame of a new thread on the stack ending at

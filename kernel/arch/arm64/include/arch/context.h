@@ -18,6 +18,14 @@ typedef struct {
 extern void thread_entry_asm(void);
 
 /**
+ * Saves the running thread's registers (the ABI's callee-saved ones and the
+ * stack pointer) into @a save and resumes the thread whose registers @a load
+ * holds, returning into it (context.S). The scheduler only, interrupts
+ * disabled.
+ */
+void context_switch(context_t *save, context_t *load);
+
+/**
  * Sets up @a ctx so that the first context_switch to it "returns" into
  * thread_entry_asm on the stack ending at @a stack_top (16-byte aligned),
  * with a zero frame pointer that ends backtraces. Thread creation.
