@@ -86,15 +86,6 @@ const char *rcu1_in_flight(const char *why)
 	return why;
 }
 
-static void collect_cpus(void)
-{
-	rcu1_online_n = 0;
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i))
-			online_ids[rcu1_online_n++] = i;
-	}
-}
-
 cpu_t *rcu1_nth_cpu(unsigned k)
 {
 	return &cpus[online_ids[k % rcu1_online_n]];
@@ -283,7 +274,7 @@ const char *test_rcu1(void)
 {
 	static char reason[sizeof(fail_list) + 64];
 
-	collect_cpus();
+	rcu1_online_n = test_online_cpus(online_ids);
 	if (rcu1_online_n == 0)
 		return "no CPU online";
 	rcu1_stop = false;
