@@ -4,7 +4,8 @@ experiment, figure and readings.
 
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (
-    UNCLEAR, both, draw, fmt_ratio, host_cores, judge, key, nreaders, verdict)
+    UNCLEAR, both, draw, fmt_ratio, host_cores, judge, key, nreaders, save,
+    verdict)
 
 
 def resize_smp(data):
@@ -42,10 +43,7 @@ def fig_resize(data, plt, path):
     ], "lookups / s (millions, log)", "reader threads (+1 resizer)",
         "Reader-writer-lock table vs CHT, 2^16 items, -smp %d" % smp, hc,
         logy=True, xs=xs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def readings_resize(ctx):

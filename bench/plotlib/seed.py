@@ -5,7 +5,7 @@ update and the hash table lookup and update benchmarks.
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (
     CAPACITY_MIN, STYLE, both, draw, fmt_ratio, host_cores, judge,
-    judge_within, key, m_, smp_title, verdict)
+    judge_within, key, m_, save, smp_title, verdict)
 
 
 def fig_list_read(data, plt, path):
@@ -28,10 +28,7 @@ def fig_list_read(data, plt, path):
             ("rwlock", data.series("a-rcu", smp, cb.B_LIST_RW, xs, scale=M)),
         ], "list traversals / s (millions)", "CPUs (benchmark threads)",
             "List read scalability, " + smp_title(smp, hc), hc, xs=xs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def upd_smp(data, bench):
@@ -108,10 +105,7 @@ def fig_list_upd(data, plt, path):
              logy=logy)
         ax.set_xticks(xs)
         ax.set_xlim(min(xs) - 2, max(xs) + 2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def fig_ht_lookup(data, plt, path):
@@ -132,10 +126,7 @@ def fig_ht_lookup(data, plt, path):
             ("cht/a-rcu", data.series("a-rcu", smp, cb.B_HT_CHT, xs, scale=M)),
         ], "lookups / s (millions)", "CPUs (benchmark threads)",
             "Hash table lookup scalability, " + smp_title(smp, hc), hc, xs=xs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def fig_ht_upd(data, plt, path):
@@ -156,10 +147,7 @@ def fig_ht_upd(data, plt, path):
         "Hash table update overhead, %d CPUs, -smp %d" % (smp, smp))
     ax.set_xticks(xs)
     ax.set_xlim(min(xs) - 2, max(xs) + 2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def readings_list_read(ctx):
