@@ -388,6 +388,7 @@ class SharedBoot:
 
     def __init__(self, kernel):
         self._kernel = kernel
+        self.smp = kernel.smp    # the -smp it was booted with
         self.failure = None      # node id of the first failed step
         self.halted = False
 
@@ -398,6 +399,19 @@ class SharedBoot:
             pytest.skip("an earlier step of this boot failed: %s"
                         % self.failure)
         return self._kernel
+
+
+def run_test_expect_pass(k, command, timeout=TEST_ONE_TIMEOUT):
+    """Run a console command that runs one test; require ``Test passed``;
+    return its output."""
+    __tracebackhide__ = True
+    out = k.cmd(command, timeout)
+    verdicts = kconsole.parse_verdicts(out)
+    assert verdicts, "no verdict line in the output of %r:\n%s" % (
+        command, out)
+    failed = [r for ok, r in verdicts if not ok]
+    assert not failed, "%r failed: %s\n%s" % (command, failed[0], out)
+    return out
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -437,7 +451,6 @@ def smp_boot(request, boot_factory):
     flavour, smp = request.param
     boot = boot_factory(request, smp=smp, kernel=flavour_kernel(flavour),
                         name="%s-smp%d" % (flavour, smp))
-    boot.smp = smp
     boot.flavour = flavour
     return boot
 
@@ -445,15 +458,11 @@ def smp_boot(request, boot_factory):
 @pytest.fixture(scope="class")
 def iso_boot(request, boot_factory):
     """image.iso booted with -cdrom and -smp 2."""
-    boot = boot_factory(request, smp=2, iso=IMAGE_ISO, name="iso-smp2")
-    boot.smp = 2
-    return boot
+    return boot_factory(request, smp=2, iso=IMAGE_ISO, name="iso-smp2")
 
 
 @pytest.fixture(scope="class")
 def badinput_boot(request, boot_factory):
     """kernel.elf booted with -smp 2 for the bad-input tests."""
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
+    return boot_factory(request, smp=2, kernel=KERNEL_ELF,
                         name="badinput-smp2")
-    boot.smp = 2
-    return boot

@@ -45,15 +45,12 @@ def big():
     if chk.returncode:
         pytest.skip("the userspace peers are missing (make -C uspace "
                     "bench-deps): " + chk.stdout.strip())
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
-    b = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "bench",
-                                                         "userspace"), "-j2"],
-                       env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
     from bench.userspace import run_big
+    from bench.userspace.common import HERE, make_env
+    b = subprocess.run(["make", "-s", "-C", HERE, "-j2"], env=make_env(),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
     return run_big
 
 

@@ -258,7 +258,6 @@ def control_boot(request, boot_factory):
         pytest.fail("%s is missing: run 'make controls'" % kernel)
     boot = boot_factory(request, smp=2, kernel=kernel,
                         name="control-%s-smp2" % ident)
-    boot.smp = 2
     boot.ident, boot.is_rcu = ident, is_rcu
     boot.tests = {t[0]: t for t in tests}
     return boot
@@ -296,32 +295,20 @@ class ControlSteps:
         control_boot.k.halt(HALT_TIMEOUT)
 
 
-class TestControlPodzimekRcu(ControlSteps):
-    CONTROL = "podzimek-rcu-broken"
+def _control_class(ident):
+    """The steps of control ``ident`` as a class of their own (one boot, one
+    xdist group), named after it: ``shootdown`` -> TestControlShootdown."""
+    name = "TestControl" + "".join(w.capitalize()
+                                   for w in re.split(r"[-_]", ident))
+    return type(name, (ControlSteps,), {
+        "CONTROL": ident, "__doc__": "Control %s: %s" % (
+            ident, ControlSteps.__doc__)})
 
 
-class TestControlARcuRcu1(ControlSteps):
-    CONTROL = "a-rcu-broken"
-
-
-class TestControlShootdown(ControlSteps):
-    CONTROL = "shootdown"
-
-
-class TestControlSmpcall(ControlSteps):
-    CONTROL = "smpcall"
-
-
-class TestControlWorkq(ControlSteps):
-    CONTROL = "workq"
-
-
-class TestControlChtcount(ControlSteps):
-    CONTROL = "chtcount"
-
-
-class TestControlRcuunlock1(ControlSteps):
-    CONTROL = "rcuunlock1"
+for _ident in CONTROLS:
+    _cls = _control_class(_ident)
+    globals()[_cls.__name__] = _cls
+del _ident, _cls
 
 
 def _defect_kernel(knob, smp, name, extra_args=()):
@@ -458,18 +445,6 @@ def test_control_ptwalk1():
                        "a table orphaned by an overwriting install")
         k.check_no_panic()
         k.halt(timeout=BOOT_TIMEOUT)
-
-
-class TestControlAsrace1(ControlSteps):
-    CONTROL = "asrace1"
-
-
-class TestControlAreaseq(ControlSteps):
-    CONTROL = "areaseq"
-
-
-class TestControlMapping2(ControlSteps):
-    CONTROL = "mapping2"
 
 
 #: framedf1's panic before 1789d4f's diagnosis (the frame's own state, which

@@ -46,9 +46,7 @@ HISTORY = 16             # kconsole.c HISTORY
 @pytest.fixture(scope="class")
 def fuzz_boot(request, boot_factory):
     """kernel.elf booted with -smp 2 for the flood and fuzz steps."""
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF, name="fuzz-smp2")
-    boot.smp = 2
-    return boot
+    return boot_factory(request, smp=2, kernel=KERNEL_ELF, name="fuzz-smp2")
 
 
 def _random_text(rng, length):

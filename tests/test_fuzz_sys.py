@@ -127,9 +127,8 @@ def check_log(k):
 @pytest.fixture(scope="class")
 def fuzz_boot(request, boot_factory):
     """A-RCU debug build, -smp 2, -cpu max (SMEP and SMAP on)."""
-    boot = boot_factory(request, smp=2, kernel=flavour_kernel("a-rcu"),
+    return boot_factory(request, smp=2, kernel=flavour_kernel("a-rcu"),
                         extra_args=["-cpu", "max"], name="sysfuzz-smp2")
-    return boot
 
 
 class TestSysfuzz:
@@ -250,10 +249,9 @@ def test_sysfuzz_soak(request, boot_factory, seed):
 @pytest.fixture(scope="class", params=[1, 2], ids=lambda n: "smp%d" % n)
 def futex_boot(request, boot_factory):
     """A-RCU debug build (asserts on) at -smp 1 and 2."""
-    boot = boot_factory(request, smp=request.param,
+    return boot_factory(request, smp=request.param,
                         kernel=flavour_kernel("a-rcu"),
                         name="futexrace-smp%d" % request.param)
-    return boot
 
 
 class TestFutexRace:

@@ -47,10 +47,8 @@ AS_PRINT_AREAS = 32
 
 @pytest.fixture(scope="class")
 def limits_boot(request, boot_factory):
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
+    return boot_factory(request, smp=2, kernel=KERNEL_ELF,
                         extra_args=["-cpu", "max"], name="limits-smp2")
-    boot.smp = 2
-    return boot
 
 
 def run_timed(k, line):

@@ -80,7 +80,6 @@ def sec_boot(request, boot_factory):
     boot = boot_factory(request, smp=smp, kernel=KERNEL_ELF,
                         extra_args=["-cpu", cpu] if cpu else [],
                         name="security-smp%d%s" % (smp, _cpu_id(cpu)))
-    boot.smp = smp
     # SMAP on: the QEMU 7.2 far-return quirk applies.
     boot.cpumax = cpu is not None and cpu.startswith("max")
     return boot
