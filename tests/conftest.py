@@ -49,6 +49,7 @@ import sys
 import pytest
 
 from tools import kconsole  # tools/kconsole.py
+from patterns import ANY_PANIC_RE, VERDICT_RE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -412,6 +413,46 @@ def run_test_expect_pass(k, command, timeout=TEST_ONE_TIMEOUT):
     failed = [r for ok, r in verdicts if not ok]
     assert not failed, "%r failed: %s\n%s" % (command, failed[0], out)
     return out
+
+
+def skip_without_deps(group, what):
+    """Skip the calling test (or fixture) unless ``tools/ensure-deps.sh
+    --check GROUP`` finds every package of GROUP; ``what`` says what is
+    missing and how to install it."""
+    chk = subprocess.run(["bash", os.path.join(REPO, "tools",
+                                               "ensure-deps.sh"),
+                          "--check", group],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    if chk.returncode:
+        pytest.skip("%s: %s" % (what, chk.stdout.strip()))
+
+
+def build_bench_us():
+    """Build bench_us (bench/userspace, two jobs) or fail with make's
+    output; returns the bench.userspace.common module."""
+    from bench.userspace import common
+    b = subprocess.run(["make", "-s", "-C", common.HERE, "-j2"],
+                       env=common.make_env(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
+    return common
+
+
+def expect_test_panic(k, test, panic_re, timeout, what, any_panic=False):
+    """Run ``test TEST`` on a test that must end in a panic: require
+    ``panic_re`` before a verdict (and, with ``any_panic``, before any other
+    panic line). Returns the match. ``what`` names the panic for the
+    failure messages."""
+    __tracebackhide__ = True
+    k.send_line("test " + test)
+    expected = [panic_re] + ([ANY_PANIC_RE] if any_panic else []) + \
+        [VERDICT_RE]
+    idx, m, before = k.expect(expected, timeout, "%s after 'test %s'"
+                              % (what, test), check_panic=False)
+    assert idx == 0, "'test %s' did not end in %s: %r\n%s" % (
+        test, what, kconsole.decode(m.group(0)), kconsole.decode(before))
+    return m
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -84,9 +84,10 @@ import pytest
 
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, BROKEN_ELF, CMD_TIMEOUT, HALT_TIMEOUT,
-                      PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT)
+                      PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT,
+                      expect_test_panic)
 from test_rcu import parse_rcu_stats
-from patterns import ANY_PANIC_RE, ORACLE_FAILURE_RE, VERDICT_RE
+from patterns import ANY_PANIC_RE, ORACLE_FAILURE_RE
 
 #: rcu1 runs every part and names all failing ones in its one reason
 #: ("N parts failed: part: reason; ...").  Its reasons for a callback run
@@ -462,12 +463,9 @@ def test_control_framedf1():
     from test_mm_checks import DOUBLE_FREE_RE
     with _defect_kernel("framedf1", 2, "control-framedf1") as k:
         k.wait_prompt(BOOT_TIMEOUT)
-        k.send_line("test framedf1")
-        idx, m, before = k.expect(
-            [FRAMEDF1_OLD_RE, ANY_PANIC_RE, VERDICT_RE], TEST_ONE_TIMEOUT,
-            "the panic after 'test framedf1'", check_panic=False)
-        assert idx == 0, "wanted the old diagnosis, got %r\n%s" % (
-            kconsole.decode(m.group(0)), kconsole.decode(before))
+        m = expect_test_panic(k, "framedf1", FRAMEDF1_OLD_RE,
+                              TEST_ONE_TIMEOUT, "the old diagnosis",
+                              any_panic=True)
         assert not DOUBLE_FREE_RE.search(m.group(0)), m.group(0)
 
 

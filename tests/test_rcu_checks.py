@@ -24,7 +24,8 @@ import pytest
 
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, PANIC_TIMEOUT,
-                      flavour_kernel, flavours, run_test_expect_pass)
+                      expect_test_panic, flavour_kernel, flavours,
+                      run_test_expect_pass)
 from patterns import VERDICT_TEXT_RE
 
 #: The debug assertion's message (rcu_assert_may_block / the sleep hook).
@@ -82,14 +83,9 @@ def test_sleep_in_reader_panics(flavour):
     with kconsole.Kernel(smp=2, kernel=flavour_kernel(flavour),
                          name="%s-rcusleep1" % flavour) as k:
         k.wait_prompt(BOOT_TIMEOUT)
-        k.send_line("test rcusleep1")
-        idx, m, before = k.expect(
-            [SLEEP_ASSERT_RE, re.compile(rb"Test (?:passed|failed)[^\n]*")],
-            PANIC_TIMEOUT, "the assertion's panic after 'test rcusleep1'",
-            check_panic=False)
-        assert idx == 0, (
-            "sleeping inside a reader section did not panic: %r\n%s" % (
-                kconsole.decode(m.group(0)), kconsole.decode(before)))
+        expect_test_panic(k, "rcusleep1", SLEEP_ASSERT_RE, PANIC_TIMEOUT,
+                          "the assertion's panic (sleeping inside a reader "
+                          "section)")
 
 
 # --------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <typedefs.h>
 #include <stdarg.h>
 #include <test.h>
+#include <testlib.h>
 
 /** Size of the output buffer of one case. */
 #define CASE_BUF_SIZE  256
@@ -613,6 +614,13 @@ const char *test_print1(void);
  */
 const char *test_print1(void)
 {
+	static const testlib_part_t parts[] = {
+		{ NULL, test_standard },
+		{ NULL, test_ignored_flags },
+		{ NULL, test_buffers },
+		{ NULL, test_kernel_specific },
+		{ NULL, test_str_to_int },
+	};
 	const char *err;
 
 	case_idx = 0;
@@ -621,23 +629,7 @@ const char *test_print1(void)
 	    "[%s]\n", -42, "abc", 0xbeefU, 8U, 7,
 	    (void *) 0xffffffff80001000UL, UINT64_MAX, "end");
 
-	err = test_standard();
-	if (err != NULL)
-		return err;
-
-	err = test_ignored_flags();
-	if (err != NULL)
-		return err;
-
-	err = test_buffers();
-	if (err != NULL)
-		return err;
-
-	err = test_kernel_specific();
-	if (err != NULL)
-		return err;
-
-	err = test_str_to_int();
+	err = testlib_run_parts("print1", parts, ARRAY_SIZE(parts));
 	if (err != NULL)
 		return err;
 
