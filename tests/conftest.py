@@ -496,14 +496,18 @@ def smp_boot(request, boot_factory):
     return boot
 
 
-@pytest.fixture(scope="class")
-def iso_boot(request, boot_factory):
-    """image.iso booted with -cdrom and -smp 2."""
-    return boot_factory(request, smp=2, iso=IMAGE_ISO, name="iso-smp2")
+def class_boot(doc, **kwargs):
+    """A class-scoped fixture (assign it to the fixture's name) that boots
+    one QEMU, ``kconsole.Kernel(**kwargs)``, for the steps of a test class;
+    ``doc`` says what it boots."""
+    def boot(request, boot_factory):
+        return boot_factory(request, **kwargs)
+    boot.__doc__ = doc
+    return pytest.fixture(scope="class")(boot)
 
 
-@pytest.fixture(scope="class")
-def badinput_boot(request, boot_factory):
-    """kernel.elf booted with -smp 2 for the bad-input tests."""
-    return boot_factory(request, smp=2, kernel=KERNEL_ELF,
-                        name="badinput-smp2")
+iso_boot = class_boot("image.iso booted with -cdrom and -smp 2.",
+                      smp=2, iso=IMAGE_ISO, name="iso-smp2")
+badinput_boot = class_boot("kernel.elf booted with -smp 2 for the bad-input "
+                           "tests.", smp=2, kernel=KERNEL_ELF,
+                           name="badinput-smp2")

@@ -30,8 +30,8 @@ import time
 import pytest
 
 from tools import kconsole
-from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, flavour_kernel,
-                      flavours)
+from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, class_boot,
+                      flavour_kernel, flavours)
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, TEST_ALL_TIMEOUT,
                       TEST_ONE_TIMEOUT, run_test_expect_pass)
 from patterns import ORACLE_FAILURE_RE
@@ -130,11 +130,8 @@ def expect_broken_failure(k):
 # The negative control: RCU_BROKEN=1 must fail rcutorture
 # --------------------------------------------------------------------------
 
-@pytest.fixture(scope="class")
-def broken_boot(request, boot_factory):
-    """build/rcu-broken/kernel.elf booted with -smp 4."""
-    return boot_factory(request, smp=4, kernel=BROKEN_ELF,
-                        name="rcu-broken-smp4")
+broken_boot = class_boot("build/rcu-broken/kernel.elf booted with -smp 4.",
+                         smp=4, kernel=BROKEN_ELF, name="rcu-broken-smp4")
 
 
 class TestRCUBroken:
@@ -168,11 +165,8 @@ class TestRCUBroken:
 # The rcutorture command
 # --------------------------------------------------------------------------
 
-@pytest.fixture(scope="class")
-def rcucmd_boot(request, boot_factory):
-    """The default kernel booted with -smp 2."""
-    return boot_factory(request, smp=2, kernel=KERNEL_ELF,
-                        name="rcucmd-smp2")
+rcucmd_boot = class_boot("The default kernel booted with -smp 2.", smp=2,
+                         kernel=KERNEL_ELF, name="rcucmd-smp2")
 
 
 class TestRCUCommand:
