@@ -43,8 +43,7 @@ def fig_page_ht(data, plt, path):
 
 def readings_page_ht(ctx):
     """The page hash table (page_ht.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     ph = {}
     for smp in smps:
         xs = d.cpus_of("a-rcu", smp, cb.B_PH_LOOKUP)

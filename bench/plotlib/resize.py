@@ -48,8 +48,7 @@ def fig_resize(data, plt, path):
 
 def readings_resize(ctx):
     """The resize experiment (resize.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     rs_rows = {}
     for smp in smps:
         xs = d.cpus_of("a-rcu", smp, cb.B_RS_CHT_CONT)

@@ -152,8 +152,7 @@ def fig_ht_upd(data, plt, path):
 
 def readings_list_read(ctx):
     """List read: base costs, scaling and capacity (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     lr = {}
     for smp in smps:
         if not d.get("a-rcu", smp, cb.B_LIST_RCU, 1):
@@ -294,8 +293,7 @@ def readings_list_read(ctx):
 
 def readings_list_upd(ctx):
     """List update mixes (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     smp = upd_smp(d, cb.B_UPD_RCU)
     if smp:
         n = smp
@@ -364,8 +362,7 @@ def readings_list_upd(ctx):
 
 def readings_ht_lookup(ctx):
     """Hash table lookups (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     hl = {}
     for smp in smps:
         if not d.get("a-rcu", smp, cb.B_HT_CHT, 1):
@@ -475,8 +472,7 @@ def readings_ht_lookup(ctx):
 
 def readings_ht_upd(ctx):
     """Hash table updates (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     smp = upd_smp(d, cb.B_HTU_CHT)
     if smp:
         pcts = upd_pcts(d, "a-rcu", smp, cb.B_HTU_CHT)
