@@ -47,6 +47,7 @@ import tempfile
 import time
 
 from bench import bench_sharing  # splice, fmt
+from tools.sharing import names_at
 
 from bench.userspace.common import (BIN, HERE, OUT, REPO,
                                     RESULTS_MD, run_make)
@@ -204,13 +205,9 @@ class GuestMap:
     def line_name(self, va, offsets=()):
         """What a line holds: the symbols at the accessed offsets, else
         ``stack`` or ``heap``."""
-        names = []
-        for off in sorted(set(offsets)) or [0]:
-            s = self.name(va + off)
-            if s and s not in names:
-                names.append(s)
+        names = names_at(self.name, va, offsets)
         if names:
-            return ",".join(names)
+            return names
         if self.stack and self.stack[0] <= va < self.stack[1]:
             return "stack"
         return "heap"
