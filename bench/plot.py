@@ -72,6 +72,12 @@ class Context:
         self.seed_smp = cb.SEED_SMP if cb.SEED_SMP in self.smps else (
             self.smps[0] if self.smps else None)
 
+    def names(self):
+        """(R, read, data, hc, smps, honest, seed_smp): the names every
+        readings function works with, in that order."""
+        return (self.R, self.read, self.data, self.hc, self.smps,
+                self.honest, self.seed_smp)
+
 
 #: Every suite's readings, in the order of RESULTS.md.
 READINGS = [seed.readings_list_read, seed.readings_list_upd,

@@ -49,6 +49,7 @@ import sys
 import pytest
 
 from tools import kconsole  # tools/kconsole.py
+from patterns import ANY_PANIC_RE, VERDICT_RE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -411,6 +412,7 @@ class SharedBoot:
 
     def __init__(self, kernel):
         self._kernel = kernel
+        self.smp = kernel.smp    # the -smp it was booted with
         self.failure = None      # node id of the first failed step
         self.halted = False
 
@@ -421,6 +423,59 @@ class SharedBoot:
             pytest.skip("an earlier step of this boot failed: %s"
                         % self.failure)
         return self._kernel
+
+
+def run_test_expect_pass(k, command, timeout=TEST_ONE_TIMEOUT):
+    """Run a console command that runs one test; require ``Test passed``;
+    return its output."""
+    __tracebackhide__ = True
+    out = k.cmd(command, timeout)
+    verdicts = kconsole.parse_verdicts(out)
+    assert verdicts, "no verdict line in the output of %r:\n%s" % (
+        command, out)
+    failed = [r for ok, r in verdicts if not ok]
+    assert not failed, "%r failed: %s\n%s" % (command, failed[0], out)
+    return out
+
+
+def skip_without_deps(group, what):
+    """Skip the calling test (or fixture) unless ``tools/ensure-deps.sh
+    --check GROUP`` finds every package of GROUP; ``what`` says what is
+    missing and how to install it."""
+    chk = subprocess.run(["bash", os.path.join(REPO, "tools",
+                                               "ensure-deps.sh"),
+                          "--check", group],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    if chk.returncode:
+        pytest.skip("%s: %s" % (what, chk.stdout.strip()))
+
+
+def build_bench_us():
+    """Build bench_us (bench/userspace, two jobs) or fail with make's
+    output; returns the bench.userspace.common module."""
+    from bench.userspace import common
+    b = subprocess.run(["make", "-s", "-C", common.HERE, "-j2"],
+                       env=common.make_env(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
+    return common
+
+
+def expect_test_panic(k, test, panic_re, timeout, what, any_panic=False):
+    """Run ``test TEST`` on a test that must end in a panic: require
+    ``panic_re`` before a verdict (and, with ``any_panic``, before any other
+    panic line). Returns the match. ``what`` names the panic for the
+    failure messages."""
+    __tracebackhide__ = True
+    k.send_line("test " + test)
+    expected = [panic_re] + ([ANY_PANIC_RE] if any_panic else []) + \
+        [VERDICT_RE]
+    idx, m, before = k.expect(expected, timeout, "%s after 'test %s'"
+                              % (what, test), check_panic=False)
+    assert idx == 0, "'test %s' did not end in %s: %r\n%s" % (
+        test, what, kconsole.decode(m.group(0)), kconsole.decode(before))
+    return m
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -460,23 +515,22 @@ def smp_boot(request, boot_factory):
     flavour, smp = request.param
     boot = boot_factory(request, smp=smp, kernel=flavour_kernel(flavour),
                         name="%s-smp%d" % (flavour, smp))
-    boot.smp = smp
     boot.flavour = flavour
     return boot
 
 
-@pytest.fixture(scope="class")
-def iso_boot(request, boot_factory):
-    """image.iso booted with -cdrom and -smp 2."""
-    boot = boot_factory(request, smp=2, iso=IMAGE_ISO, name="iso-smp2")
-    boot.smp = 2
-    return boot
+def class_boot(doc, **kwargs):
+    """A class-scoped fixture (assign it to the fixture's name) that boots
+    one QEMU, ``kconsole.Kernel(**kwargs)``, for the steps of a test class;
+    ``doc`` says what it boots."""
+    def boot(request, boot_factory):
+        return boot_factory(request, **kwargs)
+    boot.__doc__ = doc
+    return pytest.fixture(scope="class")(boot)
 
 
-@pytest.fixture(scope="class")
-def badinput_boot(request, boot_factory):
-    """kernel.elf booted with -smp 2 for the bad-input tests."""
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
-                        name="badinput-smp2")
-    boot.smp = 2
-    return boot
+iso_boot = class_boot("image.iso booted with -cdrom and -smp 2.",
+                      smp=2, iso=IMAGE_ISO, name="iso-smp2")
+badinput_boot = class_boot("kernel.elf booted with -smp 2 for the bad-input "
+                           "tests.", smp=2, kernel=KERNEL_ELF,
+                           name="badinput-smp2")

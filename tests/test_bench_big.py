@@ -21,6 +21,8 @@ import subprocess
 
 import pytest
 
+from conftest import build_bench_us, skip_without_deps
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
 
@@ -37,22 +39,9 @@ HEAP_LEFT_MAX = 256 << 10
 
 @pytest.fixture(scope="module")
 def big():
-    chk = subprocess.run(["bash", os.path.join(REPO, "tools",
-                                               "ensure-deps.sh"),
-                          "--check", "test-user"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
-    if chk.returncode:
-        pytest.skip("the userspace peers are missing (make -C uspace "
-                    "bench-deps): " + chk.stdout.strip())
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
-    b = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "bench",
-                                                         "userspace"), "-j2"],
-                       env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
+    skip_without_deps("test-user", "the userspace peers are missing (make "
+                      "-C uspace bench-deps)")
+    build_bench_us()
     from bench.userspace import run_big
     return run_big
 

@@ -106,7 +106,6 @@ def bench_boot(request, boot_factory):
     boot = boot_factory(request, smp=smp, kernel=flavour_kernel(flavour),
                         name="chtbench-%s-smp%d" % (flavour, smp))
     boot.flavour = flavour
-    boot.smp = smp
     return boot
 
 

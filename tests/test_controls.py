@@ -84,9 +84,10 @@ import pytest
 
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, BROKEN_ELF, CMD_TIMEOUT, HALT_TIMEOUT,
-                      PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT)
+                      PODZIMEK_BROKEN_ELF, REPO, TEST_ONE_TIMEOUT,
+                      expect_test_panic)
 from test_rcu import parse_rcu_stats
-from patterns import ANY_PANIC_RE, ORACLE_FAILURE_RE, VERDICT_RE
+from patterns import ANY_PANIC_RE, ORACLE_FAILURE_RE
 
 #: rcu1 runs every part and names all failing ones in its one reason
 #: ("N parts failed: part: reason; ...").  Its reasons for a callback run
@@ -258,7 +259,6 @@ def control_boot(request, boot_factory):
         pytest.fail("%s is missing: run 'make controls'" % kernel)
     boot = boot_factory(request, smp=2, kernel=kernel,
                         name="control-%s-smp2" % ident)
-    boot.smp = 2
     boot.ident, boot.is_rcu = ident, is_rcu
     boot.tests = {t[0]: t for t in tests}
     return boot
@@ -296,32 +296,20 @@ class ControlSteps:
         control_boot.k.halt(HALT_TIMEOUT)
 
 
-class TestControlPodzimekRcu(ControlSteps):
-    CONTROL = "podzimek-rcu-broken"
+def _control_class(ident):
+    """The steps of control ``ident`` as a class of their own (one boot, one
+    xdist group), named after it: ``shootdown`` -> TestControlShootdown."""
+    name = "TestControl" + "".join(w.capitalize()
+                                   for w in re.split(r"[-_]", ident))
+    return type(name, (ControlSteps,), {
+        "CONTROL": ident, "__doc__": "Control %s: %s" % (
+            ident, ControlSteps.__doc__)})
 
 
-class TestControlARcuRcu1(ControlSteps):
-    CONTROL = "a-rcu-broken"
-
-
-class TestControlShootdown(ControlSteps):
-    CONTROL = "shootdown"
-
-
-class TestControlSmpcall(ControlSteps):
-    CONTROL = "smpcall"
-
-
-class TestControlWorkq(ControlSteps):
-    CONTROL = "workq"
-
-
-class TestControlChtcount(ControlSteps):
-    CONTROL = "chtcount"
-
-
-class TestControlRcuunlock1(ControlSteps):
-    CONTROL = "rcuunlock1"
+for _ident in CONTROLS:
+    _cls = _control_class(_ident)
+    globals()[_cls.__name__] = _cls
+del _ident, _cls
 
 
 def _defect_kernel(knob, smp, name, extra_args=()):
@@ -459,18 +447,6 @@ def test_control_ptwalk1():
         k.halt(timeout=BOOT_TIMEOUT)
 
 
-class TestControlAsrace1(ControlSteps):
-    CONTROL = "asrace1"
-
-
-class TestControlAreaseq(ControlSteps):
-    CONTROL = "areaseq"
-
-
-class TestControlMapping2(ControlSteps):
-    CONTROL = "mapping2"
-
-
 #: framedf1's panic before the double-free diagnosis (from the frame's own state, which
 #: the merge of its first free made FRAME_TAIL).
 FRAMEDF1_OLD_RE = re.compile(
@@ -486,12 +462,9 @@ def test_control_framedf1():
     from test_mm_checks import DOUBLE_FREE_RE
     with _defect_kernel("framedf1", 2, "control-framedf1") as k:
         k.wait_prompt(BOOT_TIMEOUT)
-        k.send_line("test framedf1")
-        idx, m, before = k.expect(
-            [FRAMEDF1_OLD_RE, ANY_PANIC_RE, VERDICT_RE], TEST_ONE_TIMEOUT,
-            "the panic after 'test framedf1'", check_panic=False)
-        assert idx == 0, "wanted the old diagnosis, got %r\n%s" % (
-            kconsole.decode(m.group(0)), kconsole.decode(before))
+        m = expect_test_panic(k, "framedf1", FRAMEDF1_OLD_RE,
+                              TEST_ONE_TIMEOUT, "the old diagnosis",
+                              any_panic=True)
         assert not DOUBLE_FREE_RE.search(m.group(0)), m.group(0)
 
 

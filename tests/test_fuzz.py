@@ -35,7 +35,7 @@ import pytest
 
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, KERNEL_ELF,
-                      MARK_TIMEOUT)
+                      MARK_TIMEOUT, class_boot)
 
 SEED = int(os.environ.get("KTEST_FUZZ_SEED", "15"))
 LINES = int(os.environ.get("KTEST_FUZZ_LINES", "2000"))
@@ -43,12 +43,8 @@ LINE_MAX = 255           # KCONSOLE_LINE_MAX
 HISTORY = 16             # kconsole.c HISTORY
 
 
-@pytest.fixture(scope="class")
-def fuzz_boot(request, boot_factory):
-    """kernel.elf booted with -smp 2 for the flood and fuzz steps."""
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF, name="fuzz-smp2")
-    boot.smp = 2
-    return boot
+fuzz_boot = class_boot("kernel.elf booted with -smp 2 for the flood and fuzz "
+                       "steps.", smp=2, kernel=KERNEL_ELF, name="fuzz-smp2")
 
 
 def _random_text(rng, length):

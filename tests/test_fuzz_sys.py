@@ -41,7 +41,7 @@ import pytest
 
 from conftest import BOOT_TIMEOUT, LONG_CMD_TIMEOUT as CMD_TIMEOUT
 from conftest import SYSFUZZ_SETTLE_TIMEOUT as SETTLE_TIMEOUT
-from conftest import flavour_kernel
+from conftest import class_boot, flavour_kernel
 import leaks
 from leaks import diff
 
@@ -124,12 +124,9 @@ def check_log(k):
     assert not m, "RCU stall warning in the log %s" % k.log_path
 
 
-@pytest.fixture(scope="class")
-def fuzz_boot(request, boot_factory):
-    """A-RCU debug build, -smp 2, -cpu max (SMEP and SMAP on)."""
-    boot = boot_factory(request, smp=2, kernel=flavour_kernel("a-rcu"),
-                        extra_args=["-cpu", "max"], name="sysfuzz-smp2")
-    return boot
+fuzz_boot = class_boot("A-RCU debug build, -smp 2, -cpu max (SMEP and SMAP "
+                       "on).", smp=2, kernel=flavour_kernel("a-rcu"),
+                       extra_args=["-cpu", "max"], name="sysfuzz-smp2")
 
 
 class TestSysfuzz:
@@ -250,10 +247,9 @@ def test_sysfuzz_soak(request, boot_factory, seed):
 @pytest.fixture(scope="class", params=[1, 2], ids=lambda n: "smp%d" % n)
 def futex_boot(request, boot_factory):
     """A-RCU debug build (asserts on) at -smp 1 and 2."""
-    boot = boot_factory(request, smp=request.param,
+    return boot_factory(request, smp=request.param,
                         kernel=flavour_kernel("a-rcu"),
                         name="futexrace-smp%d" % request.param)
-    return boot
 
 
 class TestFutexRace:

@@ -33,10 +33,8 @@ and no panic.
 import re
 import time
 
-import pytest
-
 from tools import kconsole
-from conftest import BOOT_TIMEOUT, KERNEL_ELF
+from conftest import BOOT_TIMEOUT, KERNEL_ELF, class_boot
 from conftest import LIMITS_CMD_TIMEOUT as CMD_TIMEOUT
 from patterns import EXIT_RE
 from test_tasks import counters, settle
@@ -45,12 +43,9 @@ from test_tasks import counters, settle
 AS_PRINT_AREAS = 32
 
 
-@pytest.fixture(scope="class")
-def limits_boot(request, boot_factory):
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
-                        extra_args=["-cpu", "max"], name="limits-smp2")
-    boot.smp = 2
-    return boot
+limits_boot = class_boot("kernel.elf booted with -smp 2 and -cpu max.",
+                         smp=2, kernel=KERNEL_ELF, extra_args=["-cpu", "max"],
+                         name="limits-smp2")
 
 
 def run_timed(k, line):

@@ -22,8 +22,7 @@ import pytest
 
 from tools import kconsole
 from conftest import MM_BOOT_TIMEOUT as BOOT_TIMEOUT
-from conftest import PANIC_TIMEOUT, REPO
-from patterns import ANY_PANIC_RE, VERDICT_RE
+from conftest import PANIC_TIMEOUT, REPO, expect_test_panic
 
 RELEASE_ELF = os.path.join(REPO, "build", "release", "kernel.elf")
 DOUBLE_FREE_RE = re.compile(
@@ -40,13 +39,9 @@ SOAK_BOOTS = 20
 def _expect_panic(test, want_re, name):
     with kconsole.Kernel(smp=2, kernel=RELEASE_ELF, name=name) as k:
         k.wait_prompt(BOOT_TIMEOUT)
-        k.send_line("test " + test)
-        idx, m, before = k.expect(
-            [want_re, ANY_PANIC_RE, VERDICT_RE], PANIC_TIMEOUT,
-            "the panic after 'test %s'" % test, check_panic=False)
-        assert idx == 0, "test %s: wanted %r, got %r\n%s" % (
-            test, want_re.pattern.decode(), kconsole.decode(m.group(0)),
-            kconsole.decode(before))
+        expect_test_panic(k, test, want_re, PANIC_TIMEOUT,
+                          "the panic %r" % want_re.pattern.decode(),
+                          any_panic=True)
 
 
 def test_double_free_through_cache_panics():

@@ -30,10 +30,10 @@ import time
 import pytest
 
 from tools import kconsole
-from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, flavour_kernel,
-                      flavours)
+from conftest import (BROKEN_ELF, DEFAULT_RCU, KERNEL_ELF, class_boot,
+                      flavour_kernel, flavours)
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, TEST_ALL_TIMEOUT,
-                      TEST_ONE_TIMEOUT)
+                      TEST_ONE_TIMEOUT, run_test_expect_pass)
 from patterns import ORACLE_FAILURE_RE
 
 #: Times ``rcu`` is asked again (1 s apart) while callbacks are still pending.
@@ -111,18 +111,6 @@ def check_rcu_stats(k, flavour, broken=False, min_gps=1):
     return out
 
 
-def run_test_expect_pass(k, command, timeout=TEST_ONE_TIMEOUT):
-    """Run a console command that runs one test; require ``Test passed``."""
-    __tracebackhide__ = True
-    out = k.cmd(command, timeout)
-    verdicts = kconsole.parse_verdicts(out)
-    assert verdicts, "no verdict line in the output of %r:\n%s" % (
-        command, out)
-    failed = [r for ok, r in verdicts if not ok]
-    assert not failed, "%r failed: %s\n%s" % (command, failed[0], out)
-    return out
-
-
 def expect_broken_failure(k):
     """``test rcutorture`` on the broken build must fail cleanly."""
     __tracebackhide__ = True
@@ -142,13 +130,8 @@ def expect_broken_failure(k):
 # The negative control: RCU_BROKEN=1 must fail rcutorture
 # --------------------------------------------------------------------------
 
-@pytest.fixture(scope="class")
-def broken_boot(request, boot_factory):
-    """build/rcu-broken/kernel.elf booted with -smp 4."""
-    boot = boot_factory(request, smp=4, kernel=BROKEN_ELF,
-                        name="rcu-broken-smp4")
-    boot.smp = 4
-    return boot
+broken_boot = class_boot("build/rcu-broken/kernel.elf booted with -smp 4.",
+                         smp=4, kernel=BROKEN_ELF, name="rcu-broken-smp4")
 
 
 class TestRCUBroken:
@@ -182,13 +165,8 @@ class TestRCUBroken:
 # The rcutorture command
 # --------------------------------------------------------------------------
 
-@pytest.fixture(scope="class")
-def rcucmd_boot(request, boot_factory):
-    """The default kernel booted with -smp 2."""
-    boot = boot_factory(request, smp=2, kernel=KERNEL_ELF,
-                        name="rcucmd-smp2")
-    boot.smp = 2
-    return boot
+rcucmd_boot = class_boot("The default kernel booted with -smp 2.", smp=2,
+                         kernel=KERNEL_ELF, name="rcucmd-smp2")
 
 
 class TestRCUCommand:

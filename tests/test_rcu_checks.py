@@ -24,7 +24,8 @@ import pytest
 
 from tools import kconsole
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, HALT_TIMEOUT, PANIC_TIMEOUT,
-                      TEST_ONE_TIMEOUT, flavour_kernel, flavours)
+                      expect_test_panic, flavour_kernel, flavours,
+                      run_test_expect_pass)
 from patterns import VERDICT_TEXT_RE
 
 #: The debug assertion's message (rcu_assert_may_block / the sleep hook).
@@ -72,18 +73,6 @@ def parse_stall_stats(text):
     return int(limit.group(1)), int(count.group(1))
 
 
-def run_pass(k, command, timeout=TEST_ONE_TIMEOUT):
-    """Run ``command`` (one test); require ``Test passed``; return output."""
-    __tracebackhide__ = True
-    out = k.cmd(command, timeout)
-    verdicts = kconsole.parse_verdicts(out)
-    assert verdicts, "no verdict line in the output of %r:\n%s" % (
-        command, out)
-    failed = [r for ok, r in verdicts if not ok]
-    assert not failed, "%r failed: %s\n%s" % (command, failed[0], out)
-    return out
-
-
 # --------------------------------------------------------------------------
 # Sleeping inside a reader panics (debug build)
 # --------------------------------------------------------------------------
@@ -94,14 +83,9 @@ def test_sleep_in_reader_panics(flavour):
     with kconsole.Kernel(smp=2, kernel=flavour_kernel(flavour),
                          name="%s-rcusleep1" % flavour) as k:
         k.wait_prompt(BOOT_TIMEOUT)
-        k.send_line("test rcusleep1")
-        idx, m, before = k.expect(
-            [SLEEP_ASSERT_RE, re.compile(rb"Test (?:passed|failed)[^\n]*")],
-            PANIC_TIMEOUT, "the assertion's panic after 'test rcusleep1'",
-            check_panic=False)
-        assert idx == 0, (
-            "sleeping inside a reader section did not panic: %r\n%s" % (
-                kconsole.decode(m.group(0)), kconsole.decode(before)))
+        expect_test_panic(k, "rcusleep1", SLEEP_ASSERT_RE, PANIC_TIMEOUT,
+                          "the assertion's panic (sleeping inside a reader "
+                          "section)")
 
 
 # --------------------------------------------------------------------------
@@ -135,7 +119,7 @@ class TestRCUChecks:
     @pytest.mark.parametrize("name", ["rcu1", "rcutorture", "rcuunlock1"])
     def test_no_warning_at_default(self, checks_boot, name):
         """The RCU tests pass and trip no stall warning at 10 s."""
-        out = run_pass(checks_boot.k, "test " + name)
+        out = run_test_expect_pass(checks_boot.k, "test " + name)
         stray = stall_lines_outside(out, allowed=())
         assert not stray, "stall warning during %s:\n%s" % (
             name, "\n".join(stray))
@@ -143,7 +127,7 @@ class TestRCUChecks:
     def test_rcustall1(self, checks_boot):
         """One warning, naming the reader thread; ``rcu`` counts 1."""
         k = checks_boot.k
-        out = run_pass(k, "test rcustall1")
+        out = run_test_expect_pass(k, "test rcustall1")
         lines = STALL_RE.findall(out)
         assert lines, "rcustall1 passed but printed no stall warning:\n" + out
         assert re.search(r"rcu: INFO: stall: grace period \d+ held up for "

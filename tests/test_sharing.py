@@ -54,13 +54,12 @@ controls``).
 
 import os
 import re
-import subprocess
 import tempfile
 
 import pytest
 
 from tools import kconsole
-from conftest import REPO, RELEASE_ELF
+from conftest import REPO, RELEASE_ELF, build_bench_us, skip_without_deps
 from conftest import SHARING_BOOT_TIMEOUT as BOOT_TIMEOUT
 from conftest import SHARING_CMD_TIMEOUT as CMD_TIMEOUT
 
@@ -379,24 +378,11 @@ US_OPS = 20000
 @pytest.fixture(scope="module")
 def run_sharing():
     """bench/userspace/run_sharing.py as a module, with bench_us built."""
-    chk = subprocess.run(["bash", os.path.join(REPO, "tools",
-                                               "ensure-deps.sh"),
-                          "--check", "uspace-bench"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
-    if chk.returncode:
-        pytest.skip("the userspace peers or qemu-user are missing (make -C "
-                    "uspace bench-deps): " + chk.stdout.strip())
+    skip_without_deps("uspace-bench", "the userspace peers or qemu-user are "
+                      "missing (make -C uspace bench-deps)")
     if not os.path.isfile(PLUGIN):
         pytest.fail("%s is missing (make plugin)" % PLUGIN)
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
-    b = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "bench",
-                                                         "userspace")],
-                       env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    assert b.returncode == 0, "bench_us does not build:\n" + b.stdout
+    build_bench_us()
     # bench/userspace/run_sharing.py (the root is on pytest.ini's pythonpath)
     from bench.userspace import run_sharing as rs
     return rs

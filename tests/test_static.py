@@ -63,9 +63,14 @@ def fence_before_first_arg_load(insns):
     return False, "end of function"
 
 
-@pytest.mark.skipif(OBJDUMP is None, reason="objdump not installed")
-@pytest.mark.parametrize("elf", [KERNEL_ELF, RELEASE_ELF],
-                         ids=["debug", "release"])
+_objdump = pytest.mark.skipif(OBJDUMP is None, reason="objdump not installed")
+#: The amd64 checks run on the debug and the release image, with objdump.
+amd64_images = pytest.mark.parametrize("elf", [
+    pytest.param(KERNEL_ELF, id="debug", marks=_objdump),
+    pytest.param(RELEASE_ELF, id="release", marks=_objdump)])
+
+
+@amd64_images
 def test_tlb_shootdown_fence(elf):
     if not os.path.exists(elf):
         pytest.fail("%s not built (make all flavours)" % elf)
@@ -175,24 +180,21 @@ def fp_users(elf, objdump, regex):
     return users
 
 
-@pytest.mark.skipif(OBJDUMP is None, reason="objdump not installed")
-@pytest.mark.parametrize("elf", [KERNEL_ELF, RELEASE_ELF],
-                         ids=["debug", "release"])
-def test_amd64_no_fp_outside_uctx(elf):
+_arm64_objdump = pytest.mark.skipif(
+    ARM64_OBJDUMP is None, reason="aarch64-linux-gnu-objdump not installed")
+
+
+@pytest.mark.parametrize("elf,objdump,fp_re,allowed", [
+    pytest.param(KERNEL_ELF, OBJDUMP, AMD64_FP_RE, AMD64_FP_ALLOWED,
+                 id="amd64-debug", marks=_objdump),
+    pytest.param(RELEASE_ELF, OBJDUMP, AMD64_FP_RE, AMD64_FP_ALLOWED,
+                 id="amd64-release", marks=_objdump),
+    pytest.param(ARM64_ELF, ARM64_OBJDUMP, ARM64_FP_RE, ARM64_FP_ALLOWED,
+                 id="arm64", marks=_arm64_objdump)])
+def test_no_fp_outside_uctx(elf, objdump, fp_re, allowed):
     if not os.path.exists(elf):
         pytest.skip("%s not built" % elf)
-    users = fp_users(elf, OBJDUMP, AMD64_FP_RE)
-    assert set(users) == AMD64_FP_ALLOWED, \
+    users = fp_users(elf, objdump, fp_re)
+    assert set(users) == allowed, \
         "FP/SIMD instructions outside the user-state switch: %s" % {
-            f: i for f, i in users.items() if f not in AMD64_FP_ALLOWED}
-
-
-@pytest.mark.skipif(ARM64_OBJDUMP is None,
-                    reason="aarch64-linux-gnu-objdump not installed")
-def test_arm64_no_fp_outside_uctx():
-    if not os.path.exists(ARM64_ELF):
-        pytest.skip("%s not built" % ARM64_ELF)
-    users = fp_users(ARM64_ELF, ARM64_OBJDUMP, ARM64_FP_RE)
-    assert set(users) == ARM64_FP_ALLOWED, \
-        "FP/SIMD instructions outside the user-state switch: %s" % {
-            f: i for f, i in users.items() if f not in ARM64_FP_ALLOWED}
+            f: i for f, i in users.items() if f not in allowed}

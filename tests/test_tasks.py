@@ -78,7 +78,6 @@ def task_boot(request, boot_factory):
     boot = boot_factory(request, smp=smp, kernel=flavour_kernel(flavour),
                         extra_args=["-cpu", "max"] if cpumax else [],
                         name="%s-tasks-smp%d" % (flavour, smp))
-    boot.smp = smp
     boot.cpumax = cpumax
     boot.runs = runs
     boot.faults = FAULTS if all_faults else ("null", "ud")

@@ -17,8 +17,8 @@ import pytest
 from tools import kconsole
 
 from conftest import (ARM64_BOOT_TIMEOUT, ARM64_CMD_TIMEOUT, ARM64_KERNEL,
-                      BOOT_TIMEOUT, KERNEL_ELF, PANIC_TIMEOUT, needs_arm64)
-from patterns import VERDICT_RE
+                      BOOT_TIMEOUT, KERNEL_ELF, PANIC_TIMEOUT,
+                      expect_test_panic, needs_arm64)
 
 #: This file does not build the arm64 kernel (make arm64 or test_arm64.py
 #: does): without it the arm64 tests skip.
@@ -28,15 +28,11 @@ needs_arm64_kernel = pytest.mark.skipif(
 
 
 def _panics(k, guard, timeout):
-    k.send_line("test useraccess1")
-    idx, m, before = k.expect(
-        [re.compile(rb"PANIC on CPU \d+: [^\n]*kernel access to a user page "
-                    rb"outside uaccess \(" + guard.encode() + rb"\)"),
-         VERDICT_RE],
-        timeout, "the %s panic after 'test useraccess1'" % guard,
-        check_panic=False)
-    assert idx == 0, "no %s panic: %r\n%s" % (
-        guard, kconsole.decode(m.group(0)), kconsole.decode(before))
+    expect_test_panic(
+        k, "useraccess1",
+        re.compile(rb"PANIC on CPU \d+: [^\n]*kernel access to a user page "
+                   rb"outside uaccess \(" + guard.encode() + rb"\)"),
+        timeout, "the %s panic" % guard)
 
 
 def test_smap_panics_amd64():

@@ -34,6 +34,18 @@ KERNEL_VMA = 0xffffffff80000000
 PHYS_MAP_BASE = 0xffff800000000000
 
 
+def names_at(lookup, va, offsets=()):
+    """The distinct names ``lookup`` gives the accessed offsets of the line at
+    ``va`` (or its start when none was recorded), comma-separated in offset
+    order; None when it names none of them."""
+    names = []
+    for off in sorted(set(offsets)) or [0]:
+        s = lookup(va + off)
+        if s and s not in names:
+            names.append(s)
+    return ",".join(names) or None
+
+
 class Symbols:
     """The symbols of kernel.elf (``nm -n -S``), for address lookups."""
 
@@ -80,13 +92,9 @@ class Symbols:
         accessed offsets (or at the line's start), or heap."""
         va = KERNEL_VMA + pa
         if self.img_lo <= va < self.img_hi:
-            names = []
-            for off in sorted(set(offsets)) or [0]:
-                s = self.lookup(va + off)
-                if s and s not in names:
-                    names.append(s)
+            names = names_at(self.lookup, va, offsets)
             if names:
-                return ",".join(names)
+                return names
         return "heap 0x%x" % (PHYS_MAP_BASE + pa)
 
     def pc_name(self, pc):

@@ -152,6 +152,15 @@ def load_pyplot():
     return plt
 
 
+def save(plt, fig, path):
+    """Lays a figure out, writes it to ``path`` (110 dpi) and closes it;
+    returns ``path``."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 STYLE = {
     "ideal": dict(color="black", marker="o", linestyle="--"),
     "a-rcu": dict(color="tab:blue", marker="s"),

@@ -4,7 +4,7 @@ CHT vs the global-lock build.
 
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (
-    draw, fmt_ratio, host_cores, judge_gt, key, ncpus, verdict)
+    draw, fmt_ratio, host_cores, judge_gt, key, ncpus, save, verdict)
 
 
 def fig_page_ht(data, plt, path):
@@ -38,16 +38,12 @@ def fig_page_ht(data, plt, path):
     draw(axes[1], fault, "page faults / s (thousands)",
          "CPUs (benchmark threads)",
          "Page faults (fault in, unmap + shootdown)", None, xs=sorted(xs_f))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def readings_page_ht(ctx):
     """The page hash table (page_ht.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     ph = {}
     for smp in smps:
         xs = d.cpus_of("a-rcu", smp, cb.B_PH_LOOKUP)

@@ -4,7 +4,8 @@ experiment, figure and readings.
 
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (
-    UNCLEAR, both, draw, fmt_ratio, host_cores, judge, key, nreaders, verdict)
+    UNCLEAR, both, draw, fmt_ratio, host_cores, judge, key, nreaders, save,
+    verdict)
 
 
 def resize_smp(data):
@@ -42,16 +43,12 @@ def fig_resize(data, plt, path):
     ], "lookups / s (millions, log)", "reader threads (+1 resizer)",
         "Reader-writer-lock table vs CHT, 2^16 items, -smp %d" % smp, hc,
         logy=True, xs=xs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def readings_resize(ctx):
     """The resize experiment (resize.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     rs_rows = {}
     for smp in smps:
         xs = d.cpus_of("a-rcu", smp, cb.B_RS_CHT_CONT)

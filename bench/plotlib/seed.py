@@ -5,7 +5,7 @@ update and the hash table lookup and update benchmarks.
 from .common import cb  # noqa: F401  (bench/chtbench.py: ids)
 from .common import (
     CAPACITY_MIN, STYLE, both, draw, fmt_ratio, host_cores, judge,
-    judge_within, key, m_, smp_title, verdict)
+    judge_within, key, m_, save, smp_title, verdict)
 
 
 def fig_list_read(data, plt, path):
@@ -28,10 +28,7 @@ def fig_list_read(data, plt, path):
             ("rwlock", data.series("a-rcu", smp, cb.B_LIST_RW, xs, scale=M)),
         ], "list traversals / s (millions)", "CPUs (benchmark threads)",
             "List read scalability, " + smp_title(smp, hc), hc, xs=xs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def upd_smp(data, bench):
@@ -108,10 +105,7 @@ def fig_list_upd(data, plt, path):
              logy=logy)
         ax.set_xticks(xs)
         ax.set_xlim(min(xs) - 2, max(xs) + 2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def fig_ht_lookup(data, plt, path):
@@ -132,10 +126,7 @@ def fig_ht_lookup(data, plt, path):
             ("cht/a-rcu", data.series("a-rcu", smp, cb.B_HT_CHT, xs, scale=M)),
         ], "lookups / s (millions)", "CPUs (benchmark threads)",
             "Hash table lookup scalability, " + smp_title(smp, hc), hc, xs=xs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def fig_ht_upd(data, plt, path):
@@ -156,16 +147,12 @@ def fig_ht_upd(data, plt, path):
         "Hash table update overhead, %d CPUs, -smp %d" % (smp, smp))
     ax.set_xticks(xs)
     ax.set_xlim(min(xs) - 2, max(xs) + 2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(plt, fig, path)
 
 
 def readings_list_read(ctx):
     """List read: base costs, scaling and capacity (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     lr = {}
     for smp in smps:
         if not d.get("a-rcu", smp, cb.B_LIST_RCU, 1):
@@ -306,8 +293,7 @@ def readings_list_read(ctx):
 
 def readings_list_upd(ctx):
     """List update mixes (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     smp = upd_smp(d, cb.B_UPD_RCU)
     if smp:
         n = smp
@@ -376,8 +362,7 @@ def readings_list_upd(ctx):
 
 def readings_ht_lookup(ctx):
     """Hash table lookups (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     hl = {}
     for smp in smps:
         if not d.get("a-rcu", smp, cb.B_HT_CHT, 1):
@@ -487,8 +472,7 @@ def readings_ht_lookup(ctx):
 
 def readings_ht_upd(ctx):
     """Hash table updates (seed.json)."""
-    R, read, d, hc = ctx.R, ctx.read, ctx.data, ctx.hc
-    smps, honest, seed_smp = ctx.smps, ctx.honest, ctx.seed_smp
+    R, read, d, hc, smps, honest, seed_smp = ctx.names()
     smp = upd_smp(d, cb.B_HTU_CHT)
     if smp:
         pcts = upd_pcts(d, "a-rcu", smp, cb.B_HTU_CHT)

@@ -11,6 +11,7 @@
 #ifndef BENCH_H_
 #define BENCH_H_
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -165,6 +166,22 @@ static inline void bench_progress_add(uint64_t n)
 
 /** Sleeps @a us microseconds. */
 void bench_sleep_us(long us);
+
+/** TSC ticks per nanosecond, measured over a sleep of @a us microseconds. */
+double bench_tsc_per_ns(long us);
+
+/** Bytes the allocator has handed out (mallinfo2: in use plus mmapped). */
+size_t bench_heap_bytes(void);
+
+/** The process's resident set in bytes (/proc/self/statm; 0 if unreadable). */
+size_t bench_rss_bytes(void);
+
+/**
+ * A worker's start of its timed phase: waits at @a bar with all the others,
+ * offline for @a impl's RCU around the wait (QSBR
+ * flavours must not hold grace periods up while blocked).
+ */
+void bench_thread_go(const bench_impl_t *impl, pthread_barrier_t *bar);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "prng.h"
 
 /**
  * The keys: a full-avalanche bijection (MurmurHash3's fmix64) of 2i + 2 and
@@ -24,12 +25,7 @@
  */
 static inline uint64_t key_gen(uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return k;
+	return prng_fmix64(k);
 }
 
 static inline uint64_t key_present(size_t i)
@@ -44,12 +40,7 @@ static inline uint64_t key_absent(size_t i)
 
 static inline uint64_t rnd(uint64_t *s)
 {
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
+	return prng_xorshift64s(s);
 }
 
 static inline double rnd01(uint64_t *s)

@@ -80,12 +80,7 @@ static inline uint64_t tsc(void)
 
 static void calibrate(void)
 {
-	double t0 = now_s();
-	uint64_t c0 = tsc();
-	bench_sleep_us(100000);
-	uint64_t c1 = tsc();
-	double t1 = now_s();
-	tsc_per_ns = (double) (c1 - c0) / ((t1 - t0) * 1e9);
+	tsc_per_ns = bench_tsc_per_ns(100000);
 	ns_per_tsc = 1.0 / tsc_per_ns;
 }
 
@@ -203,24 +198,6 @@ static inline void rec_add(rec_t *r, uint64_t lat, uint64_t end)
 
 /* --- memory ------------------------------------------------------------------------------- */
 
-static size_t heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
-
-static size_t rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (size_t) res * (size_t) sysconf(_SC_PAGESIZE);
-}
-
 /** A "Key:   N kB" line of @a path, in bytes (0 if absent). */
 static size_t proc_kb(const char *path, const char *key)
 {
@@ -310,11 +287,7 @@ static void *worker_main(void *p)
 {
 	worker_t *w = p;
 	impl->thread_init();
-	if (impl->offline)
-		impl->offline();
-	pthread_barrier_wait(w->bar);
-	if (impl->online)
-		impl->online();
+	bench_thread_go(impl, w->bar);
 	w->body(w);
 	if (impl->offline)
 		impl->offline();
@@ -391,7 +364,7 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 			err += __atomic_load_n(&recs[i].errors, __ATOMIC_RELAXED);
 		}
 		bench_progress_add(ops - last_ops);
-		size_t rss = rss_bytes(), heap = heap_bytes();
+		size_t rss = bench_rss_bytes(), heap = bench_heap_bytes();
 		if (sec < TL_MAX_SECS) {
 			mem_rss[sec] = rss;
 			mem_heap[sec] = heap;
@@ -439,8 +412,8 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 		r.ops += recs[i].h.n;
 		r.errors += recs[i].errors;
 	}
-	r.rss_end = rss_bytes();
-	r.heap_end = heap_bytes();
+	r.rss_end = bench_rss_bytes();
+	r.heap_end = bench_heap_bytes();
 	return r;
 }
 
@@ -1156,7 +1129,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	thp_info();
 	impl->thread_init();
 	malloc_trim(0);
-	size_t heap0 = heap_bytes(), rss0 = rss_bytes();
+	size_t heap0 = bench_heap_bytes(), rss0 = bench_rss_bytes();
 	reset_peak_rss();
 	uint64_t errors;
 	/* grow (always: the other phases need the full table) */
@@ -1165,7 +1138,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	phase_res_t r = fill(t, gname, 0, N);
 	report(gname, T, T, &r);
 	size_t hwm = proc_kb("/proc/self/status", "VmHWM:");
-	size_t heap1 = heap_bytes(), rss1 = rss_bytes();
+	size_t heap1 = bench_heap_bytes(), rss1 = bench_rss_bytes();
 	out(gname, T, "peak_rss_mb", (double) (hwm - rss0) / 1048576.0);
 	out(gname, T, "final_rss_mb", (double) (rss1 - rss0) / 1048576.0);
 	out(gname, T, "peak_heap_mb", (double) (r.heap_max > heap1 ? r.heap_max :
@@ -1255,9 +1228,9 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		zstream[i] = NULL;
 	}
 	malloc_trim(0);
-	size_t heap2 = heap_bytes();
+	size_t heap2 = bench_heap_bytes();
 	out("memory", T, "heap_left_bytes", (double) heap2 - (double) heap0);
-	out("memory", T, "rss_left_mb", ((double) rss_bytes() - (double) rss0) /
+	out("memory", T, "rss_left_mb", ((double) bench_rss_bytes() - (double) rss0) /
 	    1048576.0);
 	impl->thread_fini();
 	errors += total_errors;

@@ -15,22 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "prng.h"
 
 static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static uint64_t fmix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return k;
 }
 
 static int cmp(const void *a, const void *b)
@@ -50,13 +41,13 @@ int main(int argc, char **argv)
 	if (cht_map_u64_create(&m, n) != CHT_OK)
 		return 1;
 	for (size_t i = 0; i < n; i++)
-		cht_map_u64_insert(m, fmix(2 * i + 2), i);
+		cht_map_u64_insert(m, prng_fmix64(2 * i + 2), i);
 	uint64_t *keys = malloc(q * sizeof(uint64_t));
 	uint64_t *vals = malloc(q * sizeof(uint64_t));
 	uint64_t s = 88172645463325252ull;
 	for (size_t i = 0; i < q; i++) {
 		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-		keys[i] = fmix(2 * (s % n) + 2);
+		keys[i] = prng_fmix64(2 * (s % n) + 2);
 	}
 	double one[15], many[15];
 	uint64_t sum = 0;

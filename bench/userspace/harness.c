@@ -250,11 +250,7 @@ static void *worker_main(void *p)
 	if (impl->quiescent)
 		impl->quiescent();
 	hits = upd = 0;
-	if (impl->offline)
-		impl->offline();
-	pthread_barrier_wait(w->bar);
-	if (impl->online)
-		impl->online();
+	bench_thread_go(impl, w->bar);
 	double t0 = now_s();
 	uint64_t ops = 0;
 	while (!__atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
@@ -637,23 +633,28 @@ static void mode_resize(double secs, const size_t *threads, int nthreads)
 
 static double tsc_per_ns;
 
-static void calibrate_tsc(void)
+double bench_tsc_per_ns(long us)
 {
 	double t0 = now_s();
 	uint64_t c0 = __builtin_ia32_rdtsc();
-	bench_sleep_us(50000);
+	bench_sleep_us(us);
 	uint64_t c1 = __builtin_ia32_rdtsc();
 	double t1 = now_s();
-	tsc_per_ns = (double) (c1 - c0) / ((t1 - t0) * 1e9);
+	return (double) (c1 - c0) / ((t1 - t0) * 1e9);
 }
 
-static size_t heap_in_use(void)
+static void calibrate_tsc(void)
+{
+	tsc_per_ns = bench_tsc_per_ns(50000);
+}
+
+size_t bench_heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 	return mi.uordblks + mi.hblkhd;
 }
 
-static size_t rss_bytes(void)
+size_t bench_rss_bytes(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
 	unsigned long size = 0, res = 0;
@@ -663,6 +664,15 @@ static size_t rss_bytes(void)
 		fclose(f);
 	}
 	return (size_t) res * (size_t) sysconf(_SC_PAGESIZE);
+}
+
+void bench_thread_go(const bench_impl_t *impl, pthread_barrier_t *bar)
+{
+	if (impl->offline)
+		impl->offline();
+	pthread_barrier_wait(bar);
+	if (impl->online)
+		impl->online();
 }
 
 static int count_tasks(void)
@@ -695,11 +705,7 @@ static void *gs_main(void *p)
 {
 	gs_worker_t *w = p;
 	impl->thread_init();
-	if (impl->offline)
-		impl->offline();
-	pthread_barrier_wait(w->bar);
-	if (impl->online)
-		impl->online();
+	bench_thread_go(impl, w->bar);
 	double t0 = now_s();
 	size_t k = 0;
 	for (size_t i = (size_t) w->id; i < w->n; i += (size_t) w->threads) {
@@ -754,7 +760,7 @@ static void gs_phase(void *t, size_t n, int threads, bool del, uint32_t *lat,
 	double t0 = now_s();
 	/* Sample the heap while the phase runs (peak includes resizes). */
 	while (__atomic_load_n(&gs_done, __ATOMIC_ACQUIRE) < threads) {
-		size_t h = heap_in_use();
+		size_t h = bench_heap_bytes();
 		if (h > *peak)
 			*peak = h;
 		bench_sleep_us(1000);
@@ -793,11 +799,11 @@ static void mode_growshrink(const size_t *threads_list, size_t n)
 	memset(lat, 0, (n + 64 * (size_t) threads) * sizeof(uint32_t));
 	impl->thread_init();
 	malloc_trim(0);
-	size_t base = heap_in_use(), rss0 = rss_bytes();
+	size_t base = bench_heap_bytes(), rss0 = bench_rss_bytes();
 	void *t = impl->create(n, 1);
-	size_t peak = heap_in_use();
+	size_t peak = bench_heap_bytes();
 	gs_phase(t, n, threads, false, lat, &peak, "grow");
-	size_t full = heap_in_use();
+	size_t full = bench_heap_bytes();
 	if (full > peak)
 		peak = full;
 	out("growshrink", "grow", n, threads, "buckets", (double) impl->buckets(t));
@@ -807,8 +813,8 @@ static void mode_growshrink(const size_t *threads_list, size_t n)
 	/* A second settle: callbacks may have posted more (e.g. dummies). */
 	impl->settle(t);
 	main_online();
-	size_t fin = heap_in_use();
-	size_t rss1 = rss_bytes();
+	size_t fin = bench_heap_bytes();
+	size_t rss1 = bench_rss_bytes();
 	out("growshrink", "shrink", n, threads, "buckets", (double) impl->buckets(t));
 	out("growshrink", "memory", n, threads, "peak_mb",
 	    (double) (peak - base) / 1048576.0);
@@ -963,11 +969,7 @@ static void *sh_main(void *p)
 	if (impl->quiescent)
 		impl->quiescent();
 	hits = pairs = 0;
-	if (impl->offline)
-		impl->offline();
-	pthread_barrier_wait(w->bar);
-	if (impl->online)
-		impl->online();
+	bench_thread_go(impl, w->bar);
 	/*
 	 * Acquire (pairs with the main thread's release after the open): none
 	 * of this thread's operations is performed before it sees sh_go.

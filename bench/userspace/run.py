@@ -30,7 +30,6 @@ import csv
 import glob
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -40,12 +39,10 @@ import time
 from collections import defaultdict
 
 from bench import results_md
+from bench.userspace.common import (BIN, HERE, OUT, RESULTS_MD, build,
+                                    cpu_model, loadavg, pyplot_or_none,
+                                    save_fig)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
-OUT = os.path.join(REPO, "bench", "results", "userspace")
-RESULTS_MD = os.path.join(REPO, "bench", "RESULTS.md")
 BEGIN = "<!-- userspace:begin -->"
 END = "<!-- userspace:end -->"
 
@@ -90,39 +87,6 @@ ICOUNT_PHASES = ["lookup-hit", "lookup-miss", "insert", "remove",
 
 def log(msg):
     print("[bench-us %6.1fs] %s" % (time.monotonic() - T0, msg), flush=True)
-
-
-def loadavg():
-    try:
-        return os.getloadavg()
-    except OSError:
-        return (float("nan"),) * 3
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def build():
-    dep = subprocess.run(["bash", os.path.join(REPO, "tools", "ensure-deps.sh"),
-                          "uspace-bench"])
-    if dep.returncode != 0:
-        sys.exit("bench: dependencies missing (make -C uspace bench-deps)")
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
-    p = subprocess.run(["make", "-s", "-C", HERE, "-j2"], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if p.returncode != 0:
-        sys.stdout.write(p.stdout.decode("utf-8", "replace"))
-        sys.exit("bench: build failed")
 
 
 def run_bench(args, rep, rows, timeout=600):
@@ -310,12 +274,8 @@ def bars(ax, groups, impls, getter, title, ylabel, log=False):
 
 
 def plots(agg, impls, plan, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log("matplotlib missing: no plots")
+    plt = pyplot_or_none(log)
+    if plt is None:
         return []
     made = []
     sizes = [int(s) for s in plan["sizes"].split(",")]
@@ -333,11 +293,7 @@ def plots(agg, impls, plan, out):
              "100%% lookups, %d thread%s (median of repetitions; bars: min-max)"
              % (th, "s" if th > 1 else ""), "Mops/s")
     axes[0].legend(fontsize=6, ncol=7, loc="upper right")
-    fig.tight_layout()
-    p = os.path.join(out, "lookups.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    made.append(p)
+    save_fig(plt, fig, out, "lookups.png", made)
 
     # Mixes.
     fig, axes = plt.subplots(2, 1, figsize=(12, 8))
@@ -348,11 +304,7 @@ def plots(agg, impls, plan, out):
              "YCSB and Herlihy-Shavit 90/9/1, %s keys, %d thread%s"
              % (k_label(plan["mix"]), th, "s" if th > 1 else ""), "Mops/s")
     axes[0].legend(fontsize=6, ncol=7, loc="upper right")
-    fig.tight_layout()
-    p = os.path.join(out, "mixes.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    made.append(p)
+    save_fig(plt, fig, out, "mixes.png", made)
 
     # Resize (Triplett).
     rimpls = [i for i in RESIZE_IMPLS if i in impls]
@@ -366,11 +318,7 @@ def plots(agg, impls, plan, out):
              "Lookups, 2^16 keys: fixed 2^13, fixed 2^14 buckets, and during "
              "continuous 2^13 <-> 2^14 resizing (Triplett et al.)", "Mops/s")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        p = os.path.join(out, "resize.png")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        made.append(p)
+        save_fig(plt, fig, out, "resize.png", made)
 
     # Grow / shrink.
     gimpls = [i for i in GROW_IMPLS if i in impls]
@@ -397,11 +345,7 @@ def plots(agg, impls, plan, out):
                  "grow to %s keys from 1 bucket, delete to 1%%: %s"
                  % (k_label(n), title), "", log=lg)
         axes[0][0].legend(fontsize=6, ncol=2)
-        fig.tight_layout()
-        p = os.path.join(out, "growshrink.png")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        made.append(p)
+        save_fig(plt, fig, out, "growshrink.png", made)
 
     # Instruction counts.
     iimpls = [i for i in ICOUNT_IMPLS if i in impls]
@@ -414,11 +358,7 @@ def plots(agg, impls, plan, out):
              "(callgrind; all threads incl. helpers)" % k_label(plan["ikeys"]),
              "instructions")
         ax.legend(fontsize=6, ncol=5)
-        fig.tight_layout()
-        p = os.path.join(out, "icount.png")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        made.append(p)
+        save_fig(plt, fig, out, "icount.png", made)
     return made
 
 
@@ -732,7 +672,7 @@ def main():
     if a.report_only:
         return report_only(a, impls)
     load0 = loadavg()[0]
-    build()
+    build("bench")
     log("built; mode %s, %d tables, load average %.1f" % (mode, len(impls),
                                                            load0))
     rows = []

@@ -31,19 +31,15 @@ import argparse
 import csv
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
-from collections import defaultdict
 
 from bench import results_md
+from bench.userspace.common import (BIN, OUT, RESULTS_MD, build,
+                                    cpu_model, mem_available,
+                                    pyplot_or_none, save_fig)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
-OUT = os.path.join(REPO, "bench", "results", "userspace")
-RESULTS_MD = os.path.join(REPO, "bench", "RESULTS.md")
 BEGIN = "<!-- userspace-big:begin -->"
 END = "<!-- userspace-big:end -->"
 
@@ -82,29 +78,6 @@ T0 = time.monotonic()
 
 def log(msg):
     print("[bench-big %7.1fs] %s" % (time.monotonic() - T0, msg), flush=True)
-
-
-def mem_available():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def build():
-    dep = subprocess.run(["bash", os.path.join(REPO, "tools", "ensure-deps.sh"),
-                          "uspace-bench"])
-    if dep.returncode != 0:
-        sys.exit("bench-big: dependencies missing (make -C uspace bench-deps)")
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
-    p = subprocess.run(["make", "-s", "-C", HERE, "-j2"], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if p.returncode != 0:
-        sys.stdout.write(p.stdout.decode("utf-8", "replace"))
-        sys.exit("bench-big: build failed")
 
 
 def list_impls():
@@ -364,12 +337,8 @@ def text_table(trs):
 
 
 def plots(peers, extra, d, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log("matplotlib missing: no plots")
+    plt = pyplot_or_none(log)
+    if plt is None:
         return []
     made = []
     tl = extra["timeline"]
@@ -395,11 +364,7 @@ def plots(peers, extra, d, out):
     axes[0].legend(fontsize=6, ncol=4)
     axes[0].set_title("Growing from empty (solid) and into a presized table "
                       "(dotted), %s keys" % (d.get("_keys") or ""), fontsize=9)
-    fig.tight_layout()
-    pth = os.path.join(out, "big-timeline.png")
-    fig.savefig(pth, dpi=100)
-    plt.close(fig)
-    made.append(pth)
+    save_fig(plt, fig, out, "big-timeline.png", made, dpi=100)
     # Latency CDFs (as 1 - F on a log scale: the tail).
     cdf = extra["cdf"]
     specs = [("B", "grow", 2, "inserts while growing, 2 threads"),
@@ -422,11 +387,7 @@ def plots(peers, extra, d, out):
         ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    pth = os.path.join(out, "big-cdf.png")
-    fig.savefig(pth, dpi=100)
-    plt.close(fig)
-    made.append(pth)
+    save_fig(plt, fig, out, "big-cdf.png", made, dpi=100)
     # Memory: bytes per key, peak, and churn/soak over time.
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     xs = range(len(peers))
@@ -453,11 +414,7 @@ def plots(peers, extra, d, out):
     axes[1].set_ylabel("heap in use (GB)")
     axes[1].set_title("churn (solid) and soak (dotted): flat?", fontsize=9)
     axes[1].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    pth = os.path.join(out, "big-memory.png")
-    fig.savefig(pth, dpi=100)
-    plt.close(fig)
-    made.append(pth)
+    save_fig(plt, fig, out, "big-memory.png", made, dpi=100)
     return made
 
 
@@ -534,17 +491,6 @@ def write_outputs(rows, extra, meta, peers, out, results, quiet=False):
     return trs
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -572,7 +518,7 @@ def main(argv=None):
         write_outputs(rows, doc, meta, peers, a.out, a.results)
         return 0
     if not a.no_build:
-        build()
+        build("bench-big")
     impls = list_impls()
     only = a.only.split(",") if a.only else None
     peers = peers_of(impls, only)

@@ -46,12 +46,9 @@ import tempfile
 import time
 
 from bench import results_md
+from bench.userspace.common import BIN, OUT, REPO, RESULTS_MD
+from bench.userspace.common import build as build_bench_us
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
-OUT = os.path.join(REPO, "bench", "results", "userspace")
-RESULTS_MD = os.path.join(REPO, "bench", "RESULTS.md")
 BEGIN = "<!-- userspace-misses:begin -->"
 END = "<!-- userspace-misses:end -->"
 
@@ -146,14 +143,8 @@ def git_rev():
 
 
 def build():
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
-    b = subprocess.run(["make", "-s", "-C", HERE], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    if b.returncode != 0:
-        sys.exit("bench_us does not build:\n" + b.stdout)
+    """Builds bench_us (the peers' presence is the caller's to check)."""
+    build_bench_us("bench_us", deps=False)
 
 
 def fmt(v):

@@ -47,16 +47,14 @@ import tempfile
 import time
 
 from bench import bench_sharing  # splice, fmt
+from tools.sharing import names_at
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
+from bench.userspace.common import (BIN, HERE, OUT, REPO,
+                                    RESULTS_MD, run_make)
 
-BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
 PLUGIN = os.path.join(REPO, "build", "plugins", "sharing.so")
 QEMU = "qemu-x86_64"
-OUT = os.path.join(REPO, "bench", "results", "userspace")
 RUN_DIR = os.path.join(REPO, "build", "bench-userspace", "sharing")
-RESULTS_MD = os.path.join(REPO, "bench", "RESULTS.md")
 BEGIN = "<!-- userspace-sharing:begin -->"
 END = "<!-- userspace-sharing:end -->"
 
@@ -207,13 +205,9 @@ class GuestMap:
     def line_name(self, va, offsets=()):
         """What a line holds: the symbols at the accessed offsets, else
         ``stack`` or ``heap``."""
-        names = []
-        for off in sorted(set(offsets)) or [0]:
-            s = self.name(va + off)
-            if s and s not in names:
-                names.append(s)
+        names = names_at(self.name, va, offsets)
         if names:
-            return ",".join(names)
+            return names
         if self.stack and self.stack[0] <= va < self.stack[1]:
             return "stack"
         return "heap"
@@ -251,16 +245,9 @@ def resolve(window, gmap, top=TOP):
 # --------------------------------------------------------------------------
 
 def build():
-    env = dict(os.environ)
-    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(var, None)
     for cmd in (["make", "-s", "-C", HERE, "-j2"],
                 ["make", "--no-print-directory", "-C", REPO, "plugin"]):
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
-        if p.returncode:
-            sys.stdout.write(p.stdout.decode("utf-8", "replace"))
-            sys.exit("run_sharing.py: %s failed" % " ".join(cmd))
+        run_make(cmd, "run_sharing.py: %s failed" % " ".join(cmd))
 
 
 def run_one(impl, threads, update, ops=OPS, keys=KEYS, top=TOP, qemu=QEMU,

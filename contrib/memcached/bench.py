@@ -54,6 +54,8 @@ import time
 
 from bench import results_md
 
+from .mcnet import Conn, free_port
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 B = os.path.join(ROOT, "build")
 RES = os.path.join(ROOT, "bench", "results", "memcached")
@@ -65,14 +67,6 @@ NKEYS = 1 << 20
 
 def log(msg):
     print(msg, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def server_cmd(build, port, threads, extra=(), conns=4096):
@@ -96,18 +90,12 @@ def wait_port(port, proc, secs=120):
     raise RuntimeError("server did not start")
 
 
-class Client:
+class Client(Conn):
     def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=600)
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
+        super().__init__(port, timeout=600)
 
     def until(self, marker):
-        while marker not in self.buf:
-            d = self.s.recv(1 << 20)
-            if not d:
-                raise ConnectionError("closed")
-            self.buf += d
+        self.fill_until(lambda buf: marker in buf, 1 << 20)
         i = self.buf.index(marker) + len(marker)
         out, self.buf = self.buf[:i], self.buf[i:]
         return out

@@ -25,37 +25,28 @@ import multiprocessing as mp
 import os
 import random
 import re
-import socket
 import sys
 import time
+
+import mcnet
 
 NKEYS = 32      # contended keys k0..k31 and counters n0..n31
 
 
-class Conn:
+class Conn(mcnet.Conn):
     def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=120)
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
+        super().__init__(port, timeout=120)
 
     def send(self, data):
         self.s.sendall(data)
 
     def line(self):
-        while b"\r\n" not in self.buf:
-            chunk = self.s.recv(1 << 16)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            self.buf += chunk
+        self.fill_until(lambda buf: b"\r\n" in buf)
         line, self.buf = self.buf.split(b"\r\n", 1)
         return line
 
     def exact(self, n):
-        while len(self.buf) < n:
-            chunk = self.s.recv(1 << 16)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            self.buf += chunk
+        self.fill_until(lambda buf: len(buf) >= n)
         data, self.buf = self.buf[:n], self.buf[n:]
         return data
 

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import time
 
+from mcnet import free_port
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 B = os.path.join(ROOT, "build")
 OUT = os.path.join(B, "memcached-test")
@@ -66,14 +68,6 @@ SAN_RE = re.compile(r"ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSani
 
 def log(msg):
     print(msg, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def run_suite(variant):

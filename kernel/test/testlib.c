@@ -9,16 +9,57 @@
 #include <print.h>
 #include <errno.h>
 
-thread_t *testlib_spawn(thread_func_t f, void *arg, const char *name,
+const char *testlib_run_parts(const char *test, const testlib_part_t *parts,
+    size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (parts[i].title)
+			printf("%s: %s\n", test, parts[i].title);
+		const char *r = parts[i].run();
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+thread_t *testlib_create(thread_func_t f, void *arg, const char *name,
     cpu_t *cpu)
 {
 	thread_t *t = thread_create(f, arg, name, THREAD_FLAG_NONE);
-	if (!t)
-		return NULL;
-	if (cpu)
+	if (t && cpu)
 		thread_wire(t, cpu);
-	thread_start(t);
 	return t;
+}
+
+thread_t *testlib_spawn(thread_func_t f, void *arg, const char *name,
+    cpu_t *cpu)
+{
+	thread_t *t = testlib_create(f, arg, name, cpu);
+	if (t)
+		thread_start(t);
+	return t;
+}
+
+bool testlib_group_add(testlib_group_t *g, thread_func_t f, void *arg,
+    const char *name, cpu_t *cpu)
+{
+	thread_t *t = testlib_create(f, arg, name, cpu);
+	if (!t) {
+		g->failed = true;
+		return false;
+	}
+	g->threads[g->n++] = t;
+	return true;
+}
+
+void testlib_group_run(testlib_group_t *g, bool *abort)
+{
+	*abort = g->failed;
+	for (unsigned k = 0; k < g->n; k++)
+		thread_start(g->threads[k]);
+	for (unsigned k = 0; k < g->n; k++)
+		thread_join(g->threads[k]);
+	*abort = false;
 }
 
 bool testlib_join(thread_t *t, uint64_t max_us)

@@ -35,13 +35,62 @@
  */
 #define WAIT_LIMIT_US 60000000ULL
 
+/** One part of a test, for testlib_run_parts(). */
+typedef struct {
+	/** Printed as "TEST: TITLE" before the part runs; NULL: nothing. */
+	const char *title;
+	/** The part: NULL when it passed, else the failure reason. */
+	const char *(*run)(void);
+} testlib_part_t;
+
 /**
- * Creates a thread running @a f(@a arg) named @a name, wires it to @a cpu
- * unless that is NULL, and starts it. Thread context; may sleep.
+ * Runs the @a n parts of the test @a test in order and stops at the first
+ * that fails. Thread context (as the parts need).
+ * @return NULL when every part passed, else the first failure's reason.
+ */
+const char *testlib_run_parts(const char *test, const testlib_part_t *parts,
+    size_t n);
+
+/**
+ * Creates a thread running @a f(@a arg) named @a name and wires it to @a cpu
+ * unless that is NULL; does not start it. Thread context; may sleep.
+ * @return the thread, or NULL when it cannot be created (out of memory).
+ */
+thread_t *testlib_create(thread_func_t f, void *arg, const char *name,
+    cpu_t *cpu);
+
+/**
+ * testlib_create(), then starts the thread.
  * @return the thread, or NULL when it cannot be created (out of memory).
  */
 thread_t *testlib_spawn(thread_func_t f, void *arg, const char *name,
     cpu_t *cpu);
+
+/**
+ * Threads created first and started together, so that a failed creation
+ * starts none of them doing real work. Owned by the test's thread.
+ */
+typedef struct {
+	thread_t **threads;  /**< Room for every thread the test may add. */
+	unsigned n;          /**< Threads created so far. */
+	bool failed;         /**< A creation failed. */
+} testlib_group_t;
+
+/**
+ * Creates a thread as testlib_create() does and adds it to @a g; on failure
+ * sets @a g->failed. Thread context; may sleep.
+ * @return false when the thread cannot be created.
+ */
+bool testlib_group_add(testlib_group_t *g, thread_func_t f, void *arg,
+    const char *name, cpu_t *cpu);
+
+/**
+ * Runs the group: sets @a *abort to @a g->failed (the threads must then
+ * return at once; they read the flag only after their start, which orders
+ * the write before), starts every thread, joins them all and clears
+ * @a *abort. Thread context; sleeps until every thread has finished.
+ */
+void testlib_group_run(testlib_group_t *g, bool *abort);
 
 /**
  * Joins @a t, waiting at most @a max_us microseconds. A NULL @a t counts as

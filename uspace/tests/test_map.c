@@ -429,6 +429,28 @@ static size_t reserved_of(cht_map_u64_t *m)
 	return st.reserved_bytes;
 }
 
+/**
+ * The end of a test of @a m whose keys were all deleted: no item and no
+ * overflow line left (every line went back), @a m destroyed, and the
+ * allocator's reservation back within 256 KiB of @a base, its value before
+ * the test (read through a new map). @a what names the test in failures.
+ */
+static void check_emptied(cht_map_u64_t *m, size_t base, const char *what)
+{
+	cht_map_stats_t st;
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	CHECK(st.items == 0, "%s: %zu items left", what, st.items);
+	CHECK(st.item_bytes == 0, "%s: %zu overflow bytes left", what,
+	    st.item_bytes);
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+	cht_map_u64_t *probe;
+	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
+	size_t end = reserved_of(probe);
+	CHECK(end <= base + ((size_t) 256 << 10), "%s: %zu reserved after "
+	    "destroy, %zu at the start", what, end, base);
+	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
+}
+
 #define RET_KEYS 100000
 
 typedef struct {
@@ -564,16 +586,7 @@ static void test_inline_growth(void)
 		CHECK_EQ(cht_map_u64_get(m, k << 20, &v), CHT_ENOENT);
 	for (uint64_t k = 0; k < n; k++)
 		CHECK_EQ(cht_map_u64_delete(m, k << 20), CHT_OK);
-	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
-	CHECK_EQ(st.items, 0);
-	CHECK_EQ(st.item_bytes, 0);  /* every overflow line went back */
-	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
-	cht_map_u64_t *probe;
-	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
-	size_t end = reserved_of(probe);
-	CHECK(end <= base + ((size_t) 256 << 10), "%zu reserved after destroy, "
-	    "%zu at the start", end, base);
-	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
+	check_emptied(m, base, "inline growth");
 }
 
 #define IN_THREADS 4
@@ -733,16 +746,7 @@ static void test_inline_concurrent(double secs)
 			CHECK_EQ(cht_map_u64_delete(m, in_stable_key(i, j)), CHT_OK);
 	for (uint64_t c = 0; c < IN_CHURN; c++)
 		cht_map_u64_delete(m, IN_CHURN_BASE + c);
-	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
-	CHECK_EQ(st.items, 0);
-	CHECK_EQ(st.item_bytes, 0);
-	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
-	cht_map_u64_t *probe;
-	CHECK_EQ(cht_map_u64_create(&probe, 0), CHT_OK);
-	size_t end = reserved_of(probe);
-	CHECK(end <= base + ((size_t) 256 << 10), "%zu reserved after destroy, "
-	    "%zu at the start", end, base);
-	CHECK_EQ(cht_map_u64_destroy(probe), CHT_OK);
+	check_emptied(m, base, "inline concurrent");
 }
 
 /*

@@ -243,9 +243,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	double secs = tu_seconds(argc, argv, 3.0);
-	int nreaders = argc > 2 ? atoi(argv[2]) : 3;
-	if (nreaders < 1 || nreaders > 64)
-		nreaders = 3;
+	int nreaders = tu_threads(argc, argv, 3);
 	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
 	current = new_obj(0);
 

@@ -253,9 +253,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	double secs = tu_seconds(argc, argv, 3.0);
-	int nthreads = argc > 2 ? atoi(argv[2]) : 4;
-	if (nthreads < 1 || nthreads > 64)
-		nthreads = 4;
+	int nthreads = tu_threads(argc, argv, 4);
 	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
 	CHECK_EQ(cht_u_create(&table, 1, 1, 4, &ops), CHT_OK);
 	for (uint64_t i = 0; i < STABLE; i++)

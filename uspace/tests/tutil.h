@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "prng.h"
 
 static int tu_failures;
 
@@ -48,12 +49,7 @@ static inline void tu_sleep_ms(unsigned ms)
 /** xorshift64* */
 static inline uint64_t tu_rand(uint64_t *s)
 {
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
+	return prng_xorshift64s(s);
 }
 
 static inline void tu_spawn(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -72,6 +68,13 @@ static inline double tu_seconds(int argc, char **argv, double def)
 	if (scale)
 		s *= atof(scale);
 	return s > 0 ? s : def;
+}
+
+/** Threads from argv[2]: 1 to 64, else (absent or out of range) @a def. */
+static inline int tu_threads(int argc, char **argv, int def)
+{
+	int n = argc > 2 ? atoi(argv[2]) : def;
+	return n >= 1 && n <= 64 ? n : def;
 }
 
 static inline int tu_finish(const char *name)

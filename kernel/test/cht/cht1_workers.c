@@ -4,19 +4,9 @@
  * (waves that make the table grow and shrink).
  */
 #include "cht1.h"
+#include "prng.h"
 
 /* ---- stress: workers ---------------------------------------------------- */
-
-static uint64_t rnd(uint64_t *s)
-{
-	/* xorshift64* */
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
 
 static inline uint64_t wkey(unsigned w, unsigned k)
 {
@@ -185,7 +175,7 @@ static void op_rmitem(cht1_worker_t *w, unsigned k)
 {
 	cht1_slot_t *s = &w->slot[k];
 	uint64_t key = wkey(w->index, k);
-	unsigned j = (unsigned) (rnd(&w->seed) % s->n);
+	unsigned j = (unsigned) (prng_xorshift64s(&w->seed) % s->n);
 	cht1_item_t *it = s->it[j];
 	rcu_read_lock();
 	bool r1 = cht_remove_item(cht1_table, &it->link);
@@ -232,7 +222,7 @@ void cht1_worker_thread(void *arg)
 		cht_get_stats(cht1_table, &st);
 		if (st.resizing)
 			w->during_resize++;
-		uint64_t r = rnd(&w->seed);
+		uint64_t r = prng_xorshift64s(&w->seed);
 		unsigned k = (unsigned) ((r >> 8) % CHT1_KEYS);
 		cht1_slot_t *s = &w->slot[k];
 		unsigned p = (unsigned) (r % 100);

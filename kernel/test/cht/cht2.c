@@ -146,6 +146,21 @@ static cht2_item_t *cht2_item_new(uint64_t key)
 	return it;
 }
 
+/**
+ * Inserts a fresh item of @a key into the table (in a reader section of its
+ * own). @return false without memory.
+ */
+static bool cht2_insert_new(uint64_t key)
+{
+	cht2_item_t *it = cht2_item_new(key);
+	if (!it)
+		return false;
+	rcu_read_lock();
+	cht_insert(table, &it->link);
+	rcu_read_unlock();
+	return true;
+}
+
 static size_t read_count(void)
 {
 	cht_stats_t st;
@@ -196,14 +211,10 @@ static void inserter(void *arg)
 	cht2_pair_t *p = arg;
 	for (uint64_t r = 0; r < CHT2_ROUNDS && !p->fail; r++) {
 		p->round = r;
-		cht2_item_t *it = cht2_item_new(p->key);
-		if (!it) {
+		if (!cht2_insert_new(p->key)) {
 			p->fail = "out of memory";
 			break;
 		}
-		rcu_read_lock();
-		cht_insert(table, &it->link);
-		rcu_read_unlock();
 		size_t c = read_count();
 		if (c > p->max_seen_ins)
 			p->max_seen_ins = c;
@@ -470,12 +481,8 @@ static const char *part_lost_request(void)
 	/* Past the grow threshold (4 items per bucket, 2 buckets): must grow. */
 	enum { N = 64 };
 	for (uint64_t k = 0; k < N; k++) {
-		cht2_item_t *it = cht2_item_new(k);
-		if (!it)
+		if (!cht2_insert_new(k))
 			return "out of memory";
-		rcu_read_lock();
-		cht_insert(table, &it->link);
-		rcu_read_unlock();
 	}
 	for (unsigned i = 0; i < 1000; i++) {
 		cht_get_stats(table, &st);
@@ -534,14 +541,10 @@ static void cht3_worker(void *arg)
 			}
 			continue;
 		}
-		cht2_item_t *it = cht2_item_new(k);
-		if (!it) {
+		if (!cht2_insert_new(k)) {
 			w->fail = "out of memory";
 			return;
 		}
-		rcu_read_lock();
-		cht_insert(table, &it->link);
-		rcu_read_unlock();
 	}
 }
 

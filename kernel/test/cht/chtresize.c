@@ -57,6 +57,7 @@
 #include <atomic.h>
 #include <print.h>
 #include <errno.h>
+#include "prng.h"
 
 #define CHTR_ORDER_SMALL  13
 #define CHTR_ITEMS        (1UL << 16)
@@ -125,17 +126,6 @@ static const cht_ops_t chtr_ops = {
 	.remove_callback = chtr_remove_cb,
 };
 
-/** xorshift64*: the readers' key sequence. */
-static uint64_t chtr_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static void chtr_reader(void *arg)
 {
 	chtr_reader_t *r = arg;
@@ -146,7 +136,7 @@ static void chtr_reader(void *arg)
 		cht_get_stats(table, &st);
 		rcu_read_lock();
 		for (unsigned i = 0; i < CHTR_BATCH; i++) {
-			uint64_t key = chtr_rand(&r->seed) % CHTR_ITEMS;
+			uint64_t key = prng_xorshift64s(&r->seed) % CHTR_ITEMS;
 			cht_link_t *l = cht_find(table, &key);
 			if (l == NULL)
 				r->misses++;
@@ -276,13 +266,12 @@ static const char *chtr_create_readers(const unsigned *online, unsigned ncpu,
 		readers[i].misses = 0;
 		readers[i].wrong = 0;
 		readers[i].during_resize = 0;
-		reader_threads[i] = thread_create(chtr_reader, &readers[i],
-		    "chtresize-rd", THREAD_FLAG_NONE);
+		reader_threads[i] = testlib_create(chtr_reader, &readers[i],
+		    "chtresize-rd", &cpus[online[i % ncpu]]);
 		if (!reader_threads[i]) {
 			err = "thread_create failed (out of memory)";
 			break;
 		}
-		thread_wire(reader_threads[i], &cpus[online[i % ncpu]]);
 		(*created)++;
 	}
 	return err;

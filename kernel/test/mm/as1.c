@@ -49,6 +49,7 @@
  *     delta to the baseline is printed, not required to be zero).
  */
 #include <test.h>
+#include <testlib.h>
 #include <mm/as.h>
 #include <abi/syscall.h>
 #include <mm/frame.h>
@@ -307,12 +308,8 @@ static const char *as1_workers(as_t *as, size_t entries0, unsigned *started)
 {
 	static char reason[160];
 
-	unsigned online = 0;
-	for (unsigned c = 0; c < cpu_count; c++)
-		online += cpu_is_online(c);
-	nthreads = online < 2 ? 2 : online;
-	if (nthreads > MAX_THREADS)
-		nthreads = MAX_THREADS;
+	unsigned online;
+	nthreads = mmtest_nthreads(MAX_THREADS, &online);
 	bar = (mmtest_barrier_t) { .n = nthreads, .yield = nthreads > online };
 	unsigned n = 0;
 	*started = 0;
@@ -320,13 +317,12 @@ static const char *as1_workers(as_t *as, size_t entries0, unsigned *started)
 		if (!cpu_is_online(c))
 			continue;
 		args[n] = (as1_arg_t) { .index = n, .cpu = c, .exit_inside = n % 2 };
-		handles[n] = thread_create(as1_worker, &args[n], "as1",
-		    THREAD_FLAG_NONE);
+		handles[n] = testlib_create(as1_worker, &args[n], "as1",
+		    &cpus[c]);
 		if (!handles[n]) {
 			mmtest_fail(&failure, "thread_create failed");
 			break;
 		}
-		thread_wire(handles[n], &cpus[c]);
 		n++;
 	}
 	/* If thread_create failed, the barrier must not wait for the missing. */

@@ -33,6 +33,7 @@
  * been refused (EFAULT: a fault that found the area gone) many times.
  */
 #include <test.h>
+#include <testlib.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <mm/frame.h>
@@ -317,11 +318,10 @@ static const char *asrace_run(unsigned cycles)
 	for (unsigned w = 0; w < nwriters; w++) {
 		writers[w] = (asr_writer_t) { .seed = mmtest_mix(w + 1) | 1 };
 		semaphore_initialize(&writers[w].go, 0);
-		th[n] = thread_create(writer_thread, &writers[w], "asrace-writer",
-		    THREAD_FLAG_NONE);
+		th[n] = testlib_create(writer_thread, &writers[w],
+		    "asrace-writer", &cpus[online[w % ncpu]]);
 		if (!th[n])
 			break;
-		thread_wire(th[n], &cpus[online[w % ncpu]]);
 		n++;
 	}
 	thread_t *cy = n == nwriters ? thread_create(cycler_thread, NULL,

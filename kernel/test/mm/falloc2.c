@@ -18,6 +18,7 @@
  */
 
 #include <test.h>
+#include <testlib.h>
 #include <mm/frame.h>
 #include <mm/slab.h>
 #include <arch/mm.h>
@@ -184,11 +185,10 @@ const char *test_falloc2(void)
 
 	unsigned created = 0;
 	for (unsigned i = 0; i < n; i++) {
-		handles[i] = thread_create(f2_thread, &args[i], "falloc2",
-		    THREAD_FLAG_NONE);
+		handles[i] = testlib_create(f2_thread, &args[i], "falloc2",
+		    &cpus[args[i].cpu]);
 		if (handles[i] == NULL)
 			break;
-		thread_wire(handles[i], &cpus[args[i].cpu]);
 		created++;
 	}
 	/* Threads are independent: run whatever could be created. */

@@ -43,6 +43,7 @@
  * check fails (the table is global).
  */
 #include <test.h>
+#include <testlib.h>
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/slab.h>
@@ -742,12 +743,8 @@ static void b1_resize_waves(void)
 
 static const char *phase_b(void)
 {
-	unsigned online = 0;
-	for (unsigned c = 0; c < cpu_count; c++)
-		online += cpu_is_online(c);
-	nthreads = online < 2 ? 2 : online;
-	if (nthreads > MAX_THREADS)
-		nthreads = MAX_THREADS;
+	unsigned online;
+	nthreads = mmtest_nthreads(MAX_THREADS, &online);
 	bar = (mmtest_barrier_t) { .n = nthreads, .yield = nthreads > online };
 	b2_round = 0;
 	b3_stop = false;
@@ -777,10 +774,9 @@ static const char *phase_b(void)
 		a->ops = 0;
 		for (unsigned k = 0; k < B1_KEYS; k++)
 			a->shadow[k].frame = 0;
-		handles[n] = thread_create(m1_thread, a, "mapping1", THREAD_FLAG_NONE);
+		handles[n] = testlib_create(m1_thread, a, "mapping1", &cpus[c]);
 		if (!handles[n])
 			return "thread_create failed";
-		thread_wire(handles[n], &cpus[c]);
 		n++;
 	}
 	page_ht_stats_t ps0, ps1;

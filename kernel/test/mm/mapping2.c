@@ -29,6 +29,7 @@
  * at least once before the remove in most rounds.
  */
 #include <test.h>
+#include <testlib.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <mm/frame.h>
@@ -273,11 +274,10 @@ const char *test_mapping2(void)
 	unsigned n = 0;
 	for (unsigned i = 0; i < nthreads; i++) {
 		th_state[i] = (m2_thread_t) { .index = i, .seed = mmtest_mix(i + 7) | 1 };
-		th[i] = thread_create(m2_thread, &th_state[i], "mapping2",
-		    THREAD_FLAG_NONE);
+		th[i] = testlib_create(m2_thread, &th_state[i], "mapping2",
+		    &cpus[online[i % ncpu]]);
 		if (!th[i])
 			break;
-		thread_wire(th[i], &cpus[online[i % ncpu]]);
 		n++;
 	}
 	if (n != nthreads) {

@@ -3,6 +3,8 @@
  */
 #include <arch/asm.h>
 #include "mmtest.h"
+#include "prng.h"
+#include <test.h>
 #include <testlib.h>
 #include <mm/as.h>
 #include <mm/frame.h>
@@ -35,13 +37,7 @@ void mmtest_fail(mmtest_failure_t *f, const char *fmt, ...)
 
 uint64_t mmtest_mix(uint64_t x)
 {
-	/* MurmurHash3's fmix64 (Appleby, public domain): full avalanche. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
+	return prng_fmix64(x);
 }
 
 uint64_t mmtest_rand(uint64_t *s)
@@ -50,6 +46,17 @@ uint64_t mmtest_rand(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+unsigned mmtest_nthreads(unsigned max, unsigned *online)
+{
+	unsigned ids[CONFIG_MAX_CPUS];
+	unsigned n = test_online_cpus(ids);
+
+	*online = n;
+	if (n < 2)
+		n = 2;
+	return n > max ? max : n;
 }
 
 void mmtest_barrier_wait(mmtest_barrier_t *b, void (*fn)(mmtest_barrier_t *))

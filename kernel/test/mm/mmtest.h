@@ -65,6 +65,13 @@ typedef struct mmtest_barrier {
 } mmtest_barrier_t;
 
 /**
+ * How many workers a multi-threaded mm test runs: one per online CPU, at
+ * least 2 (a race needs two) and at most @a max. Stores the number of online
+ * CPUs in @a *online. Thread context.
+ */
+unsigned mmtest_nthreads(unsigned max, unsigned *online);
+
+/**
  * Waits until all @c b->n threads have arrived; the last to arrive runs @a fn
  * (may be NULL) before any thread goes on. Thread context; spins or yields.
  */

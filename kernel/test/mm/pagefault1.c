@@ -413,15 +413,14 @@ static unsigned setup(unsigned online)
 		}
 	}
 	for (unsigned i = 0; i < pf1_nthreads; i++) {
-		handles[i] = thread_create(pf1_pf_thread, &pf1_args[i], "pagefault1",
-		    THREAD_FLAG_NONE);
+		handles[i] = testlib_create(pf1_pf_thread, &pf1_args[i],
+		    "pagefault1", &cpus[pf1_args[i].cpu]);
 		if (!handles[i]) {
 			mmtest_fail(&pf1_failure, "thread_create failed");
 			for (unsigned k = 0; k < i; k++)
 				thread_detach(handles[k]);  /* never started (out of memory only) */
 			return n;
 		}
-		thread_wire(handles[i], &cpus[pf1_args[i].cpu]);
 	}
 	return n;
 }
@@ -498,12 +497,8 @@ const char *test_pagefault1(void)
 	peak_buckets = s0.ps.buckets;
 	peak_entries = s0.ps.entries;
 
-	unsigned online = 0;
-	for (unsigned c = 0; c < cpu_count; c++)
-		online += cpu_is_online(c);
-	pf1_nthreads = online < 2 ? 2 : online;
-	if (pf1_nthreads > MAX_THREADS)
-		pf1_nthreads = MAX_THREADS;
+	unsigned online;
+	pf1_nthreads = mmtest_nthreads(MAX_THREADS, &online);
 	pf1_shared_per = PF_SHARED_ALL / pf1_nthreads;
 	if (pf1_shared_per < PF_SHARED_MIN)
 		pf1_shared_per = PF_SHARED_MIN;

@@ -9,6 +9,7 @@
 #define KERN_TEST_PAGEFAULT1_H_
 
 #include <test.h>
+#include <testlib.h>
 #include <mm/as.h>
 #include <mm/frame.h>
 #include <mm/slab.h>

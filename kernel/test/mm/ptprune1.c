@@ -28,6 +28,7 @@
  * their baseline.
  */
 #include <test.h>
+#include <testlib.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <mm/frame.h>
@@ -251,11 +252,10 @@ const char *test_ptprune1(void)
 	unsigned n = 0;
 	for (unsigned w = 0; w < asp_nwriters; w++) {
 		asp_writers[w] = (asp_writer_t) { .seed = mmtest_mix(w + 7) | 1 };
-		th[n] = thread_create(asp_writer, &asp_writers[w], "ptprune-writer",
-		    THREAD_FLAG_NONE);
+		th[n] = testlib_create(asp_writer, &asp_writers[w],
+		    "ptprune-writer", &cpus[online[w % ncpu]]);
 		if (!th[n])
 			break;
-		thread_wire(th[n], &cpus[online[w % ncpu]]);
 		n++;
 	}
 	thread_t *cy = thread_create(asp_cycler, NULL, "ptprune-cycler",

@@ -20,6 +20,7 @@
  * entries must be back at their baseline.
  */
 #include <test.h>
+#include <testlib.h>
 #include "mmtest.h"
 #include <mm/as.h>
 #include <uaccess.h>
@@ -118,11 +119,10 @@ static const char *ptwalk1_run(unsigned rounds)
 	}
 	thread_t *th[PTW_MAX_THREADS];
 	for (unsigned t = 0; t < ptw_threads; t++) {
-		th[t] = thread_create(ptw_thread, (void *) (uintptr_t) t,
-		    "ptwalk1", THREAD_FLAG_NONE);
+		th[t] = testlib_create(ptw_thread, (void *) (uintptr_t) t,
+		    "ptwalk1", &cpus[online[t % ncpu]]);
 		if (!th[t])
 			panic("ptwalk1: thread_create failed");
-		thread_wire(th[t], &cpus[online[t % ncpu]]);
 	}
 	for (unsigned t = 0; t < ptw_threads; t++)
 		thread_start(th[t]);

@@ -24,6 +24,7 @@
  */
 
 #include <test.h>
+#include <testlib.h>
 #include <mm/slab.h>
 #include <mm/malloc.h>
 #include <mm/frame.h>
@@ -275,11 +276,10 @@ static const char *s2_run_threads(void)
 	unsigned created = 0;
 	__atomic_store_n(&abort_run, false, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < nthreads; i++) {
-		handles[i] = thread_create(s2_thread, &args[i], "slab2",
-		    THREAD_FLAG_NONE);
+		handles[i] = testlib_create(s2_thread, &args[i], "slab2",
+		    &cpus[args[i].cpu]);
 		if (handles[i] == NULL)
 			break;
-		thread_wire(handles[i], &cpus[args[i].cpu]);
 		created++;
 	}
 	if (created < nthreads) {

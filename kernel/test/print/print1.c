@@ -13,6 +13,7 @@
 #include <typedefs.h>
 #include <stdarg.h>
 #include <test.h>
+#include <testlib.h>
 
 /** Size of the output buffer of one case. */
 #define CASE_BUF_SIZE  256
@@ -508,33 +509,31 @@ static const char *test_buffers(void)
 	return NULL;
 }
 
-/** Checks one str_to_uint64() case. */
-#define EXPECT_U64(str, exp_rc, exp_val) \
+/**
+ * Checks one case of the parser @a fn (str_to_uint64() or str_to_int64())
+ * whose result has type @a type, printed with @a fmt: the return code, and
+ * the value (untouched, the 0x5a fill, on an error).
+ */
+#define EXPECT_PARSE(fn, type, fmt, str, exp_rc, exp_val) \
 	do { \
-		uint64_t v_ = 0x5a5a5a5a5a5a5a5aUL; \
+		type v_ = (type) 0x5a5a5a5a5a5a5a5aUL; \
 		case_idx++; \
-		int rc_ = str_to_uint64((str), &v_); \
-		uint64_t want_ = (exp_rc) == EOK ? (uint64_t) (exp_val) : \
-		    0x5a5a5a5a5a5a5a5aUL; \
+		int rc_ = fn((str), &v_); \
+		type want_ = (exp_rc) == EOK ? (type) (exp_val) : \
+		    (type) 0x5a5a5a5a5a5a5a5aUL; \
 		if (rc_ != (exp_rc) || v_ != want_) \
-			FAIL_CASE("str_to_uint64(\"%s\") gave %d (%s), %lu; " \
-			    "expected %d, %lu", (str), rc_, str_error(rc_), \
+			FAIL_CASE(#fn "(\"%s\") gave %d (%s), " fmt "; " \
+			    "expected %d, " fmt, (str), rc_, str_error(rc_), \
 			    v_, (exp_rc), want_); \
 	} while (0)
 
+/** Checks one str_to_uint64() case. */
+#define EXPECT_U64(str, exp_rc, exp_val) \
+	EXPECT_PARSE(str_to_uint64, uint64_t, "%lu", str, exp_rc, exp_val)
+
 /** Checks one str_to_int64() case. */
 #define EXPECT_I64(str, exp_rc, exp_val) \
-	do { \
-		int64_t v_ = 0x5a5a5a5a5a5a5a5aL; \
-		case_idx++; \
-		int rc_ = str_to_int64((str), &v_); \
-		int64_t want_ = (exp_rc) == EOK ? (int64_t) (exp_val) : \
-		    0x5a5a5a5a5a5a5a5aL; \
-		if (rc_ != (exp_rc) || v_ != want_) \
-			FAIL_CASE("str_to_int64(\"%s\") gave %d (%s), %ld; " \
-			    "expected %d, %ld", (str), rc_, str_error(rc_), \
-			    v_, (exp_rc), want_); \
-	} while (0)
+	EXPECT_PARSE(str_to_int64, int64_t, "%ld", str, exp_rc, exp_val)
 
 /** str_to_uint64() and str_to_int64(). */
 static const char *test_str_to_int(void)
@@ -612,6 +611,13 @@ static const char *test_str_to_int(void)
  */
 const char *test_print1(void)
 {
+	static const testlib_part_t parts[] = {
+		{ NULL, test_standard },
+		{ NULL, test_ignored_flags },
+		{ NULL, test_buffers },
+		{ NULL, test_kernel_specific },
+		{ NULL, test_str_to_int },
+	};
 	const char *err;
 
 	case_idx = 0;
@@ -620,23 +626,7 @@ const char *test_print1(void)
 	    "[%s]\n", -42, "abc", 0xbeefU, 8U, 7,
 	    (void *) 0xffffffff80001000UL, UINT64_MAX, "end");
 
-	err = test_standard();
-	if (err != NULL)
-		return err;
-
-	err = test_ignored_flags();
-	if (err != NULL)
-		return err;
-
-	err = test_buffers();
-	if (err != NULL)
-		return err;
-
-	err = test_kernel_specific();
-	if (err != NULL)
-		return err;
-
-	err = test_str_to_int();
+	err = testlib_run_parts("print1", parts, ARRAY_SIZE(parts));
 	if (err != NULL)
 		return err;
 

@@ -10,6 +10,7 @@
  * Finally calls to an offline or non-existent CPU must return ENOENT at once.
  */
 #include <test.h>
+#include <testlib.h>
 #include <smp/smp_call.h>
 #include <proc/thread.h>
 #include <arch/asm.h>
@@ -113,10 +114,9 @@ static const char *run_phase(thread_func_t fn, const char *name)
 		args[i] = (sc_arg_t) { .cpu = i };
 		if (!cpu_is_online(i))
 			continue;
-		t[i] = thread_create(fn, &args[i], name, THREAD_FLAG_NONE);
+		t[i] = testlib_create(fn, &args[i], name, &cpus[i]);
 		if (!t[i])
 			return "thread_create failed";
-		thread_wire(t[i], &cpus[i]);
 		n++;
 	}
 	for (unsigned i = 0; i < cpu_count; i++) {

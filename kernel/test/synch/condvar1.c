@@ -129,19 +129,14 @@ static void pingpong_spin(void *arg)
 static unsigned spawn(thread_func_t fn, unsigned n, bool wire_all,
     const char *name)
 {
-	unsigned ids[CONFIG_MAX_CPUS], online = 0, created = 0;
+	unsigned ids[CONFIG_MAX_CPUS], online = test_online_cpus(ids);
+	unsigned created = 0;
 
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i))
-			ids[online++] = i;
-	}
 	for (unsigned k = 0; k < n; k++) {
-		thread_t *t = thread_create(fn, (void *) (uintptr_t) k, name,
-		    THREAD_FLAG_NONE);
+		thread_t *t = testlib_create(fn, (void *) (uintptr_t) k, name,
+		    wire_all || k < online ? &cpus[ids[k % online]] : NULL);
 		if (!t)
 			break;
-		if (wire_all || k < online)
-			thread_wire(t, &cpus[ids[k % online]]);
 		threads[created++] = t;
 	}
 	c1.abort = created < n;
@@ -292,16 +287,23 @@ static const char *part_pingpong(bool spin)
 	return NULL;
 }
 
+static const char *part_pingpong_mutex(void)
+{
+	return part_pingpong(false);
+}
+
+static const char *part_pingpong_spin(void)
+{
+	return part_pingpong(true);
+}
+
 const char *test_condvar1(void)
 {
-	const char *r;
-
-	TPRINTF("condvar1: timeouts and unremembered signals\n");
-	if ((r = part_single()))
-		return r;
-	if ((r = part_signal_broadcast()))
-		return r;
-	if ((r = part_pingpong(false)))
-		return r;
-	return part_pingpong(true);
+	static const testlib_part_t parts[] = {
+		{ "timeouts and unremembered signals", part_single },
+		{ NULL, part_signal_broadcast },
+		{ NULL, part_pingpong_mutex },
+		{ NULL, part_pingpong_spin },
+	};
+	return testlib_run_parts("condvar1", parts, ARRAY_SIZE(parts));
 }

@@ -107,10 +107,9 @@ static bool run_helper(thread_func_t fn, mutex_t *m)
 	atomic_set(&m1.h_by_me, 0);
 	atomic_set(&m1.h_timeout_rc, 0);
 	atomic_set(&m1.h_done, 0);
-	thread_t *t = thread_create(fn, m, "mutex1-probe", THREAD_FLAG_NONE);
+	thread_t *t = testlib_spawn(fn, m, "mutex1-probe", NULL);
 	if (!t)
 		return false;
-	thread_start(t);
 	thread_join(t);
 	return true;
 }
@@ -118,11 +117,8 @@ static bool run_helper(thread_func_t fn, mutex_t *m)
 static const char *part_stress(void)
 {
 	static thread_t *threads[CONFIG_MAX_CPUS];
-	unsigned n = 0, online = 0;
-	bool failed = false;
-
-	for (unsigned i = 0; i < cpu_count; i++)
-		online += cpu_is_online(i);
+	unsigned ids[CONFIG_MAX_CPUS], online = test_online_cpus(ids);
+	testlib_group_t g = { .threads = threads };
 
 	mutex_initialize_named(&m1.mtx, MUTEX_PASSIVE, "mutex1.mtx");
 	m1.counter = 0;
@@ -130,25 +126,14 @@ static const char *part_stress(void)
 	atomic_set(&m1.inside, 0);
 	atomic_set(&m1.violations, 0);
 
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (!cpu_is_online(i))
-			continue;
-		thread_t *t = thread_create(incrementer, NULL, "mutex1-inc",
-		    THREAD_FLAG_NONE);
-		if (!t) {
-			failed = true;
+	for (unsigned i = 0; i < online; i++) {
+		if (!testlib_group_add(&g, incrementer, NULL, "mutex1-inc",
+		    &cpus[ids[i]]))
 			break;
-		}
-		thread_wire(t, &cpus[i]);
-		threads[n++] = t;
 	}
-	m1.abort = failed;
-	for (unsigned k = 0; k < n; k++)
-		thread_start(threads[k]);
-	for (unsigned k = 0; k < n; k++)
-		thread_join(threads[k]);
-	m1.abort = false;
-	CHECK(!failed, "cannot create threads");
+	testlib_group_run(&g, &m1.abort);
+	CHECK(!g.failed, "cannot create threads");
+	unsigned n = g.n;
 
 	TPRINTF("mutex1: %u threads x %u increments: counter %lu (expected %lu), "
 	    "exclusion violations %zu\n", n, m1.count, m1.counter,
@@ -196,13 +181,11 @@ static const char *part_semantics(void)
 	atomic_set(&m1.h_done, 0);
 	atomic_set(&m1.h_timeout_rc, 0);
 	atomic_set(&m1.h_by_me, 0);
-	thread_t *t = thread_create(long_waiter, m, "mutex1-wait",
-	    THREAD_FLAG_NONE);
+	thread_t *t = testlib_spawn(long_waiter, m, "mutex1-wait", NULL);
 	if (!t) {
 		mutex_unlock(m);
 		return "cannot create a thread";
 	}
-	thread_start(t);
 	bool asleep = false;
 	for (uint64_t w = 0; w < WAIT_LIMIT_US && !asleep; w += 1000) {
 		asleep = semaphore_count_get(&m->sem) == -1;
@@ -241,11 +224,9 @@ static const char *part_semantics(void)
 
 const char *test_mutex1(void)
 {
-	const char *r;
-
-	TPRINTF("mutex1: trylock, timeout, owner checks\n");
-	if ((r = part_semantics()))
-		return r;
-	TPRINTF("mutex1: counter under the mutex from every CPU\n");
-	return part_stress();
+	static const testlib_part_t parts[] = {
+		{ "trylock, timeout, owner checks", part_semantics },
+		{ "counter under the mutex from every CPU", part_stress },
+	};
+	return testlib_run_parts("mutex1", parts, ARRAY_SIZE(parts));
 }

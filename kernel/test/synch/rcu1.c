@@ -86,15 +86,6 @@ const char *rcu1_in_flight(const char *why)
 	return why;
 }
 
-static void collect_cpus(void)
-{
-	rcu1_online_n = 0;
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i))
-			online_ids[rcu1_online_n++] = i;
-	}
-}
-
 cpu_t *rcu1_nth_cpu(unsigned k)
 {
 	return &cpus[online_ids[k % rcu1_online_n]];
@@ -109,6 +100,26 @@ unsigned rcu1_thread_cnt(void)
  * Joins (bounded) the @a made threads in @a t of the @a n a part wanted.
  * @return NULL, or why the part cannot go on.
  */
+/**
+ * Starts up to @a n threads named @a name running @a f, thread k on
+ * rcu1_nth_cpu(k) with the argument (char *) @a args + k * @a stride (all
+ * the same @a args when @a stride is 0); stops at the first that cannot be
+ * created. @return how many were started (their handles in @a t).
+ */
+unsigned rcu1_spawn_n(thread_t **t, unsigned n, thread_func_t f, void *args,
+    size_t stride, const char *name)
+{
+	unsigned made = 0;
+	for (unsigned k = 0; k < n; k++) {
+		void *arg = stride ? (char *) args + k * stride : args;
+		t[k] = testlib_spawn(f, arg, name, rcu1_nth_cpu(k));
+		if (!t[k])
+			break;
+		made++;
+	}
+	return made;
+}
+
 const char *rcu1_join_all(thread_t **t, unsigned made, unsigned n)
 {
 	for (unsigned k = 0; k < made; k++) {
@@ -116,6 +127,21 @@ const char *rcu1_join_all(thread_t **t, unsigned made, unsigned n)
 			return rcu1_in_flight("a thread did not finish");
 	}
 	return made == n ? NULL : "cannot create a thread";
+}
+
+/**
+ * rcu1_join_all(), then rcu_barrier() so that every callback the threads
+ * posted has run. @a oom: set by a thread that ran out of memory.
+ * @return NULL, or why the part cannot go on.
+ */
+const char *rcu1_join_barrier(thread_t **t, unsigned made, unsigned n,
+    atomic_t *oom)
+{
+	const char *err = rcu1_join_all(t, made, n);
+	if (err)
+		return err;
+	rcu_barrier();
+	return atomic_get(oom) ? "out of memory" : NULL;
 }
 
 /** Waits (polling, bounded) until *a >= v. */
@@ -283,7 +309,7 @@ const char *test_rcu1(void)
 {
 	static char reason[sizeof(fail_list) + 64];
 
-	collect_cpus();
+	rcu1_online_n = test_online_cpus(online_ids);
 	if (rcu1_online_n == 0)
 		return "no CPU online";
 	rcu1_stop = false;

@@ -70,7 +70,11 @@ uint64_t rcu1_gps_now(void);
 bool rcu1_hog_start(hog_t *h, cpu_t *cpu);
 bool rcu1_hog_stop(hog_t *h);
 const char *rcu1_in_flight(const char *why);
+unsigned rcu1_spawn_n(thread_t **t, unsigned n, thread_func_t f, void *args,
+    size_t stride, const char *name);
 const char *rcu1_join_all(thread_t **t, unsigned made, unsigned n);
+const char *rcu1_join_barrier(thread_t **t, unsigned made, unsigned n,
+    atomic_t *oom);
 cpu_t *rcu1_nth_cpu(unsigned k);
 bool rcu1_preempt_me(hog_t *h);
 unsigned rcu1_thread_cnt(void);

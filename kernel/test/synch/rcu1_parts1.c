@@ -438,13 +438,8 @@ const char *rcu1_part_barrier(void)
 	atomic_set(&bar_done, 0);
 	atomic_set(&bar_oom, 0);
 	for (unsigned round = 0; round < 3; round++) {
-		unsigned n = 0;
-		for (unsigned k = 0; k < rcu1_online_n; k++) {
-			t[k] = testlib_spawn(bar_poster, NULL, "rcu1-barrier", rcu1_nth_cpu(k));
-			if (!t[k])
-				break;
-			n++;
-		}
+		unsigned n = rcu1_spawn_n(t, rcu1_online_n, bar_poster, NULL, 0,
+		    "rcu1-barrier");
 		const char *err = rcu1_join_all(t, n, rcu1_online_n);
 		if (err)
 			return err;

@@ -263,22 +263,14 @@ const char *rcu1_part_nop_cbs(void)
 		return ferr;
 
 	thread_t *t[MAX_THREADS];
-	unsigned n = rcu1_thread_cnt(), made = 0;
+	unsigned n = rcu1_thread_cnt();
 	atomic_set(&nop_runs, 0);
 	atomic_set(&nop_live, 0);
 	atomic_set(&nop_oom, 0);
-	for (unsigned k = 0; k < n; k++) {
-		t[k] = testlib_spawn(nop_updater, NULL, "rcu1-nopcb", rcu1_nth_cpu(k));
-		if (!t[k])
-			break;
-		made++;
-	}
-	const char *err = rcu1_join_all(t, made, n);
+	unsigned made = rcu1_spawn_n(t, n, nop_updater, NULL, 0, "rcu1-nopcb");
+	const char *err = rcu1_join_barrier(t, made, n, &nop_oom);
 	if (err)
 		return err;
-	rcu_barrier();
-	if (atomic_get(&nop_oom))
-		return "out of memory";
 	size_t expected = (size_t) n * NOP_CBS, runs = atomic_get(&nop_runs);
 	if (runs != expected || atomic_get(&nop_live) != 0) {
 		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "%zu of %zu empty callbacks "
@@ -350,7 +342,7 @@ const char *rcu1_part_seq(void)
 {
 	static seq_work_t work[MAX_THREADS];
 	thread_t *t[MAX_THREADS];
-	unsigned n = rcu1_thread_cnt(), made = 0;
+	unsigned n = rcu1_thread_cnt();
 	atomic_set(&seq_clock, 1);
 	__atomic_store_n(&seq_max_done, 0, __ATOMIC_SEQ_CST);
 	atomic_set(&seq_races, 0);
@@ -362,17 +354,11 @@ const char *rcu1_part_seq(void)
 		work[k].updates = SEQ_TOTAL - work[k].reads;
 		if (work[k].updates == 0)
 			work[k].updates = 1;
-		t[k] = testlib_spawn(seq_func, &work[k], "rcu1-seq", rcu1_nth_cpu(k));
-		if (!t[k])
-			break;
-		made++;
 	}
-	const char *err = rcu1_join_all(t, made, n);
+	unsigned made = rcu1_spawn_n(t, n, seq_func, work, sizeof(work[0]), "rcu1-seq");
+	const char *err = rcu1_join_barrier(t, made, n, &seq_oom);
 	if (err)
 		return err;
-	rcu_barrier();
-	if (atomic_get(&seq_oom))
-		return "out of memory";
 	if (atomic_get(&seq_races)) {
 		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "%zu readers saw a callback "
 		    "posted after their start complete while they were inside",

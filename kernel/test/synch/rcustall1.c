@@ -15,6 +15,7 @@
  * count of warnings and what they named are checked.
  */
 #include <test.h>
+#include <testlib.h>
 #include <print.h>
 #include <atomic.h>
 #include <cpu.h>
@@ -69,13 +70,11 @@ const char *test_rcustall1(void)
 	uint64_t old = rcu_stall_limit_set(STALL_TEST_MS);
 	s.warnings0 = rcu_stall_warnings();
 
-	thread_t *r = thread_create(st_reader, &s, "rcustall1-r",
-	    THREAD_FLAG_NONE);
+	thread_t *r = testlib_create(st_reader, &s, "rcustall1-r", &cpus[cpu]);
 	if (!r) {
 		(void) rcu_stall_limit_set(old);
 		return "cannot create the reader thread";
 	}
-	thread_wire(r, &cpus[cpu]);
 	uint64_t tid = r->tid;
 	thread_start(r);
 	uint64_t start = uptime_us();

@@ -21,6 +21,7 @@
  * the test says so and passes.
  */
 #include <test.h>
+#include <testlib.h>
 #include <print.h>
 #include <atomic.h>
 #include <errno.h>
@@ -102,11 +103,9 @@ const char *test_rcuunlock1(void)
 	atomic_set(&mark_cb.done, 0);
 	atomic_set(&gp_cb.done, 0);
 
-	thread_t *r = thread_create(uw_reader, &w, "rcuunlock1-r",
-	    THREAD_FLAG_NONE);
+	thread_t *r = testlib_spawn(uw_reader, &w, "rcuunlock1-r", NULL);
 	if (!r)
 		return "cannot create the reader thread";
-	thread_start(r);
 
 	const char *err = NULL;
 	if (!uw_wait(&w.entered, MARK_LIMIT_US))

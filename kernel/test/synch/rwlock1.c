@@ -186,13 +186,11 @@ static const char *part_semantics(void)
 	rwlock_read_unlock(l);
 	CHECK(!rwlock_write_trylock(l), "write_trylock succeeded against a reader");
 
-	thread_t *t = thread_create(helper_writer, NULL, "rwlock1-w",
-	    THREAD_FLAG_NONE);
+	thread_t *t = testlib_spawn(helper_writer, NULL, "rwlock1-w", NULL);
 	if (!t) {
 		rwlock_read_unlock(l);
 		return "cannot create a thread";
 	}
-	thread_start(t);
 	const char *reason = NULL;
 	if (!wait_until(writer_waiting)) {
 		reason = "the writer never started waiting";
@@ -221,12 +219,11 @@ static const char *part_semantics(void)
 	/* A writer that gives up lets readers in again. */
 	rwlock_read_lock(l);
 	atomic_set(&rw.h_rc, 0);
-	t = thread_create(helper_timeout, NULL, "rwlock1-wt", THREAD_FLAG_NONE);
+	t = testlib_spawn(helper_timeout, NULL, "rwlock1-wt", NULL);
 	if (!t) {
 		rwlock_read_unlock(l);
 		return "cannot create a thread";
 	}
-	thread_start(t);
 	thread_join(t);
 	bool again = rwlock_read_trylock(l);
 	if (again)
@@ -243,13 +240,9 @@ static const char *part_semantics(void)
 static const char *part_stress(void)
 {
 	static thread_t *threads[CONFIG_MAX_CPUS + 1 + WRITERS];
-	unsigned ids[CONFIG_MAX_CPUS], online = 0, n = 0;
-	bool failed = false;
+	unsigned ids[CONFIG_MAX_CPUS], online = test_online_cpus(ids);
+	testlib_group_t g = { .threads = threads };
 
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i))
-			ids[online++] = i;
-	}
 	rwlock_initialize_named(&rw.rwl, "rwlock1.rw");
 	for (unsigned i = 0; i < SLOTS; i++)
 		rw.data[i] = 0;
@@ -264,24 +257,13 @@ static const char *part_stress(void)
 	unsigned readers = online + 1;
 	for (unsigned k = 0; k < readers + WRITERS; k++) {
 		bool is_reader = k < readers;
-		thread_t *t = thread_create(is_reader ? reader : writer,
+		if (!testlib_group_add(&g, is_reader ? reader : writer,
 		    (void *) (uintptr_t) k, is_reader ? "rwlock1-r" : "rwlock1-w",
-		    THREAD_FLAG_NONE);
-		if (!t) {
-			failed = true;
+		    k < online ? &cpus[ids[k]] : NULL))
 			break;
-		}
-		if (k < online)
-			thread_wire(t, &cpus[ids[k]]);
-		threads[n++] = t;
 	}
-	rw.abort = failed;
-	for (unsigned k = 0; k < n; k++)
-		thread_start(threads[k]);
-	for (unsigned k = 0; k < n; k++)
-		thread_join(threads[k]);
-	rw.abort = false;
-	CHECK(!failed, "cannot create threads");
+	testlib_group_run(&g, &rw.abort);
+	CHECK(!g.failed, "cannot create threads");
 
 	TPRINTF("rwlock1: %u readers (%zu read sections, at most %zu inside at "
 	    "once), %u writers x %u; violations %zu, torn reads %zu, data %lu\n",
@@ -301,11 +283,10 @@ static const char *part_stress(void)
 
 const char *test_rwlock1(void)
 {
-	const char *r;
-
-	TPRINTF("rwlock1: trylock, timeout and writer-preference semantics\n");
-	if ((r = part_semantics()))
-		return r;
-	TPRINTF("rwlock1: readers and writers on every CPU\n");
-	return part_stress();
+	static const testlib_part_t parts[] = {
+		{ "trylock, timeout and writer-preference semantics",
+		    part_semantics },
+		{ "readers and writers on every CPU", part_stress },
+	};
+	return testlib_run_parts("rwlock1", parts, ARRAY_SIZE(parts));
 }

@@ -12,6 +12,7 @@
  * No verdict depends on timing.
  */
 #include <test.h>
+#include <testlib.h>
 #include <print.h>
 #include <cpu.h>
 #include <atomic.h>
@@ -105,13 +106,8 @@ const char *test_semaphore1(void)
 {
 	static thread_t *threads[2 * CONFIG_MAX_CPUS];
 	unsigned ids[CONFIG_MAX_CPUS];
-	unsigned n = 0, nthreads = 0;
-	const char *reason = NULL;
-
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i))
-			ids[n++] = i;
-	}
+	unsigned n = test_online_cpus(ids);
+	testlib_group_t g = { .threads = threads };
 
 	semaphore_initialize(&sp.empty, BUF_SIZE);
 	semaphore_initialize(&sp.full, 0);
@@ -132,26 +128,16 @@ const char *test_semaphore1(void)
 	/* Create everything first so that an allocation failure starts nothing. */
 	for (unsigned k = 0; k < 2 * n; k++) {
 		bool prod = k < n;
-		unsigned cpu = ids[k % n];
-		thread_t *t = thread_create(prod ? producer : consumer,
+		if (!testlib_group_add(&g, prod ? producer : consumer,
 		    (void *) (uintptr_t) (k % n), prod ? "sem1-prod" : "sem1-cons",
-		    THREAD_FLAG_NONE);
-		if (!t) {
-			reason = "cannot create threads";
+		    &cpus[ids[k % n]]))
 			break;
-		}
-		thread_wire(t, &cpus[cpu]);
-		threads[nthreads++] = t;
 	}
 	/* On failure the created threads run with nothing to do (sp.abort). */
-	sp.abort = reason != NULL;
-	for (unsigned k = 0; k < nthreads; k++)
-		thread_start(threads[k]);
-	for (unsigned k = 0; k < nthreads; k++)
-		thread_join(threads[k]);
-	if (reason) {
+	testlib_group_run(&g, &sp.abort);
+	if (g.failed) {
 		free(sp.seen);
-		return reason;
+		return "cannot create threads";
 	}
 
 	size_t missing = 0, dups = 0;

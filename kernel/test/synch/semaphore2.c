@@ -155,13 +155,8 @@ static const char *part_stress(void)
 {
 	static thread_t *threads[2 * CONFIG_MAX_CPUS + 2];
 	unsigned ids[CONFIG_MAX_CPUS];
-	unsigned n = 0, nthreads = 0;
-	bool failed = false;
-
-	for (unsigned i = 0; i < cpu_count; i++) {
-		if (cpu_is_online(i))
-			ids[n++] = i;
-	}
+	unsigned n = test_online_cpus(ids);
+	testlib_group_t g = { .threads = threads };
 
 	semaphore_initialize(&s2.sem, K);
 	atomic_set(&s2.inside, 0);
@@ -171,23 +166,12 @@ static const char *part_stress(void)
 	unsigned total = 2 * n + 2;
 	s2.rounds = TOTAL_ROUNDS / total;
 	for (unsigned k = 0; k < total; k++) {
-		thread_t *t = thread_create(stress, (void *) (uintptr_t) k,
-		    "sem2-stress", THREAD_FLAG_NONE);
-		if (!t) {
-			failed = true;
+		if (!testlib_group_add(&g, stress, (void *) (uintptr_t) k,
+		    "sem2-stress", k < 2 * n ? &cpus[ids[k % n]] : NULL))
 			break;
-		}
-		if (k < 2 * n)
-			thread_wire(t, &cpus[ids[k % n]]);
-		threads[nthreads++] = t;
 	}
-	s2.abort = failed;
-	for (unsigned k = 0; k < nthreads; k++)
-		thread_start(threads[k]);
-	for (unsigned k = 0; k < nthreads; k++)
-		thread_join(threads[k]);
-	s2.abort = false;
-	CHECK(!failed, "cannot create threads");
+	testlib_group_run(&g, &s2.abort);
+	CHECK(!g.failed, "cannot create threads");
 
 	TPRINTF("semaphore2: %u threads x %u rounds, K=%d: max inside %zu, "
 	    "violations %zu, final count %d\n", total, s2.rounds, K,
@@ -200,17 +184,23 @@ static const char *part_stress(void)
 	return NULL;
 }
 
+static const char *part_wake_down(void)
+{
+	return part_wake(sleeper_down, false);
+}
+
+static const char *part_wake_down_timeout(void)
+{
+	return part_wake(sleeper_down_timeout, true);
+}
+
 const char *test_semaphore2(void)
 {
-	const char *r;
-
-	TPRINTF("semaphore2: single-thread semantics\n");
-	if ((r = part_single()))
-		return r;
-	TPRINTF("semaphore2: wake-ups of sleeping downs\n");
-	if ((r = part_wake(sleeper_down, false)))
-		return r;
-	if ((r = part_wake(sleeper_down_timeout, true)))
-		return r;
-	return part_stress();
+	static const testlib_part_t parts[] = {
+		{ "single-thread semantics", part_single },
+		{ "wake-ups of sleeping downs", part_wake_down },
+		{ NULL, part_wake_down_timeout },
+		{ NULL, part_stress },
+	};
+	return testlib_run_parts("semaphore2", parts, ARRAY_SIZE(parts));
 }

@@ -141,16 +141,27 @@ static int mode_areas(long max, long size, long touch_every)
 	return rc == ELIMIT ? 0 : 1;
 }
 
-static int mode_faultcost(long n, long pages, long rounds)
+/**
+ * Creates @a n one-page read-write areas; on a refusal prints
+ * `limits MODE: area I refused: ERR (NAME)`. @return 0, or 1 on a refusal.
+ */
+static int create_areas(const char *mode, long n)
 {
 	for (long i = 0; i < n; i++) {
 		long rc = sys_area_create(0, 4096, AREA_READ | AREA_WRITE);
 		if (rc < 0) {
-			printf("limits faultcost: area %ld refused: %ld (%s)\n", i, rc,
+			printf("limits %s: area %ld refused: %ld (%s)\n", mode, i, rc,
 			    err_name(rc));
 			return 1;
 		}
 	}
+	return 0;
+}
+
+static int mode_faultcost(long n, long pages, long rounds)
+{
+	if (create_areas("faultcost", n))
+		return 1;
 	long total = 0, faults = 0;
 	for (long r = 0; r < rounds; r++) {
 		long base = sys_area_create(0, (size_t) pages * 4096,
@@ -234,14 +245,8 @@ static int mode_memhog(const char *how, bool hold)
 
 static int mode_hold(long n)
 {
-	for (long i = 0; i < n; i++) {
-		long rc = sys_area_create(0, 4096, AREA_READ | AREA_WRITE);
-		if (rc < 0) {
-			printf("limits hold: area %ld refused: %ld (%s)\n", i, rc,
-			    err_name(rc));
-			return 1;
-		}
-	}
+	if (create_areas("hold", n))
+		return 1;
 	printf("limits hold: %ld areas\n", n);
 	for (;;)
 		thread_sleep_ns(1000000000UL);

@@ -52,6 +52,17 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+int regs_diff_word(const char *where, const char *name, uint64_t now,
+    uint64_t want)
+{
+	if (now == want)
+		return 0;
+	if (where)
+		printf("regs: %s: %s = %#lx, expected %#lx\n", where, name, now,
+		    want);
+	return 1;
+}
+
 uint64_t regs_pattern(uint64_t seed, unsigned i)
 {
 	return mix(seed * 1000003ULL + i);

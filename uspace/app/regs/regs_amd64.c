@@ -165,17 +165,6 @@ static int diff_bytes(const char *where, const char *name, int i,
 	return 1;
 }
 
-static int diff_word(const char *where, const char *name, uint32_t now,
-    uint32_t want)
-{
-	if (now == want)
-		return 0;
-	if (where)
-		printf("regs: %s: %s = %#x, expected %#x\n", where, name, now,
-		    want);
-	return 1;
-}
-
 int regs_count(int legacy)
 {
 	/* FCW FSW FTW ST0-7 DS ES FS GS; MXCSR XMM0-15 YMM_HI0-15. */
@@ -188,16 +177,17 @@ int regs_diff(const regs_t *now, const regs_t *want, int legacy,
     const char *where)
 {
 	int n = 0;
-	n += diff_word(where, "FCW", now->fcw, want->fcw);
-	n += diff_word(where, "FSW", now->fsw, want->fsw);
-	n += diff_word(where, "FTW", now->ftw, want->ftw);
+	n += regs_diff_word(where, "FCW", now->fcw, want->fcw);
+	n += regs_diff_word(where, "FSW", now->fsw, want->fsw);
+	n += regs_diff_word(where, "FTW", now->ftw, want->ftw);
 	for (int i = 0; i < 8; i++)
 		n += diff_bytes(where, "ST", i, now->st[i], want->st[i], 10);
 	for (int i = 0; i < 4; i++)
-		n += diff_word(where, sel_names[i], now->sel[i], want->sel[i]);
+		n += regs_diff_word(where, sel_names[i], now->sel[i],
+		    want->sel[i]);
 	if (legacy)
 		return n;
-	n += diff_word(where, "MXCSR", now->mxcsr, want->mxcsr);
+	n += regs_diff_word(where, "MXCSR", now->mxcsr, want->mxcsr);
 	for (int i = 0; i < 16; i++)
 		n += diff_bytes(where, "XMM", i, now->xmm[i], want->xmm[i], 16);
 	for (int i = 0; i < 16; i++)

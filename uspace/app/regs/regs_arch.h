@@ -49,6 +49,13 @@ int regs_diff_initial(const regs_t *r, int legacy, const char *where);
  */
 int regs_diff(const regs_t *now, const regs_t *want, int legacy,
     const char *where);
+/**
+ * One register of regs_diff(): prints `regs: WHERE: NAME = NOW, expected
+ * WANT` when they differ (nothing if @a where is NULL). @return 1 if they
+ * differ, else 0.
+ */
+int regs_diff_word(const char *where, const char *name, uint64_t now,
+    uint64_t want);
 /** How many registers regs_diff() compares. */
 int regs_count(int legacy);
 /** The register groups covered, for the report lines. */

@@ -72,17 +72,6 @@ void regs_read(regs_t *r, int legacy)
 	    "=r" (r->fpsr));
 }
 
-static int diff_word(const char *where, const char *name, uint64_t now,
-    uint64_t want)
-{
-	if (now == want)
-		return 0;
-	if (where)
-		printf("regs: %s: %s = %#lx, expected %#lx\n", where, name, now,
-		    want);
-	return 1;
-}
-
 int regs_count(int legacy)
 {
 	return (legacy ? 1 : 35) + (regs_pstate ? 2 : 0);
@@ -91,15 +80,15 @@ int regs_count(int legacy)
 int regs_diff(const regs_t *now, const regs_t *want, int legacy,
     const char *where)
 {
-	int n = diff_word(where, "TPIDR_EL0", now->tpidr, want->tpidr);
+	int n = regs_diff_word(where, "TPIDR_EL0", now->tpidr, want->tpidr);
 	if (regs_pstate) {
-		n += diff_word(where, "DIT", now->dit, want->dit);
-		n += diff_word(where, "SSBS", now->ssbs, want->ssbs);
+		n += regs_diff_word(where, "DIT", now->dit, want->dit);
+		n += regs_diff_word(where, "SSBS", now->ssbs, want->ssbs);
 	}
 	if (legacy)
 		return n;
-	n += diff_word(where, "FPCR", now->fpcr, want->fpcr);
-	n += diff_word(where, "FPSR", now->fpsr, want->fpsr);
+	n += regs_diff_word(where, "FPCR", now->fpcr, want->fpcr);
+	n += regs_diff_word(where, "FPSR", now->fpsr, want->fpsr);
 	for (int i = 0; i < 32; i++) {
 		if (memcmp(now->v[i], want->v[i], 16) == 0)
 			continue;
