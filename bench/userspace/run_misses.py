@@ -2,6 +2,7 @@
 
     python3 -m bench.userspace.run_misses            (make -C uspace bench-misses)
     python3 -m bench.userspace.run_misses --keys 65536 --ll 262144 --impls cht-presized,ideal
+    python3 -m bench.userspace.run_misses --where --impls cht-presized   (per source line)
 
 Runs ``bench_us misses IMPL`` (harness.c, mode_misses()) under valgrind's
 callgrind with its cache simulator and a fixed simulated hierarchy, one
@@ -56,7 +57,7 @@ BEGIN = "<!-- userspace-misses:begin -->"
 END = "<!-- userspace-misses:end -->"
 
 #: The tables of the issue's table and the peers, libcht's first.
-IMPLS = ["cht-presized", "cht", "chtmap-u64", "chtmap-u64-chained", "chtmap",
+IMPLS = ["cht-presized", "cht", "cht-walk-presized", "chtmap-u64", "chtmap-u64-chained", "chtmap",
          "lfht-memb-presized",
          "ckhs", "cuckoo", "rwlock-presized", "ideal"]
 PHASES = ["lookup-hit", "lookup-miss", "insert", "remove"]
