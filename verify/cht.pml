@@ -2,7 +2,13 @@
  * cht.pml -- the CHT (relativistic split-ordered list): insert, remove (mark,
  * then unlink) and a grow and a shrink racing lookups.
  *
- * Models common/include/adt/cht.h: cht_find_fast() (the lookup),
+ * Models common/include/adt/cht.h: cht_find_fast() (the lookup; libcht's
+ * CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY, off in the kernel, is not a separate
+ * path here: it returns NULL on reaching &b->d[i + 1], the next dummy of the
+ * array the lookup started from, where the modelled lookup reads that
+ * dummy's hash, (i + 1) << shift, written before the array was published and
+ * never changed, and returns NULL because it is above the key's: the same
+ * result in every interleaving, one load fewer),
  * cht__search() (the walk that unlinks marked nodes with a CAS on the
  * predecessor's next and restarts from its start when that CAS fails),
  * cht__insert() (non-unique: search strict, next = cur, release CAS on prev),
@@ -110,7 +116,7 @@
  *   common/adt/cht.c dummies_retire 3ae03a8a6627
  *   common/adt/cht.c buckets_replace 149f844c9841
  *   common/adt/cht.c cht__cleanup e586b0792068
- *   common/include/adt/cht.h cht_find_fast e9322eb2617d
+ *   common/include/adt/cht.h cht_find_fast 15f17aa6bcf2
  *   common/include/adt/cht.h cht__unlinked_item a39c9339deeb
  *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
  *   common/include/adt/cht.h cht__search 61d94a7d528f

@@ -191,6 +191,12 @@ static void c_thread_fini(void)
 		.settle = c_settle, .est_bytes_per_key = 100, \
 	}
 
+#ifdef CHT_BENCH_WALK
+/* impl_chtwalk.c: this adapter compiled with the lookup of the kernel. */
+CHT_IMPL(impl_cht_walk_presized, "cht-walk-presized", c_create_presized,
+    true);
+BENCH_REGISTER(impl_cht_walk_presized);
+#else
 CHT_IMPL(impl_cht, "cht", c_create, false);
 CHT_IMPL(impl_cht_presized, "cht-presized", c_create_presized, true);
 
@@ -202,3 +208,4 @@ static void *c_create_presized_a64(size_t expect, size_t initial)
 
 CHT_IMPL(impl_cht_presized_a64, "cht-presized-a64", c_create_presized_a64,
     true);
+#endif

@@ -2,6 +2,7 @@
 
     python3 -m bench.userspace.run_misses            (make -C uspace bench-misses)
     python3 -m bench.userspace.run_misses --keys 65536 --ll 262144 --impls cht-presized,ideal
+    python3 -m bench.userspace.run_misses --where --impls cht-presized   (per source line)
 
 Runs ``bench_us misses IMPL`` (harness.c, mode_misses()) under valgrind's
 callgrind with its cache simulator and a fixed simulated hierarchy, one
@@ -53,7 +54,7 @@ BEGIN = "<!-- userspace-misses:begin -->"
 END = "<!-- userspace-misses:end -->"
 
 #: The tables of the issue's table and the peers, libcht's first.
-IMPLS = ["cht-presized", "cht", "chtmap-u64", "chtmap-u64-chained", "chtmap",
+IMPLS = ["cht-presized", "cht", "cht-walk-presized", "chtmap-u64", "chtmap-u64-chained", "chtmap",
          "lfht-memb-presized",
          "ckhs", "cuckoo", "rwlock-presized", "ideal"]
 PHASES = ["lookup-hit", "lookup-miss", "insert", "remove"]
@@ -68,10 +69,92 @@ def log(msg):
     print("[%5.0fs] %s" % (time.monotonic() - T0, msg), flush=True)
 
 
-def valgrind_argv(ll, outfile):
+def valgrind_argv(ll, outfile, where=False):
     return ["valgrind", "--tool=callgrind", "--collect-atstart=no",
             "--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64",
-            "--LL=%d,16,64" % ll, "--callgrind-out-file=" + outfile]
+            "--LL=%d,16,64" % ll, "--callgrind-out-file=" + outfile] + (
+                ["--dump-instr=yes"] if where else [])
+
+
+def parse_lines(f):
+    """{(file, line): LL data misses (DLmr + DLmw)} of one callgrind dump
+    written with --dump-instr=yes: which source line's loads and stores
+    missed (the lookup's bucket entry, each node's next, the item's key or
+    value). Positions are "instr line", each absolute or relative (+n, -n,
+    * = the same); the line after a calls= line is the call's inclusive
+    cost, already counted at the callee's own lines, and skipped."""
+    import re
+    res = {}
+    events, fl, addr, line, names, call = None, None, 0, 0, {}, False
+    for s in open(f):
+        s = s.rstrip("\n")
+        if s.startswith("events:"):
+            events = s.split()[1:]
+            continue
+        m = re.match(r"(c?)(fl|fi|fe)=\((\d+)\)(?: (.*))?$", s)
+        if m:
+            if m.group(4):
+                names[m.group(3)] = m.group(4)
+            if not m.group(1):
+                fl = names.get(m.group(3))
+            continue
+        if s.startswith("calls="):
+            call = True
+            continue
+        if not s or s[0] not in "+-*0":
+            continue
+        p = s.split()
+        for i, cur in ((0, addr), (1, line)):
+            v = p[i]
+            if v != "*":
+                cur = (cur + int(v, 0) if v[0] == "+" else
+                       cur - int(v[1:], 0) if v[0] == "-" else
+                       int(v, 16 if i == 0 else 10))
+            if i == 0:
+                addr = cur
+            else:
+                line = cur
+        if call:
+            call = False
+            continue
+        e = dict(zip(events, [int(x) for x in p[2:]]))
+        k = (fl, line)
+        res[k] = res.get(k, 0) + e.get("DLmr", 0) + e.get("DLmw", 0)
+    return res
+
+
+def where(impl, keys, ops, ll, top=8):
+    """Prints, per phase, the source lines whose loads and stores miss the
+    LL cache, in misses per operation (the --where option)."""
+    tmp = tempfile.mkdtemp(prefix="bench-us-where-")
+    try:
+        p = subprocess.run(valgrind_argv(ll, os.path.join(tmp, "cg.%p"),
+                                         where=True) +
+                           [BIN, "misses", impl, "-k", str(keys), "-o",
+                            str(ops)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            raise RuntimeError("%s: bench_us misses exited %d:\n%s" % (
+                impl, p.returncode, p.stderr[-2000:]))
+        out = {}
+        for f in glob.glob(os.path.join(tmp, "cg.*.*")):
+            with open(f) as fh:
+                ph = next((l.split(":", 3)[3].strip() for l in fh
+                           if l.startswith("desc: Trigger: Client Request:")),
+                          None)
+            if ph:
+                out[ph] = parse_lines(f)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for ph in PHASES:
+        lines = out.get(ph, {})
+        print("%s %s: %.2f LL data misses per op" % (
+            impl, ph, sum(lines.values()) / ops))
+        for (fl, ln), v in sorted(lines.items(), key=lambda x: -x[1])[:top]:
+            if v >= ops / 100:
+                print("  %5.2f  %s:%d" % (v / ops, os.path.relpath(
+                    fl or "?", REPO), ln))
+    return out
 
 
 def parse_dumps(pattern):
@@ -207,7 +290,15 @@ def main():
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite misses.csv and the RESULTS.md section from "
                     "misses.json")
+    ap.add_argument("--where", action="store_true",
+                    help="per source line: which loads miss (callgrind "
+                    "--dump-instr=yes), for each of --impls; writes nothing")
     a = ap.parse_args()
+    if a.where:
+        build()
+        for impl in a.impls.split(","):
+            where(impl, a.keys, a.ops, a.ll)
+        return
     if a.report_only:
         with open(os.path.join(a.out, "misses.json")) as f:
             doc = json.load(f)

@@ -409,12 +409,27 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 	cht_env_fault_lookup();
 	uint64_t hash = cht_item_hash(ops->key_hash(key));
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
-	uintptr_t nx = __atomic_load_n(&b->d[hash >> b->shift].next,
-	    __ATOMIC_ACQUIRE);
+	size_t bi = hash >> b->shift;
+	uintptr_t nx = __atomic_load_n(&b->d[bi].next, __ATOMIC_ACQUIRE);
+#ifdef CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY
+	/*
+	 * The dummy of the next bucket of b (none after the last): its hash,
+	 * (bi + 1) << shift, is above every hash of bucket bi and never changes,
+	 * so a walk that reaches it returns NULL without reading it, which is
+	 * what reading it would decide (one line fewer when it lies in the next
+	 * line of the array: a miss that ends the bucket).
+	 */
+	const cht_node_t *stop = bi + 1 < ((size_t) 1 << b->order) ?
+	    &b->d[bi + 1] : NULL;
+#endif
 	for (;;) {
 		cht_node_t *n = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
 		if (!n)
 			return NULL;
+#ifdef CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY
+		if (n == stop)
+			return NULL;
+#endif
 		nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 		uint64_t nh = n->hash;
 		if (nh >= hash) {
