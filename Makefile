@@ -553,12 +553,16 @@ flavours: ## the other configurations the tests boot (build/podzimek ...)
 # The sanitizer kernels (docs/SANITIZERS.md), NAME:VAR=VALUE as above, in
 # build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan
 # (tests/test_sanitizers.py: a clean subset and the negative controls), make
-# soak also the Podzimek ones (test * at -smp 4 under each sanitizer).
+# soak also the Podzimek ones (test * at -smp 4 under each sanitizer). The
+# arm64 ones (ARCH=arm64, when the cross compiler is there, as make arm64):
+# build/arm64-kasan and build/arm64-ubsan, booted the same way.
 SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
+ARM64_SANITIZER_CONFIGS := arm64-kasan:SANITIZE=kasan arm64-ubsan:SANITIZE=ubsan
 SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
 	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
-sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan)
+sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan, build/arm64-kasan, build/arm64-ubsan)
 	$(call build_configs,$(SANITIZER_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_SANITIZER_CONFIGS))
 
 sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
 	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))
