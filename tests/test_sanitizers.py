@@ -121,6 +121,13 @@ KASAN_CONTROLS = {
         r"belongs to the stack of an exited thread",
         r">0xffff8[0-9a-f]+:( f5)+",
     ],
+    "kasan_global1": [
+        r"BUG: KASAN: global-out-of-bounds in test_kasan_global1\+0x",
+        in_backtrace("test_kasan_global1"),
+        r"Read of size 1 at addr 0x[0-9a-f]+",
+        # 13 bytes: a full granule, one of 5 bytes, then the redzone.
+        r">0x[0-9a-f]+:.* 00 05 f9",
+    ],
 }
 
 #: Per UBSAN control: the report lines that must appear.
@@ -203,7 +210,7 @@ def boot(kernel, name, smp=2, arch="amd64"):
 
 
 def test_kasan():
-    """KASAN: the clean subset, then the five controls, one boot."""
+    """KASAN: the clean subset, then the six controls, one boot."""
     with boot(KASAN_ELF, "sanitize-kasan") as k:
         k.wait_prompt(BOOT_TIMEOUT)
         clean_part(k)
@@ -220,7 +227,7 @@ def test_ubsan():
 
 @needs_arm64
 def test_kasan_arm64():
-    """KASAN on arm64: the shorter clean subset, then the five controls,
+    """KASAN on arm64: the shorter clean subset, then the six controls,
     one boot."""
     with boot(ARM64_KASAN_ELF, "sanitize-arm64-kasan", arch="arm64") as k:
         k.wait_prompt(BOOT_TIMEOUT)
