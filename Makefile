@@ -189,7 +189,14 @@ SAN_ARCH_SRC :=
 SAN_CFLAGS :=
 SAN_EXCLUDE :=
 ifeq ($(SANITIZE),kasan)
-KASAN_SHADOW_OFFSET := 0xdffffc0000000000
+# The shadow of address a is at (a >> 3) + KASAN_SHADOW_OFFSET
+# (-fasan-shadow-offset), per architecture: amd64's kernel half has its
+# shadow in [0xffffec0000000000, 0xfffffc0000000000) (PML4 slots 472-503);
+# arm64's upper half (48 bits) in [0xffff600000000000, 0xffff800000000000),
+# right below the direct map (each kasan_shadow.c says why).
+KASAN_SHADOW_OFFSET_amd64 := 0xdffffc0000000000
+KASAN_SHADOW_OFFSET_arm64 := 0xdfff800000000000
+KASAN_SHADOW_OFFSET := $(KASAN_SHADOW_OFFSET_$(ARCH))
 # Inline checks (the shadow of every kernel-half address is mapped: zero
 # where nothing is tracked), stack and global redzones. KASAN_OUTLINE=1: a
 # call per access instead (smaller code, about twice the instructions).
@@ -484,7 +491,7 @@ list-sources: ## the kernel's source files, one per line (every architecture)
 		$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
 		$(addprefix $(GENERIC_DIR)/src/,debug/sanitize.c debug/stackdepot.c \
 		debug/kasan.c debug/ubsan.c console/cmd_sanitize.c) \
-		kernel/arch/amd64/src/kasan_shadow.c)
+		$(foreach a,$(ARCHES),kernel/arch/$(a)/src/kasan_shadow.c))
 
 deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test
@@ -545,10 +552,12 @@ build_configs_sh = $(foreach c,$(1),$(MAKE) --no-print-directory $(2) \
 flavours: ## the other configurations the tests boot (build/podzimek ...)
 	$(call build_configs,$(FLAVOUR_CONFIGS))
 
-# The sanitizer kernels (docs/SANITIZERS.md): SANITIZER_CONFIGS and
-# SANITIZER_SOAK_CONFIGS in tests/configs.mk.
-sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan)
+# The sanitizer kernels (docs/SANITIZERS.md): SANITIZER_CONFIGS,
+# ARM64_SANITIZER_CONFIGS (ARCH=arm64, built when the cross compiler is there,
+# as make arm64) and SANITIZER_SOAK_CONFIGS in tests/configs.mk.
+sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan, build/arm64-kasan, build/arm64-ubsan)
 	$(call build_configs,$(SANITIZER_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_SANITIZER_CONFIGS))
 
 sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
 	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))

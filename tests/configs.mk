@@ -44,8 +44,11 @@ ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
 # make sanitizers / sanitizers-soak: the sanitizer kernels (docs/SANITIZERS.md)
 # in build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan
 # (tests/test_sanitizers.py: a clean subset and the negative controls), make
-# soak also the Podzimek ones (test * at -smp 4 under each sanitizer).
+# soak also the Podzimek ones (test * at -smp 4 under each sanitizer). The
+# arm64 ones (ARCH=arm64): build/arm64-kasan and build/arm64-ubsan, booted
+# the same way.
 SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
+ARM64_SANITIZER_CONFIGS := arm64-kasan:SANITIZE=kasan arm64-ubsan:SANITIZE=ubsan
 SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
 	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
 

@@ -144,6 +144,8 @@ test_t tests[] = {
 	    "(unsafe)", test_kasan_df1, false },
 	{ "kasan_stack1", "KASAN control: a local of an exited thread read: "
 	    "stack-use-after-thread-exit (unsafe)", test_kasan_stack1, false },
+	{ "kasan_global1", "KASAN control: a read past a global array: "
+	    "global-out-of-bounds (unsafe)", test_kasan_global1, false },
 #endif
 #ifdef CONFIG_UBSAN
 	{ "ubsan_shift1", "UBSAN control: 1 << 40 on int: shift-out-of-bounds "

@@ -57,6 +57,7 @@ const char *test_kasan_rcu2(void);
 const char *test_kasan_oob1(void);
 const char *test_kasan_df1(void);
 const char *test_kasan_stack1(void);
+const char *test_kasan_global1(void);
 const char *test_ubsan_shift1(void);
 const char *test_ubsan_ovf1(void);
 const char *test_kcsan1(void);

@@ -11,7 +11,9 @@
  * reader keeps a pointer past its section and reads it in a later section,
  * after the grace period and the callback), kasan_oob1 (slab out-of-bounds
  * write), kasan_df1 (double free), kasan_stack1 (a stack used after its
- * thread exited). UBSAN: ubsan_shift1 (shift past the width), ubsan_ovf1
+ * thread exited), kasan_global1 (a read past a global: the redzones GCC's
+ * constructors register at boot, which on arm64 the direct map's shadow
+ * must take over from the image's early shadow). UBSAN: ubsan_shift1 (shift past the width), ubsan_ovf1
  * (signed overflow of a counter).
  */
 #include <test.h>
@@ -167,6 +169,21 @@ const char *test_kasan_stack1(void)
 	printf("kasan_stack1: read %#lx from an exited thread's stack\n",
 	    (unsigned long) v);
 	return reported(SAN_KASAN, before, "kasan_stack1");
+}
+
+/** A 13-byte global: GCC gives it a redzone (asan-globals), poisoned at boot. */
+static char global_buf[13];
+/** The index of the bad read, out of the compiler's sight (no bounds warning). */
+static volatile size_t global_index = 13;
+
+const char *test_kasan_global1(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	volatile char *p = global_buf;
+	/* The bug: one byte past the 13-byte array. */
+	char v = p[global_index];
+	printf("kasan_global1: read %d past a 13-byte global\n", v);
+	return reported(SAN_KASAN, before, "kasan_global1");
 }
 #endif
 

@@ -162,9 +162,14 @@ high_bsp:
 	ldr x0, =exception_vectors
 	msr vbar_el1, x0
 	isb
+	mov x29, #0
+#ifdef CONFIG_KASAN
+	/* The shadow (early zero shadow, the image's) before the first
+	 * instrumented function (kasan_shadow.c). */
+	bl kasan_early_init
+#endif
 	mov x0, x19
 	mov x1, #0
-	mov x29, #0
 	bl main_bsp
 5:	wfi
 	b 5b
@@ -196,5 +201,9 @@ boot_l1:
 	.balign 16
 	.global boot_stack_top
 boot_stack:
+#ifdef CONFIG_KASAN
+	.skip 32768	/* KASAN: larger frames (KERNEL_STACK_SIZE) */
+#else
 	.skip 16384
+#endif
 boot_stack_top:

@@ -35,30 +35,36 @@
 #define SHADOW(a) ((int8_t *) (((uintptr_t) (a) >> SHADOW_SCALE) + KASAN_SHADOW_OFFSET))
 
 /*
- * Covered ranges: the image [KERNEL_VMA, image_end) from kasan_early_init(),
- * the direct map [PHYS_MAP_BASE, PHYS_MAP_BASE + dm_bytes) from
- * kasan_init_shadow(). Written once by the BSP before other CPUs start.
+ * Covered ranges: the image [image_start, image_end) from kasan_early_init()
+ * (image_start: ktext_start rounded down to 16 MiB, so that its shadow starts
+ * on a 2 MiB boundary), the direct map's RAM [dm_start, dm_start + dm_bytes)
+ * from kasan_init_shadow(). The two may overlap (arm64's image lies in the
+ * direct map). Written once by the BSP before other CPUs start.
  */
-static uintptr_t image_end;
-static uintptr_t dm_bytes;
+static uintptr_t image_start, image_end;
+static uintptr_t dm_start, dm_bytes;
 
 /** The image's shadow: static, 2 MiB aligned (covers a 32 MiB image). */
 #define IMAGE_SHADOW_SIZE (4UL << 20)
 static uint8_t image_shadow[IMAGE_SHADOW_SIZE] ALIGNED(2UL << 20);
 
-extern char kernel_end[];
+/** Covered ranges start and end on this boundary (their shadow on 2 MiB). */
+#define SHADOW_ALIGN (GRANULE * LARGE_PAGE_SIZE)
+
+extern char ktext_start[], kernel_end[];
 typedef void (*ctor_t)(void);
 extern ctor_t __init_array_start[], __init_array_end[];
 
 static inline bool tracked(uintptr_t a)
 {
-	return a - PHYS_MAP_BASE < dm_bytes || a - KERNEL_VMA < image_end - KERNEL_VMA;
+	return a - dm_start < dm_bytes || a - image_start < image_end - image_start;
 }
 
 void kasan_early_init(void)
 {
+	uintptr_t start = ALIGN_DOWN((uintptr_t) ktext_start, SHADOW_ALIGN);
 	uintptr_t end = ALIGN_UP((uintptr_t) kernel_end, GRANULE << 12);
-	size_t shadow_bytes = ALIGN_UP((end - KERNEL_VMA) >> SHADOW_SCALE,
+	size_t shadow_bytes = ALIGN_UP((end - start) >> SHADOW_SCALE,
 	    LARGE_PAGE_SIZE);
 	if (shadow_bytes > IMAGE_SHADOW_SIZE)
 		for (;;)
@@ -66,8 +72,9 @@ void kasan_early_init(void)
 	kasan_arch_early_shadow();
 	for (size_t i = 0; i < shadow_bytes; i++)
 		image_shadow[i] = 0;
-	kasan_arch_map_shadow((uintptr_t) SHADOW(KERNEL_VMA),
-	    (uintptr_t) image_shadow - KERNEL_VMA, shadow_bytes);
+	kasan_arch_map_shadow((uintptr_t) SHADOW(start),
+	    KA2PA(image_shadow), shadow_bytes);
+	image_start = start;
 	image_end = end;
 	/* GCC's constructors register the globals (their redzones). */
 	for (ctor_t *c = __init_array_start; c < __init_array_end; c++)
@@ -76,11 +83,14 @@ void kasan_early_init(void)
 
 void kasan_init_shadow(phys_region_t *regions, size_t count)
 {
-	uintptr_t top = 0;
-	for (size_t i = 0; i < count; i++)
+	uintptr_t lo = UINTPTR_MAX, top = 0;
+	for (size_t i = 0; i < count; i++) {
+		lo = MIN(lo, regions[i].base);
 		top = MAX(top, regions[i].base + regions[i].size);
-	top = ALIGN_UP(top, GRANULE * LARGE_PAGE_SIZE);
-	size_t bytes = top >> SHADOW_SCALE;
+	}
+	lo = ALIGN_DOWN(lo, SHADOW_ALIGN);
+	top = ALIGN_UP(top, SHADOW_ALIGN);
+	size_t bytes = (top - lo) >> SHADOW_SCALE;
 
 	/* The shadow from the end of the first region that holds it, 2 MiB aligned. */
 	uintptr_t pa = 0;
@@ -97,10 +107,22 @@ void kasan_init_shadow(phys_region_t *regions, size_t count)
 	uint64_t *s = PA2KA(pa);
 	for (size_t i = 0; i < bytes / 8; i++)
 		s[i] = 0;
-	kasan_arch_map_shadow((uintptr_t) SHADOW(PHYS_MAP_BASE), pa, bytes);
-	__atomic_store_n(&dm_bytes, top, __ATOMIC_RELEASE);
-	printf("KASAN: shadow of %zu MiB at %#lx for the direct map up to %zu MiB\n",
-	    bytes >> 20, (unsigned long) pa, (size_t) (top >> 20));
+	/*
+	 * Where the image lies inside this range (arm64), its shadow (the
+	 * globals' redzones, the boot stack's frames) is copied over before the
+	 * new pages replace it; nothing writes the shadow in between (this file
+	 * is not instrumented, the other CPUs are not up).
+	 */
+	uintptr_t va = (uintptr_t) PA2KA(lo), va_end = (uintptr_t) PA2KA(top);
+	uintptr_t c0 = MAX(va, image_start), c1 = MIN(va_end, image_end);
+	for (uintptr_t a = c0; a < c1; a += GRANULE)
+		((int8_t *) s)[(a - va) >> SHADOW_SCALE] = *SHADOW(a);
+	kasan_arch_map_shadow((uintptr_t) SHADOW(va), pa, bytes);
+	dm_start = va;
+	__atomic_store_n(&dm_bytes, top - lo, __ATOMIC_RELEASE);
+	printf("KASAN: shadow of %zu MiB at %#lx for the direct map's [%#lx, %#lx)\n",
+	    bytes >> 20, (unsigned long) pa, (unsigned long) lo,
+	    (unsigned long) top);
 }
 
 /*
@@ -763,8 +785,9 @@ void kasan_print_stats(void)
 	size_t count = quar_count, bytes = quar_bytes;
 	uint64_t rel = quar_released, forced = quar_forced, rcu = quar_rcu_held;
 	quar_release_lock(ipl);
-	printf("KASAN: shadow: image up to %p, direct map %zu MiB\n",
-	    (void *) image_end, (size_t) (dm_bytes >> 20));
+	printf("KASAN: shadow: image [%p, %p), direct map [%p, +%zu MiB)\n",
+	    (void *) image_start, (void *) image_end, (void *) dm_start,
+	    (size_t) (dm_bytes >> 20));
 	printf("KASAN: quarantine: %zu entries, %zu bytes; released %lu, "
 	    "RCU-callback frees %lu, released before their grace period %lu\n",
 	    count, bytes, (unsigned long) rel, (unsigned long) rcu,

@@ -11,7 +11,12 @@
  * two CPUs' writes. */
 #define CACHE_LINE_SIZE 64
 
+#ifdef CONFIG_KASAN
+/* KASAN's redzones around locals make frames larger: twice the stack. */
+#define KERNEL_STACK_SIZE 32768
+#else
 #define KERNEL_STACK_SIZE 16384
+#endif
 
 /** Header line of the `cpus` command (its columns: arch_id, timer_hz). */
 #define CPU_ARCH_TABLE_HEADER \
