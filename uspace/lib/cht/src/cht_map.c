@@ -774,6 +774,15 @@ long cht_map_u64_get_many(cht_map_u64_t *m, const uint64_t *keys, size_t n,
 	return hits;
 }
 
+int cht__map_u64_split_stats(cht_map_u64_t *m, uint64_t *splits,
+    uint64_t *max_per_insert)
+{
+	if (!m || !m->im || !splits || !max_per_insert)
+		return CHT_EINVAL;
+	cht__im_split_stats(m->im, splits, max_per_insert);
+	return CHT_OK;
+}
+
 int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st)
 {
 	if (!m || !st)

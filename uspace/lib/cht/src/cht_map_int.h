@@ -91,6 +91,21 @@ long cht__im_get_many(cht_imap_t *m, const uint64_t *keys, size_t n,
 /** Items, buckets, bucket bytes, overflow bytes, whether a split is due. */
 void cht__im_stats(cht_imap_t *m, size_t *items, size_t *buckets,
     size_t *bucket_bytes, size_t *ovf_bytes, int *growing);
+/**
+ * Growth statistics of the inline backend: the splits run so far and the
+ * most one insert ran (1 at most since the splits are paid one per insert).
+ * Any thread; relaxed reads (exact when no update runs).
+ */
+void cht__im_split_stats(cht_imap_t *m, uint64_t *splits,
+    uint64_t *max_per_insert);
+/**
+ * The same for a cht_map_u64_t (cht_map.c; for the tests, which link the
+ * static archive or the objects). @return CHT_OK, CHT_EINVAL (NULL or the
+ * chained layout).
+ */
+typedef struct cht_map_u64 cht_map_u64_t;
+int cht__map_u64_split_stats(cht_map_u64_t *m, uint64_t *splits,
+    uint64_t *max_per_insert);
 
 #define CHT__IM_PUT 0
 #define CHT__IM_INSERT 1
