@@ -88,7 +88,7 @@ LIVENESS_SCENARIOS = {"arcu": 1, "podzimek": 1, "urcu": 2, "urcu_cb": 1,
 HARNESS = {
     "arcu": {"LQ", "USB", "CSB", "list_append", "list_remove", "wq_wake"},
     "podzimek": {"LQ", "USB", "QSB", "list_append", "list_remove",
-                 "wq_wake"},
+                 "wq_wake", "irq_arrives", "irq_reader"},
     "urcu": {"LQ", "RSB", "WSB", "WSQ", "sb_push", "END"},
     "urcu_cb": {"SB", "RD"},
     "cht": {"reach_check", "rcu_lock", "rcu_unlock", "synchronize"},
@@ -98,7 +98,7 @@ HARNESS = {
 #: line whose code matches is not mutated
 CHECKS = {
     "arcu": r"rpend = p\b",
-    "podzimek": r"rpend = p\b",
+    "podzimek": r"rpend = p\b|\birq_reader\(",
     "urcu": r"rpend = p\b",
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
