@@ -78,7 +78,10 @@
  * CPU and of U's CPU (no readers there).
  *
  * Safety: a reader never dereferences a freed object (assertion in LQ), the
- * callback runs once (assertion in U). Liveness (ltl gp_ends, run with
+ * callback runs once (assertion in U); a GP starts only after the previous
+ * one completed; the switch-out hook runs only for the running thread; the
+ * detector re-checks the preempted list only after a wake-up (wq_credit: no
+ * polling). Liveness (ltl gp_ends, run with
  * pan -a -f): every started grace period completes, and U and D get
  * the grace periods they wait for (a detector that never starts one is a
  * violation).

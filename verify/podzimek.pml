@@ -69,8 +69,13 @@
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
  *
- * Safety: no dereference of a freed object; the callback runs once; T ends
- * with its preemption enabled (the reader pairs every disable).
+ * Safety: no dereference of a freed object (T's, and that of a reader in an
+ * interrupt handler on the idle CPU: one interrupt, not in
+ * podzimek_migrate); the callback runs once; T ends with its preemption
+ * enabled (the reader pairs every disable); a GP starts only after the
+ * previous one completed and only when requested; the switch-out hook runs
+ * only for the thread running on the CPU; the detector re-checks the
+ * preempted list only after a wake-up (wq_credit: no polling).
  * Liveness (ltl gp_ends, pan -a -f): every started grace period completes, and U get
  * the grace periods they wait for (a detector that never starts one is a
  * violation).
