@@ -78,7 +78,10 @@
  * CPU and of U's CPU (no readers there).
  *
  * Safety: a reader never dereferences a freed object (assertion in LQ), the
- * callback runs once (assertion in U). Liveness (ltl gp_ends, run with
+ * callback runs once (assertion in U); a GP starts only after the previous
+ * one completed; the switch-out hook runs only for the running thread; the
+ * detector re-checks the preempted list only after a wake-up (wq_credit: no
+ * polling). Liveness (ltl gp_ends, run with
  * pan -a -f): every started grace period completes, and U and D get
  * the grace periods they wait for (a detector that never starts one is a
  * violation).
@@ -177,6 +180,8 @@ byte ipi_gp;
 bool det_waits;         /* detector_waits_readers */
 bool det_asleep;        /* the detector sleeps in readers_done_wq */
 byte wq_missed;         /* readers_done_wq.missed_wakeups */
+byte wq_credit;         /* ghost: wake-ups given and not yet used by a
+                           re-check of the detector (no polling) */
 bool u_done, d_done;
 
 #ifdef BROKEN_IPI_NO_BARRIER
@@ -218,7 +223,8 @@ inline wq_wake() {
 	if
 	:: det_asleep -> det_asleep = 0
 	:: else -> wq_missed++
-	fi
+	fi;
+	wq_credit++
 }
 
 /* rcu_preempted_reader_left_locked(), under rcu_preempt_lock */
@@ -252,6 +258,8 @@ inline run_gp(gp, pending, sb, leave) {
 	/* gp_start(): under rcu_preempt_lock, seq_cst store, then a barrier */
 	atomic {
 		sb ->
+		/* one GP at a time (gp_mutex held) */
+		assert(cur_gp == completed_gp);
 		cur_gp = cur_gp + 1;
 		gp = cur_gp;
 		if
@@ -302,7 +310,10 @@ inline run_gp(gp, pending, sb, leave) {
 			:: else -> det_asleep = 1
 			fi
 		};
-		!det_asleep
+		!det_asleep;
+		/* a re-check follows a wake-up: the detector sleeps between
+		 * its checks (no polling) */
+		atomic { assert(wq_credit > 0); wq_credit-- }
 	od;
 #endif
 #endif
@@ -428,6 +439,8 @@ active proctype CPU0() {
 		 * before it; a count of 0 takes no lock */
 		running_T && nsw < MAXSW && !cs_late &&
 		(rpend == NONE || c0_nesting == 0) ->
+			/* the hook runs for the thread that ran on CPU 0 */
+			assert(running_T);
 			running_T = 0;
 			nsw++;
 			n = c0_nesting;

@@ -31,8 +31,11 @@ as stillborn and left out.
 Ids are stable (model, operator, a hash of the line(s) before and after and
 the occurrence), so verify/equivalent.txt and the result file survive edits
 elsewhere in the model. Results go to build/verify/mutants/results.jsonl,
-one line per mutant (keyed by id and the mutant's text): a run that is
-stopped resumes where it was.
+one line per mutant (keyed by id and the mutant's code): a run that is
+stopped resumes where it was, skipping every mutant recorded for the same
+code. verify/mutants-results.jsonl, a copy committed after a round, is read
+as well (so a fresh worktree resumes from it); to keep a round's results:
+cp build/verify/mutants/results.jsonl verify/mutants-results.jsonl.
 
     python3 verify/mutants.py                 # every model, -j2, a table
     python3 verify/mutants.py --only arcu -j1
@@ -58,6 +61,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 WORK = os.path.join(REPO, "build", "verify", "mutants")
 RESULTS = os.path.join(WORK, "results.jsonl")
+#: the results kept in the tree (a copy of RESULTS committed after a round:
+#: build/ does not survive a worktree); read as well, RESULTS wins
+KEPT = os.path.join(HERE, "mutants-results.jsonl")
 EQUIV = os.path.join(HERE, "equivalent.txt")
 
 DEPTH = 200000
@@ -88,7 +94,7 @@ LIVENESS_SCENARIOS = {"arcu": 1, "podzimek": 1, "urcu": 2, "urcu_cb": 1,
 HARNESS = {
     "arcu": {"LQ", "USB", "CSB", "list_append", "list_remove", "wq_wake"},
     "podzimek": {"LQ", "USB", "QSB", "list_append", "list_remove",
-                 "wq_wake"},
+                 "wq_wake", "irq_arrives", "irq_reader"},
     "urcu": {"LQ", "RSB", "WSB", "WSQ", "sb_push", "END"},
     "urcu_cb": {"SB", "RD"},
     "cht": {"reach_check", "rcu_lock", "rcu_unlock", "synchronize"},
@@ -98,7 +104,7 @@ HARNESS = {
 #: line whose code matches is not mutated
 CHECKS = {
     "arcu": r"rpend = p\b",
-    "podzimek": r"rpend = p\b",
+    "podzimek": r"rpend = p\b|\birq_reader\(",
     "urcu": r"rpend = p\b",
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
@@ -497,9 +503,13 @@ def run_mutant(model, m_id, idx, src, quick=False):
 
 
 def load_results():
+    """{(id, code key): result} from the kept copy, then RESULTS (a later
+    line for the same key wins)."""
     res = {}
-    if os.path.exists(RESULTS):
-        with open(RESULTS) as f:
+    for path in (KEPT, RESULTS):
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
             for line in f:
                 try:
                     r = json.loads(line)

@@ -69,8 +69,13 @@
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
  *
- * Safety: no dereference of a freed object; the callback runs once; T ends
- * with its preemption enabled (the reader pairs every disable).
+ * Safety: no dereference of a freed object (T's, and that of a reader in an
+ * interrupt handler on the idle CPU: one interrupt, not in
+ * podzimek_migrate); the callback runs once; T ends with its preemption
+ * enabled (the reader pairs every disable); a GP starts only after the
+ * previous one completed and only when requested; the switch-out hook runs
+ * only for the thread running on the CPU; the detector re-checks the
+ * preempted list only after a wake-up (wq_credit: no polling).
  * Liveness (ltl gp_ends, pan -a -f): every started grace period completes, and U get
  * the grace periods they wait for (a detector that never starts one is a
  * violation).
@@ -176,6 +181,11 @@ byte ipi_gp;
 bool det_waits;         /* detector_waits_readers */
 bool det_asleep;        /* the detector sleeps in readers_done_wq */
 byte wq_missed;         /* readers_done_wq.missed_wakeups */
+byte wq_credit;         /* ghost: wake-ups given and not yet used by a
+                           re-check of the detector (no polling) */
+#ifndef MIGRATE
+bool irq_done;          /* the one interrupt with a reader has come */
+#endif
 bool u_done;
 
 #ifdef BROKEN_IPI_NO_BARRIER
@@ -217,7 +227,23 @@ inline wq_wake() {
 	if
 	:: det_asleep -> det_asleep = 0
 	:: else -> wq_missed++
-	fi
+	fi;
+	wq_credit++
+}
+
+/* An interrupt on an idle CPU (not podzimek_migrate): the scenario. It
+ * comes once, while T is switched out and the CPU idles. */
+inline irq_arrives(me) {
+	atomic { !running_T && idle[me] && !irq_done -> irq_done = 1 }
+}
+/* Its handler's reader section: the load of the pointer and the
+ * dereference (checked at once). Its rcu_read_lock()/rcu_read_unlock()
+ * pair is left out: nothing samples the CPU while the handler runs
+ * (interrupts stay disabled in it, so no IPI; T is not running), and the
+ * idle thread is never preempted, so the count is never read during it. */
+inline irq_reader(me, p) {
+	p = ptr;
+	assert(!freed[p])
 }
 
 /* rcu_preempted_reader_left_locked(), under rcu_preempt_lock */
@@ -358,6 +384,7 @@ end:	do
  * migration) */
 inline cpu_body(me) {
 	bool was;
+	byte ip;
 	do
 	:: atomic {
 		/* podzimek_sample_cpu() in the IPI handler */
@@ -382,6 +409,8 @@ inline cpu_body(me) {
 		/* podzimek_after_thread_ran(T); listing T is under the lock */
 		running_T && t_cpu == me && !pd && nsw < MAXSW && !qs_late &&
 		(rpend == NONE || nesting[me] == 0 || t_preempted) ->
+		/* the hook runs for the thread that ran on this CPU */
+		assert(running_T && t_cpu == me);
 		running_T = 0;
 		nsw++;
 		t_nesting = nesting[me];
@@ -419,6 +448,13 @@ inline cpu_body(me) {
 		atomic { nesting[me] = t_nesting; t_cpu = me; running_T = 1; t_claimed = 0 };
 		idle[me] = 0
 #endif
+#ifndef MIGRATE
+	:: irq_arrives(me);
+		/* interrupt_dispatch(): the CPU is not idle while a handler
+		 * runs (its readers must be waited for) */
+		idle[me] = 0;
+		irq_reader(me, ip)
+#endif
 	:: u_done && running_T && !qs_late -> break
 	od
 }
@@ -440,6 +476,8 @@ active proctype DET() {
 	:: req_gp > completed_gp ->
 		/* run_gp(): gp_start() */
 		atomic {
+			/* one GP at a time, and only a requested one */
+			assert(cur_gp == completed_gp && cur_gp < req_gp);
 			cur_gp = cur_gp + 1; gp = cur_gp;
 			if
 			:: t_list == NEXTL -> list_remove(); list_append(CURL)
@@ -485,7 +523,10 @@ active proctype DET() {
 				:: else -> det_asleep = 1
 				fi
 			};
-			!det_asleep
+			!det_asleep;
+			/* a re-check follows a wake-up: the detector sleeps
+			 * between its checks (no polling) */
+			atomic { assert(wq_credit > 0); wq_credit-- }
 		od;
 #endif
 		completed_gp = gp

@@ -159,6 +159,7 @@ end:	do
 /* reclaimer_main() */
 active proctype RC() {
 	byte lst[NCB], n, i, w;
+	byte it;        /* ghost: iterations of the copy below (it ends) */
 	do
 	:: nran == NCB -> break
 	:: else ->
@@ -172,8 +173,10 @@ active proctype RC() {
 			n = cb_n; i = 0;
 			do
 			:: i < n -> lst[i] = stk[i]; i++
+				; it++; assert(it <= NCB)
 			:: else -> break
 			od;
+			assert(it <= NCB); it = 0;
 			cb_n = 0
 		};
 		if
