@@ -10,13 +10,13 @@
  */
 #include "tutil.h"
 #include <cht.h>
-
 /*
- * The inline backend's growth statistics (cht_map_int.h; internal to libcht,
- * reachable here because the tests link the static archive or the objects).
+ * libcht's internal interface, for the inline backend's growth statistics
+ * (cht__map_u64_split_stats(); reachable because the tests link the static
+ * archive or the objects; the tests' objects only have lib/cht/src in their
+ * quoted include path, uspace/Makefile).
  */
-int cht__map_u64_split_stats(cht_map_u64_t *m, uint64_t *splits,
-    uint64_t *max_per_insert);
+#include "cht_map_int.h"
 
 #define NTHREADS 4
 #define NKEYS 512

@@ -91,8 +91,7 @@
  */
 #include <cht.h>
 #include <cht_map.h>
-#include "cht_map_int.h"
-#include <pthread.h>
+#include "cht_imap_int.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,78 +106,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-#define IM_SLOTS 3
-#define IM_OCC 7u
-#define IM_LOCK (1u << 3)
-#define IM_DD_SHIFT 4
-#define IM_DD_MASK (0x3fu << IM_DD_SHIFT)
-#define IM_SUM_SHIFT 16
-/** Grow limit: IM_LOAD_NUM / IM_LOAD_DEN keys per bucket on average. */
-#ifndef IM_LOAD_NUM
-#define IM_LOAD_NUM 11
-#endif
-#define IM_LOAD_DEN 4
-/** Buckets of segment 0 (2^IM_SEG0_BITS); the smallest level. */
-#define IM_SEG0_BITS 6
-#define IM_NSEG 40
-/** Counter stripes (threads are spread over them). */
-#define IM_STRIPES 16
-/** A thread checks the load every IM_CHECK inserts of its stripe. */
-#define IM_CHECK 16
-#define IM_S_BITS 40
-#define IM_S_MASK (((uint64_t) 1 << IM_S_BITS) - 1)
-
-/** A bucket or an overflow bucket: one cache line. */
-typedef struct ibkt {
-	/** Head only: even; += 2 before a slot is rewritten (see the file comment). */
-	uint32_t seq;
-	/** Occupancy; head only: lock, depth, overflow summary. */
-	uint32_t ctl;
-	struct {
-		uint64_t key;
-		uint64_t val;
-	} s[IM_SLOTS];
-	/** The next overflow bucket (release store, acquire load), or NULL. */
-	struct ibkt *ovf;
-} __attribute__((aligned(64))) ibkt_t;
-_Static_assert(sizeof(ibkt_t) == 64, "a bucket is one cache line");
-
-typedef struct {
-	/** Keys inserted minus deleted by the threads of this stripe. */
-	int64_t items;
-	/** Overflow buckets allocated minus freed. */
-	int64_t ovf;
-} __attribute__((aligned(64))) im_stripe_t;
-
-struct cht_imap {
-	/** (L << IM_S_BITS) | s; written by the splitter (release), read acquire. */
-	uint64_t state;
-	/**
-	 * The bucket count the last load check asked for: ceil(items / 2.75)
-	 * at that check (raised only, CAS, relaxed; a hint: the splitter reads
-	 * it again under split_lock). Every insert that finds the bucket count
-	 * below it runs one split (im_pay()): the splits owed are paid one per
-	 * insert. Beside state: every insert reads both.
-	 */
-	uint64_t want;
-	/** Splits done (under split_lock; read relaxed): statistics. */
-	uint64_t splits;
-	/** The most splits one insert ran (relaxed): the bound's check. */
-	uint64_t max_op_splits;
-	/** The level and split point at creation (depth 0 in ctl means theirs). */
-	unsigned l0;
-	uint64_t s0;
-	/** Segments (release store by the splitter before any reader needs one). */
-	ibkt_t *seg[IM_NSEG];
-	size_t seg_bytes[IM_NSEG];
-	/** One splitter at a time (trylock: the others go on). */
-	pthread_mutex_t split_lock;
-	im_stripe_t st[IM_STRIPES];
-};
-
 static unsigned stripe_next;
 static __thread unsigned my_stripe = ~0u;
 
@@ -190,82 +117,10 @@ static inline unsigned stripe(void)
 	return my_stripe;
 }
 
-/**
- * The hash: SplitMix64's finalizer (Steele, Lea and Flood, OOPSLA 2014), a
- * bijection whose low bits (the bucket index) and top 4 bits (the summary
- * class) depend on every key bit. The CHT's one multiply (cht_mix_hash())
- * is not enough here: the CHT indexes by the product's top bits, this table
- * by its low ones, and keys k << 20 put 40 % more keys into overflow lines
- * with it (the low bits of a product see only the key's low bits).
- */
-static inline uint64_t im_hash(uint64_t key)
+/** stripe() for cht_imap_grow.c (one stripe counter and one definition). */
+unsigned cht__im_stripe(void)
 {
-	uint64_t z = key;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline ibkt_t *im_bucket(cht_imap_t *m, uint64_t i)
-{
-	if (i < ((uint64_t) 1 << IM_SEG0_BITS))
-		return &__atomic_load_n(&m->seg[0], __ATOMIC_ACQUIRE)[i];
-	unsigned msb = 63 - (unsigned) __builtin_clzll(i);
-	ibkt_t *sg = __atomic_load_n(&m->seg[msb - IM_SEG0_BITS + 1],
-	    __ATOMIC_ACQUIRE);
-	return &sg[i - ((uint64_t) 1 << msb)];
-}
-
-/**
- * Bucket index of hash @a g under state @a st, and the depth it has under
- * that state into *@a a (L or L + 1).
- */
-static inline uint64_t im_index(uint64_t st, uint64_t g, unsigned *a)
-{
-	unsigned L = (unsigned) (st >> IM_S_BITS);
-	uint64_t b = g & (((uint64_t) 1 << L) - 1);
-	*a = L;
-	if (b < (st & IM_S_MASK)) {
-		b = g & (((uint64_t) 1 << (L + 1)) - 1);
-		*a = L + 1;
-	}
-	return b;
-}
-
-/** Depth of bucket @a b whose ctl is @a c. */
-static inline unsigned im_depth(const cht_imap_t *m, uint64_t b, uint32_t c)
-{
-	unsigned dd = (c & IM_DD_MASK) >> IM_DD_SHIFT;
-	if (dd)
-		return m->l0 + dd - 1;
-	return (b < m->s0 || b >= ((uint64_t) 1 << m->l0)) ? m->l0 + 1 : m->l0;
-}
-
-static inline uint32_t im_dd(const cht_imap_t *m, unsigned depth)
-{
-	return (uint32_t) (depth - m->l0 + 1) << IM_DD_SHIFT;
-}
-
-static inline uint32_t im_sum_bit(uint64_t g)
-{
-	return 1u << (IM_SUM_SHIFT + (unsigned) (g >> 60));
-}
-
-/*
- * Slot accesses: acquire loads and release stores. With them the seqcount
- * needs no fences (which ThreadSanitizer does not model): a slot store after
- * a seq bump is ordered after the bump (release), and a reader's second seq
- * load after every slot load (acquire), so a reader that read a rewritten
- * slot sees the bump. On x86-64 both are plain moves.
- */
-static inline uint64_t ld(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static inline void st64(uint64_t *p, uint64_t v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	return stripe();
 }
 
 /*
@@ -389,10 +244,6 @@ static ibkt_t *im_lock(cht_imap_t *m, uint64_t g, uint64_t *bi, uint32_t *ctl)
 	}
 }
 
-static inline void im_unlock(ibkt_t *bk, uint32_t c)
-{
-	__atomic_store_n(&bk->ctl, c & ~IM_LOCK, __ATOMIC_RELEASE);
-}
 
 /** Before a slot of @a head's chain is rewritten: seq += 2. */
 static inline void im_bump(ibkt_t *head)
@@ -504,242 +355,20 @@ static void im_tidy(cht_imap_t *m, ibkt_t *bk, uint32_t *c)
 	*c = (*c & ~(0xffffu << IM_SUM_SHIFT)) | sum;
 }
 
+/* For the split (cht_imap_grow.c); the operations here call the static ones. */
+ibkt_t *cht__im_lock(cht_imap_t *m, uint64_t g, uint64_t *bi, uint32_t *ctl)
+{
+	return im_lock(m, g, bi, ctl);
+}
+
+void cht__im_tidy(cht_imap_t *m, ibkt_t *bk, uint32_t *c)
+{
+	im_tidy(m, bk, c);
+}
+
 /*
- * --- growth ----------------------------------------------------------------------
+ * --- counting (the load check and the split: cht_imap_grow.c) ------------
  */
-
-/** Segment of the bucket @a b2 (the first of its segment): mapped if missing. */
-static bool im_seg_ensure(cht_imap_t *m, uint64_t b2)
-{
-	if (b2 < ((uint64_t) 1 << IM_SEG0_BITS))
-		return true;
-	unsigned msb = 63 - (unsigned) __builtin_clzll(b2);
-	unsigned k = msb - IM_SEG0_BITS + 1;
-	if (k >= IM_NSEG)
-		return false;
-	if (m->seg[k])
-		return true;
-	size_t bytes = ((size_t) 1 << msb) * sizeof(ibkt_t);
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return false;
-	if (bytes >= ((size_t) 4 << 20))
-		(void) madvise(p, bytes, MADV_HUGEPAGE);
-	m->seg_bytes[k] = bytes;
-	/* Release: published before any state that leads a reader into it. */
-	__atomic_store_n(&m->seg[k], (ibkt_t *) p, __ATOMIC_RELEASE);
-	return true;
-}
-
-/**
- * Split phase 1 (@a bk locked, head ctl @a c): copies the keys of @a bk with
- * hash bit @a bit, and values, into the empty, unreachable bucket @a nk and
- * its lines; @a nk's head ctl into *@a nc, the copied head slots of @a bk
- * into *@a moved_head. False when out of memory (im_split_undo_fill()).
- */
-static bool im_split_fill(cht_imap_t *m, ibkt_t *bk, uint32_t c,
-    uint64_t bit, ibkt_t *nk, uint32_t *nc, uint32_t *moved_head)
-{
-	ibkt_t *ntail = nk;
-	unsigned ni = 0;
-	*nc = 0;
-	*moved_head = 0;
-	for (ibkt_t *o = bk; o; o = o->ovf) {
-		uint32_t oc = o == bk ? c : o->ctl;
-		for (unsigned i = 0; i < IM_SLOTS; i++) {
-			if (!(oc & (1u << i)))
-				continue;
-			uint64_t k = ld(&o->s[i].key);
-			uint64_t g = im_hash(k);
-			if (!(g & bit))
-				continue;
-			if (o == bk)
-				*moved_head |= 1u << i;
-			if (ni == IM_SLOTS) {
-				ibkt_t *n = cht__ma_alloc64();
-				if (!n)
-					return false;
-				memset(n, 0, sizeof(*n));
-				ntail->ovf = n;
-				__atomic_fetch_add(&m->st[stripe()].ovf, 1,
-				    __ATOMIC_RELAXED);
-				ntail = n;
-				ni = 0;
-			}
-			st64(&ntail->s[ni].key, k);
-			st64(&ntail->s[ni].val, ld(&o->s[i].val));
-			/* Head occupancy, else the line's and the summary. */
-			*nc |= ntail == nk ? 1u << ni : im_sum_bit(g);
-			if (ntail != nk)
-				ntail->ctl |= 1u << ni;
-			ni++;
-		}
-	}
-	return true;
-}
-
-/** Undoes a failed im_split_fill(): @a nk's lines are freed, @a nk zeroed. */
-static void im_split_undo_fill(cht_imap_t *m, ibkt_t *nk)
-{
-	for (ibkt_t *o = nk->ovf, *no; o; o = no) {
-		no = o->ovf;
-		cht__ma_free64(o);
-		__atomic_fetch_sub(&m->st[stripe()].ovf, 1, __ATOMIC_RELAXED);
-	}
-	memset(nk, 0, sizeof(*nk));
-}
-
-/**
- * Split phase 2 (seq odd): the keys moved to the new bucket (hash bit
- * @a bit) leave @a bk: the head's slots @a moved_head, then every line's.
- */
-static void im_split_clear_moved(ibkt_t *bk, uint32_t *c,
-    uint32_t moved_head, uint64_t bit)
-{
-	*c &= ~moved_head;
-	__atomic_store_n(&bk->ctl, *c, __ATOMIC_RELEASE);
-	for (ibkt_t *o = bk->ovf; o; o = o->ovf) {
-		uint32_t oc = o->ctl;
-		for (unsigned i = 0; i < IM_SLOTS; i++)
-			if ((oc & (1u << i)) && (im_hash(ld(&o->s[i].key)) & bit))
-				oc &= ~(1u << i);
-		__atomic_store_n(&o->ctl, oc, __ATOMIC_RELEASE);
-	}
-}
-
-/**
- * Split phase 3 (seq odd): the staying keys of the lines fill the head's
- * free slots (*@a c) so that the lines can go (else 34 bytes per key, not
- * 31, at 2^22 random keys). Value before key: a reader that reads the new
- * key (acquire) reads its value.
- */
-static void im_split_compact(ibkt_t *bk, uint32_t *c)
-{
-	for (ibkt_t *o = bk->ovf; o && (~*c & IM_OCC); o = o->ovf) {
-		for (unsigned i = 0; i < IM_SLOTS && (~*c & IM_OCC); i++) {
-			if (!(o->ctl & (1u << i)))
-				continue;
-			unsigned j = (unsigned) __builtin_ctz(~*c & IM_OCC);
-			st64(&bk->s[j].val, ld(&o->s[i].val));
-			st64(&bk->s[j].key, ld(&o->s[i].key));
-			*c |= 1u << j;
-			__atomic_store_n(&bk->ctl, *c, __ATOMIC_RELEASE);
-			__atomic_store_n(&o->ctl, o->ctl & ~(1u << i),
-			    __ATOMIC_RELEASE);
-		}
-	}
-}
-
-/**
- * Splits bucket b (the state word's, depth L) into b and b + 2^L (depth
- * L + 1). Under split_lock. im_split_fill(), the linearization point, then
- * under an odd seq im_split_clear_moved(), im_split_compact(), im_tidy().
- * @return false if it could not (no segment or no memory; nothing changed).
- */
-static bool im_split(cht_imap_t *m)
-{
-	uint64_t st = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-	unsigned L = (unsigned) (st >> IM_S_BITS);
-	uint64_t b = st & IM_S_MASK, b2 = b + ((uint64_t) 1 << L);
-	if (L + 1 >= 64 || !im_seg_ensure(m, b2))
-		return false;
-	ibkt_t *nk = im_bucket(m, b2);
-	uint64_t bi;
-	uint32_t c;
-	/* Every key of bucket b has b's low L bits; lock it by one of them. */
-	ibkt_t *bk = im_lock(m, b, &bi, &c);
-	if (bi != b || im_depth(m, b, c) != L)
-		abort();  /* the split order is broken */
-	uint64_t bit = (uint64_t) 1 << L;
-	uint32_t nc, moved_head;  /* nk's head ctl, the slots leaving bk's */
-	if (!im_split_fill(m, bk, c, bit, nk, &nc, &moved_head)) {
-		im_split_undo_fill(m, nk);
-		im_unlock(bk, c);
-		return false;
-	}
-	__atomic_store_n(&nk->ctl, nc | im_dd(m, L + 1), __ATOMIC_RELAXED);
-	/* The linearization point: b owns only the keys without bit L now. */
-	c = (c & ~IM_DD_MASK) | im_dd(m, L + 1);
-	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
-	/*
-	 * seq odd (release: after the depth): readers that read the old depth
-	 * retry from here on, and readers that start now scan the overflow
-	 * lines before the head (im_lookup()), so a key moved from a line
-	 * into the head (copied there first, cleared in its line second) is
-	 * always found by them.
-	 */
-	uint32_t sq = __atomic_load_n(&bk->seq, __ATOMIC_RELAXED);
-	__atomic_store_n(&bk->seq, sq + 1, __ATOMIC_RELEASE);
-	im_split_clear_moved(bk, &c, moved_head, bit);
-	im_split_compact(bk, &c);
-	im_tidy(m, bk, &c);
-	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
-	/* seq even again (release: after every store of the phase). */
-	__atomic_store_n(&bk->seq, sq + 2, __ATOMIC_RELEASE);
-	im_unlock(bk, c);
-	uint64_t ns = b + 1 == bit ? ((uint64_t) (L + 1) << IM_S_BITS) :
-	    (st + 1);
-	__atomic_store_n(&m->state, ns, __ATOMIC_RELEASE);
-	return true;
-}
-
-static int64_t im_items(cht_imap_t *m)
-{
-	int64_t n = 0;
-	for (unsigned i = 0; i < IM_STRIPES; i++)
-		n += __atomic_load_n(&m->st[i].items, __ATOMIC_RELAXED);
-	return n;
-}
-
-static inline uint64_t im_nbuckets(uint64_t st)
-{
-	return ((uint64_t) 1 << (st >> IM_S_BITS)) + (st & IM_S_MASK);
-}
-
-static inline bool im_over(cht_imap_t *m, int64_t items)
-{
-	uint64_t st = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-	return items > 0 && (uint64_t) items * IM_LOAD_DEN >
-	    im_nbuckets(st) * IM_LOAD_NUM;
-}
-
-/**
- * Every IM_CHECK inserts of a stripe: the bucket count that keeps the load at
- * IM_LOAD_NUM / IM_LOAD_DEN keys per bucket, ceil(items * DEN / NUM), into
- * m->want if it is higher. No split here: the inserts pay them (im_pay()).
- */
-static void im_check(cht_imap_t *m)
-{
-	int64_t items = im_items(m);
-	if (items <= 0)
-		return;
-	uint64_t w = ((uint64_t) items * IM_LOAD_DEN + IM_LOAD_NUM - 1) /
-	    IM_LOAD_NUM;
-	uint64_t cur = __atomic_load_n(&m->want, __ATOMIC_RELAXED);
-	while (cur < w && !__atomic_compare_exchange_n(&m->want, &cur, w, true,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/**
- * One split if the bucket count is below m->want and no other thread splits
- * (trylock: the others go on, the next insert pays). @return the splits run
- * (0 or 1): at most one per insert, whatever the debt.
- */
-static unsigned im_pay(cht_imap_t *m)
-{
-	if (pthread_mutex_trylock(&m->split_lock) != 0)
-		return 0;  /* another thread splits */
-	unsigned did = 0;
-	if (im_nbuckets(__atomic_load_n(&m->state, __ATOMIC_RELAXED)) <
-	    __atomic_load_n(&m->want, __ATOMIC_RELAXED) && im_split(m)) {
-		__atomic_store_n(&m->splits, m->splits + 1, __ATOMIC_RELAXED);
-		did = 1;
-	}
-	pthread_mutex_unlock(&m->split_lock);
-	return did;
-}
 
 /**
  * After an insert (@a d = 1) or a delete (-1): the stripe's count; an insert
@@ -753,10 +382,10 @@ static inline unsigned im_count(cht_imap_t *m, int64_t d)
 	if (d <= 0)
 		return 0;
 	if ((n & (IM_CHECK - 1)) == 0)
-		im_check(m);
+		cht__im_check(m);
 	if (unlikely(im_nbuckets(__atomic_load_n(&m->state, __ATOMIC_RELAXED)) <
 	    __atomic_load_n(&m->want, __ATOMIC_RELAXED)))
-		return im_pay(m);
+		return cht__im_pay(m);
 	return 0;
 }
 
@@ -803,7 +432,7 @@ int cht__im_create(cht_imap_t **out, size_t expect_keys)
 	m->seg[0] = p;
 	m->seg_bytes[0] = bytes;
 	for (uint64_t b = (uint64_t) 1 << IM_SEG0_BITS; b < n; b <<= 1)
-		if (!im_seg_ensure(m, b)) {
+		if (!cht__im_seg_ensure(m, b)) {
 			cht__im_destroy(m);
 			return CHT_ENOMEM;
 		}

@@ -1,0 +1,231 @@
+/** @file cht_imap_grow.c
+ * Growth of the inline backend of cht_map_u64_t: the segments, the split of
+ * one bucket (linear hashing, its move protocol under the bucket's seq), the
+ * load check and the splits owed, paid one per insert. The design and the
+ * protocol readers rely on are in cht_imap.c's file comment; the types in
+ * cht_imap_int.h.
+ */
+#include <cht.h>
+#include "cht_imap_int.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/*
+ * --- growth ----------------------------------------------------------------------
+ */
+
+/** Segment of the bucket @a b2 (the first of its segment): mapped if missing. */
+bool cht__im_seg_ensure(cht_imap_t *m, uint64_t b2)
+{
+	if (b2 < ((uint64_t) 1 << IM_SEG0_BITS))
+		return true;
+	unsigned msb = 63 - (unsigned) __builtin_clzll(b2);
+	unsigned k = msb - IM_SEG0_BITS + 1;
+	if (k >= IM_NSEG)
+		return false;
+	if (m->seg[k])
+		return true;
+	size_t bytes = ((size_t) 1 << msb) * sizeof(ibkt_t);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	if (bytes >= ((size_t) 4 << 20))
+		(void) madvise(p, bytes, MADV_HUGEPAGE);
+	m->seg_bytes[k] = bytes;
+	/* Release: published before any state that leads a reader into it. */
+	__atomic_store_n(&m->seg[k], (ibkt_t *) p, __ATOMIC_RELEASE);
+	return true;
+}
+
+/**
+ * Split phase 1 (@a bk locked, head ctl @a c): copies the keys of @a bk with
+ * hash bit @a bit, and values, into the empty, unreachable bucket @a nk and
+ * its lines; @a nk's head ctl into *@a nc, the copied head slots of @a bk
+ * into *@a moved_head. False when out of memory (im_split_undo_fill()).
+ */
+static bool im_split_fill(cht_imap_t *m, ibkt_t *bk, uint32_t c,
+    uint64_t bit, ibkt_t *nk, uint32_t *nc, uint32_t *moved_head)
+{
+	ibkt_t *ntail = nk;
+	unsigned ni = 0;
+	*nc = 0;
+	*moved_head = 0;
+	for (ibkt_t *o = bk; o; o = o->ovf) {
+		uint32_t oc = o == bk ? c : o->ctl;
+		for (unsigned i = 0; i < IM_SLOTS; i++) {
+			if (!(oc & (1u << i)))
+				continue;
+			uint64_t k = ld(&o->s[i].key);
+			uint64_t g = im_hash(k);
+			if (!(g & bit))
+				continue;
+			if (o == bk)
+				*moved_head |= 1u << i;
+			if (ni == IM_SLOTS) {
+				ibkt_t *n = cht__ma_alloc64();
+				if (!n)
+					return false;
+				memset(n, 0, sizeof(*n));
+				ntail->ovf = n;
+				__atomic_fetch_add(&m->st[cht__im_stripe()].ovf, 1,
+				    __ATOMIC_RELAXED);
+				ntail = n;
+				ni = 0;
+			}
+			st64(&ntail->s[ni].key, k);
+			st64(&ntail->s[ni].val, ld(&o->s[i].val));
+			/* Head occupancy, else the line's and the summary. */
+			*nc |= ntail == nk ? 1u << ni : im_sum_bit(g);
+			if (ntail != nk)
+				ntail->ctl |= 1u << ni;
+			ni++;
+		}
+	}
+	return true;
+}
+
+/** Undoes a failed im_split_fill(): @a nk's lines are freed, @a nk zeroed. */
+static void im_split_undo_fill(cht_imap_t *m, ibkt_t *nk)
+{
+	for (ibkt_t *o = nk->ovf, *no; o; o = no) {
+		no = o->ovf;
+		cht__ma_free64(o);
+		__atomic_fetch_sub(&m->st[cht__im_stripe()].ovf, 1,
+		    __ATOMIC_RELAXED);
+	}
+	memset(nk, 0, sizeof(*nk));
+}
+
+/**
+ * Split phase 2 (seq odd): the keys moved to the new bucket (hash bit
+ * @a bit) leave @a bk: the head's slots @a moved_head, then every line's.
+ */
+static void im_split_clear_moved(ibkt_t *bk, uint32_t *c,
+    uint32_t moved_head, uint64_t bit)
+{
+	*c &= ~moved_head;
+	__atomic_store_n(&bk->ctl, *c, __ATOMIC_RELEASE);
+	for (ibkt_t *o = bk->ovf; o; o = o->ovf) {
+		uint32_t oc = o->ctl;
+		for (unsigned i = 0; i < IM_SLOTS; i++)
+			if ((oc & (1u << i)) && (im_hash(ld(&o->s[i].key)) & bit))
+				oc &= ~(1u << i);
+		__atomic_store_n(&o->ctl, oc, __ATOMIC_RELEASE);
+	}
+}
+
+/**
+ * Split phase 3 (seq odd): the staying keys of the lines fill the head's
+ * free slots (*@a c) so that the lines can go (else 34 bytes per key, not
+ * 31, at 2^22 random keys). Value before key: a reader that reads the new
+ * key (acquire) reads its value.
+ */
+static void im_split_compact(ibkt_t *bk, uint32_t *c)
+{
+	for (ibkt_t *o = bk->ovf; o && (~*c & IM_OCC); o = o->ovf) {
+		for (unsigned i = 0; i < IM_SLOTS && (~*c & IM_OCC); i++) {
+			if (!(o->ctl & (1u << i)))
+				continue;
+			unsigned j = (unsigned) __builtin_ctz(~*c & IM_OCC);
+			st64(&bk->s[j].val, ld(&o->s[i].val));
+			st64(&bk->s[j].key, ld(&o->s[i].key));
+			*c |= 1u << j;
+			__atomic_store_n(&bk->ctl, *c, __ATOMIC_RELEASE);
+			__atomic_store_n(&o->ctl, o->ctl & ~(1u << i),
+			    __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/**
+ * Splits bucket b (the state word's, depth L) into b and b + 2^L (depth
+ * L + 1). Under split_lock. im_split_fill(), the linearization point, then
+ * under an odd seq im_split_clear_moved(), im_split_compact(), cht__im_tidy().
+ * @return false if it could not (no segment or no memory; nothing changed).
+ */
+static bool im_split(cht_imap_t *m)
+{
+	uint64_t st = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+	unsigned L = (unsigned) (st >> IM_S_BITS);
+	uint64_t b = st & IM_S_MASK, b2 = b + ((uint64_t) 1 << L);
+	if (L + 1 >= 64 || !cht__im_seg_ensure(m, b2))
+		return false;
+	ibkt_t *nk = im_bucket(m, b2);
+	uint64_t bi;
+	uint32_t c;
+	/* Every key of bucket b has b's low L bits; lock it by one of them. */
+	ibkt_t *bk = cht__im_lock(m, b, &bi, &c);
+	if (bi != b || im_depth(m, b, c) != L)
+		abort();  /* the split order is broken */
+	uint64_t bit = (uint64_t) 1 << L;
+	uint32_t nc, moved_head;  /* nk's head ctl, the slots leaving bk's */
+	if (!im_split_fill(m, bk, c, bit, nk, &nc, &moved_head)) {
+		im_split_undo_fill(m, nk);
+		im_unlock(bk, c);
+		return false;
+	}
+	__atomic_store_n(&nk->ctl, nc | im_dd(m, L + 1), __ATOMIC_RELAXED);
+	/* The linearization point: b owns only the keys without bit L now. */
+	c = (c & ~IM_DD_MASK) | im_dd(m, L + 1);
+	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
+	/*
+	 * seq odd (release: after the depth): readers that read the old depth
+	 * retry from here on, and readers that start now scan the overflow
+	 * lines before the head (im_lookup()), so a key moved from a line
+	 * into the head (copied there first, cleared in its line second) is
+	 * always found by them.
+	 */
+	uint32_t sq = __atomic_load_n(&bk->seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&bk->seq, sq + 1, __ATOMIC_RELEASE);
+	im_split_clear_moved(bk, &c, moved_head, bit);
+	im_split_compact(bk, &c);
+	cht__im_tidy(m, bk, &c);
+	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
+	/* seq even again (release: after every store of the phase). */
+	__atomic_store_n(&bk->seq, sq + 2, __ATOMIC_RELEASE);
+	im_unlock(bk, c);
+	uint64_t ns = b + 1 == bit ? ((uint64_t) (L + 1) << IM_S_BITS) :
+	    (st + 1);
+	__atomic_store_n(&m->state, ns, __ATOMIC_RELEASE);
+	return true;
+}
+
+
+/**
+ * Every IM_CHECK inserts of a stripe: the bucket count that keeps the load at
+ * IM_LOAD_NUM / IM_LOAD_DEN keys per bucket, ceil(items * DEN / NUM), into
+ * m->want if it is higher. No split here: the inserts pay them (cht__im_pay()).
+ */
+void cht__im_check(cht_imap_t *m)
+{
+	int64_t items = im_items(m);
+	if (items <= 0)
+		return;
+	uint64_t w = ((uint64_t) items * IM_LOAD_DEN + IM_LOAD_NUM - 1) /
+	    IM_LOAD_NUM;
+	uint64_t cur = __atomic_load_n(&m->want, __ATOMIC_RELAXED);
+	while (cur < w && !__atomic_compare_exchange_n(&m->want, &cur, w, true,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/**
+ * One split if the bucket count is below m->want and no other thread splits
+ * (trylock: the others go on, the next insert pays). @return the splits run
+ * (0 or 1): at most one per insert, whatever the debt.
+ */
+unsigned cht__im_pay(cht_imap_t *m)
+{
+	if (pthread_mutex_trylock(&m->split_lock) != 0)
+		return 0;  /* another thread splits */
+	unsigned did = 0;
+	if (im_nbuckets(__atomic_load_n(&m->state, __ATOMIC_RELAXED)) <
+	    __atomic_load_n(&m->want, __ATOMIC_RELAXED) && im_split(m)) {
+		__atomic_store_n(&m->splits, m->splits + 1, __ATOMIC_RELAXED);
+		did = 1;
+	}
+	pthread_mutex_unlock(&m->split_lock);
+	return did;
+}
