@@ -105,9 +105,11 @@ INCLUDES := -I$(GENERIC_DIR)/include -I$(ARCH_DIR)/include -I$(GENARCH_DIR)/incl
 ifeq ($(ARCH),arm64)
 # armv8-a (Cortex-A72: no LSE atomics, so GCC's __atomic become LL/SC
 # loops; no out-of-line atomics helpers, which live in libgcc);
-# general registers only (no FP/SIMD state to save in the kernel).
+# general registers only (no FP/SIMD state to save in the kernel);
+# x18 reserved: it holds the running thread's A-RCU reader count
+# (arch/arm64/include/arch/rcu_arch.h), so no compiled code may use it.
 ARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics \
-	-mcmodel=small
+	-mcmodel=small -ffixed-x18
 else
 ARCH_CFLAGS := -mno-red-zone -mcmodel=kernel -mno-sse -mno-sse2 -mno-mmx \
 	-mno-3dnow -mno-avx -msoft-float

@@ -220,6 +220,19 @@ def test_regs(k):
     check_regs(k, CMD_TIMEOUT, ARM64_GROUPS)
 
 
+def test_regs_x18(k):
+    """x18 is the kernel's RCU reader count (arch/arm64/include/arch/
+    rcu_arch.h): an exception from EL0 runs the kernel with 0 and gives the
+    user's x18 back. ``regs x18`` sleeps 20 times with x18 = 2 (one open
+    reader section to a kernel that used it). With the reset on entry left
+    out (the defect put back once) the debug kernel panicked: "Assertion
+    failed: blocking inside an RCU reader section, in waitq_sleep_finish()"
+    (from sys_futex_wait); with the restore on return left out the program
+    printed "20 sleeps with x18 = 2: 20 changed it" (x18 came back 0)."""
+    out = run_exit(k, "run regs x18 20")
+    assert "regs x18: 20 sleeps with x18 = 2: 0 changed it" in out, out
+
+
 def test_limits(k):
     """Thread records and areas: refused with ELIMIT, exit 0."""
     out = run_exit(k, "run limits threads")

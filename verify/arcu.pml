@@ -3,9 +3,14 @@
  *
  * Models (kernel/generic/src/synch/rcu.c and rcu_arcu.c unless said otherwise):
  *   - the reader section of rcu_inline.h, CONFIG_RCU_A_RCU: rcu_read_lock()
- *     (one addq on the CPU's nesting count), arcu_read_unlock_sub() (subq),
- *     arcu_read_unlock_check() (cmpq; the slow path
+ *     (one instruction on the running thread's count: amd64 an addq on
+ *     %gs:cpu_t.rcu.nesting, arm64 an add on register x18),
+ *     arcu_read_unlock_sub() (subq / sub), arcu_read_unlock_check() (cmpq
+ *     with RCU_WAS_PREEMPTED / tbnz on x18's sign, the same test in
+ *     arm64's encoding, arch/rcu_arch.h; the slow path
  *     rcu_read_unlock_preempted(), interrupts off, under rcu_preempt_lock);
+ *     the count is read and written by the hooks and the IPI handler
+ *     through arcu_nesting() and arcu_nesting_set();
  *   - the scheduler hooks arcu_after_thread_ran() (switch-out: save the
  *     count, mark and list a preempted reader, take a "zero, preempted"
  *     thread off its list, rcu_add_preempted_locked(), record_cs_qs() with its
@@ -39,6 +44,10 @@
  *   - T's nesting count is read only on CPU 0 (the IPI handler, the
  *     scheduler hooks), so T's reader section needs no fence: it is modelled
  *     as CPU-local and the hooks and handler run between T's instructions.
+ *     On arm64 it is a register: what the IPI handler or the switch-in hook
+ *     write there reaches T only because the return from an exception
+ *     taken at EL1 does not restore x18 (vectors.S); BROKEN_EL1_RESTORE
+ *     restores it.
  *   - Everything else (seq_cst atomics, spinlocked data) is sequentially
  *     consistent here; a change of T's list membership made on CPU 0 under
  *     rcu_preempt_lock waits for T's outstanding dereference (the unlock's
@@ -119,6 +128,11 @@
  *   BROKEN_IDLE_LATE_CLEAR  CPU 0 leaves the idle loop and runs T before it
  *                         stores idle = false (the detector may skip a CPU
  *                         whose reader began before the grace period)
+ *   BROKEN_EL1_RESTORE    arm64's exception return restores x18 from the
+ *                         istate (as every other register): the IPI
+ *                         handler's preempted mark and, after a preemption,
+ *                         the switch-in hook's load are undone; T's count is
+ *                         the one it had when the interrupt came
  *   BROKEN_UNLOCK_NO_CHECK  rcu_read_unlock() without arcu_read_unlock_check():
  *                         a reader the IPI listed never leaves the list (the
  *                         grace period never ends: liveness, and the detector
@@ -136,10 +150,10 @@
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
  *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
  *   kernel/generic/src/synch/rcu_arcu.c record_cs_qs 4361fb4801f2
- *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted e5786aef1e03
- *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 27ab315dba6b
- *   kernel/generic/src/synch/rcu_arcu.c arcu_before_thread_runs e3fe88d591ec
- *   kernel/generic/src/synch/rcu_arcu.c arcu_sample_cpu 3d744fcf66f1
+ *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted 824e24c08acd
+ *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 4ca450a93192
+ *   kernel/generic/src/synch/rcu_arcu.c arcu_before_thread_runs b58a123d7725
+ *   kernel/generic/src/synch/rcu_arcu.c arcu_sample_cpu d86446e8c2bb
  *   kernel/generic/src/synch/rcu_arcu.c rcu_alg_detect 86a0cf2ed028
  *   kernel/generic/src/synch/rcu_arcu.c rcu_wait_for_gp 53c2b7b86418
  */
@@ -163,6 +177,8 @@ byte c0_last_seen;      /* cpu_t.rcu.last_seen_gp */
 bool cs_late;           /* record_cs_qs()'s load of cur_gp and store of
                            last_seen_gp not yet performed (variant only) */
 byte t_nesting;         /* thread_t.rcu_nesting of T (saved at switch-out) */
+byte t_entry;           /* T's count when the interrupt that switched it out
+                           came (BROKEN_EL1_RESTORE restores it) */
 bool running_T = 1;     /* T is CPU 0's thread (else another, nesting 0) */
 bool c0_idle;           /* cpu_t.idle (seq_cst): CPU 0 in the idle loop */
 byte t_list;            /* the list T's rcu_preempt_link is on */
@@ -425,7 +441,9 @@ active proctype CPU0() {
 #else
 		:: n == CNT_INC && (n & WAS_PREEMPTED) == 0 ->
 #endif
+#ifndef BROKEN_EL1_RESTORE
 			c0_nesting = n | WAS_PREEMPTED;
+#endif
 			list_append(CURL)           /* T is the running thread */
 		:: else
 		fi;
@@ -444,6 +462,7 @@ active proctype CPU0() {
 			running_T = 0;
 			nsw++;
 			n = c0_nesting;
+			t_entry = n;
 			c0_nesting = 0;
 			if
 			:: n == WAS_PREEMPTED ->
@@ -473,14 +492,22 @@ active proctype CPU0() {
 		/* the other thread is switched out (record_cs_qs), then
 		 * arcu_before_thread_runs(T) */
 		record_cs_qs();
+#ifndef BROKEN_EL1_RESTORE
 		atomic { c0_nesting = t_nesting; running_T = 1 }
+#else
+		atomic { c0_nesting = t_entry; running_T = 1 }
+#endif
 	:: !running_T && c0_idle ->
 		/* woken from idle: the wake-up interrupt (or the idle loop)
 		 * stores idle = false (seq_cst), then the scheduler switches
 		 * to T: arcu_before_thread_runs(T) */
 #ifndef BROKEN_IDLE_LATE_CLEAR
 		c0_idle = 0;
+#ifndef BROKEN_EL1_RESTORE
 		atomic { c0_nesting = t_nesting; running_T = 1 }
+#else
+		atomic { c0_nesting = t_entry; running_T = 1 }
+#endif
 #else
 		atomic { c0_nesting = t_nesting; running_T = 1 };
 		c0_idle = 0

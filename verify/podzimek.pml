@@ -3,12 +3,15 @@
  *
  * Models (kernel/generic/src/synch/rcu.c and rcu_podzimek.c, unless said
  * otherwise):
- *   - the reader of rcu_inline.h: rcu_read_lock() (preemption off; the
- *     outermost lock records a QS via rcu_record_qs() when last_seen_gp !=
- *     rcu_cur_gp; nesting++), rcu_read_unlock() (nesting--; the outermost
- *     leaves the preempted list through rcu_read_unlock_preempted() ->
- *     remove_preempted() and records a QS when last_seen_gp != rcu_cur_gp or
- *     is_delaying_gp);
+ *   - the reader of rcu_inline.h (issue 42: no preemption_disable() in the
+ *     fast path): rcu_read_lock() (a hint, last_seen_gp != rcu_cur_gp, sends
+ *     it to rcu_read_lock_slow(), which with preemption disabled records a
+ *     QS via rcu_record_qs() when the count is 0; then the count's
+ *     one-instruction increment, arcu_nesting_inc()), rcu_read_unlock() (the
+ *     one-instruction decrement; at 0 the hints rcu_preempted, last_seen_gp
+ *     != rcu_cur_gp, is_delaying_gp send it to rcu_read_unlock_slow():
+ *     remove_preempted(), then with preemption disabled the QS recorded and
+ *     announced when the count is 0 and one is due);
  *   - rcu_record_qs() (memory_barrier(), last_seen_gp = cur_gp(), exchange
  *     of is_delaying_gp, delaying_cpus decrement);
  *   - podzimek_after_thread_ran() (save the count, list a reader switched out
@@ -56,11 +59,12 @@
  * Migration (-DMIGRATE, the scenario podzimek_migrate): a second CPU
  * (CPU1: the same IPI handler, scheduler and idle loop, cpu_body()); T,
  * switched out on one CPU, may resume on either (t_claimed: one CPU switches
- * it in). The reader reads its CPU (cpu_t *c = CPU) in a step of its own
- * after preemption_disable() and uses that CPU's count, last_seen_gp and
- * is_delaying_gp, so a reader preempted between the read and the use (its
- * preemption enabled: BROKEN_LOCK_NO_PD, BROKEN_UNLOCK_NO_PD) updates the
- * CPU it left. The detector samples both CPUs in turn (one smp_call at a
+ * it in). The count's update is one instruction applied to the CPU T runs
+ * on (amd64 %gs:, arm64 x18); the fast paths read CPU in a step of their own
+ * and then its last_seen_gp and is_delaying_gp (hints: the CPU may be one T
+ * left), the slow paths with preemption disabled. BROKEN_LOCK_SPLIT and
+ * BROKEN_UNLOCK_SPLIT split the update into a load through CPU and a later
+ * store: T preempted between them updates the CPU it left. The detector samples both CPUs in turn (one smp_call at a
  * time). MAXSW is 1 in this scenario (one switch-out, the migration; two
  * made 14.2 M states, 1.2 GB): 3.4 M states, 400 MB, safety. rcu_record_qs()
  * takes the CPU as an argument (the reader's c).
@@ -72,7 +76,7 @@
  * Safety: no dereference of a freed object (T's, and that of a reader in an
  * interrupt handler on the idle CPU: one interrupt, not in
  * podzimek_migrate); the callback runs once; T ends with its preemption
- * enabled (the reader pairs every disable); a GP starts only after the
+ * enabled (the slow paths pair every disable); a GP starts only after the
  * previous one completed and only when requested; the switch-out hook runs
  * only for the thread running on the CPU; the detector re-checks the
  * preempted list only after a wake-up (wq_credit: no polling).
@@ -88,10 +92,11 @@
  *   BROKEN_NO_QS_MB_AFTER  rcu_record_qs() without memory_barrier_after_atomic():
  *                          the load of rcu_cur_gp and the store of
  *                          last_seen_gp performed after the next loads (QSB)
- *   BROKEN_LOCK_QS_NESTED  rcu_read_lock() records a QS without testing
- *                          nesting == 0 (inside the outer section)
- *   BROKEN_UNLOCK_DEPTH1   rcu_read_unlock() takes nesting <= 1 after the
- *                          decrement for the outermost unlock
+ *   BROKEN_LOCK_QS_NESTED  rcu_read_lock_slow() records a QS without
+ *                          testing nesting == 0 (inside the outer section)
+ *   BROKEN_UNLOCK_DEPTH1   rcu_read_unlock() and its slow path take
+ *                          nesting <= 1 after the decrement for the
+ *                          outermost unlock
  *   BROKEN_RELIST          podzimek_after_thread_ran() lists T without testing
  *                          rcu_preempted: T switched out twice inside one
  *                          section is appended twice
@@ -104,18 +109,20 @@
  *   BROKEN_NO_WAIT_PREEMPTED rcu_run_gp() skips wait_for_preempted_readers()
  *   BROKEN_IPI_NO_BARRIER  the IPI is not ordered after T's loads
  *   BROKEN_IDLE_LATE_CLEAR CPU 0 runs T before it stores idle = false
- *   BROKEN_LOCK_NO_PD      rcu_read_lock() without preemption_disable(): T
- *                          preempted after reading CPU resumes on CPU 1
- *                          and increments CPU 0's count (podzimek_migrate)
- *   BROKEN_UNLOCK_NO_PD    rcu_read_unlock() without preemption_disable():
- *                          the same for the decrement (podzimek_migrate)
+ *   BROKEN_LOCK_SPLIT      rcu_read_lock()'s increment as a load through
+ *                          CPU and a later store (`c->rcu.nesting++`
+ *                          without preemption disabled): T preempted between
+ *                          them resumes on CPU 1 and stores into CPU 0's
+ *                          count (podzimek_migrate; harmless on one CPU)
+ *   BROKEN_UNLOCK_SPLIT    the same for the decrement (podzimek_migrate)
  *   BROKEN_UNLOCK_NO_QS    the outermost unlock never records a QS (the
- *                          check skipped): a delaying CPU that is not switched
- *                          out never announces (liveness)
+ *                          hints skipped, the slow path only leaves the
+ *                          list): a delaying CPU that is not switched out
+ *                          never announces (liveness)
  *
  * Fingerprints (verify/fingerprint.py):
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock#2 34adf06a77c9
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_unlock bead80dbcd1e
+ *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock#2 9b8540169304
+ *   kernel/generic/include/synch/rcu_inline.h rcu_read_unlock 8bc5cc119c72
  *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 878656b22607
  *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
  *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47
@@ -125,9 +132,11 @@
  *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_record_qs 0102dd8da7fd
  *   kernel/generic/src/synch/rcu_podzimek.c remove_preempted d79e97c796e4
- *   kernel/generic/src/synch/rcu_podzimek.c podzimek_after_thread_ran a843453a9ba7
- *   kernel/generic/src/synch/rcu_podzimek.c podzimek_before_thread_runs f755ec852db2
- *   kernel/generic/src/synch/rcu_podzimek.c podzimek_sample_cpu 68683141adb3
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_read_lock_slow 808eb3af9a16
+ *   kernel/generic/src/synch/rcu_podzimek.c rcu_read_unlock_slow 4413eb67cfe1
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_after_thread_ran 25485cfa97a6
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_before_thread_runs 97af27723815
+ *   kernel/generic/src/synch/rcu_podzimek.c podzimek_sample_cpu 581cd48c473c
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_alg_detect 6cd412d3afbb
  *   kernel/generic/src/synch/rcu_podzimek.c detector_thread 572fc51a00bd
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_wait_for_gp c794979bc029
@@ -277,67 +286,118 @@ inline record_qs(guard, was, cpu) {
 	fi
 }
 
-/* rcu_read_lock(); c: cpu_t *c = CPU, read once after
- * preemption_disable() (T may run on another CPU when it uses it, if its
- * preemption was enabled in between) */
-inline t_lock(rec, was, c) {
-#ifndef BROKEN_LOCK_NO_PD
-	atomic { running_T -> pd = 1 };
-#endif
-	atomic { running_T -> c = t_cpu };
-#ifndef BROKEN_LOCK_QS_NESTED
-	atomic { running_T -> rec = (nesting[c] == 0 && last_seen[c] != cur_gp) };
-#else
-	atomic { running_T -> rec = (last_seen[c] != cur_gp) };
-#endif
-	if
-	:: rec -> record_qs(running_T, was, c)
-	:: else
-	fi;
-	atomic { running_T -> nesting[c]++ };
-	atomic { running_T -> pd = 0 }
+/* The count's one-instruction update (arcu_nesting_inc()/_dec(),
+ * arch/rcu_arch.h: amd64 an addq/subq on %gs:, arm64 an add/sub on x18):
+ * applied to the CPU T runs on when it executes. BROKEN_LOCK_SPLIT and
+ * BROKEN_UNLOCK_SPLIT split it into a load through the CPU read first and a
+ * later store (a count in memory without preemption disabled or interrupts
+ * masked: `c->rcu.nesting++`, or arm64's TPIDR_EL1, ldr, add, str). */
+inline count_add(d, n, c) {
+	atomic { running_T -> nesting[t_cpu] = nesting[t_cpu] + d }
+}
+inline count_add_split(d, n, c) {
+	atomic { running_T -> c = t_cpu; n = nesting[c] };
+	atomic { running_T -> nesting[c] = n + d }
 }
 
-/* rcu_read_unlock() */
-inline t_unlock(rec, was, z, c) {
-#ifndef BROKEN_UNLOCK_NO_PD
-	atomic { running_T -> pd = 1 };
-#endif
+/* rcu_read_lock(): the hint (this CPU's last_seen_gp != rcu_cur_gp; CPU is
+ * read in a step of its own, the CPU T then runs on may be another), the
+ * slow path rcu_read_lock_slow() (preemption disabled: the QS recorded when
+ * the count is 0), then the increment */
+inline t_lock(rec, was, n, c) {
 	atomic { running_T -> c = t_cpu };
-#ifndef BROKEN_UNLOCK_DEPTH1
-	atomic { running_T -> nesting[c]--; z = (nesting[c] == 0) };
-#else
-	atomic { running_T -> nesting[c]--; z = (nesting[c] <= 1) };
-#endif
+	atomic { running_T -> rec = (last_seen[c] != cur_gp) };
 	if
-	:: z ->
-		atomic { running_T -> rec = t_preempted };
-		if
-		:: rec ->
-			/* remove_preempted(): interrupts off, under the lock */
-			atomic {
-				running_T && rpend == NONE ->
-				if
-				:: t_preempted ->
-					list_remove(); t_preempted = 0;
-					reader_left()
-				:: else
-				fi
-			}
-		:: else
-		fi;
-#ifndef BROKEN_UNLOCK_NO_QS
-		atomic { running_T -> rec = (last_seen[c] != cur_gp || is_delaying[c]) };
+	:: rec ->
+		atomic { running_T -> pd = 1 };
+		atomic { running_T -> c = t_cpu };
+#ifndef BROKEN_LOCK_QS_NESTED
+		atomic { running_T -> rec = (nesting[c] == 0 && last_seen[c] != cur_gp) };
 #else
-		rec = 0;
+		atomic { running_T -> rec = (last_seen[c] != cur_gp) };
 #endif
 		if
 		:: rec -> record_qs(running_T, was, c)
 		:: else
-		fi
+		fi;
+		atomic { running_T -> pd = 0 }
 	:: else
 	fi;
-	atomic { running_T -> pd = 0 }
+#ifndef BROKEN_LOCK_SPLIT
+	count_add(1, n, c)
+#else
+	count_add_split(1, n, c)
+#endif
+}
+
+/* The outermost test: the count of the CPU T runs on is 0 */
+#ifndef BROKEN_UNLOCK_DEPTH1
+#define OUTERMOST(c) (nesting[c] == 0)
+#else
+#define OUTERMOST(c) (nesting[c] <= 1)
+#endif
+
+/* rcu_read_unlock(): the decrement, the outermost test, the hints
+ * (THREAD->rcu_preempted, then this CPU's last_seen_gp != rcu_cur_gp or
+ * is_delaying_gp, each a load of its own), the slow path
+ * rcu_read_unlock_slow(): remove_preempted() (interrupts off, under the
+ * lock), then with preemption disabled the QS recorded (and announced) on
+ * the CPU T runs on if its count is 0 and one is due */
+inline t_unlock(rec, was, z, n, c) {
+#ifndef BROKEN_UNLOCK_SPLIT
+	count_add(-1, n, c);
+#else
+	count_add_split(-1, n, c);
+#endif
+	atomic { running_T -> z = OUTERMOST(t_cpu) };
+	if
+	:: z ->
+		atomic { running_T -> c = t_cpu };
+		atomic { running_T -> rec = t_preempted };
+#ifndef BROKEN_UNLOCK_NO_QS
+		if
+		:: !rec -> atomic { running_T -> rec = (last_seen[c] != cur_gp) }
+		:: else
+		fi;
+		if
+		:: !rec -> atomic { running_T -> rec = is_delaying[c] }
+		:: else
+		fi;
+#endif
+		if
+		:: rec ->
+			atomic { running_T -> rec = t_preempted };
+			if
+			:: rec ->
+				/* remove_preempted(): re-checks under the lock */
+				atomic {
+					running_T && rpend == NONE ->
+					if
+					:: t_preempted ->
+						list_remove(); t_preempted = 0;
+						reader_left()
+					:: else
+					fi
+				}
+			:: else
+			fi;
+			atomic { running_T -> pd = 1 };
+			atomic { running_T -> c = t_cpu };
+#ifndef BROKEN_UNLOCK_NO_QS
+			atomic { running_T -> rec = (OUTERMOST(c) &&
+			    (last_seen[c] != cur_gp || is_delaying[c])) };
+#else
+			rec = 0;
+#endif
+			if
+			:: rec -> record_qs(running_T, was, c)
+			:: else
+			fi;
+			atomic { running_T -> pd = 0 }
+		:: else
+		fi
+	:: else
+	fi
 }
 
 /* T: the first section is nested: the outer lock, the load of the pointer,
@@ -345,22 +405,22 @@ inline t_unlock(rec, was, z, c) {
  * the outer section after the inner unlock, the outer unlock; the second
  * section is flat. */
 active proctype T() {
-	byte p, i, c;
+	byte p, i, c, n;
 	bool rec, was, z;
 	for (i : 1 .. NSEC) {
-		t_lock(rec, was, c);
+		t_lock(rec, was, n, c);
 		atomic { running_T -> p = ptr }                    /* load the pointer */
 		if
 		:: i == 1 ->
-			t_lock(rec, was, c);                       /* nested */
+			t_lock(rec, was, n, c);                    /* nested */
 			atomic { running_T && rpend == NONE -> rpend = p } /* dereference */
-			t_unlock(rec, was, z, c)
+			t_unlock(rec, was, z, n, c)
 		:: else
 		fi;
 		atomic { running_T && rpend == NONE -> rpend = p }         /* dereference */
-		t_unlock(rec, was, z, c)
+		t_unlock(rec, was, z, n, c)
 	}
-	/* every preemption_disable() of the reader was paired with an enable */
+	/* every preemption_disable() of the slow paths was paired with an enable */
 	assert(!pd);
 	t_done = 1
 }

@@ -133,6 +133,10 @@ RUNS += model_runs("arcu", [
      "no full barrier between the unlink and reading cur_gp for the callback"),
     ("BROKEN_IDLE_LATE_CLEAR", "safety", FREED,
      "CPU 0 runs a reader before it clears its idle flag"),
+    ("BROKEN_EL1_RESTORE", "safety", LIST,
+     "arm64's return from an EL1 exception restores x18: the IPI's "
+     "preempted mark is lost, and the switch-out hook lists the listed "
+     "reader again (a double list_append())"),
     ("BROKEN_UNLOCK_NO_CHECK", "safety", INVALID_END,
      "rcu_read_unlock() skips its preempted check: the detector waits forever"),
     ("BROKEN_UNLOCK_NO_CHECK", "liveness", CYCLE,
@@ -169,21 +173,22 @@ RUNS += model_runs("podzimek", [
      "CPU 0 runs a reader before it clears its idle flag"),
     ("BROKEN_UNLOCK_NO_QS", "liveness", CYCLE,
      "the outermost unlock never announces a QS: the GP never ends"),
-    ("BROKEN_LOCK_NO_PD", "safety", PASS,
-     "rcu_read_lock() without preemption_disable(): harmless on one CPU "
-     "(podzimek_migrate catches it)"),
-    ("BROKEN_UNLOCK_NO_PD", "safety", PASS,
-     "rcu_read_unlock() without preemption_disable(): harmless on one CPU "
+    ("BROKEN_LOCK_SPLIT", "safety", PASS,
+     "rcu_read_lock()'s increment as a load through CPU and a later store "
+     "(no preemption_disable()): harmless on one CPU (podzimek_migrate "
+     "catches it)"),
+    ("BROKEN_UNLOCK_SPLIT", "safety", PASS,
+     "rcu_read_unlock()'s decrement split the same way: harmless on one CPU "
      "(podzimek_migrate catches it)"),
 ])
 # T migrates: switched out on CPU 0, it may resume on CPU 1 (one switch)
 RUNS += model_runs("podzimek_migrate", [
-    ("BROKEN_LOCK_NO_PD", "safety", INVALID_END,
-     "rcu_read_lock() without preemption_disable(): T, preempted after "
-     "reading CPU, resumes on CPU 1 and increments CPU 0's count (CPU 0 "
-     "seems in a reader for good, CPU 1's count wraps: the GP never ends)"),
-    ("BROKEN_UNLOCK_NO_PD", "safety", INVALID_END,
-     "rcu_read_unlock() without preemption_disable(): the decrement on the "
+    ("BROKEN_LOCK_SPLIT", "safety", INVALID_END,
+     "rcu_read_lock()'s increment as a load through CPU and a later store: "
+     "T, preempted between them, resumes on CPU 1 and stores into CPU 0's "
+     "count (the one-instruction update is what the reader needs)"),
+    ("BROKEN_UNLOCK_SPLIT", "safety", INVALID_END,
+     "rcu_read_unlock()'s decrement split the same way: the store on the "
      "CPU T left"),
 ], pml="podzimek.pml", defs=["-DMIGRATE"], short=False, liveness=LIVE_MIGRATE)
 RUNS += model_runs("urcu", [

@@ -145,7 +145,7 @@ static int pingpong(void *arg)
 
 static int usage(void)
 {
-	printf("usage: regs [-l] [-m] [-p] set|check|info|threads N ROUNDS|"
+	printf("usage: regs [-l] [-m] [-p] set|check|info|x18 N|threads N ROUNDS|"
 	    "pingpong ROUNDS\n");
 	return 2;
 }
@@ -222,6 +222,19 @@ int main(int argc, char **argv)
 		printf("regs pingpong: yields=%ld ns=%ld ns_per_yield=%ld\n",
 		    2 * pp_rounds, ns, ns / (2 * pp_rounds));
 		return bad;
+	}
+	if (strcmp(mode, "x18") == 0) {
+		long n = a < argc ? strtol(argv[a], NULL, 0) : 0;
+		if (n < 1)
+			return usage();
+#ifdef __aarch64__
+		int bad = regs_x18(n);
+		printf("regs x18: %ld sleeps with x18 = 2: %d changed it\n", n, bad);
+		return bad ? 1 : 0;
+#else
+		printf("regs x18: arm64 only\n");
+		return 0;
+#endif
 	}
 	if (strcmp(mode, "threads") == 0) {
 		if (a + 1 >= argc)

@@ -38,6 +38,10 @@ uint64_t regs_pattern(uint64_t seed, unsigned i);
 void regs_write(uint64_t seed, int legacy);
 /** Reads every covered register into @a r (zeroed first, so memcmp works). */
 void regs_read(regs_t *r, int legacy);
+#ifdef __aarch64__
+/** `regs x18 N` (regs_arm64.c): rounds in which x18 came back changed. */
+int regs_x18(long rounds);
+#endif
 /**
  * Prints every register of @a r that is not in the defined initial state,
  * prefixed by @a where (NULL: prints nothing). @return how many differ.

@@ -7,6 +7,7 @@
 #ifdef __aarch64__
 #include <stdio.h>
 #include <string.h>
+#include <sys.h>
 #include "regs_arch.h"
 
 /* DIT and SSBS by their encodings (binutils may not name them for armv8-a). */
@@ -108,5 +109,36 @@ int regs_diff_initial(const regs_t *r, int legacy, const char *where)
 	regs_t init;
 	memset(&init, 0, sizeof(init));
 	return regs_diff(r, &init, legacy, where);
+}
+/*
+ * `regs x18 N`: the kernel keeps its RCU reader count in x18 (the kernel's
+ * arch/rcu_arch.h) and must neither use the user's value nor leave its own
+ * in the register. Each round sets x18 to 2 (one open reader section, to a
+ * kernel that used the user's value: the debug build then panics with
+ * "blocking inside an RCU reader section" at the sleep), sleeps in
+ * SYS_FUTEX_WAIT for 1 ms and reads x18 back, all in one asm statement (user
+ * code may use x18 as a scratch register). Returns the rounds in which x18
+ * came back changed.
+ */
+int regs_x18(long rounds)
+{
+	static uint32_t word;   /* never changes: every wait times out */
+	int bad = 0;
+	for (long i = 0; i < rounds; i++) {
+		register long x8 __asm__("x8") = SYS_FUTEX_WAIT;
+		register long x0 __asm__("x0") = (long) &word;
+		register long x1 __asm__("x1") = 0;
+		register long x2 __asm__("x2") = 1000000;
+		uint64_t back;
+		__asm__ volatile ("mov x18, #2\n\tsvc #0\n\tmov %[back], x18"
+		    : [back] "=r" (back), "+r" (x0)
+		    : "r" (x8), "r" (x1), "r" (x2) : "x18", "memory");
+		if (back != 2) {
+			printf("regs x18: round %ld: x18 %#lx, wait %ld\n", i,
+			    (unsigned long) back, x0);
+			bad++;
+		}
+	}
+	return bad;
 }
 #endif

@@ -159,6 +159,7 @@ high_bsp:
 	ldr x0, =boot_stack_top
 	mov sp, x0
 	msr sp_el0, xzr             /* THREAD = NULL */
+	mov x18, xzr                /* A-RCU reader count (arch/rcu_arch.h) */
 	ldr x0, =exception_vectors
 	msr vbar_el1, x0
 	isb
@@ -180,6 +181,7 @@ high_ap:
 	ldr x0, [x0]
 	mov sp, x0
 	msr sp_el0, xzr
+	mov x18, xzr
 	ldr x0, =exception_vectors
 	msr vbar_el1, x0
 	isb

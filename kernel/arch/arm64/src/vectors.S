@@ -4,6 +4,15 @@
  * arm64_exception(istate, kind); the return path restores them, clears the
  * exclusive monitor (CLREX: a LL/SC sequence the exception interrupted must
  * fail its store-exclusive and retry) and returns with ERET.
+ *
+ * x18 is the running thread's A-RCU reader count (arch/rcu_arch.h; the
+ * kernel is built with -ffixed-x18). From EL0 the user's x18 is saved and
+ * the kernel's is 0 (no reader section is open in user mode); the return
+ * to EL0 restores the user's. From EL1 x18 is saved (for the register dump)
+ * but not restored: the handler leaves it as it found it except for what
+ * the detector's cross-call or the scheduler hooks deliberately wrote there
+ * (the preempted mark; after a context switch, this thread's count loaded
+ * back by the switch-in hook), which the interrupted code must see.
  */
 #define ISTATE_SIZE 288
 
@@ -55,6 +64,7 @@ exception_common:
 	mrs x2, spsr_el1
 	tst x2, #0xf
 	b.ne 1f
+	mov x18, xzr                /* from EL0: no reader section open */
 	mrs x3, sp_el0
 	b 2f
 1:	add x3, sp, #ISTATE_SIZE
@@ -75,6 +85,7 @@ exception_common:
 	b.ne 7f
 	ldr x2, [sp, #248]
 	msr sp_el0, x2
+	ldr x18, [sp, #144]         /* the user's x18 */
 7:
 	ldp x2, x3, [sp, #16]
 	ldp x4, x5, [sp, #32]
@@ -84,7 +95,7 @@ exception_common:
 	ldp x12, x13, [sp, #96]
 	ldp x14, x15, [sp, #112]
 	ldp x16, x17, [sp, #128]
-	ldp x18, x19, [sp, #144]
+	ldr x19, [sp, #152]         /* x18: restored for EL0 only, above */
 	ldp x20, x21, [sp, #160]
 	ldp x22, x23, [sp, #176]
 	ldp x24, x25, [sp, #192]

@@ -106,7 +106,8 @@ typedef struct thread {
 
 	/**
 	 * RCU reader nesting saved here while the thread is switched out; while
-	 * it runs the count lives in its CPU (cpu_t.rcu.nesting). Written by
+	 * it runs the count lives in its CPU (cpu_t.rcu.nesting; A-RCU on arm64:
+	 * register x18, arch/rcu_arch.h). Written by
 	 * the switch-out hook of the CPU that ran it (A-RCU: RCU_CNT_INC per
 	 * level, the bit RCU_WAS_PREEMPTED set there), read by the switch-in
 	 * hook (ordered by on_cpu). Atomics (relaxed).

@@ -10,17 +10,24 @@
 #include <atomic.h>
 #include <arch/asm.h>
 
+/*
+ * The running thread's reader count, one instruction per update (both
+ * flavours; A-RCU also marks it preempted): arch/rcu_arch.h.
+ */
+#include <arch/rcu_arch.h>
+
 #if defined(CONFIG_RCU_A_RCU)
 
 /*
- * The reader nesting count of the running thread lives in its CPU
- * (cpu_t.rcu.nesting, RCU_CNT_INC per level, bit RCU_WAS_PREEMPTED). The
- * switch-out hook saves it to thread_t.rcu_nesting (and marks a reader
- * preempted there), the switch-in hook loads it back. The architecture's
- * accessors (arch/rcu_arch.h) make each update of the count indivisible by
- * an interrupt, a preemption or a migration: one instruction on amd64.
+ * The reader nesting count of the running thread lives in its CPU (RCU_CNT_INC
+ * per level, bit RCU_WAS_PREEMPTED): amd64 keeps it in cpu_t.rcu.nesting
+ * (%gs-relative), arm64 in register x18, reserved for it. The switch-out hook
+ * saves it to thread_t.rcu_nesting (and marks a reader preempted there), the
+ * switch-in hook loads it back. The architecture's accessors (arch/rcu_arch.h:
+ * arcu_nesting_inc/dec/is_preempted for the reader, arcu_nesting/_set for the
+ * hooks and slow paths) make each update of the count one instruction, so
+ * indivisible by an interrupt, a preemption or a migration.
  */
-#include <arch/rcu_arch.h>
 
 /** Slow path of rcu_read_unlock: the section was preempted. */
 void rcu_read_unlock_preempted(void);
@@ -92,51 +99,73 @@ static inline bool rcu_thread_in_reader(thread_t *t)
 extern uint64_t rcu_cur_gp;
 /** Records a QS on this CPU (barrier, last_seen_gp, announce). Preemption off. */
 void rcu_record_qs(void);
-/** Outermost unlock of a section that was preempted. Preemption off. */
-void rcu_read_unlock_preempted(void);
+/** Slow path of rcu_read_lock(): records a QS if still due. Outside a section. */
+void rcu_read_lock_slow(void);
+/**
+ * Slow path of the outermost rcu_read_unlock(): leaves the preempted list,
+ * records (and announces) a QS if still due. Thread context.
+ */
+void rcu_read_unlock_slow(void);
+
+/*
+ * The reader count is the same per-CPU count as A-RCU's (arch/rcu_arch.h:
+ * RCU_CNT_INC per level, never marked; the preempted state is
+ * thread_t.rcu_preempted), updated with one instruction each way, so a
+ * preemption or a migration falls before or after an update and the
+ * scheduler hooks carry the count with the thread: no preemption_disable()
+ * in the fast path (it was two disable/enable pairs, 49 instructions per
+ * empty section on amd64). What needs the CPU to stay put, recording a QS,
+ * is in the slow paths, with preemption disabled. The fast paths' loads of
+ * this CPU's last_seen_gp and is_delaying_gp may read the CPU the thread
+ * just left (arm64: TPIDR_EL1 then the load): they are hints; the slow path
+ * reads them again on its own CPU, and the CPU left recorded a QS when the
+ * thread was switched out there.
+ */
 
 /* Model: verify/podzimek.pml */
 static inline void rcu_read_lock(void)
 {
-	preemption_disable();
-	cpu_t *c = CPU;
 	/*
-	 * Outermost lock: the CPU is not in a reader right now, a QS. Record it
-	 * once per GP (the barrier inside rcu_record_qs is paid once per GP).
+	 * This CPU has not seen the current GP: the outermost lock is a QS
+	 * (the slow path tests the count). Once per GP per CPU.
 	 */
-	if (c->rcu.nesting == 0 &&
-	    __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
-	    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED))
-		rcu_record_qs();
-	c->rcu.nesting++;
-	compiler_barrier();
-	preemption_enable();
+	if (unlikely(__atomic_load_n(&CPU->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED)))
+		rcu_read_lock_slow();
+	/* One instruction; its "memory" clobber keeps the section after it. */
+	arcu_nesting_inc();
 }
 
 /* Model: verify/podzimek.pml */
 static inline void rcu_read_unlock(void)
 {
-	preemption_disable();
-	compiler_barrier();
-	cpu_t *c = CPU;
-	if (--c->rcu.nesting == 0) {
+	/*
+	 * One instruction (and the test of its result); its "memory" clobber
+	 * keeps the section before it.
+	 */
+	if (arcu_nesting_dec_is_zero()) {
+		/*
+		 * Outermost: a QS to record or announce (the detector asked:
+		 * is_delaying_gp), or the section was preempted and is on a
+		 * list. The loads come after the subtraction in program order:
+		 * the cross-call that raises is_delaying_gp found the count
+		 * non-zero, so it ran before the subtraction, and its store is
+		 * seen here (same CPU). Migrated in between, the CPU left
+		 * recorded the QS at the switch.
+		 */
 		thread_t *t = THREAD;
-		if (unlikely(t && t->rcu_preempted))
-			rcu_read_unlock_preempted();
-		if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
+		cpu_t *c = CPU;
+		if (unlikely((t && t->rcu_preempted) ||
+		    __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_RELAXED))
-			rcu_record_qs();
+		    __atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_RELAXED)))
+			rcu_read_unlock_slow();
 	}
-	preemption_enable();
 }
 
 static inline bool rcu_read_locked(void)
 {
-	preemption_disable();
-	bool locked = CPU->rcu.nesting > 0;
-	preemption_enable();
-	return locked;
+	return arcu_nesting() >= RCU_CNT_INC;
 }
 
 /**
@@ -147,7 +176,7 @@ static inline bool rcu_read_locked(void)
 static inline bool rcu_thread_in_reader(thread_t *t)
 {
 	(void) t;
-	return CPU->rcu.nesting > 0;
+	return arcu_nesting() >= RCU_CNT_INC;
 }
 
 #else

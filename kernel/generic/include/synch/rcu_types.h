@@ -24,12 +24,12 @@ typedef struct rcu_cpu {
 	/** Last grace period this CPU acknowledged (passed a QS in). Written by the
 	 * CPU itself (or by an smp_call it runs); read by the detector. Atomics. */
 	uint64_t last_seen_gp;
-	/** Nesting of the running thread's reader section; CPU-local, saved to
-	 * the thread at switch-out and loaded at switch-in. A-RCU: RCU_CNT_INC per
-	 * level plus bit RCU_WAS_PREEMPTED, changed by the running thread with
-	 * single %gs-relative add/sub instructions (atomic w.r.t. this CPU's
-	 * interrupts) and by its smp_call (the bit). Podzimek: levels, changed
-	 * with preemption disabled. */
+	/** Nesting of the running thread's reader section (amd64; arm64 keeps
+	 * it in register x18 instead, arch/rcu_arch.h); CPU-local, saved to the
+	 * thread at switch-out and loaded at switch-in. RCU_CNT_INC per level,
+	 * changed by the running thread with single %gs-relative add/sub
+	 * instructions (atomic w.r.t. this CPU's interrupts); A-RCU: plus bit
+	 * RCU_WAS_PREEMPTED, set by the switch-out hook or its smp_call. */
 	size_t nesting;
 	/** Podzimek: the detector waits for this CPU's next QS. Atomics. */
 	bool is_delaying_gp;

@@ -7,8 +7,10 @@
  * the GP, drop idle and already-acknowledged CPUs, sleep DETECT_SLEEP_US (yield
  * when expedited) to let context switches acknowledge, then smp_call each
  * remaining CPU: the call runs with interrupts off on the target, so the running
- * thread's nesting count (kept in the CPU while the thread runs, saved to the
- * thread at switch-out: rcu_inline.h) is stable there, and the IPI is the
+ * thread's nesting count (kept in the CPU while the thread runs, amd64 in
+ * cpu_t.rcu.nesting and arm64 in register x18, read and written through
+ * arcu_nesting() and arcu_nesting_set(); saved to the thread at switch-out:
+ * rcu_inline.h, arch/rcu_arch.h) is stable there, and the IPI is the
  * memory barrier the reader never paid for. A CPU found inside a reader is
  * polled again later. Last, wait for rcu_cur_preempted to drain.
  *
@@ -68,11 +70,10 @@ void rcu_read_unlock_preempted(void)
 {
 	ipl_t ipl = interrupts_disable();
 	/* Interrupts off: no migration, the count is this CPU's. */
-	cpu_t *c = CPU;
 	irq_spinlock_lock(&rcu_preempt_lock, false);
-	if (c->rcu.nesting == RCU_WAS_PREEMPTED) {
-		list_remove(&c->thread->rcu_preempt_link);
-		c->rcu.nesting = 0;
+	if (arcu_nesting() == RCU_WAS_PREEMPTED) {
+		list_remove(&THREAD->rcu_preempt_link);
+		arcu_nesting_set(0);
 		rcu_preempted_reader_left_locked();
 	}
 	irq_spinlock_unlock(&rcu_preempt_lock, false);
@@ -95,9 +96,8 @@ void rcu_read_unlock_preempted(void)
 /* Model: verify/arcu.pml */
 static void arcu_after_thread_ran(thread_t *t)
 {
-	cpu_t *c = CPU;
-	size_t n = c->rcu.nesting;
-	c->rcu.nesting = 0;
+	size_t n = arcu_nesting();
+	arcu_nesting_set(0);
 	if (n == RCU_WAS_PREEMPTED) {
 		irq_spinlock_lock(&rcu_preempt_lock, false);
 		list_remove(&t->rcu_preempt_link);
@@ -118,7 +118,7 @@ static void arcu_after_thread_ran(thread_t *t)
 /* Model: verify/arcu.pml */
 static void arcu_before_thread_runs(thread_t *t)
 {
-	CPU->rcu.nesting = __atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED);
+	arcu_nesting_set(__atomic_load_n(&t->rcu_nesting, __ATOMIC_RELAXED));
 }
 
 /** smp_call target: acknowledge the GP if the CPU is outside any reader. */
@@ -128,7 +128,7 @@ static UNUSED void arcu_sample_cpu(void *arg)
 	uint64_t gp = *(uint64_t *) arg;
 	cpu_t *c = CPU;
 	thread_t *t = c->thread;
-	size_t n = c->rcu.nesting;
+	size_t n = arcu_nesting();
 	if (t && n >= RCU_CNT_INC && !(n & RCU_WAS_PREEMPTED)) {
 		/*
 		 * Inside a reader: treat it as preempted (Hraska's A-RCU). Its
@@ -136,10 +136,11 @@ static UNUSED void arcu_sample_cpu(void *arg)
 		 * GP waits about one reader section instead of polling a CPU whose
 		 * only thread never context switches. The thread is interrupted
 		 * between two instructions, so its single add/sub on the count
-		 * cannot lose this bit.
+		 * (a %gs word on amd64, register x18 on arm64, which the return
+		 * from this interrupt does not restore) cannot lose this bit.
 		 */
 		irq_spinlock_lock(&rcu_preempt_lock, false);
-		c->rcu.nesting = n | RCU_WAS_PREEMPTED;
+		arcu_nesting_set(n | RCU_WAS_PREEMPTED);
 		list_append(&t->rcu_preempt_link, &rcu_cur_preempted);
 		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
@@ -207,13 +208,12 @@ void rcu_thread_exiting(void)
 	    "closing it\n", t->tid, t->name, n / RCU_CNT_INC);
 	ipl_t ipl = interrupts_disable();
 	/* Interrupts off: no migration, the count is this CPU's. */
-	cpu_t *c = CPU;
 	irq_spinlock_lock(&rcu_preempt_lock, false);
-	if (c->rcu.nesting & RCU_WAS_PREEMPTED) {
+	if (arcu_nesting() & RCU_WAS_PREEMPTED) {
 		list_remove(&t->rcu_preempt_link);
 		rcu_preempted_reader_left_locked();
 	}
-	c->rcu.nesting = 0;
+	arcu_nesting_set(0);
 	irq_spinlock_unlock(&rcu_preempt_lock, false);
 	interrupts_restore(ipl);
 }

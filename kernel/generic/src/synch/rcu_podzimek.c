@@ -84,23 +84,47 @@ static void remove_preempted(thread_t *t)
 	interrupts_restore(ipl);
 }
 
-void rcu_read_unlock_preempted(void)
+/* Model: verify/podzimek.pml */
+void rcu_read_lock_slow(void)
 {
-	remove_preempted(THREAD);
+	preemption_disable();
+	cpu_t *c = CPU;
+	/* Outside any section here (the count is this CPU's), a QS. */
+	if (arcu_nesting() == 0 &&
+	    __atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED))
+		rcu_record_qs();
+	preemption_enable();
+}
+
+/* Model: verify/podzimek.pml */
+void rcu_read_unlock_slow(void)
+{
+	thread_t *t = THREAD;
+	/* A racy hint; remove_preempted() re-checks under the lock. */
+	if (t && t->rcu_preempted)
+		remove_preempted(t);
+	preemption_disable();
+	cpu_t *c = CPU;
+	if (arcu_nesting() == 0 &&
+	    (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&rcu_cur_gp, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_RELAXED)))
+		rcu_record_qs();
+	preemption_enable();
 }
 
 /* Model: verify/podzimek.pml */
 static void podzimek_after_thread_ran(thread_t *t)
 {
-	cpu_t *c = CPU;
-	t->rcu_nesting = c->rcu.nesting;
+	t->rcu_nesting = arcu_nesting();
 	if (t->rcu_nesting > 0 && !t->rcu_preempted) {
 		irq_spinlock_lock(&rcu_preempt_lock, false);
 		t->rcu_preempted = true;
 		rcu_add_preempted_locked(t);
 		irq_spinlock_unlock(&rcu_preempt_lock, false);
 	}
-	c->rcu.nesting = 0;
+	arcu_nesting_set(0);
 	/* The switch is a QS for the CPU; this also announces it if asked. */
 	rcu_record_qs();
 }
@@ -108,7 +132,7 @@ static void podzimek_after_thread_ran(thread_t *t)
 /* Model: verify/podzimek.pml */
 static void podzimek_before_thread_runs(thread_t *t)
 {
-	CPU->rcu.nesting = t->rcu_nesting;
+	arcu_nesting_set(t->rcu_nesting);
 }
 
 /** smp_call target: acknowledge, or promise to announce the next QS. */
@@ -117,7 +141,7 @@ static UNUSED void podzimek_sample_cpu(void *arg)
 {
 	uint64_t gp = *(uint64_t *) arg;
 	cpu_t *c = CPU;
-	if (c->rcu.nesting == 0) {
+	if (arcu_nesting() == 0) {
 		__atomic_store_n(&c->rcu.last_seen_gp, gp, __ATOMIC_SEQ_CST);
 	} else if (__atomic_load_n(&c->rcu.last_seen_gp, __ATOMIC_SEQ_CST) != gp &&
 	    !__atomic_load_n(&c->rcu.is_delaying_gp, __ATOMIC_SEQ_CST)) {
@@ -202,14 +226,14 @@ void rcu_thread_exiting(void)
 {
 	thread_t *t = THREAD;
 	preemption_disable();
-	cpu_t *c = CPU;
-	if (c->rcu.nesting == 0) {
+	size_t n = arcu_nesting();
+	if (n == 0) {
 		preemption_enable();
 		return;
 	}
 	printf("rcu: thread %lu '%s' exited inside a reader section (nesting %zu); "
-	    "closing it\n", t->tid, t->name, c->rcu.nesting);
-	c->rcu.nesting = 0;
+	    "closing it\n", t->tid, t->name, n / RCU_CNT_INC);
+	arcu_nesting_set(0);
 	if (t->rcu_preempted)
 		remove_preempted(t);
 	rcu_record_qs();

@@ -100,7 +100,7 @@ static void stall_sample_cpu(void *arg)
 {
 	stall_sample_t *s = arg;
 	cpu_t *c = CPU;
-	s->in_reader = c->rcu.nesting > 0;
+	s->in_reader = arcu_nesting() >= RCU_CNT_INC;
 	if (s->in_reader)
 		stall_add(s->info, c->thread, (int) c->id, true);
 }
