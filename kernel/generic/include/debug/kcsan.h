@@ -85,6 +85,13 @@ void kcsan_test_track(const void *addr, size_t size);
 /** Tests: races counted for the tracked range since kcsan_test_track(). */
 size_t kcsan_test_hits(void);
 
+/**
+ * Tests: reports printed since kcsan_test_track() with both accesses (a
+ * watchpoint that caught the other CPU's access, not a value change at
+ * unknown origin) where either access overlaps the tracked range. Any context.
+ */
+size_t kcsan_test_printed_both(void);
+
 #else
 
 #define data_race(expr) (expr)

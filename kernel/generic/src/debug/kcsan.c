@@ -134,9 +134,10 @@ static bool report_lock;
 static uintptr_t seen[KCSAN_SEEN][2];
 static size_t seen_count;
 
-/** The range kcsan_test_track() follows and its hits (atomics). */
+/** The range kcsan_test_track() follows, its hits, and those of its hits
+ *  printed with both accesses (atomics). */
 static uintptr_t track_addr, track_size;
-static uint64_t track_hits;
+static uint64_t track_hits, track_printed_both;
 
 static inline kcsan_cpu_t *this_cpu(void)
 {
@@ -273,8 +274,9 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 
 	uintptr_t ta = __atomic_load_n(&track_addr, __ATOMIC_RELAXED);
 	uintptr_t ts = __atomic_load_n(&track_size, __ATOMIC_RELAXED);
-	if (ts && (overlaps(watcher->addr, watcher->size, ta, ts) ||
-	    (other && overlaps(other->addr, other->size, ta, ts))))
+	bool tracked = ts && (overlaps(watcher->addr, watcher->size, ta, ts) ||
+	    (other && overlaps(other->addr, other->size, ta, ts)));
+	if (tracked)
 		__atomic_fetch_add(&track_hits, 1, __ATOMIC_RELAXED);
 
 	uintptr_t p0 = watcher->stack.n ? watcher->stack.pc[0] : 0;
@@ -307,6 +309,8 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 		return;
 	}
 	__atomic_fetch_add(&stat_printed, 1, __ATOMIC_RELAXED);
+	if (tracked && other)
+		__atomic_fetch_add(&track_printed_both, 1, __ATOMIC_RELAXED);
 
 	printf("==================================================================\n");
 	printf("BUG: KCSAN: data-race in ");
@@ -637,6 +641,7 @@ void kcsan_test_track(const void *addr, size_t size)
 {
 	__atomic_store_n(&track_size, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&track_hits, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&track_printed_both, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&track_addr, (uintptr_t) addr, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&track_size, size, __ATOMIC_SEQ_CST);
 }
@@ -644,6 +649,11 @@ void kcsan_test_track(const void *addr, size_t size)
 size_t kcsan_test_hits(void)
 {
 	return __atomic_load_n(&track_hits, __ATOMIC_SEQ_CST);
+}
+
+size_t kcsan_test_printed_both(void)
+{
+	return __atomic_load_n(&track_printed_both, __ATOMIC_SEQ_CST);
 }
 
 void kcsan_set_panic(bool on)
