@@ -388,6 +388,62 @@ def test_no_prototypes_in_c_files():
         "%s:%d: %s" % b for b in bad)
 
 
+#: An extern object declaration: no parentheses (a function's declaration
+#: has them), its declarators up to the semicolon.
+EXTERN_RE = re.compile(r"\bextern\b([^;{}()]*);")
+
+
+def externs_in_c(files, read=None):
+    """(file, line, name) of every extern object declaration in a .c file
+    that belongs in a header: one inside a function, or one of an object
+    that another of the files also names (a symbol of the linker script or
+    the assembly that more than one file reads is declared once, in a
+    header, so that the declarations cannot disagree). A symbol only its
+    own file reads (an assembly table, a generated list) stays there."""
+    sc = _size_check()
+    srcs = {f: sc.blank(read(f) if read else open(
+        os.path.join(REPO, f), errors="replace").read()) for f in files}
+    idents = {f: set(re.findall(r"[A-Za-z_]\w*", s)) for f, s in srcs.items()}
+    bad = []
+    for f, src in srcs.items():
+        for m in EXTERN_RE.finditer(src):
+            depth = src.count("{", 0, m.start()) - src.count("}", 0, m.start())
+            line = src.count("\n", 0, m.start()) + 1
+            for decl in m.group(1).split(","):
+                n = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$",
+                              decl.strip())
+                if not n:
+                    continue
+                name = n.group(1)
+                if depth > 0 or any(name in idents[g] for g in srcs if g != f):
+                    bad.append((f, line, name))
+    return bad
+
+
+def test_no_shared_externs_in_c_files():
+    """An object defined by the linker script or the assembly and read by
+    more than one file is declared once, in a header (debug/sections.h,
+    arch/boot.h), never by an extern inside a .c file, and never inside a
+    function."""
+    files = tracked(r"^(kernel|common|uspace)/.*\.[ch]$")
+    bad = [b for b in externs_in_c(files) if b[0].endswith(".c")]
+    assert not bad, "extern objects declared in .c files:\n" + "\n".join(
+        "%s:%d: %s" % b for b in bad)
+
+
+def test_extern_checker_finds_declarations():
+    texts = {"kernel/a.c": ("extern uint64_t boot_pml4[512];\n"
+                            "extern const char only_here[];\n"
+                            "extern void f(int a);\n"
+                            "void g(void)\n{\n\textern const int tab[];\n}\n"),
+             "kernel/b.c": ("extern char ktext_start[], kernel_end[];\n"
+                            "/* extern int in_comment; */\n"),
+             "kernel/c.c": "int x = boot_pml4[0] + kernel_end[0];\n"}
+    assert externs_in_c(sorted(texts), read=texts.get) == [
+        ("kernel/a.c", 1, "boot_pml4"), ("kernel/a.c", 6, "tab"),
+        ("kernel/b.c", 1, "kernel_end")]
+
+
 def test_prototype_checker_finds_declarations():
     text = ("static int helper(int a);\n"
             "typedef void (*fn_t)(void);\n"
