@@ -6,12 +6,15 @@
 * ``CHECK`` is defined only in the kernel tests' library
   (kernel/test/testlib.h) and the userspace tests' (uspace/tests/tutil.h).
 * docs/LOCKING.md names every lock the kernel initializes.
-* The Makefile names every kernel source (make list-sources).
+* The directories' Makefile.inc fragments name every kernel source (make
+  list-sources).
 * No user space build reads kernel/ and the kernel reads no uspace/ (common/).
 * No production C function over 80 lines, no production file over 900, no
   kernel test function over 120 (tools/size_check.py).
-* No commit hash or issue number in the comments of kernel/, common/ and
-  uspace/.
+* No commit hash or issue number in the comments of kernel/, common/,
+  uspace/, tools/, tests/, bench/, verify/ and the Makefiles.
+* No function prototype, and no extern object another file also names, in a
+  .c file: both belong in a header.
 """
 
 import os
