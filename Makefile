@@ -152,27 +152,23 @@ ifeq ($(DEBUG)$(LOCKDEP),11)
 CFLAGS += -DCONFIG_LOCKDEP
 LOCKDEP_NAME := -lockdep
 endif
-# SANITIZE=kcsan: every kernel C file except KCSAN_EXCLUDE is compiled with
+# SANITIZE=kcsan: every kernel C file except SAN_EXCLUDE is compiled with
 # GCC's ThreadSanitizer instrumentation as Linux's KCSAN does with GCC: a
 # __tsan_{read,write}N/_range call before each plain access, volatile accesses
 # told apart (__tsan_volatile_*), no function entry/exit calls; the __atomic
 # builtins become __tsan_atomic* calls, which debug/kcsan.c performs (GCC has
 # no parameter to leave them alone), __atomic_thread_fence too (-Wno-tsan:
 # GCC warns that user-space TSan cannot model a fence; the call is the fence).
-# Not instrumented: the runtime, what prints
-# its report (console, printf, the UARTs, symtab, panic), lib/str.c (memset,
-# memcpy and memmove check their whole range once, kcsan_check_*()) and the
-# architecture's code (boot, entry and exception paths, the per-CPU base).
+# Not instrumented (each fragment's *_SAN_EXCLUDE_kcsan): the runtime, what
+# prints its report (console, printf, the UARTs, symtab, panic), lib/str.c
+# (memset, memcpy and memmove check their whole range once,
+# kcsan_check_*()) and the architecture's code (boot, entry and exception
+# paths, the per-CPU base).
 SANITIZE ?=
 ifeq ($(SANITIZE),kcsan)
 CFLAGS += -DCONFIG_KCSAN
 KCSAN_CFLAGS := -fsanitize=thread --param tsan-distinguish-volatile=1 \
 	--param tsan-instrument-func-entry-exit=0 -Wno-tsan
-KCSAN_EXCLUDE := $(GENERIC_DIR)/src/debug/kcsan.c $(GENERIC_DIR)/src/debug/symtab.c \
-	$(GENERIC_DIR)/src/debug/panic.c $(GENERIC_DIR)/src/console/console.c \
-	$(COMMON_DIR)/print/printf_core.c $(GENARCH_DIR)/src/uart16550.c \
-	$(GENARCH_DIR)/src/pl011.c $(GENERIC_DIR)/src/lib/str.c \
-	$(wildcard $(ARCH_DIR)/src/*.c)
 endif
 ifeq ($(TESTS),1)
 CFLAGS += -DCONFIG_TEST
@@ -183,13 +179,11 @@ $(error TESTS must be 0 or 1)
 endif
 # Sanitizers (SANITIZE=; docs/SANITIZERS.md). SAN_CFLAGS instrument every
 # kernel C file except those in SAN_EXCLUDE (the runtimes, and code that runs
-# before the shadow exists or handles free memory itself); SAN_SRC and
-# SAN_ARCH_SRC are the runtimes, added to the kernel's sources.
+# before the shadow exists or handles free memory itself). Each directory's
+# Makefile.inc lists its part: *_SAN_SRC_<name> (the runtimes, added to the
+# kernel's sources) and *_SAN_EXCLUDE_<name>; SAN_EXCLUDE is read below.
 SANITIZE ?=
-SAN_SRC :=
-SAN_ARCH_SRC :=
 SAN_CFLAGS :=
-SAN_EXCLUDE :=
 ifeq ($(SANITIZE),kasan)
 # The shadow of address a is at (a >> 3) + KASAN_SHADOW_OFFSET
 # (-fasan-shadow-offset), per architecture: amd64's kernel half has its
@@ -207,31 +201,17 @@ SAN_CFLAGS := -fsanitize=kernel-address -fasan-shadow-offset=$(KASAN_SHADOW_OFFS
 	--param asan-globals=1 --param asan-stack=1 \
 	--param asan-instrumentation-with-call-threshold=$(if $(filter 1,$(KASAN_OUTLINE)),0,10000)
 CFLAGS += -DCONFIG_SANITIZE -DCONFIG_KASAN -DKASAN_SHADOW_OFFSET=$(KASAN_SHADOW_OFFSET)UL
-SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/kasan.c console/cmd_sanitize.c
-SAN_ARCH_SRC := kasan_shadow.c
-# The kernel tests that read and write user pages directly from kernel
-# code (to fault them in; real kernel code uses uaccess): user addresses
-# have no shadow (a non-canonical shadow address under inline checks).
-KASAN_USER_TESTS := test/mm/as1.c test/mm/asrace1.c test/mm/mapping1.c \
-	test/mm/mmtest.c test/mm/pagefault1.c test/mm/pagefault1_threads.c \
-	test/mm/ptprune1.c test/mm/ptwalk1.c test/mm/useraccess1.c \
-	chtbench/bench_page_ht.c
-SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/kasan.c debug/ubsan.c \
-	kasan_shadow.c lib/str.c mm/slab.c mm/slab_space.c mm/frame.c mm/malloc.c \
-	$(KASAN_USER_TESTS)
 else ifeq ($(SANITIZE),ubsan)
 SAN_CFLAGS := -fsanitize=shift,integer-divide-by-zero,unreachable,vla-bound,null \
 	-fsanitize=signed-integer-overflow,bounds,alignment,object-size,bool,enum \
 	-fsanitize=nonnull-attribute,returns-nonnull-attribute,pointer-overflow,builtin
 CFLAGS += -DCONFIG_SANITIZE -DCONFIG_UBSAN
-SAN_SRC := debug/sanitize.c debug/stackdepot.c debug/ubsan.c console/cmd_sanitize.c
-SAN_EXCLUDE := debug/sanitize.c debug/stackdepot.c debug/ubsan.c
 else ifneq ($(filter-out kcsan,$(SANITIZE)),)
 $(error SANITIZE must be kasan, ubsan, kcsan or empty)
 endif
 SAN_NAME := $(if $(SANITIZE),-$(SANITIZE))$(if $(filter kasan,$(SANITIZE)),$(if $(filter 1,$(KASAN_OUTLINE)),-outline))
 # The sanitizer flags of one source file $(1).
-san_flags = $(if $(filter $(addprefix %/,$(SAN_EXCLUDE)),$(1)),,$(SAN_CFLAGS))
+san_flags = $(if $(filter $(SAN_EXCLUDE),$(1)),,$(SAN_CFLAGS))
 # The page hash table's design has its own file (genarch/src/mm/page_ht_cht.c
 # or page_ht_locked.c, over the shared page_ht_impl.h), as RCU's algorithm:
 # PAGE_HT_SRC_$(PAGE_HT) of kernel/genarch/src/Makefile.inc.
@@ -311,13 +291,22 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segmen
 #                                      RCU_SRC_<RCU>
 #   kernel/test/Makefile.inc           TEST_SRC (TESTS=1)
 #   common/Makefile.inc                COMMON_SRC, COMMON_TEST_SRC (TESTS=1)
+# and for SANITIZE=<name>: ARCH_SAN_SRC_ARCH_<name>, GENERIC_SAN_SRC_<name>
+# (the runtimes) and each directory's *_SAN_EXCLUDE_<name>.
 ARCHES := $(sort $(patsubst kernel/arch/%/src/Makefile.inc,%,$(wildcard \
 	kernel/arch/*/src/Makefile.inc)))
 include $(foreach a,$(ARCHES),kernel/arch/$(a)/src/Makefile.inc)
 include $(GENARCH_DIR)/src/Makefile.inc $(GENERIC_DIR)/src/Makefile.inc \
 	$(TEST_DIR)/Makefile.inc $(COMMON_DIR)/Makefile.inc
-ARCH_SRC := $(ARCH_SRC_$(ARCH)) $(SAN_ARCH_SRC)
-GENERIC_SRC += $(SAN_SRC)
+ARCH_SRC := $(ARCH_SRC_$(ARCH)) $(ARCH_SAN_SRC_$(ARCH)_$(SANITIZE))
+GENERIC_SRC += $(GENERIC_SAN_SRC_$(SANITIZE))
+# The files compiled without SANITIZE='s instrumentation, each directory's
+# *_SAN_EXCLUDE_$(SANITIZE).
+SAN_EXCLUDE := $(addprefix $(ARCH_DIR)/src/,$(ARCH_SAN_EXCLUDE_$(ARCH)_$(SANITIZE))) \
+	$(addprefix $(COMMON_DIR)/,$(COMMON_SAN_EXCLUDE_$(SANITIZE))) \
+	$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SAN_EXCLUDE_$(SANITIZE))) \
+	$(addprefix $(GENERIC_DIR)/src/,$(GENERIC_SAN_EXCLUDE_$(SANITIZE))) \
+	$(addprefix $(TEST_DIR)/,$(TEST_SAN_EXCLUDE_$(SANITIZE)))
 GENARCH_SRC := $(GENARCH_SRC_$(ARCH))
 KERNEL_SRC := $(addprefix $(ARCH_DIR)/src/,$(ARCH_SRC)) \
 	$(addprefix $(COMMON_DIR)/,$(COMMON_SRC)) \
@@ -339,7 +328,7 @@ PROGIMAGE_OBJ := $(BUILD)/progimage.o
 endif
 DEPS := $(OBJS:.o=.d)
 ifeq ($(SANITIZE),kcsan)
-$(patsubst %,$(BUILD)/obj/%.o,$(basename $(filter-out $(KCSAN_EXCLUDE),$(SRC_C)))): \
+$(patsubst %,$(BUILD)/obj/%.o,$(basename $(filter-out $(SAN_EXCLUDE),$(SRC_C)))): \
 	CFLAGS += $(KCSAN_CFLAGS)
 endif
 
@@ -482,8 +471,8 @@ $(BUILD)/image.iso: $(BUILD)/kernel.elf $(PROGRAMS) boot/grub.cfg
 	@grub-mkrescue -o $@ $(BUILD)/iso >$(BUILD)/grub-mkrescue.log 2>&1 || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
-# Every kernel source the Makefile names (both RCU algorithms and both page
-# hash designs), one per line (tests/test_tree.py
+# Every kernel source the fragments name (both RCU algorithms, both page
+# hash designs and the sanitizer runtimes), one per line (tests/test_tree.py
 # compares the lists of TESTS=1 with the tree).
 list-sources: ## the kernel's source files, one per line (every architecture)
 	@printf '%s\n' $(sort $(KERNEL_SRC) $(addprefix $(GENERIC_DIR)/src/,$(foreach \
@@ -491,9 +480,10 @@ list-sources: ## the kernel's source files, one per line (every architecture)
 		$(GENARCH_DIR)/src/,$(foreach v,$(filter PAGE_HT_SRC_%,$(.VARIABLES)),$($(v)))) \
 		$(foreach a,$(ARCHES),$(addprefix kernel/arch/$(a)/src/,$(ARCH_SRC_$(a))) \
 		$(addprefix $(GENARCH_DIR)/src/,$(GENARCH_SRC_$(a)))) \
-		$(addprefix $(GENERIC_DIR)/src/,debug/sanitize.c debug/stackdepot.c \
-		debug/kasan.c debug/ubsan.c console/cmd_sanitize.c) \
-		$(foreach a,$(ARCHES),kernel/arch/$(a)/src/kasan_shadow.c))
+		$(addprefix $(GENERIC_DIR)/src/,$(foreach v,$(filter GENERIC_SAN_SRC_%, \
+		$(.VARIABLES)),$($(v)))) $(foreach a,$(ARCHES),$(addprefix \
+		kernel/arch/$(a)/src/,$(foreach v,$(filter ARCH_SAN_SRC_$(a)_%, \
+		$(.VARIABLES)),$($(v))))))
 
 deps: ## install what building and testing need (QEMU, GRUB, pexpect ...)
 	@PYTHON=$(PYTHON) bash tools/ensure-deps.sh test

@@ -1,5 +1,5 @@
 """Futex calls on different futexes of one task from different CPUs
-(issue 30, docs/SHARING.md "Futexes"): ``run futexbench`` under the sharing
+(docs/SHARING.md "Futexes"): ``run futexbench`` under the sharing
 plugin, transfers per call at each -smp, and instructions per call at -smp 1
 under ``-icount shift=0,sleep=off`` (the program's ns are guest instructions).
 

@@ -56,7 +56,8 @@ SH_BEGIN = "<!-- sharing:begin -->"
 SH_END = "<!-- sharing:end -->"
 
 UPD_PCTS = [20, 100]
-# Issue 30's read-path goal, transfers per operation: -smp 2 and 4 / 8.
+# The read path's goal (docs/SHARING.md), transfers per operation: -smp 2
+# and 4 / 8.
 READ_GOAL = 0.001
 READ_GOAL_8 = 0.005
 SMPS = [2, 4, 8]

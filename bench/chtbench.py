@@ -25,7 +25,7 @@ section):
 ``all``
     the three above.
 ``goals``
-    only the points of issue 16's timed goals (lookup, update and page-hash
+    only the points of the CHT's timed goals (lookup, update and page-hash
     scaling 1 -> 2 CPUs, faults CHT / locked, continuous resize / fixed
     2^13) at -smp 2, 5 repetitions: writes ``goals.md`` (per-repetition
     ratios, median, range) and ``goals-ratios.json`` besides goals.csv and goals.json
@@ -57,7 +57,7 @@ Usage::
     python3 -m bench.chtbench --suite seed --reps 5 --seconds 10 --smp 4
     python3 -m bench.chtbench --suite cost           # icount (about 10 min)
     python3 -m bench.chtbench --suite cost --arch arm64
-    python3 -m bench.chtbench --suite goals          # issue 16's timed goals
+    python3 -m bench.chtbench --suite goals          # the CHT's timed goals
 """
 
 import argparse
@@ -140,7 +140,7 @@ B_PH_LOOKUP, B_PH_FAULT = 21, 22
 #: The seed's update percentages (list: up to 100 %, hash table: up to 40 %).
 LIST_UPD_PCTS = [0, 5, 10, 20, 30, 40, 60, 100]
 HT_UPD_PCTS = [0, 5, 10, 20, 30, 40]
-#: Update percentage of the ht-upd scaling points (issue 16's timed goal).
+#: Update percentage of the ht-upd scaling points (the CHT's timed goal).
 HT_UPD_SCALING_PCT = 20
 
 #: The seed's -smp (the wiki boots "with eg 4 CPUs").
@@ -243,7 +243,7 @@ def plan_seed(smps):
             p_rows = rows_update([B_UPD_RCU, B_UPD_SPIN], smp, LIST_UPD_PCTS)
             p_rows[0].insert(0, (B_UPD_IDEAL, 1, 0))
             p_groups.append(p_rows)
-        # ht-upd scaling 1 -> 2 CPUs at 20 % updates (issue 16); the point
+        # ht-upd scaling 1 -> 2 CPUs at 20 % updates (a timed goal); the point
         # at cpus == smp of the update sweep is not measured twice.
         sc = [c for c in (1, 2) if c <= smp and
               not (smp == upd_smp and c == smp)]
@@ -341,12 +341,13 @@ def plan_cost(smps=None, table=None):
     return boots
 
 
-#: The timed goals of issue 16 (its second table), each a ratio of two points
+#: The CHT's timed goals (against the tables it replaces), each a ratio of two points
 #: measured side by side: ``num`` / ``den``, each (config, bench, cpus,
 #: update).  Points of one configuration run in one boot, alternated (the two
 #: sides of a scaling ratio rotate every repetition); the CHT / locked fault
 #: ratio pairs the a-rcu and locked boots of the same repetition, which run
-#: back to back.  ``before`` is what the issue measured on main 7a6e0df.
+#: back to back.  ``before`` is the baseline, measured before the CHT's
+#: optimisation work.
 GOALS_SMP = 2
 TIMED_GOALS = [
     {"what": "ht-lookup/cht scaling 1 -> 2 CPUs",
@@ -382,7 +383,7 @@ TIMED_REFS = [
 
 
 def plan_goals(smps=None):
-    """Only the points of issue 16's timed goals, at -smp 2 (``smps`` is
+    """Only the points of the CHT's timed goals, at -smp 2 (``smps`` is
     ignored: the goals are stated for 2 CPUs)."""
     del smps
     pts = {}
@@ -858,11 +859,11 @@ def write_outputs(suite, points, meta, verbatim=None, results_dir=None):
 # The cost suite: instructions per operation under icount
 # --------------------------------------------------------------------------
 
-#: The one-CPU goals of issue 16 (its first table).  ``ours`` and ``ref`` are
+#: The CHT's one-CPU instruction-cost goals.  ``ours`` and ``ref`` are
 #: (config, bench, update); the ratio is ref's instructions per operation over
 #: ours (higher is better: > 1 means ours costs fewer instructions) and the
-#: goal holds when it is at least ``min_ratio``.  ``before`` is what the issue
-#: measured on main 7a6e0df.
+#: goal holds when it is at least ``min_ratio``.  ``before`` is the baseline,
+#: measured before the CHT's optimisation work.
 COST_GOALS = [
     {"what": "ht-lookup: cht (12) vs bktlock (11)",
      "ours": ("a-rcu", B_HT_CHT, 0), "ref": ("a-rcu", B_HT_BKT, 0),

@@ -1,4 +1,4 @@
-"""Issue 18 benchmarks of the OS's user space (bench/RESULTS.md, issue 18).
+"""Benchmarks of the OS's user space: libcht in user tasks (bench/RESULTS.md).
 
   python3 -m bench.chtuser lookups [--rounds R] [--seconds S] [--smp 1,2]
       libcht lookups per second in a user task (``run chtuser -l``) against

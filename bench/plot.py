@@ -10,7 +10,7 @@ the userspace section between ``<!-- userspace:begin -->`` and
 
 If ``cost.json`` (``make bench-cost``) exists, it also regenerates the cost
 section between ``<!-- cost:begin -->`` and ``<!-- cost:end -->``:
-instructions per operation under QEMU icount beside the goals of issue 16;
+instructions per operation under QEMU icount beside the CHT's one-CPU goals;
 if ``cost-arm64.json`` (``make bench-cost ARCH=arm64``) exists, the arm64
 section between ``<!-- cost-arm64:begin -->`` and ``<!-- cost-arm64:end -->``
 (its table puts the ratios between designs of both architectures side by

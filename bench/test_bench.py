@@ -191,8 +191,8 @@ def test_judge():
 # The cost suite (icount: instructions per operation)
 # --------------------------------------------------------------------------
 
-#: The issue's measurements on main 7a6e0df as (config, bench, update,
-#: instructions per operation).
+#: The baseline measurements, before the CHT's optimisation work, as
+#: (config, bench, update, instructions per operation).
 ISSUE_COSTS = [("a-rcu", 12, 0, 126.0), ("a-rcu", 11, 0, 95.3),
                ("a-rcu", 15, 20, 318.9), ("a-rcu", 14, 20, 164.6),
                ("a-rcu", 21, 0, 159.3), ("locked", 21, 0, 136.0),
@@ -346,8 +346,8 @@ def test_cost_md_and_splice(tmp_path):
     assert plot.splice_cost(None, "X\n").startswith("# Benchmark results")
 
 
-#: Issue 32's arm64 measurements by hand (a previous session): ids 11, 12,
-#: 21 and 22 on the arm64 release builds.
+#: The first arm64 measurements, by hand (before bench-cost ran on arm64):
+#: ids 11, 12, 21 and 22 on the arm64 release builds.
 ARM64_COSTS = [("a-rcu", 11, 0, 88.26), ("a-rcu", 12, 0, 69.54),
                ("a-rcu", 21, 0, 89.84), ("locked", 21, 0, 138.03),
                ("a-rcu", 22, 0, 2996.0), ("locked", 22, 0, 3030.0)]

@@ -6,12 +6,15 @@
 * ``CHECK`` is defined only in the kernel tests' library
   (kernel/test/testlib.h) and the userspace tests' (uspace/tests/tutil.h).
 * docs/LOCKING.md names every lock the kernel initializes.
-* The Makefile names every kernel source (make list-sources).
+* The directories' Makefile.inc fragments name every kernel source (make
+  list-sources).
 * No user space build reads kernel/ and the kernel reads no uspace/ (common/).
 * No production C function over 80 lines, no production file over 900, no
   kernel test function over 120 (tools/size_check.py).
-* No commit hash or issue number in the comments of kernel/, common/ and
-  uspace/.
+* No commit hash or issue number in the comments of kernel/, common/,
+  uspace/, tools/, tests/, bench/, verify/ and the Makefiles.
+* No function prototype, and no extern object another file also names, in a
+  .c file: both belong in a header.
 """
 
 import os
@@ -40,7 +43,7 @@ def tracked(pattern):
 
 
 def comments_of(path, text):
-    if path.endswith((".c", ".h", ".S", ".ld")):
+    if path.endswith((".c", ".h", ".S", ".ld", ".pml")):
         return re.findall(r"/\*.*?\*/|//[^\n]*", text, flags=re.S)
     return re.findall(r'#[^\n]*|"""[^"]*(?:"(?!"")[^"]*)*"""', text)
 
@@ -297,8 +300,17 @@ HISTORY_RE = re.compile(
     r"(?<!0x)\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
     r"|\b[Ii]ssues?\s+#?\d+")
 #: (file, match) pairs that look like history and are not: a register value
-#: quoted from a test's output.
-HISTORY_EXEMPT = {("tests/test_regs.py", "0c72973e78feb40f")}
+#: quoted from a test's output; headings of generated results (bench/RESULTS.md,
+#: verify/own-variants.txt), which a '#' in a string makes look like comments.
+HISTORY_EXEMPT = {("tests/test_regs.py", "0c72973e78feb40f"),
+                  ("bench/bench_sharing.py", "issue 30"),
+                  ("bench/plotlib/cost.py", "issue 16"),
+                  ("bench/test_bench.py", "issue 16"),
+                  ("bench/userspace/run_misses.py", "issue 39"),
+                  ("verify/own_variants.py", "issue 41")}
+#: A model's fingerprint line (verify/fingerprint.py: a source file, a
+#: function and 12 hex digits of its hash), data that is not history.
+FINGERPRINT_RE = re.compile(r"\S+\.[ch]\s+[\w#]+\s+[0-9a-f]{12}\b")
 
 
 def history_in_comments(files, read=None):
@@ -308,6 +320,7 @@ def history_in_comments(files, read=None):
         text = read(f) if read else open(os.path.join(REPO, f),
                                           errors="replace").read()
         for comment in comments_of(f, text):
+            comment = FINGERPRINT_RE.sub(" ", comment)
             bad += [(f, m.group()) for m in HISTORY_RE.finditer(comment)
                     if (f, m.group()) not in HISTORY_EXEMPT]
     return bad
@@ -315,10 +328,10 @@ def history_in_comments(files, read=None):
 
 def test_no_history_in_code_comments():
     """History belongs in git: no commit hash or issue number in the
-    comments of kernel/, common/, uspace/, tools/ and tests/, the Makefiles
-    and the .mk fragments (the explanation stays)."""
-    files = tracked(r"^((kernel|common|uspace|tools|tests)/.*"
-                    r"\.(c|h|S|py|sh|ld)|(.*/)?Makefile|.*\.mk)$")
+    comments of kernel/, common/, uspace/, tools/, tests/, bench/ and
+    verify/, the Makefiles and the .mk fragments (the explanation stays)."""
+    files = tracked(r"^((kernel|common|uspace|tools|tests|bench|verify)/.*"
+                    r"\.(c|h|S|py|sh|ld|pml)|(.*/)?Makefile|.*\.mk)$")
     bad = history_in_comments(files)
     assert not bad, "history in code comments:\n" + "\n".join(
         "%s: %s" % b for b in bad)
@@ -386,6 +399,62 @@ def test_no_prototypes_in_c_files():
     bad = prototypes_in_c(tracked(r"^(kernel|common|uspace)/.*\.c$"))
     assert not bad, "prototypes in .c files:\n" + "\n".join(
         "%s:%d: %s" % b for b in bad)
+
+
+#: An extern object declaration: no parentheses (a function's declaration
+#: has them), its declarators up to the semicolon.
+EXTERN_RE = re.compile(r"\bextern\b([^;{}()]*);")
+
+
+def externs_in_c(files, read=None):
+    """(file, line, name) of every extern object declaration in a .c file
+    that belongs in a header: one inside a function, or one of an object
+    that another of the files also names (a symbol of the linker script or
+    the assembly that more than one file reads is declared once, in a
+    header, so that the declarations cannot disagree). A symbol only its
+    own file reads (an assembly table, a generated list) stays there."""
+    sc = _size_check()
+    srcs = {f: sc.blank(read(f) if read else open(
+        os.path.join(REPO, f), errors="replace").read()) for f in files}
+    idents = {f: set(re.findall(r"[A-Za-z_]\w*", s)) for f, s in srcs.items()}
+    bad = []
+    for f, src in srcs.items():
+        for m in EXTERN_RE.finditer(src):
+            depth = src.count("{", 0, m.start()) - src.count("}", 0, m.start())
+            line = src.count("\n", 0, m.start()) + 1
+            for decl in m.group(1).split(","):
+                n = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$",
+                              decl.strip())
+                if not n:
+                    continue
+                name = n.group(1)
+                if depth > 0 or any(name in idents[g] for g in srcs if g != f):
+                    bad.append((f, line, name))
+    return bad
+
+
+def test_no_shared_externs_in_c_files():
+    """An object defined by the linker script or the assembly and read by
+    more than one file is declared once, in a header (debug/sections.h,
+    arch/boot.h), never by an extern inside a .c file, and never inside a
+    function."""
+    files = tracked(r"^(kernel|common|uspace)/.*\.[ch]$")
+    bad = [b for b in externs_in_c(files) if b[0].endswith(".c")]
+    assert not bad, "extern objects declared in .c files:\n" + "\n".join(
+        "%s:%d: %s" % b for b in bad)
+
+
+def test_extern_checker_finds_declarations():
+    texts = {"kernel/a.c": ("extern uint64_t boot_pml4[512];\n"
+                            "extern const char only_here[];\n"
+                            "extern void f(int a);\n"
+                            "void g(void)\n{\n\textern const int tab[];\n}\n"),
+             "kernel/b.c": ("extern char ktext_start[], kernel_end[];\n"
+                            "/* extern int in_comment; */\n"),
+             "kernel/c.c": "int x = boot_pml4[0] + kernel_end[0];\n"}
+    assert externs_in_c(sorted(texts), read=texts.get) == [
+        ("kernel/a.c", 1, "boot_pml4"), ("kernel/a.c", 6, "tab"),
+        ("kernel/b.c", 1, "kernel_end")]
 
 
 def test_prototype_checker_finds_declarations():

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The broken variants written for issue 41, on the stock models and the new.
+"""The broken variants written for the extended models (nesting, real lists,
+wake-ups, collisions), on the stock models and the new.
 
-For each variant: the stock model (verify/*.pml at STOCK, before issue 41)
+For each variant: the stock model (verify/*.pml at STOCK, before the extension)
 with the same change written into it (a text replacement), or unchanged when
 the stock model cannot express the change (it has no such step), and the new
 model with -DBROKEN_x. Prints SPIN's verdict both ways and writes the table
@@ -22,7 +23,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import run as verify  # noqa: E402
 
-STOCK = "ae3a91c"       # the tree before issue 41's model work
+STOCK = "ae3a91c"       # the tree before the models were extended
 WORK = os.path.join(REPO, "build", "verify", "own")
 
 # (variant, pml, defs, mode, [(old, new), ...] on the stock file or None)

@@ -3,8 +3,8 @@
  *
  * Models (kernel/generic/src/synch/rcu.c and rcu_podzimek.c, unless said
  * otherwise):
- *   - the reader of rcu_inline.h (issue 42: no preemption_disable() in the
- *     fast path): rcu_read_lock() (a hint, last_seen_gp != rcu_cur_gp, sends
+ *   - the reader of rcu_inline.h (no preemption_disable() in the fast
+ *     path): rcu_read_lock() (a hint, last_seen_gp != rcu_cur_gp, sends
  *     it to rcu_read_lock_slow(), which with preemption disabled records a
  *     QS via rcu_record_qs() when the count is 0; then the count's
  *     one-instruction increment, arcu_nesting_inc()), rcu_read_unlock() (the

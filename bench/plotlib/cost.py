@@ -1,5 +1,5 @@
 """The cost suite (cost.json): instructions per operation under QEMU icount
-beside the goals of issue 16, and its RESULTS.md section; the same on arm64
+beside the CHT's one-CPU goals, and its RESULTS.md section; the same on arm64
 (cost-arm64.json, ``make bench-cost ARCH=arm64``) in a section of its own
 with the ratios between designs on both architectures side by side.
 """
@@ -157,7 +157,7 @@ def generate_cost_md(doc, amd64_doc=None):
 
 
 def compare_md_lines(amd64_doc, arm64_doc):
-    """The ratios of issue 16's one-CPU goals on both architectures side by
+    """The ratios of the CHT's one-CPU goals on both architectures side by
     side (``amd64_doc`` may be None: no cost.json)."""
     a = {r["what"]: r for r in cb.cost_goal_rows(amd64_doc["points"])} \
         if amd64_doc else {}

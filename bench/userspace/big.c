@@ -1,5 +1,5 @@
 /** @file big.c
- * `bench_us big IMPL ...`: the Big-Memory workloads (issue 39, item 2), one
+ * `bench_us big IMPL ...`: the Big-Memory workloads (every peer at 1e8 keys), one
  * table in one process, phases in order on the same table:
  *
  *   grow      insert keys 0..N-1 from an empty table (-P: a table created

@@ -1,5 +1,5 @@
 /** @file getmany_time.c
- * Batched against single lookups of the 8-byte managed map, timed (issue 39,
+ * Batched against single lookups of the 8-byte managed map, timed (the
  * goal "the batched lookup at least 1.5x libcht's own single lookups"):
  *
  *   getmany_time [KEYS] [LOOKUPS] [REPS]     (default 2^22, 2^22, 3)

@@ -1,5 +1,5 @@
 /** @file mapfill.c
- * Bytes per key of the 8-byte managed map, memory only (issue 39, goal "at
+ * Bytes per key of the 8-byte managed map, memory only (the goal "at
  * most 32 bytes per key at 1e8 through the managed map, every overhead
  * counted, bucket arrays included"):
  *

@@ -1,4 +1,4 @@
-"""Big-Memory benchmark (issue 39, item 2): every peer at 1e8 keys.
+"""Big-Memory benchmark: every peer at 1e8 keys.
 
     make -C uspace bench-big                    (KEYS=1e8: about two hours)
     make -C uspace bench-big QUICK=1            (2^21 keys, short phases)

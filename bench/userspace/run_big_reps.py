@@ -1,4 +1,4 @@
-"""Big-Memory throughput with repetitions (issue 39's timed goals).
+"""Big-Memory throughput with repetitions (the timed goals against the peers).
 
     make -C uspace bench-big-reps               (1e8 keys, 2 passes x 3 rounds)
     python3 -m bench.userspace.run_big_reps [--keys N] [--passes P]

@@ -1,4 +1,4 @@
-"""Last-level cache misses per operation, exact (issue 39, item 3).
+"""Last-level cache misses per operation, exact.
 
     python3 -m bench.userspace.run_misses            (make -C uspace bench-misses)
     python3 -m bench.userspace.run_misses --keys 65536 --ll 262144 --impls cht-presized,ideal

@@ -1,5 +1,5 @@
 """``make -C uspace bench-sharing``: cache lines the userspace tables share
-between threads, per operation (issue 30 item 2, docs/SHARING.md).
+between threads, per operation (docs/SHARING.md).
 
 Runs ``bench_us sharing IMPL -t THREADS -u UPDATE -o OPS`` (harness.c) under
 QEMU's user-mode emulator with the sharing counter,

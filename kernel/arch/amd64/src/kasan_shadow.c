@@ -18,10 +18,10 @@
  */
 #include <arch/mm.h>
 #include <arch/asm.h>
+#include <arch/boot.h>
 #include <debug/kasan.h>
 #include <panic.h>
 
-extern uint64_t boot_pml4[512];
 
 /** The shared early-shadow tables and page (read-only mappings). */
 static uint64_t zero_page[512] ALIGNED(4096);

@@ -3,10 +3,10 @@
  * the roots. The walk and the freeing are genarch/src/mm/pt4.c.
  */
 #include <arch/paging.h>
+#include <arch/boot.h>
 #include <arch/mm.h>
 #include <mm/frame.h>
 
-extern uint64_t boot_pml4[512];
 
 uintptr_t paging_kernel_root_phys(void)
 {

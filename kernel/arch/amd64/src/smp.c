@@ -4,6 +4,7 @@
 #include <arch/smp_arch.h>
 #include <arch/apic.h>
 #include <arch/asm.h>
+#include <arch/boot.h>
 #include <arch/mm.h>
 #include <arch/cpu_arch.h>
 #include <arch/interrupt.h>
@@ -20,7 +21,6 @@ extern uint64_t ap_tramp_cr3;
 extern uint64_t ap_tramp_stack;
 extern uint64_t ap_tramp_entry;
 extern uint64_t ap_tramp_cpu;
-extern uint64_t boot_pml4[512];
 
 /** Milliseconds to wait for an AP to come online before giving up on it. */
 #define AP_START_TIMEOUT_MS 5000

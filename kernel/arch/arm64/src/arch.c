@@ -7,6 +7,7 @@
  */
 #include <arch.h>
 #include <arch/asm.h>
+#include <arch/boot.h>
 #include <arch/mm.h>
 #include <arch/interrupt.h>
 #include <arch/cpu_arch.h>
@@ -96,7 +97,6 @@ size_t arch_boot_memory(uintptr_t arg0, uintptr_t arg1, phys_region_t *regions,
 	regions[0].base = base;
 	regions[0].size = end - base;
 	/* The user programs linked into the image (Makefile: progimage.S). */
-	extern const uintptr_t arm64_programs[];
 	for (const uintptr_t *p = arm64_programs; p[0]; p += 3)
 		program_register_module(KA2PA((const void *) p[0]),
 		    KA2PA((const void *) p[1]), (const char *) p[2]);

@@ -17,6 +17,7 @@
 #include <debug/sanitize.h>
 #include <debug/stackdepot.h>
 #include <debug/symtab.h>
+#include <debug/sections.h>
 #include <mm/slab.h>
 #include <mm/frame.h>
 #include <synch/rcu.h>
@@ -51,7 +52,6 @@ static uint8_t image_shadow[IMAGE_SHADOW_SIZE] ALIGNED(2UL << 20);
 /** Covered ranges start and end on this boundary (their shadow on 2 MiB). */
 #define SHADOW_ALIGN (GRANULE * LARGE_PAGE_SIZE)
 
-extern char ktext_start[], kernel_end[];
 typedef void (*ctor_t)(void);
 extern ctor_t __init_array_start[], __init_array_end[];
 

@@ -2,6 +2,7 @@
  * Symbol lookup and frame-pointer backtraces.
  */
 #include <debug/symtab.h>
+#include <debug/sections.h>
 #include <arch/mm.h>
 #include <arch/cpu_arch.h>
 #include <cpu.h>
@@ -17,8 +18,6 @@ typedef struct {
 extern const uint64_t ksyms_count;
 extern const ksym_t ksyms_table[];
 extern const char ksyms_names[];
-extern const char ktext_start[];
-extern const char ktext_end[];
 
 size_t symtab_count(void)
 {
@@ -66,9 +65,6 @@ void symtab_print_addr(uintptr_t addr)
 	symtab_print_sym(addr, "?");
 	printf(">");
 }
-
-/* The end of the kernel image, .bss included (_link.ld). */
-extern const char kernel_end[];
 
 /** True when [lo, lo + size) holds @a fp; sets the window to that range. */
 static bool window_of(uintptr_t fp, uintptr_t lo, size_t size,

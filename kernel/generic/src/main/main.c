@@ -3,6 +3,7 @@
  * architecture at the points arch.h names) and the AP entry.
  */
 #include <main/main.h>
+#include <debug/sections.h>
 #include <arch.h>
 #include <console/console.h>
 #include <console/kconsole.h>
@@ -65,7 +66,6 @@ void main_bsp(uintptr_t boot_arg0, uintptr_t boot_arg1)
 	bsp->self = bsp;
 	bsp->id = 0;
 	arch_percpu_init(bsp);
-	extern char boot_stack_top[];
 	bsp->stack_top = (uintptr_t) boot_stack_top;
 
 	console_init();
