@@ -77,7 +77,7 @@
  *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_unlock 7a5c51dfff2c
  *   uspace/lib/cht_rcu/src/rcu.c writer_barrier 5156a173ddc3
  *   uspace/lib/cht_rcu/src/rcu.c wait_for_reader d32f8ec5d290
- *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize 8045ec18114a
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize e1a170fcc0ea
  */
 
 #define NSEC 2
