@@ -56,7 +56,7 @@
  *   BROKEN_NO_MEMBARRIER   writer_barrier() orders nothing on R's CPU (a
  *                          writer-side fence alone, with non-fencing readers)
  *   BROKEN_UNLOCK_RELAXED  the unlock's store ctr = 0 without release
- *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_BROKEN)
+ *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_FI_NO_WAIT)
  *   BROKEN_SHARED_GE       the shared-GP check gp_completed >= snap
  *   BROKEN_NO_READER_FENCE (urcu_fence) the reader's fence left out
  *   BROKEN_WRITER_NO_FENCE (urcu_fence) writer_barrier() without its fence:
