@@ -230,9 +230,15 @@ endif
 # (and to USPACE_CHT_APPS if it uses the CHT, see below): a directory of
 # uspace/app without one (example: libcht's Linux example) is not an OS
 # program. In the order of their names.
+# A Makefile.inc may set USPACE_SRCS_NAME (the program's sources, default
+# its directory's *.c) and add NAME to USPACE_CHT_NOWAIT_APPS instead (linked
+# with libcht-nowait.a, the fault-injection build of libcht's RCU: a negative
+# control, uspace/app/chtnowait).
 USPACE_APPS :=
 USPACE_CHT_APPS :=
+USPACE_CHT_NOWAIT_APPS :=
 include $(sort $(wildcard uspace/app/*/Makefile.inc))
+uapp_srcs = $(or $(USPACE_SRCS_$(1)),$(wildcard uspace/app/$(1)/*.c))
 ULIBC := uspace/lib/c
 ifeq ($(ARCH),arm64)
 UARCH_CFLAGS := -march=armv8-a -mgeneral-regs-only -mno-outline-atomics
@@ -262,15 +268,22 @@ UCHT_FLAGS := -DCHT_OS_BUILD -DCHT_ENV_HEADER='"adt/cht_env_os.h"' \
 ULIBCHT_SRC := $(COMMON_DIR)/adt/cht.c uspace/lib/cht/src/cht_env.c \
 	uspace/lib/cht_rcu/src/rcu.c
 ULIBCHT_OBJS := $(patsubst %,$(BUILD)/os/%.o,$(ULIBCHT_SRC))
-UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS),\
-	$(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(a)/*.c)))
-$(ULIBCHT_OBJS) $(UCHT_APP_OBJS): UCFLAGS_PRE := $(UCHT_FLAGS)
+# libcht-nowait.a: the same objects but rcu.c, compiled again with
+# CHT_RCU_FI_NO_WAIT configured (bit 0 of CHT_RCU_FAULT_INJECT).
+ULIBCHT_NOWAIT_RCU := $(BUILD)/os/nowait/uspace/lib/cht_rcu/src/rcu.c.o
+ULIBCHT_NOWAIT_OBJS := $(filter-out %/rcu.c.o,$(ULIBCHT_OBJS)) \
+	$(ULIBCHT_NOWAIT_RCU)
+UCHT_APP_OBJS := $(foreach a,$(USPACE_CHT_APPS) $(USPACE_CHT_NOWAIT_APPS),\
+	$(patsubst %,$(BUILD)/os/%.o,$(call uapp_srcs,$(a))))
+$(ULIBCHT_OBJS) $(UCHT_APP_OBJS) $(ULIBCHT_NOWAIT_RCU): \
+	UCFLAGS_PRE := $(UCHT_FLAGS)
 # On arm64 the same programs are linked into the kernel image
 # ($(BUILD)/progimage.S, arch_boot_memory() registers them); attack has one
 # source per architecture (attack.c, attack_arm64.c).
 PROGRAMS := $(patsubst %,$(BUILD)/programs/%,$(USPACE_APPS))
-UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(foreach a,$(USPACE_APPS),\
-	$(patsubst %,$(BUILD)/os/%.d,$(wildcard uspace/app/$(a)/*.c)))
+UDEPS := $(ULIBC_OBJS:.o=.d) $(ULIBCHT_OBJS:.o=.d) $(ULIBCHT_NOWAIT_RCU:.o=.d) \
+	$(foreach a,$(USPACE_APPS),\
+	$(patsubst %,$(BUILD)/os/%.d,$(call uapp_srcs,$(a))))
 
 CONFIG_NAME := $(BUILD_KIND)-$(RCU)-broken-$(BROKEN_NAME)-page_ht$(PAGE_HT)$(LOCKSTAT_NAME)$(LOCKDEP_NAME)$(NOTESTS_NAME)$(SAN_NAME)
 
@@ -386,18 +399,28 @@ $(BUILD)/os/libcht.a: $(ULIBCHT_OBJS)
 	@rm -f $@
 	@$(CROSS_COMPILE)ar rcs $@ $^
 
+$(ULIBCHT_NOWAIT_RCU): uspace/lib/cht_rcu/src/rcu.c
+	@mkdir -p $(dir $@)
+	@echo "  UCC     $< [CHT_RCU_FI_NO_WAIT]"
+	@$(CC) $(UCFLAGS_PRE) $(UCFLAGS) -DCHT_RCU_FAULT_INJECT=1u -MMD -MP -c $< -o $@
+
+$(BUILD)/os/libcht-nowait.a: $(ULIBCHT_NOWAIT_OBJS)
+	@rm -f $@
+	@$(CROSS_COMPILE)ar rcs $@ $^
+
 # A program's link script: an app.ld in its own directory if it has one
 # (uspace/app/bigbss/app.ld: a deliberately malformed program), else lib/c's
 # user.ld.
 UAPP_LD = $(firstword $(wildcard uspace/app/$(1)/app.ld) $(ULIBC)/user.ld)
 define USPACE_APP_RULE
-$(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(wildcard uspace/app/$(1)/*.c)) \
+$(BUILD)/programs/$(1): $(patsubst %,$(BUILD)/os/%.o,$(call uapp_srcs,$(1))) \
 		$(if $(filter $(1),$(USPACE_CHT_APPS)),$(BUILD)/os/libcht.a) \
+		$(if $(filter $(1),$(USPACE_CHT_NOWAIT_APPS)),$(BUILD)/os/libcht-nowait.a) \
 		$(BUILD)/os/libc.a $(call UAPP_LD,$(1))
 	@mkdir -p $$(dir $$@)
 	@echo "  ULD     $$@"
-	@$(LD) $(ULDFLAGS) -T $(call UAPP_LD,$(1)) -o $$@ $$(filter %.o,$$^) $$(filter %/libcht.a,$$^) \
-		$(BUILD)/os/libc.a
+	@$(LD) $(ULDFLAGS) -T $(call UAPP_LD,$(1)) -o $$@ $$(filter %.o,$$^) \
+		$$(filter %/libcht.a %/libcht-nowait.a,$$^) $(BUILD)/os/libc.a
 endef
 $(foreach a,$(USPACE_APPS),$(eval $(call USPACE_APP_RULE,$(a))))
 

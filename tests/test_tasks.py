@@ -21,8 +21,8 @@ locked page hash table at -smp 2; SMEP and SMAP are on with ``-cpu max``).  The 
   CPU inserting, removing and looking up keys in one table, exact
   accounting, use-after-free poison checks) reports ``errors=0``, exits 0
   and leaves the kernel's counters at their baseline; at -smp 2 (A-RCU) the
-  negative control ``run chtuser -t 2 -k 16 -B`` (the user RCU's
-  synchronize does not wait for readers) must report errors;
+  negative control ``run chtnowait -t 2 -k 16`` (chtuser over a libcht
+  whose RCU synchronize does not wait for readers) must report errors;
 * ``run -b busy`` is listed by ``tasks`` (4 threads, running) and ``kill``
   ends it: its exit line comes, ``tasks`` is empty again;
 * ``kill`` at several moments of running ``threads``, ``ufault`` and ``busy``
@@ -204,13 +204,14 @@ class TestTasks:
             now, baseline)
 
     def test_chtuser_broken_rcu(self, task_boot):
-        """Negative control: with grace periods that do not wait (-B), the
-        poison check of chtuser's slow readers must report errors (at -smp
-        2 on A-RCU only: it needs two CPUs, and its outcome does not depend
-        on the kernel's RCU)."""
+        """Negative control: in chtnowait (chtuser linked with a libcht whose
+        grace periods do not wait, CHT_RCU_FI_NO_WAIT) the poison check of
+        the slow readers must report errors (at -smp 2 on A-RCU only: it
+        needs two CPUs, and its outcome does not depend on the kernel's
+        RCU)."""
         if task_boot.smp != 2 or task_boot.flavour != "a-rcu":
             pytest.skip("negative control runs at -smp 2, A-RCU only")
-        out = task_boot.k.cmd("run chtuser -t 2 -k 16 -B", CMD_TIMEOUT)
+        out = task_boot.k.cmd("run chtnowait -t 2 -k 16", CMD_TIMEOUT)
         m = re.search(r"^chtuser: threads=2 ops=\d+ errors=(\d+)$", out,
                       re.MULTILINE)
         ex = EXIT_RE.search(out)

@@ -206,7 +206,7 @@ RUNS += model_runs("urcu", [
     ("BROKEN_UNLOCK_RELAXED", "safety", FREED,
      "the unlock's ctr = 0 store without release"),
     ("BROKEN_NO_WAIT", "safety", FREED,
-     "cht_rcu_synchronize() does not wait for readers (CHT_RCU_BROKEN)"),
+     "cht_rcu_synchronize() does not wait for readers (CHT_RCU_FI_NO_WAIT)"),
     ("BROKEN_SHARED_GE", "safety", FREED,
      "the shared-GP check gp_completed >= snap"),
     ("BROKEN_NO_SYNC_FENCE", "safety", FREED,

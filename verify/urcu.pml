@@ -56,7 +56,7 @@
  *   BROKEN_NO_MEMBARRIER   writer_barrier() orders nothing on R's CPU (a
  *                          writer-side fence alone, with non-fencing readers)
  *   BROKEN_UNLOCK_RELAXED  the unlock's store ctr = 0 without release
- *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_BROKEN)
+ *   BROKEN_NO_WAIT         no wait for readers (CHT_RCU_FI_NO_WAIT)
  *   BROKEN_SHARED_GE       the shared-GP check gp_completed >= snap
  *   BROKEN_NO_READER_FENCE (urcu_fence) the reader's fence left out
  *   BROKEN_WRITER_NO_FENCE (urcu_fence) writer_barrier() without its fence:
@@ -77,7 +77,7 @@
  *   uspace/lib/cht_rcu/include/cht_rcu.h cht_rcu_read_unlock 7a5c51dfff2c
  *   uspace/lib/cht_rcu/src/rcu.c writer_barrier 5156a173ddc3
  *   uspace/lib/cht_rcu/src/rcu.c wait_for_reader d32f8ec5d290
- *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize 8045ec18114a
+ *   uspace/lib/cht_rcu/src/rcu.c cht_rcu_synchronize e1a170fcc0ea
  */
 
 #define NSEC 2

@@ -6,8 +6,9 @@ Every suite is one run of a test program from one build variant:
 * ``plain``  -O2, linked against libcht.a
 * ``tsan``   -fsanitize=thread (library and test instrumented)
 * ``asan``   -fsanitize=address,undefined (leak checking on)
-* ``broken`` the negative control: the RCU's synchronize does not wait; the
-  torture test must FAIL there, or it proves nothing.
+* ``broken`` the negative control (CHT_RCU_FI_NO_WAIT configured): the
+  RCU's synchronize does not wait; the torture test must FAIL there, or it
+  proves nothing.
 
 A run passes when the program exits 0 (or, for the negative control, exits
 non-zero with the oracle's verdict) and its output has no sanitizer report.

@@ -23,8 +23,9 @@
  * The flavour (membarrier or fence) is chosen by the library at start-up;
  * CHT_RCU_FLAVOUR=fence forces the fence fallback.
  *
- * Negative control: built against the CHT_RCU_BROKEN library (synchronize
- * does not wait), the same program must fail (see tests/run.py).
+ * Negative control: built against the `broken` library (fault-injection
+ * point CHT_RCU_FI_NO_WAIT configured: synchronize does not wait), the same
+ * program must fail (see tests/run.py).
  */
 #include "tutil.h"
 #include <cht.h>

@@ -1,5 +1,5 @@
 /** @file chtuser.c
- * `chtuser [-t S] [-n THREADS] [-k KEYS] [-l] [-B]`: the kernel's concurrent
+ * `chtuser [-t S] [-n THREADS] [-k KEYS] [-l]`: the kernel's concurrent
  * hash table (common/adt/cht.c) in a user task, through the OS's
  * libcht (uspace/lib/cht/osenv, libcht's user RCU over SYS_MEMBARRIER and
  * futexes).
@@ -24,9 +24,10 @@
  * prints `chtuser: threads=N ops=M errors=E` and exits with 0 when E is 0,
  * else 1.
  *
- * -B (negative control): the RCU's synchronize does not wait for readers
- * (cht_rcu_test_broken), so items are poisoned and freed under readers;
- * the run must then report errors.
+ * Negative control: the program chtnowait (uspace/app/chtnowait) is this
+ * source linked with a libcht whose RCU has the fault-injection point
+ * CHT_RCU_FI_NO_WAIT configured (synchronize does not wait for readers), so
+ * items are poisoned and freed under readers; its run must report errors.
  *
  * -l, the lookup benchmark of `chtbench 12` in the kernel, in user space:
  * 128 buckets that never resize, keys 0..507 present, each thread looks up
@@ -227,7 +228,7 @@ static int bench_main(void *arg)
 static void usage(void)
 {
 	printf("usage: chtuser [-t SECONDS (1..600)] [-n THREADS (1..%d)] "
-	    "[-k KEYS (1..65536)] [-l] [-B]\n", THREADS_MAX);
+	    "[-k KEYS (1..65536)] [-l]\n", THREADS_MAX);
 }
 
 /** Parses a decimal in [lo, hi]. @return false for junk. */
@@ -268,7 +269,7 @@ static uint64_t final_check(worker_t *w, uint64_t *removed)
 int main(int argc, char **argv)
 {
 	long seconds = 1, threads = sys_cpu_count(), keys = 1024;
-	bool lookup_bench = false, broken = false;
+	bool lookup_bench = false;
 	if (threads < 1)
 		threads = 1;
 	if (threads > THREADS_MAX)
@@ -285,8 +286,6 @@ int main(int argc, char **argv)
 			ok = parse_num(i + 1 < argc ? argv[++i] : NULL, 1, 65536, &keys);
 		else if (strcmp(a, "-l") == 0)
 			lookup_bench = true;
-		else if (strcmp(a, "-B") == 0)
-			broken = true;
 		else
 			ok = false;
 		if (!ok) {
@@ -299,7 +298,6 @@ int main(int argc, char **argv)
 	long cpus = sys_cpu_count();
 	if (cpus < 1)
 		cpus = 1;
-	__atomic_store_n(&cht_rcu_test_broken, broken, __ATOMIC_RELAXED);
 
 	if (cht_rcu_register_thread() != CHT_OK) {
 		printf("chtuser: cannot register with the RCU\n");

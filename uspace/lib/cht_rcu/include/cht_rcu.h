@@ -145,12 +145,6 @@ _Static_assert(sizeof(struct cht_rcu_reader) <=
     sizeof(((struct thread_tcb *) 0)->rcu),
     "the RCU reader record must fit its slot in the thread control block");
 
-/**
- * Fault injection for the negative control of chtuser (-B): while true,
- * cht_rcu_synchronize() does not wait for readers, so callbacks free what
- * readers still use. Tests only; relaxed atomics.
- */
-extern bool cht_rcu_test_broken;
 #endif
 extern struct cht_rcu_gp_state cht_rcu_gp;
 

@@ -9,13 +9,14 @@
  * lives (TLS vs the thread control block, cht_rcu.h) and in start-up
  * (a constructor vs the first registration: lib/c runs no constructors).
  *
- * Build option CHT_RCU_BROKEN (negative control for the torture test only):
- * cht_rcu_synchronize() does not wait for readers. The OS build has the
- * same fault as a run-time switch instead, cht_rcu_test_broken (chtuser -B).
+ * Negative controls: cht_rcu_fault(CHT_RCU_FI_NO_WAIT) (cht_rcu_fault.h),
+ * constant false unless the build configures the point, makes
+ * cht_rcu_synchronize() complete without waiting for readers.
  */
 #define _GNU_SOURCE
 #include <cht_rcu.h>
 #include <cht_rcu_plat.h>
+#include "cht_rcu_fault.h"
 
 #include <string.h>
 #ifndef CHT_OS_BUILD
@@ -39,8 +40,6 @@ _Static_assert(sizeof(struct cht_rcu_reader) <=
 /* SYS_MEMBARRIER is always there: readers never fence. */
 struct cht_rcu_gp_state cht_rcu_gp = { .seq = 1, .reader_fence = 0 };
 static const int use_membarrier = 1;
-
-bool cht_rcu_test_broken;
 #endif
 
 /* Registry of reader threads. */
@@ -360,24 +359,16 @@ int cht_rcu_synchronize(void)
 	 *    protected loads come after ours and see every removal.
 	 */
 	writer_barrier();
-#ifndef CHT_RCU_BROKEN
 	/* 3. Wait for readers whose sections began before the advance. */
-#ifdef CHT_OS_BUILD
-	if (__atomic_load_n(&cht_rcu_test_broken, __ATOMIC_RELAXED))
-		goto skip_wait;
-#endif
+	if (cht_rcu_fault(CHT_RCU_FI_NO_WAIT))
+		goto done;
 	cht_plat_lock(&registry_lock);
 	for (struct cht_rcu_reader *r = registry; r; r = r->reg_next) {
 		if (r != &cht_rcu_self)
 			wait_for_reader(r, target);
 	}
 	cht_plat_unlock(&registry_lock);
-#ifdef CHT_OS_BUILD
-skip_wait:
-#endif
-#else
-	(void) wait_for_reader;
-#endif
+done:
 	__atomic_store_n(&gp_completed, target, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&stat_gps, 1, __ATOMIC_RELAXED);
 	cht_plat_unlock(&gp_lock);
