@@ -68,6 +68,9 @@ EQUIV = os.path.join(HERE, "equivalent.txt")
 
 DEPTH = 200000
 MEMLIM = 1024
+#: liveness bounds above MEMLIM (MB), as run.py gives the correct model's
+#: liveness run: a mutant of the model needs at least as much
+LIVE_MEMLIM = {"podzimek.pml": 2048}
 TIMEOUT = 180           # seconds of CPU per pan run (the time bound;
                         # CPU, not wall: the host is shared)
 WALL = 3600             # a wall-clock bound besides, for a stuck run
@@ -428,8 +431,10 @@ def pan_run(d, pml, defs, mode):
         return "stillborn: spin: " + (out.strip().splitlines() or ["?"])[-1]
     # safety first, usually stopped early: compiling dominates (-O0);
     # liveness runs only for a mutant that passed safety: a full search
+    memlim = MEMLIM if mode == "safety" else LIVE_MEMLIM.get(
+        os.path.basename(pml), MEMLIM)
     cflags = ["-O0" if mode == "safety" else "-O1", "-w",
-              "-DMEMLIM=%d" % MEMLIM]
+              "-DMEMLIM=%d" % memlim]
     args = ["-m%d" % DEPTH]
     if mode == "safety":
         cflags += ["-DSAFETY", "-DNOCLAIM"]
