@@ -2,7 +2,7 @@
  * arcu.pml -- A-RCU grace-period detection with preemptible readers.
  *
  * Models (kernel/generic/src/synch/rcu.c and rcu_arcu.c unless said otherwise):
- *   - the reader section of rcu_inline.h, CONFIG_RCU_A_RCU: rcu_read_lock()
+ *   - the reader section of rcu_arcu_inline.h (CONFIG_RCU_A_RCU): rcu_read_lock()
  *     (one instruction on the running thread's count: amd64 an addq on
  *     %gs:cpu_t.rcu.nesting, arm64 an add on register x18),
  *     arcu_read_unlock_sub() (subq / sub), arcu_read_unlock_check() (cmpq
@@ -139,9 +139,9 @@
  *                         blocks for good: invalid end state)
  *
  * Fingerprints (verify/fingerprint.py):
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock 5145eff09580
- *   kernel/generic/include/synch/rcu_inline.h arcu_read_unlock_sub d6e79683133c
- *   kernel/generic/include/synch/rcu_inline.h arcu_read_unlock_check e89c013ce1d6
+ *   kernel/generic/include/synch/rcu_arcu_inline.h rcu_read_lock 5145eff09580
+ *   kernel/generic/include/synch/rcu_arcu_inline.h arcu_read_unlock_sub d6e79683133c
+ *   kernel/generic/include/synch/rcu_arcu_inline.h arcu_read_unlock_check e89c013ce1d6
  *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 878656b22607
  *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
  *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47

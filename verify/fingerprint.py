@@ -23,7 +23,7 @@ model:
     python3 verify/fingerprint.py --check          # what the test checks
 
 A function that appears twice in one file under one name (e.g. the
-rcu_read_lock() of each RCU flavour in rcu_inline.h) is named name#2 for its
+rcu_read_lock() of two variants in one file) is named name#2 for its
 second occurrence.
 """
 

@@ -3,7 +3,7 @@
  *
  * Models (kernel/generic/src/synch/rcu.c and rcu_podzimek.c, unless said
  * otherwise):
- *   - the reader of rcu_inline.h (no preemption_disable() in the fast
+ *   - the reader of rcu_podzimek_inline.h (no preemption_disable() in the fast
  *     path): rcu_read_lock() (a hint, last_seen_gp != rcu_cur_gp, sends
  *     it to rcu_read_lock_slow(), which with preemption disabled records a
  *     QS via rcu_record_qs() when the count is 0; then the count's
@@ -121,8 +121,8 @@
  *                          never announces (liveness)
  *
  * Fingerprints (verify/fingerprint.py):
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_lock#2 9b8540169304
- *   kernel/generic/include/synch/rcu_inline.h rcu_read_unlock 8bc5cc119c72
+ *   kernel/generic/include/synch/rcu_podzimek_inline.h rcu_read_lock 9b8540169304
+ *   kernel/generic/include/synch/rcu_podzimek_inline.h rcu_read_unlock 8bc5cc119c72
  *   kernel/generic/src/synch/rcu.c rcu_cpu_quiescent 878656b22607
  *   kernel/generic/src/synch/rcu.c gp_start 6ba5b6e550cc
  *   kernel/generic/src/synch/rcu.c wait_for_preempted_readers 51f5bfd73d47
