@@ -123,19 +123,26 @@ def parse_lines(f):
     return res
 
 
+def run_bench_misses(impl, keys, ops, ll, out, where=False):
+    """`bench_us misses IMPL` under the simulator, its output files at
+    @out (a valgrind pattern); the completed process, or RuntimeError."""
+    p = subprocess.run(valgrind_argv(ll, out, where=where) +
+                       [BIN, "misses", impl, "-k", str(keys), "-o",
+                        str(ops)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s: bench_us misses exited %d:\n%s" % (
+            impl, p.returncode, p.stderr[-2000:]))
+    return p
+
+
 def where(impl, keys, ops, ll, top=8):
     """Prints, per phase, the source lines whose loads and stores miss the
     LL cache, in misses per operation (the --where option)."""
     tmp = tempfile.mkdtemp(prefix="bench-us-where-")
     try:
-        p = subprocess.run(valgrind_argv(ll, os.path.join(tmp, "cg.%p"),
-                                         where=True) +
-                           [BIN, "misses", impl, "-k", str(keys), "-o",
-                            str(ops)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-        if p.returncode != 0:
-            raise RuntimeError("%s: bench_us misses exited %d:\n%s" % (
-                impl, p.returncode, p.stderr[-2000:]))
+        run_bench_misses(impl, keys, ops, ll, os.path.join(tmp, "cg.%p"),
+                         where=True)
         out = {}
         for f in glob.glob(os.path.join(tmp, "cg.*.*")):
             with open(f) as fh:
@@ -182,13 +189,7 @@ def run_one(impl, keys, ops, ll):
     tmp = tempfile.mkdtemp(prefix="bench-us-miss-")
     try:
         out = os.path.join(tmp, "cg.%p")
-        p = subprocess.run(valgrind_argv(ll, out) +
-                           [BIN, "misses", impl, "-k", str(keys), "-o",
-                            str(ops)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-        if p.returncode != 0:
-            raise RuntimeError("%s: bench_us misses exited %d:\n%s" % (
-                impl, p.returncode, p.stderr[-2000:]))
+        p = run_bench_misses(impl, keys, ops, ll, out)
         hits, buckets = {}, None
         for line in p.stdout.splitlines():
             f = line.split(",")
