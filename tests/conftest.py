@@ -364,7 +364,8 @@ def pytest_sessionfinish(session, exitstatus):
 #: seconds on a fresh clone.
 NO_KERNEL_MODULES = {"test_docs", "test_tree", "test_knobs",
                      "test_control_patches", "test_models", "test_sparse",
-                     "test_uspace", "test_uspace_misses", "test_bench_big"}
+                     "test_uspace", "test_uspace_misses", "test_bench_big",
+                     "test_ensure_deps"}
 
 
 def _needs_kernels(session):

@@ -289,7 +289,7 @@ while read -r group kind what package; do
     [ "$kind" = py ] || continue
     for g in "${groups[@]}"; do
         if [ "$g" = "$group" ] && ! have py "$what"; then
-            still+=("$what")
+            still+=("$(pip_name "$what")")
         fi
     done
 done <<< "$DEPS"
