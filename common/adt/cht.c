@@ -644,11 +644,11 @@ int cht_create_load(cht_t *h, const char *name, size_t init_size,
 {
 	if (load_den == 0 || load_den > ((size_t) -1 >> CHT_LOAD_SHIFT))
 		return CHT_EINVAL;
-	/* In CHT_LOAD_ONE units, rounded down, clamped (128 bits: no overflow). */
-	unsigned __int128 l = (unsigned __int128) load_num * CHT_LOAD_ONE /
-	    load_den;
-	size_t load = l > load_of(CHT_MAX_LOAD_LIMIT) ?
-	    load_of(CHT_MAX_LOAD_LIMIT) : (size_t) l;
+	/* In CHT_LOAD_ONE units, rounded down, clamped; the shift of the
+	 * remainder (< load_den) cannot overflow. */
+	size_t whole = load_num / load_den;
+	size_t load = whole >= CHT_MAX_LOAD_LIMIT ? load_of(CHT_MAX_LOAD_LIMIT) :
+	    load_of(whole) + ((load_num % load_den) << CHT_LOAD_SHIFT) / load_den;
 	if (load == 0)
 		return CHT_EINVAL;
 	int rc = cht_create_named(h, name, init_size, min_size, 1, op);
