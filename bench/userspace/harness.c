@@ -657,7 +657,11 @@ typedef struct line_free {
 
 static __thread line_free_t *line_own;
 static __thread char *line_bump, *line_end;
-/* Frees of other threads' lines, taken whole; line_lock. */
+/*
+ * Freed lines, taken whole. Written under line_lock (relaxed atomic stores:
+ * bench_line_alloc() peeks at it without the lock, a hint only; the lock
+ * orders the list's contents).
+ */
 static line_free_t *line_shared;
 static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -671,7 +675,7 @@ void *bench_line_alloc(void)
 	if (__atomic_load_n(&line_shared, __ATOMIC_RELAXED)) {
 		pthread_mutex_lock(&line_lock);
 		f = line_shared;
-		line_shared = NULL;
+		__atomic_store_n(&line_shared, NULL, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&line_lock);
 		if (f) {
 			line_own = f->next;
@@ -694,7 +698,7 @@ void bench_line_free(void *p)
 	line_free_t *f = p;
 	pthread_mutex_lock(&line_lock);
 	f->next = line_shared;
-	line_shared = f;
+	__atomic_store_n(&line_shared, f, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&line_lock);
 }
 
