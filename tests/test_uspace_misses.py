@@ -198,3 +198,39 @@ def test_lookup_misses_by_source_line(rm):
         assert table + item + harness >= tot - 0.05, (ph, tot)
         per[ph] = n
     assert per["lookup-miss"] < per["lookup-hit"]
+
+
+def test_item_layout_and_load(counts):
+    """The candidates for the intrusive API's miss goal, as counted (the
+    design is argued in uspace/lib/cht/README.md, "Load and item layout"):
+
+    - the documented item layout (link, key and value in one 64-byte line:
+      `-a64`, items from the harness's line pool) saves the value's line of a
+      56-byte item from malloc, about one miss per hit; the same layout gives
+      cds_lfht nothing (its 48-byte node from malloc already has next, hash,
+      key and value in one line), so with it libcht's hit costs what
+      cds_lfht's does and its miss about 0.5 less (the sorted list stops in
+      the bucket);
+    - the load: 2 and 4 buckets per key (`-l2-a64`, `-l4-a64`: load 1/2
+      and 1/4) cut the walk, by L / 2 nodes per hit (0.25, then 0.125
+      more) and by about L / 2 + 1 - e^(-L / 2) per miss (0.42, then 0.23
+      more);
+    - cht_create_load(): an auto-resized table created with a grow limit of
+      1/2 ends at load 1/2 after the prefill, the counts of `-l2-a64`; with the
+      default limit (1) it has those of the presized table at load 1."""
+    plain, a64, l2, l4 = (counts("cht-presized"), counts("cht-presized-a64"),
+                          counts("cht-presized-l2-a64"),
+                          counts("cht-presized-l4-a64"))
+    lf, lfa = counts("lfht-memb-presized"), counts("lfht-memb-presized-a64")
+    auto, half = counts("cht-a64"), counts("cht-half-a64")
+    assert a64["lookup-hit"] <= plain["lookup-hit"] - 0.8
+    assert abs(lfa["lookup-hit"] - lf["lookup-hit"]) <= 0.05
+    assert abs(a64["lookup-hit"] - lfa["lookup-hit"]) <= 0.1
+    assert a64["lookup-miss"] <= lfa["lookup-miss"] - 0.4
+    assert l2["lookup-hit"] <= a64["lookup-hit"] - 0.15
+    assert l4["lookup-hit"] <= l2["lookup-hit"] - 0.05
+    assert l2["lookup-miss"] <= a64["lookup-miss"] - 0.25
+    assert l4["lookup-miss"] <= l2["lookup-miss"] - 0.1
+    for p in ("lookup-hit", "lookup-miss"):
+        assert abs(half[p] - l2[p]) <= 0.03, p
+        assert abs(auto[p] - a64[p]) <= 0.03, p

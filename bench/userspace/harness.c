@@ -648,6 +648,60 @@ static void calibrate_tsc(void)
 	tsc_per_ns = bench_tsc_per_ns(50000);
 }
 
+/* bench_line_alloc(): see bench.h. */
+#define LINE_SLAB ((size_t) 2 << 20)
+
+typedef struct line_free {
+	struct line_free *next;
+} line_free_t;
+
+static __thread line_free_t *line_own;
+static __thread char *line_bump, *line_end;
+/*
+ * Freed lines, taken whole. Written under line_lock (relaxed atomic stores:
+ * bench_line_alloc() peeks at it without the lock, a hint only; the lock
+ * orders the list's contents).
+ */
+static line_free_t *line_shared;
+static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *bench_line_alloc(void)
+{
+	line_free_t *f = line_own;
+	if (f) {
+		line_own = f->next;
+		return f;
+	}
+	if (__atomic_load_n(&line_shared, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&line_lock);
+		f = line_shared;
+		__atomic_store_n(&line_shared, NULL, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&line_lock);
+		if (f) {
+			line_own = f->next;
+			return f;
+		}
+	}
+	if (line_bump == line_end) {
+		line_bump = aligned_alloc(LINE_SLAB, LINE_SLAB);
+		if (!line_bump)
+			abort();
+		line_end = line_bump + LINE_SLAB;
+	}
+	void *p = line_bump;
+	line_bump += 64;
+	return p;
+}
+
+void bench_line_free(void *p)
+{
+	line_free_t *f = p;
+	pthread_mutex_lock(&line_lock);
+	f->next = line_shared;
+	__atomic_store_n(&line_shared, f, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&line_lock);
+}
+
 size_t bench_heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();

@@ -19,9 +19,20 @@ typedef struct {
 	cht_t h;
 } ctable_t;
 
+/* 64: the items come from bench_line_alloc() (the `-a64` tables). */
+static size_t c_align;
+/* Buckets per key of a presized table (1; 2 and 4 for `-l2-a64`, `-l4-a64`). */
+static size_t c_spread = 1;
+/* The grow limit of an auto-resized table, num / den items per bucket (0:
+ * the library's default). */
+static size_t c_load_num, c_load_den;
+
 static void c_free(cht_link_t *l)
 {
-	free(cht_item_of(l, cnode_t, link));
+	if (c_align)
+		bench_line_free(cht_item_of(l, cnode_t, link));
+	else
+		free(cht_item_of(l, cnode_t, link));
 }
 
 CHT_DEFINE_U64_KEY(c, cnode_t, link, key, cht_u64_identity)
@@ -33,7 +44,11 @@ static const cht_ops_t c_ops = {
 static void *c_create_common(size_t init, size_t min, size_t max_load)
 {
 	ctable_t *t = calloc(1, sizeof(*t));
-	if (!t || cht_create(&t->h, init, min, max_load, &c_ops) != CHT_OK)
+	if (!t)
+		abort();
+	int rc = c_load_num ? cht_create_load(&t->h, NULL, init, min, c_load_num,
+	    c_load_den, &c_ops) : cht_create(&t->h, init, min, max_load, &c_ops);
+	if (rc != CHT_OK)
 		abort();
 	return t;
 }
@@ -48,7 +63,7 @@ static void *c_create(size_t expect, size_t initial)
 static void *c_create_presized(size_t expect, size_t initial)
 {
 	(void) initial;
-	size_t b = bench_pow2(expect);
+	size_t b = bench_pow2(expect * c_spread);
 	return c_create_common(b, b, (size_t) 1 << 20);
 }
 
@@ -65,19 +80,18 @@ static int c_lookup(void *t, uint64_t key, uint64_t *val)
 
 /*
  * The nodes: malloc() (what most users write), or 64-byte aligned
- * (`cht-presized-a64`: the 56-byte node is one cache line; from malloc its
- * 64-byte chunk starts 16 bytes into a line and the value lies in the next
- * one, a second miss for a hit that reads it: bench_us misses).
+ * (`-a64`, the layout uspace/lib/cht/README.md documents: the 56-byte node is
+ * one cache line; from malloc its 64-byte chunk starts 16 bytes into a line
+ * and the value lies in the next one, a second miss for a hit that reads it:
+ * bench_us misses).
  */
 static cnode_t *c_alloc(size_t align)
 {
+	_Static_assert(sizeof(cnode_t) <= CHT_ITEM_ALIGN, "a node is one line");
 	if (align)
-		return aligned_alloc(align, (sizeof(cnode_t) + align - 1) &
-		    ~(align - 1));
+		return bench_line_alloc();
 	return malloc(sizeof(cnode_t));
 }
-
-static size_t c_align;
 
 static int c_insert(void *t, uint64_t key, uint64_t val)
 {
@@ -88,7 +102,7 @@ static int c_insert(void *t, uint64_t key, uint64_t val)
 	bool ok = cht_insert_unique(&((ctable_t *) t)->h, &n->link, NULL);
 	cht_rcu_read_unlock();
 	if (!ok)
-		free(n);  /* never published */
+		c_free(&n->link);  /* never published */
 	return ok;
 }
 
@@ -208,4 +222,43 @@ static void *c_create_presized_a64(size_t expect, size_t initial)
 
 CHT_IMPL(impl_cht_presized_a64, "cht-presized-a64", c_create_presized_a64,
     true);
+
+/* The documented layout at 2 and 4 buckets per key (load 1/2 and 1/4). */
+static void *c_create_presized_a64_l2(size_t expect, size_t initial)
+{
+	c_spread = 2;
+	return c_create_presized_a64(expect, initial);
+}
+
+static void *c_create_presized_a64_l4(size_t expect, size_t initial)
+{
+	c_spread = 4;
+	return c_create_presized_a64(expect, initial);
+}
+
+CHT_IMPL(impl_cht_presized_a64_l2, "cht-presized-l2-a64",
+    c_create_presized_a64_l2, true);
+BENCH_REGISTER(impl_cht_presized_a64_l2);
+CHT_IMPL(impl_cht_presized_a64_l4, "cht-presized-l4-a64",
+    c_create_presized_a64_l4, true);
+BENCH_REGISTER(impl_cht_presized_a64_l4);
+
+/* Auto-resized, the documented layout: the default grow limit, and 1/2. */
+static void *c_create_a64(size_t expect, size_t initial)
+{
+	c_align = 64;
+	return c_create(expect, initial);
+}
+
+static void *c_create_a64_half(size_t expect, size_t initial)
+{
+	c_load_num = 1;
+	c_load_den = 2;
+	return c_create_a64(expect, initial);
+}
+
+CHT_IMPL(impl_cht_a64, "cht-a64", c_create_a64, false);
+BENCH_REGISTER(impl_cht_a64);
+CHT_IMPL(impl_cht_a64_half, "cht-half-a64", c_create_a64_half, false);
+BENCH_REGISTER(impl_cht_a64_half);
 #endif

@@ -54,8 +54,10 @@ BEGIN = "<!-- userspace-misses:begin -->"
 END = "<!-- userspace-misses:end -->"
 
 #: The tables of the issue's table and the peers, libcht's first.
-IMPLS = ["cht-presized", "cht", "cht-walk-presized", "chtmap-u64", "chtmap-u64-chained", "chtmap",
-         "lfht-memb-presized",
+IMPLS = ["cht-presized", "cht", "cht-walk-presized", "cht-presized-a64",
+         "cht-presized-l2-a64", "cht-presized-l4-a64", "cht-a64",
+         "cht-half-a64", "chtmap-u64", "chtmap-u64-chained", "chtmap",
+         "lfht-memb-presized", "lfht-memb-presized-a64",
          "ckhs", "cuckoo", "rwlock-presized", "ideal"]
 PHASES = ["lookup-hit", "lookup-miss", "insert", "remove"]
 KEYS = 1 << 22

@@ -638,6 +638,32 @@ int cht_set_max_load_frac(cht_t *h, size_t num, size_t den)
 	return CHT_OK;
 }
 
+#ifdef CHT_ENV_CREATE_LOAD
+int cht_create_load(cht_t *h, const char *name, size_t init_size,
+    size_t min_size, size_t load_num, size_t load_den, const cht_ops_t *op)
+{
+	if (load_den == 0 || load_den > ((size_t) -1 >> CHT_LOAD_SHIFT))
+		return CHT_EINVAL;
+	/* In CHT_LOAD_ONE units, rounded down, clamped; the shift of the
+	 * remainder (< load_den) cannot overflow. */
+	size_t whole = load_num / load_den;
+	size_t load = whole >= CHT_MAX_LOAD_LIMIT ? load_of(CHT_MAX_LOAD_LIMIT) :
+	    load_of(whole) + ((load_num % load_den) << CHT_LOAD_SHIFT) / load_den;
+	if (load == 0)
+		return CHT_EINVAL;
+	int rc = cht_create_named(h, name, init_size, min_size, 1, op);
+	if (rc != CHT_OK)
+		return rc;
+	/*
+	 * Nobody else sees the table yet: a plain store, and the count's fold
+	 * threshold follows the limit (cht_create_named() chose it for 1).
+	 */
+	h->grow_load = load;
+	count_rebatch(h, cht_env_rcu_access_owned(h->b)->order);
+	return CHT_OK;
+}
+#endif
+
 int cht_resize(cht_t *h, size_t max_load)
 {
 	if (!h || max_load == 0 || __atomic_load_n(&h->destroying, __ATOMIC_ACQUIRE))

@@ -562,6 +562,28 @@ static void test_resize(void)
 	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
 	free(v);
 
+	/*
+	 * cht_create_load(): a fractional grow limit from creation on. 3000
+	 * items (more than the count's unfolded deltas above 2048) need 2^13
+	 * buckets at 1/2 item per bucket (the default limit of 1 holds them in
+	 * 2^12), and no more (3000 < 4096; the shrink starts below 1024). The
+	 * limit must be at least 1/CHT_LOAD_ONE and den not 0.
+	 */
+	CHECK_EQ(cht_create_load(&h, "load", 1, 1, 1, 0, &kops), CHT_EINVAL);
+	CHECK_EQ(cht_create_load(&h, "load", 1, 1, 1, 32, &kops), CHT_EINVAL);
+	CHECK_EQ(cht_create_load(&h, "load", 1, 1, 1, 2, &kops), CHT_OK);
+	v = calloc(3000, sizeof(val_t));
+	for (int i = 0; i < 3000; i++) {
+		set_val(&v[i], (size_t) i, (uint64_t) i);
+		cht_u_insert(&h, &v[i].link);
+	}
+	CHECK(wait_buckets(&h, 8192, 8192), "3000 items created at load 1/2: "
+	    "%zu buckets", buckets_of(&h));
+	for (uint64_t i = 0; i < 3000; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	free(v);
+
 	/* min_size is respected; destroy right after a burst waits for the resize. */
 	CHECK_EQ(cht_u_create(&h, 0, 64, 1, &kops), CHT_OK);
 	CHECK_EQ(buckets_of(&h), 64);

@@ -334,6 +334,26 @@ int cht_create(cht_t *h, size_t init_size, size_t min_size, size_t max_load,
 int cht_create_named(cht_t *h, const char *name, size_t init_size,
     size_t min_size, size_t max_load, const cht_ops_t *op);
 
+#ifdef CHT_ENV_CREATE_LOAD
+/**
+ * cht_create_named() with a fractional grow limit: the table grows when the
+ * average load exceeds @a load_num / @a load_den items per bucket (rounded
+ * down to a multiple of 1/CHT_LOAD_ONE, at most CHT_MAX_LOAD_LIMIT) and
+ * shrinks below a quarter of it. A lower limit trades bucket-array memory
+ * (16 bytes per bucket: 16 / load bytes per key) for fewer nodes walked per
+ * lookup: a hit reads 1 + load / 2 nodes on average, a miss about
+ * load / 2 + 1 - e^(-load / 2) (uspace/lib/cht/README.md, "Load and item
+ * layout", has the measured last-level misses per load). Only in
+ * environments that define CHT_ENV_CREATE_LOAD (libcht; the kernel passes
+ * whole loads to cht_create()).
+ * @return CHT_OK, CHT_ENOMEM, CHT_EINVAL (NULL ops or callbacks, @a load_den
+ * 0 or above SIZE_MAX / CHT_LOAD_ONE, a limit below 1/CHT_LOAD_ONE).
+ * Context: as cht_create().
+ */
+int cht_create_load(cht_t *h, const char *name, size_t init_size,
+    size_t min_size, size_t load_num, size_t load_den, const cht_ops_t *op);
+#endif
+
 /**
  * Destroys an empty table: waits for a resize in flight and for pending
  * callbacks, frees the bucket array and dummies.

@@ -35,6 +35,17 @@
  * Signal handlers may enter reader sections and look up (cht_find*, with
  * async-signal-safe ops), but not update a table (see cht_rcu.h,
  * "Async-signal safety").
+ *
+ * Item layout, for tables larger than the caches: put the key and what a
+ * lookup reads (the value) right after the cht_link_t and start every item
+ * on a CHT_ITEM_ALIGN boundary (aligned_alloc(), a pool of lines), so that
+ * the link's list node (its last 16 bytes), the key and the value share one
+ * cache line: {cht_link_t; 8-byte key; 8-byte value} is 56 bytes. From
+ * malloc() the same item starts 16 bytes into a line (glibc) and its value
+ * lies in the next one: one last-level miss more per successful lookup
+ * (bench_us misses, 2^22 keys: 3.53 against 2.49). The load (items per
+ * bucket) sets the rest: cht_create_load(), and uspace/lib/cht/README.md,
+ * "Load and item layout", for the counts and bytes per key of each choice.
  */
 #ifndef CHT_USPACE_H_
 #define CHT_USPACE_H_
@@ -55,6 +66,9 @@ extern "C" {
 /** The object containing the link @a ptr (member @a member of @a type). */
 #define cht_item_of(ptr, type, member) \
 	((type *) ((char *) (ptr) - offsetof(type, member)))
+
+/** The alignment of an item that keeps its hot fields in one line (above). */
+#define CHT_ITEM_ALIGN 64
 
 /** Library version. */
 #define CHT_VERSION_MAJOR 2

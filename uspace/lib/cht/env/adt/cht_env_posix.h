@@ -93,6 +93,9 @@ bool cht_env_work_enqueue(cht_env_work_t *w,
  */
 #define CHT_ENV_DEFAULT_MAX_LOAD 1
 
+/** cht_create_load(), a fractional grow limit at creation (adt/cht.h). */
+#define CHT_ENV_CREATE_LOAD 1
+
 /**
  * cht_find_fast() stops at the next bucket's dummy by its address instead of
  * reading it (common/include/adt/cht.h): one compare per node visited, which
