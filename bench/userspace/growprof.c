@@ -7,7 +7,8 @@
  *
  *   growprof KEYS [presized] [-n] [-t NS] [-T THREADS]
  *
- * Inserts KEYS distinct keys (SplitMix64 of 0..KEYS-1) into one map,
+ * Inserts KEYS distinct keys (key_present(0..KEYS-1) of bench_keys.h, the
+ * keys of `bench_us big`) into one map,
  * THREADS threads (default 1; thread j inserts keys j, j + THREADS, ...),
  * each insert timed with rdtsc. Around every insert it also reads
  * the thread's rusage (involuntary and voluntary context switches, minor
@@ -22,20 +23,13 @@
 #define _GNU_SOURCE
 #include <cht.h>
 #include "cht_map_int.h"
+#include "bench_keys.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <pthread.h>
 #include <time.h>
-
-static uint64_t splitmix(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static inline uint64_t tsc(void)
 {
@@ -108,7 +102,7 @@ static void *run(void *arg)
 		if (ru)
 			getrusage(RUSAGE_THREAD, &r0);
 		uint64_t t0 = tsc();
-		if (cht_map_u64_insert(m, splitmix(i), i) != CHT_OK) {
+		if (cht_map_u64_insert(m, key_present(i), i) != CHT_OK) {
 			fprintf(stderr, "growprof: insert %zu failed\n", i);
 			exit(1);
 		}

@@ -71,27 +71,32 @@ static void rb64_free_cb(cht_rcu_head_t *h)
  * RCU (its callback frees it), so the key must not point to it any longer.
  * The same for rb64 and rb64_key.
  */
+
+/** Hands a batch (its RCU head @a rcu, its callback @a cb) to the RCU. */
+static void post_batch(cht_rcu_head_t *rcu, pthread_key_t key,
+    void (*cb)(cht_rcu_head_t *))
+{
+	CHT_IMP_BEGIN(t0);
+	pthread_setspecific(key, NULL);
+	cht_rcu_call(rcu, cb);
+	CHT_IMP_END(t0, CHT_IMP_RCU_CALL);
+}
+
 static void flush_rb(void)
 {
 	if (rb && rb->n) {
-		CHT_IMP_BEGIN(t0);
 		retire_batch_t *b = rb;
 		rb = NULL;
-		pthread_setspecific(rb_key, NULL);
-		cht_rcu_call(&b->rcu, rb_free_cb);
-		CHT_IMP_END(t0, CHT_IMP_RCU_CALL);
+		post_batch(&b->rcu, rb_key, rb_free_cb);
 	}
 }
 
 static void flush_rb64(void)
 {
 	if (rb64 && rb64->n) {
-		CHT_IMP_BEGIN(t0);
 		retire64_batch_t *b = rb64;
 		rb64 = NULL;
-		pthread_setspecific(rb64_key, NULL);
-		cht_rcu_call(&b->rcu, rb64_free_cb);
-		CHT_IMP_END(t0, CHT_IMP_RCU_CALL);
+		post_batch(&b->rcu, rb64_key, rb64_free_cb);
 	}
 }
 
@@ -101,26 +106,30 @@ void cht__ma_flush_retired(void)
 	flush_rb64();
 }
 
-/** Thread exit: the open batch (@a arg, == rb) is flushed or freed. */
-static void rb_exit(void *arg)
+/** At a thread's exit: its open batch @a b posted if not empty, else freed. */
+static void exit_batch(void *b, cht_rcu_head_t *rcu, unsigned n,
+    void (*cb)(cht_rcu_head_t *))
 {
-	retire_batch_t *b = arg;
-	rb = NULL;
-	if (b->n)
-		cht_rcu_call(&b->rcu, rb_free_cb);
+	if (n)
+		cht_rcu_call(rcu, cb);
 	else
 		free(b);
 }
 
-/** Thread exit: the open line batch (@a arg, == rb64) is flushed or freed. */
+/** Thread exit: the open batch (@a arg, == rb). */
+static void rb_exit(void *arg)
+{
+	retire_batch_t *b = arg;
+	rb = NULL;
+	exit_batch(b, &b->rcu, b->n, rb_free_cb);
+}
+
+/** Thread exit: the open line batch (@a arg, == rb64). */
 static void rb64_exit(void *arg)
 {
 	retire64_batch_t *b = arg;
 	rb64 = NULL;
-	if (b->n)
-		cht_rcu_call(&b->rcu, rb64_free_cb);
-	else
-		free(b);
+	exit_batch(b, &b->rcu, b->n, rb64_free_cb);
 }
 
 static void rb_key_init(void)
