@@ -3,8 +3,8 @@
  * cht_map_int.h): size classes carved from 64-byte-aligned slabs, per-thread
  * caches, a depot of chains between them, wholly free slabs returned to the
  * system by reclaim() (on the library's worker thread, or at a map's
- * destroy), and the batched deferred frees of replaced values (one
- * cht_rcu_call() per CHT_MAP_RETIRE_BATCH objects).
+ * destroy). The batched deferred frees (cht__ma_retire(),
+ * cht__ma_retire64()) are in cht_retire.c.
  */
 #include <cht.h>
 #include <cht_map.h>
@@ -33,11 +33,38 @@ static const uint32_t cls_size[] = {
 /** Objects per chain between a thread cache and the depot. */
 #define CHAIN 128
 
-/** A free object: the first word links the chain, the second the chains. */
+/**
+ * A free object: the first word links the chain, the second the chains (in
+ * a chain's first object) or holds the chain's length (in its second
+ * object: chain_set_len()).
+ */
 typedef struct fobj {
 	struct fobj *next;
 	struct fobj *next_chain;
 } fobj_t;
+
+/**
+ * Records that chain @a ch has @a n objects, where chain_len() finds it
+ * without walking the chain: in the second object's second word (only a
+ * chain's first object links chains). A chain of one needs no record.
+ * Before the chain enters the depot.
+ */
+static inline void chain_set_len(fobj_t *ch, size_t n)
+{
+	if (ch->next)
+		ch->next->next_chain = (fobj_t *) (uintptr_t) n;
+}
+
+/**
+ * Length of chain @a ch taken from the depot: two loads. Walking it to count
+ * was a dependent miss per object (128 for a chain of freed overflow lines):
+ * 10 us in the refilling insert, the most frequent slow insert of a growing
+ * inline map (bench/userspace/growprof.c).
+ */
+static inline unsigned chain_len(const fobj_t *ch)
+{
+	return ch->next ? (unsigned) (uintptr_t) ch->next->next_chain : 1;
+}
 
 /**
  * A slab's header (the slab's first 64 bytes). The links and the shape are
@@ -84,8 +111,32 @@ static int64_t bytes_exited;          /* counters of exited threads; alloc_lock 
 static size_t reserved;               /* atomics */
 /** Bytes pushed into the depot since the last reclaim started; alloc_lock. */
 static size_t depot_pushed;
+/**
+ * Bytes of the free objects in the depot, and in a running reclaim's hands
+ * (depot_take() to depot_return(): frees meanwhile must still find a reclaim
+ * due, so that one runs after it for them): written under alloc_lock
+ * (relaxed atomic stores), read without it by reclaim_due().
+ */
+static size_t depot_bytes;
+/**
+ * A free asks for a background reclaim only when the depot holds at least
+ * 1/RECLAIM_SHARE of the reserved bytes and RECLAIM_MIN (four of the inline
+ * map's retire batches, which pass through the depot while it grows): a reclaim
+ * returns only wholly free slabs, whose objects are all in the depot, and
+ * costs O((D + S) log S) for D free objects and S slabs. Without the gate
+ * every free asked: a growing inline map (its splits retire overflow lines
+ * that its inserts take back from the depot at once, so no slab ever
+ * empties) had the worker reclaiming 1/(RECLAIM_IDLE + 1) of the time for
+ * nothing, 3,659 reclaims in a 1e7-key growth, each on the inserting
+ * thread's CPU when the process has one: the growing map's largest inserts,
+ * 7 ms (bench/userspace/growprof.c).
+ */
+#define RECLAIM_SHARE 8
+#define RECLAIM_MIN ((size_t) 1 << 20)
 /** One reclaim at a time; taken before alloc_lock, never inside it. */
 static pthread_mutex_t reclaim_lock = PTHREAD_MUTEX_INITIALIZER;
+/** Background reclaims that took the depot (statistics; relaxed). */
+static uint64_t bg_reclaims;
 /** When the next background reclaim may start (CLOCK_MONOTONIC ns); reclaim_lock. */
 static uint64_t reclaim_next_ns;
 /** 1 while reclaim_head is posted (reclaim_soon()); atomics. */
@@ -130,9 +181,20 @@ static tcache_t *tc_get(void)
 /** Pushes chain @a ch of @a n objects of class @a k into the depot. alloc_lock. */
 static void depot_push_locked(unsigned k, fobj_t *ch, size_t n)
 {
+	chain_set_len(ch, n);
 	ch->next_chain = depot[k];
 	depot[k] = ch;
 	depot_pushed += n * cls_size[k];
+	__atomic_store_n(&depot_bytes, depot_bytes + n * cls_size[k],
+	    __ATOMIC_RELAXED);
+}
+
+/** Whether a reclaim could be worth it now (see RECLAIM_SHARE). */
+static inline bool reclaim_due(void)
+{
+	size_t d = __atomic_load_n(&depot_bytes, __ATOMIC_RELAXED);
+	return d >= RECLAIM_MIN && d * RECLAIM_SHARE >=
+	    __atomic_load_n(&reserved, __ATOMIC_RELAXED);
 }
 
 static void tc_flush_self(void);
@@ -147,7 +209,15 @@ static void reclaim_work_fn(cht_env_work_t *w)
 	 * after that.
 	 */
 	__atomic_store_n(&reclaim_queued, 0, __ATOMIC_RELEASE);
+#ifdef CHT_IM_PROF
+	uint64_t t0 = __builtin_ia32_rdtsc();
+	__atomic_fetch_add(&cht__im_prof_reclaims, 1, __ATOMIC_RELAXED);
+#endif
 	reclaim(false);
+#ifdef CHT_IM_PROF
+	__atomic_fetch_add(&cht__im_prof_reclaim_tsc, __builtin_ia32_rdtsc() -
+	    t0, __ATOMIC_RELAXED);
+#endif
 }
 
 /**
@@ -232,16 +302,18 @@ static unsigned cls_of(size_t size)
 /** Refills class @a k of @a c: a chain from the depot, else a new slab. */
 static bool tc_refill(tcache_t *c, unsigned k)
 {
+	CHT_IMP_BEGIN(t0);
 	pthread_mutex_lock(&alloc_lock);
 	fobj_t *ch = depot[k];
 	if (ch) {
 		depot[k] = ch->next_chain;
+		unsigned n = chain_len(ch);
+		__atomic_store_n(&depot_bytes, depot_bytes - n * cls_size[k],
+		    __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&alloc_lock);
-		unsigned n = 0;
-		for (fobj_t *o = ch; o; o = o->next)
-			n++;
 		c->head[k] = ch;
 		c->cnt[k] = n;
+		CHT_IMP_END(t0, CHT_IMP_REFILL);
 		return true;
 	}
 	pthread_mutex_unlock(&alloc_lock);
@@ -272,6 +344,7 @@ static bool tc_refill(tcache_t *c, unsigned k)
 	}
 	c->head[k] = head;
 	c->cnt[k] = n;
+	CHT_IMP_END(t0, CHT_IMP_SLAB);
 	return true;
 }
 
@@ -311,7 +384,8 @@ void cht__ma_free(void *p, uint8_t cls, size_t size)
 		return;
 	}
 	tcache_t *c = tc_get();
-	reclaim_soon();
+	if (reclaim_due())
+		reclaim_soon();
 	if (!c) {
 		/* No cache for this thread: straight into the depot. */
 		fobj_t *o = p;
@@ -384,13 +458,18 @@ static bool reclaim_enter(bool force, uint64_t *t0)
 	if (force) {
 		pthread_mutex_lock(&reclaim_lock);
 	} else if (pthread_mutex_trylock(&reclaim_lock) != 0) {
-		reclaim_soon();  /* the running one may have missed our frees */
+		/*
+		 * The running one may have missed our frees (it took the
+		 * depot, so reclaim_due() cannot tell): ask again.
+		 */
+		reclaim_soon();
 		return false;
 	}
 	*t0 = now_ns();
 	if (!force && *t0 < reclaim_next_ns) {
 		pthread_mutex_unlock(&reclaim_lock);
-		reclaim_soon();
+		if (reclaim_due())
+			reclaim_soon();
 		return false;
 	}
 	return true;
@@ -399,11 +478,13 @@ static bool reclaim_enter(bool force, uint64_t *t0)
 /**
  * Reclaim phase 2 (reclaim_lock held): the calling thread's cache goes to
  * the depot, then under alloc_lock the depot's chains are taken whole into
- * @a dk and the head of the slab list into *@a first. False (nothing taken)
+ * @a dk (their bytes into *@a taken) and the head of the slab list into
+ * *@a first. False (nothing taken)
  * when nothing was pushed into the depot since the last reclaim started,
  * unless @a force.
  */
-static bool depot_take(bool force, fobj_t *dk[NCLS], slab_t **first)
+static bool depot_take(bool force, fobj_t *dk[NCLS], slab_t **first,
+    size_t *taken)
 {
 	tc_flush_self();
 	pthread_mutex_lock(&alloc_lock);
@@ -416,6 +497,7 @@ static bool depot_take(bool force, fobj_t *dk[NCLS], slab_t **first)
 		depot[k] = NULL;
 	}
 	depot_pushed = 0;
+	*taken = depot_bytes;  /* still counted: see depot_bytes */
 	*first = slabs;
 	pthread_mutex_unlock(&alloc_lock);
 	return true;
@@ -459,9 +541,13 @@ static slab_t **slabs_count_free(slab_t *first, fobj_t *const dk[NCLS],
 	return sv;
 }
 
-/** Appends chain @a ch (next_chain cleared) to the list *@a h .. *@a t. */
-static void chain_append(fobj_t **h, fobj_t **t, fobj_t *ch)
+/**
+ * Appends chain @a ch of @a n objects (next_chain cleared, its length
+ * recorded) to the list *@a h .. *@a t.
+ */
+static void chain_append(fobj_t **h, fobj_t **t, fobj_t *ch, unsigned n)
 {
+	chain_set_len(ch, n);
 	ch->next_chain = NULL;
 	if (*t)
 		(*t)->next_chain = ch;
@@ -476,11 +562,12 @@ static void chain_append(fobj_t **h, fobj_t **t, fobj_t *ch)
  * *@a kt, without the objects of the slabs of @a sv[0..ns) whose objects
  * are all free (their scratch count is their object count: no object of
  * such a slab is in use or in a cache, as the depot holds each free object
- * once). With @a sv NULL every object is kept.
+ * once). With @a sv NULL every object is kept. @return the objects kept.
  */
-static void chains_rebuild(fobj_t *dk, slab_t **sv, size_t ns, fobj_t **kh,
+static size_t chains_rebuild(fobj_t *dk, slab_t **sv, size_t ns, fobj_t **kh,
     fobj_t **kt)
 {
+	size_t kept = 0;
 	*kh = *kt = NULL;
 	fobj_t *cur = NULL, *cur_tail = NULL;
 	unsigned n = 0;
@@ -492,33 +579,38 @@ static void chains_rebuild(fobj_t *dk, slab_t **sv, size_t ns, fobj_t **kh,
 			if (s && s->scratch == s->nobj)
 				continue;  /* its slab goes */
 			o->next = NULL;
+			kept++;
 			if (cur_tail)
 				cur_tail->next = o;
 			else
 				cur = o;
 			cur_tail = o;
 			if (++n == CHAIN) {
-				chain_append(kh, kt, cur);
+				chain_append(kh, kt, cur, n);
 				cur = cur_tail = NULL;
 				n = 0;
 			}
 		}
 	}
 	if (cur)  /* the last, short chain */
-		chain_append(kh, kt, cur);
+		chain_append(kh, kt, cur, n);
+	return kept;
 }
 
 /**
  * Reclaim phase 5: under alloc_lock the rebuilt chains @a kh .. @a kt go
  * back into the depot (ahead of what was pushed meanwhile) and the wholly
- * free slabs of @a sv[0..ns) leave the slab list. Returns those slabs,
+ * free slabs of @a sv[0..ns) leave the slab list; depot_bytes counts
+ * @a kept_bytes where it counted @a taken_bytes. Returns those slabs,
  * linked through next, for slabs_free().
  */
 static slab_t *depot_return(fobj_t *const kh[NCLS], fobj_t *const kt[NCLS],
-    slab_t **sv, size_t ns)
+    size_t taken_bytes, size_t kept_bytes, slab_t **sv, size_t ns)
 {
 	slab_t *dead = NULL;
 	pthread_mutex_lock(&alloc_lock);
+	__atomic_store_n(&depot_bytes, depot_bytes - taken_bytes + kept_bytes,
+	    __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < NCLS; k++) {
 		if (kh[k]) {
 			kt[k]->next_chain = depot[k];
@@ -584,16 +676,21 @@ static void reclaim(bool force)
 		return;
 	fobj_t *dk[NCLS];
 	slab_t *first;
-	if (!depot_take(force, dk, &first)) {
+	size_t taken_bytes;
+	if (!depot_take(force, dk, &first, &taken_bytes)) {
 		pthread_mutex_unlock(&reclaim_lock);
 		return;
 	}
+	if (!force)
+		__atomic_fetch_add(&bg_reclaims, 1, __ATOMIC_RELAXED);
 	size_t ns;
 	slab_t **sv = slabs_count_free(first, dk, &ns);
 	fobj_t *kh[NCLS], *kt[NCLS];  /* the rebuilt chains, head and tail */
+	size_t kept_bytes = 0;
 	for (unsigned k = 0; k < NCLS; k++)
-		chains_rebuild(dk[k], sv, ns, &kh[k], &kt[k]);
-	slab_t *dead = depot_return(kh, kt, sv, ns);
+		kept_bytes += chains_rebuild(dk[k], sv, ns, &kh[k], &kt[k]) *
+		    cls_size[k];
+	slab_t *dead = depot_return(kh, kt, taken_bytes, kept_bytes, sv, ns);
 	free(sv);
 	/*
 	 * Freed before reclaim_lock goes: a destroy's reclaim, which waits for
@@ -605,6 +702,11 @@ static void reclaim(bool force)
 	pthread_mutex_unlock(&reclaim_lock);
 }
 
+uint64_t cht__ma_bg_reclaims(void)
+{
+	return __atomic_load_n(&bg_reclaims, __ATOMIC_RELAXED);
+}
+
 /** Bytes handed out by the allocator (every map of the process). */
 size_t cht__ma_in_use(void)
 {
@@ -614,85 +716,6 @@ size_t cht__ma_in_use(void)
 		b += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&alloc_lock);
 	return b > 0 ? (size_t) b : 0;
-}
-
-/* --- deferred frees of replaced values, in batches ---------------------------------- */
-
-typedef struct retire_batch {
-	cht_rcu_head_t rcu;
-	unsigned n;
-	struct {
-		void *p;
-		uint8_t cls;
-		size_t size;
-	} o[CHT_MAP_RETIRE_BATCH];
-} retire_batch_t;
-
-static __thread retire_batch_t *rb;
-static pthread_key_t rb_key;
-static pthread_once_t rb_once = PTHREAD_ONCE_INIT;
-
-static void rb_free_cb(cht_rcu_head_t *h)
-{
-	retire_batch_t *b = (retire_batch_t *) h;
-	for (unsigned i = 0; i < b->n; i++)
-		cht__ma_free(b->o[i].p, b->o[i].cls, b->o[i].size);
-	free(b);
-}
-
-/*
- * The thread's open batch is both in rb and in rb_key's value (for the
- * exit destructor); the two are kept equal: a flushed batch belongs to the
- * RCU (its callback frees it), so the key must not point to it any longer.
- */
-void cht__ma_flush_retired(void)
-{
-	if (rb && rb->n) {
-		retire_batch_t *b = rb;
-		rb = NULL;
-		pthread_setspecific(rb_key, NULL);
-		cht_rcu_call(&b->rcu, rb_free_cb);
-	}
-}
-
-/** Thread exit: the open batch (@a arg, == rb) is flushed or freed. */
-static void rb_exit(void *arg)
-{
-	retire_batch_t *b = arg;
-	rb = NULL;
-	if (b->n)
-		cht_rcu_call(&b->rcu, rb_free_cb);
-	else
-		free(b);
-}
-
-static void rb_key_init(void)
-{
-	if (pthread_key_create(&rb_key, rb_exit) != 0)
-		abort();
-}
-
-/**
- * Frees @a p after a grace period: into this thread's batch, which one
- * cht_rcu_call() frees when full. Falls back to a grace period of its own
- * (cht_rcu_synchronize() is not allowed in a section: then leaks nothing but
- * waits for the batch) when no batch can be allocated.
- */
-void cht__ma_retire(void *p, uint8_t cls, size_t size)
-{
-	if (!rb) {
-		pthread_once(&rb_once, rb_key_init);
-		rb = malloc(sizeof(*rb));
-		if (!rb)
-			abort();  /* 1.6 KiB; see cht_map.h (no error path here) */
-		rb->n = 0;
-		pthread_setspecific(rb_key, rb);
-	}
-	rb->o[rb->n].p = p;
-	rb->o[rb->n].cls = cls;
-	rb->o[rb->n].size = size;
-	if (++rb->n == CHT_MAP_RETIRE_BATCH)
-		cht__ma_flush_retired();
 }
 
 /* --- the interface to the maps (cht_map_int.h) ------------------------------------ */
@@ -726,10 +749,17 @@ void cht__ma_reclaim(void)
 	reclaim(true);
 }
 
+#ifdef CHT_IM_PROF
+__thread cht_im_prof_t cht__im_prof;
+uint64_t cht__im_prof_reclaims, cht__im_prof_reclaim_tsc;
+#endif
+
 void *cht__ma_alloc64(void)
 {
 	uint8_t cls;
+	CHT_IMP_BEGIN(t0);
 	void *p = cht__ma_alloc(64, &cls);
+	CHT_IMP_END(t0, CHT_IMP_ALLOC);
 	if (p && cls != CHT__MA_CLS64) {
 		/* No thread cache (out of memory): not a class-64 object. */
 		cht__ma_free(p, cls, 64);
@@ -741,11 +771,6 @@ void *cht__ma_alloc64(void)
 void cht__ma_free64(void *p)
 {
 	cht__ma_free(p, CHT__MA_CLS64, 64);
-}
-
-void cht__ma_retire64(void *p)
-{
-	cht__ma_retire(p, CHT__MA_CLS64, 64);
 }
 
 void cht__ma_settle(void)

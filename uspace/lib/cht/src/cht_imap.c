@@ -216,12 +216,19 @@ static ibkt_t *im_lock(cht_imap_t *m, uint64_t g, uint64_t *bi, uint32_t *ctl)
 		ibkt_t *bk = im_bucket(m, b);
 		uint32_t c = __atomic_load_n(&bk->ctl, __ATOMIC_RELAXED);
 		unsigned spins = 0;
+#ifdef CHT_IM_PROF
+		uint64_t tw = 0;
+#endif
 		for (;;) {
 			if (!(c & IM_LOCK) &&
 			    __atomic_compare_exchange_n(&bk->ctl, &c, c | IM_LOCK,
 			    true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 				break;
 			if (c & IM_LOCK) {
+#ifdef CHT_IM_PROF
+				if (!tw)
+					tw = __builtin_ia32_rdtsc();
+#endif
 				if (++spins > 64) {
 					sched_yield();
 					spins = 0;
@@ -231,6 +238,10 @@ static ibkt_t *im_lock(cht_imap_t *m, uint64_t g, uint64_t *bi, uint32_t *ctl)
 				c = __atomic_load_n(&bk->ctl, __ATOMIC_RELAXED);
 			}
 		}
+#ifdef CHT_IM_PROF
+		if (tw)
+			CHT_IMP_END(tw, CHT_IMP_LOCKWAIT);
+#endif
 		c |= IM_LOCK;
 		if (im_depth(m, b, c) == a) {
 			*bi = b;

@@ -26,6 +26,7 @@ bool cht__im_seg_ensure(cht_imap_t *m, uint64_t b2)
 		return false;
 	if (m->seg[k])
 		return true;
+	CHT_IMP_BEGIN(t0);
 	size_t bytes = ((size_t) 1 << msb) * sizeof(ibkt_t);
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -36,6 +37,7 @@ bool cht__im_seg_ensure(cht_imap_t *m, uint64_t b2)
 	m->seg_bytes[k] = bytes;
 	/* Release: published before any state that leads a reader into it. */
 	__atomic_store_n(&m->seg[k], (ibkt_t *) p, __ATOMIC_RELEASE);
+	CHT_IMP_END(t0, CHT_IMP_SEG);
 	return true;
 }
 
@@ -220,6 +222,7 @@ unsigned cht__im_pay(cht_imap_t *m)
 {
 	if (pthread_mutex_trylock(&m->split_lock) != 0)
 		return 0;  /* another thread splits */
+	CHT_IMP_BEGIN(t0);
 	unsigned did = 0;
 	if (im_nbuckets(__atomic_load_n(&m->state, __ATOMIC_RELAXED)) <
 	    __atomic_load_n(&m->want, __ATOMIC_RELAXED) && im_split(m)) {
@@ -227,5 +230,6 @@ unsigned cht__im_pay(cht_imap_t *m)
 		did = 1;
 	}
 	pthread_mutex_unlock(&m->split_lock);
+	CHT_IMP_END(t0, CHT_IMP_SPLIT);
 	return did;
 }

@@ -10,6 +10,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * --- per-phase cycle counts (bench-only: compiled in with -DCHT_IM_PROF) ---
+ *
+ * bench/userspace/growprof.c builds the library's sources with CHT_IM_PROF
+ * to attribute each slow insert of the inline map to what it was doing. The
+ * production build (uspace/Makefile) never defines it: the macros are empty.
+ */
+#ifdef CHT_IM_PROF
+enum {
+	CHT_IMP_SPLIT,      /* cht__im_pay(): one split (and its segment) */
+	CHT_IMP_SEG,        /* cht__im_seg_ensure(): a new segment mapped */
+	CHT_IMP_ALLOC,      /* cht__ma_alloc64() */
+	CHT_IMP_REFILL,     /* tc_refill(): a chain from the depot */
+	CHT_IMP_SLAB,       /* tc_refill(): a new slab carved */
+	CHT_IMP_RCU_CALL,   /* cht__ma_flush_retired(): a batch to the RCU */
+	CHT_IMP_LOCKWAIT,   /* im_lock(): a bucket lock found taken */
+	CHT_IMP_N
+};
+typedef struct {
+	uint64_t n[CHT_IMP_N];
+	uint64_t tsc[CHT_IMP_N];
+} cht_im_prof_t;
+/** The calling thread's counts (owner only). */
+extern __thread cht_im_prof_t cht__im_prof;
+/** Background reclaims started and their cycles (any thread; relaxed). */
+extern uint64_t cht__im_prof_reclaims, cht__im_prof_reclaim_tsc;
+#define CHT_IMP_BEGIN(v) uint64_t v = __builtin_ia32_rdtsc()
+#define CHT_IMP_END(v, k) do { \
+		cht__im_prof.n[k]++; \
+		cht__im_prof.tsc[k] += __builtin_ia32_rdtsc() - (v); \
+	} while (0)
+#else
+#define CHT_IMP_BEGIN(v) do { } while (0)
+#define CHT_IMP_END(v, k) do { } while (0)
+#endif
+
 /* --- the allocator (cht_alloc.c) --- */
 
 /** The size class of 64-byte, 64-byte-aligned objects (one cache line). */
@@ -48,6 +84,11 @@ void cht__ma_flush_reclaimer(void);
  * reclaim). Not inside a reader section.
  */
 void cht__ma_reclaim(void);
+/**
+ * Background reclaims (the worker's, not a destroy's) that took the depot
+ * since the process started: statistics for the tests.
+ */
+uint64_t cht__ma_bg_reclaims(void);
 /** Bytes handed out by the allocator to every map of the process. */
 size_t cht__ma_in_use(void);
 /** The class of an object of @a size bytes (CHT__MA_CLS_LARGE: none). */
@@ -61,7 +102,7 @@ void *cht__ma_alloc64(void);
 void cht__ma_free64(void *p);
 /**
  * Frees an object of cht__ma_alloc64() after a grace period (into the calling
- * thread's retire batch: one cht_rcu_call() per CHT_MAP_RETIRE_BATCH).
+ * thread's batch of lines: one cht_rcu_call() per 4096; cht_retire.c).
  */
 void cht__ma_retire64(void *p);
 /**
