@@ -3,6 +3,7 @@
  * and IPI handlers, IPIs, the console UART, power-off, page-table loads and
  * local TLB invalidation.
  */
+#include <mm/tlb_stats.h>
 #include <arch.h>
 #include <arch/asm.h>
 #include <arch/apic.h>
@@ -185,6 +186,9 @@ void arch_as_load(uintptr_t root_phys)
 	 * instruction, the full barrier arch.h promises.
 	 */
 	write_cr3(root_phys ? root_phys : paging_kernel_root_phys());
+	/* Without PCIDs every CR3 load drops the non-global translations. */
+	tlb_count(TLB_AS_LOADS, 1);
+	tlb_count(TLB_LOAD_FLUSHES, 1);
 }
 
 void userspace_print_features(void)

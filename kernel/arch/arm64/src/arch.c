@@ -5,6 +5,7 @@
  * (synchronous exceptions), cpu.c (timer, PSCI, CPU control), smp.c (IPIs,
  * secondary CPUs); the devices are genarch's (fdt.c, gicv2.c, pl011.c).
  */
+#include <mm/tlb_stats.h>
 #include <arch.h>
 #include <arch/asm.h>
 #include <arch/boot.h>
@@ -166,6 +167,9 @@ void arch_as_load(uintptr_t root_phys)
 	    "tlbi vmalle1\n\t"
 	    "dsb nsh\n\t"
 	    "isb" :: "r" (root) : "memory");
+	tlb_count(TLB_AS_LOADS, 1);
+	tlb_count(TLB_LOAD_FLUSHES, 1);
+	tlb_count(TLB_GLOBAL_DROPS, 1);
 }
 
 void userspace_print_features(void)

@@ -10,6 +10,7 @@
 #include <typedefs.h>
 #include <arch/mm.h>
 #include <arch/asm.h>
+#include <mm/tlb_stats.h>
 
 /*
  * The descriptor bits of the shared 4-level walk (genarch/mm/pt4.h; its
@@ -133,12 +134,15 @@ static inline void tlb_invalidate_pages_broadcast(uintptr_t base, size_t pages)
 	asm volatile ("dsb ishst" ::: "memory");
 	if (pages > TLB_TLBI_MAX) {
 		asm volatile ("tlbi vmalle1is" ::: "memory");
+		tlb_count(TLB_ALL_OPS, 1);
+		tlb_count(TLB_GLOBAL_DROPS, 1);
 	} else {
 		for (size_t i = 0; i < pages; i++) {
 			uint64_t arg = ((base + i * PAGE_SIZE) >> 12) &
 			    ((1UL << 44) - 1);
 			asm volatile ("tlbi vae1is, %0" :: "r" (arg) : "memory");
 		}
+		tlb_count(TLB_PAGE_OPS, pages);
 	}
 	asm volatile ("dsb ish\n\tisb" ::: "memory");
 	interrupts_restore(ipl);
@@ -167,11 +171,14 @@ static inline void tlb_invalidate_walks_broadcast(const uintptr_t *va,
 	asm volatile ("dsb ishst" ::: "memory");
 	if (n > TLB_TLBI_MAX) {
 		asm volatile ("tlbi vmalle1is" ::: "memory");
+		tlb_count(TLB_ALL_OPS, 1);
+		tlb_count(TLB_GLOBAL_DROPS, 1);
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			uint64_t arg = (va[i] >> 12) & ((1UL << 44) - 1);
 			asm volatile ("tlbi vae1is, %0" :: "r" (arg) : "memory");
 		}
+		tlb_count(TLB_PAGE_OPS, n);
 	}
 	asm volatile ("dsb ish\n\tisb" ::: "memory");
 	interrupts_restore(ipl);
