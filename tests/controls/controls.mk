@@ -28,7 +28,7 @@ upper = $(shell echo '$(1)' | tr a-z A-Z)
 # tests/test_control_patches.py checks both lists agree).
 FAULT_POINTS := rcu:FI_RCU_NOWAIT shootdown:FI_TLB_SHOOTDOWN \
 	smpcall:FI_SMPCALL_DROP workq:FI_WORKQ_DROP \
-	sharedcount:FI_CHT_SHAREDCOUNT
+	sharedcount:FI_CHT_SHAREDCOUNT asid:FI_ASID_REUSE
 FAULT_KNOBS := $(foreach p,$(FAULT_POINTS),$(word 1,$(subst :, ,$(p))))
 # Every reverted defect: one patch each.
 CONTROL_PATCHES := $(sort $(basename $(notdir $(wildcard tests/controls/*.patch))))
