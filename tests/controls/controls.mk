@@ -1,7 +1,8 @@
 # The negative controls (docs/CONTROLS.md): builds in which a test must FAIL.
 # Included by the top Makefile where it sets up BROKEN=.
 #
-#   BROKEN=KNOB[,KNOB...]  select controls; each KNOB is one of
+#   BROKEN=KNOB[,KNOB...]  select controls (`+` separates them too, for the
+#                          NAME:VAR=VALUE,... lists); each KNOB is one of
 #     - a fault-injection point (FAULT_POINTS below): compiled in with
 #       -DCONFIG_FAULT_INJECT=<mask> (debug/fault_inject.h: fault_inject());
 #       any target builds it in place (make BROKEN=rcu kernel);
@@ -34,7 +35,7 @@ FAULT_KNOBS := $(foreach p,$(FAULT_POINTS),$(word 1,$(subst :, ,$(p))))
 CONTROL_PATCHES := $(sort $(basename $(notdir $(wildcard tests/controls/*.patch))))
 BROKEN_KNOBS := $(FAULT_KNOBS) $(CONTROL_PATCHES)
 
-BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
+BROKEN_LIST := $(sort $(subst +, ,$(subst $(comma), ,$(BROKEN))) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
 ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
 $(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \
