@@ -152,7 +152,8 @@ struct as;
  * Makes the page tables of @a as the user half of the calling CPU's
  * translation (NULL: none, the kernel's alone). Implies invalidating what
  * the TLB holds for the previous user tables unless they are tagged (arm64:
- * ASIDs, arch/asid.h; amd64: a CR3 load drops them).
+ * ASIDs, arch/arm64/include/arch/asid.h; amd64: loading the root drops
+ * them).
  * Begins with a full memory barrier (each architecture's arch_as_load()
  * says which instruction): no earlier access of this CPU, the caller's
  * cpus_running RMW included, is reordered after the page walks and accesses

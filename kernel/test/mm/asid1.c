@@ -1,6 +1,6 @@
 /** @file asid1.c
- * The TLB tags of address spaces (arm64 ASIDs, arch/asid.h) from the
- * kernel's own counts (mm/tlb_stats.h), in a thread wired to one CPU:
+ * The TLB tags of address spaces (arm64 ASIDs,
+ * arch/arm64/include/arch/asid.h) from the kernel's own counts (mm/tlb_stats.h), in a thread wired to one CPU:
  *   1. Reuse: an address space X is entered, one page written and read
  *      (the TLB caches its translation), X left and released; a new one B
  *      with a page at the same address must get X's ASID (the allocator

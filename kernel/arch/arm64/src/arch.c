@@ -153,8 +153,8 @@ bool console_hw_irq_enable(void (*handler)(void))
 void arch_as_load(as_t *as)
 {
 	/*
-	 * With ASIDs (arch/asid.h): no TLB invalidation here but the one
-	 * asid_switch() does once after a rollover. The kernel alone (as
+	 * With ASIDs (arch/arm64/include/arch/asid.h): no TLB invalidation
+	 * here but the one asid_switch() does once after a rollover. The kernel alone (as
 	 * NULL) gets the empty root under the ASID the CPU already has, as
 	 * Linux's reserved TTBR0 keeps it: nothing is walked through the
 	 * empty root, the ASID stays the active one (kept for its owner by

@@ -1,7 +1,7 @@
 /** @file asid.c
- * The arm64 ASID allocator (arch/asid.h): a generation counter with
- * rollover, the scheme of Linux's arch/arm64/mm/context.c (read, not
- * copied), plus the reuse of a released address space's number within its
+ * The arm64 ASID allocator (arch/arm64/include/arch/asid.h): a generation
+ * counter with rollover, the scheme of Linux's arch/arm64/mm/context.c
+ * (read, not copied), plus the reuse of a released address space's number within its
  * generation.
  *
  * State and what protects it:

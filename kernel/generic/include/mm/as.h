@@ -134,7 +134,7 @@ typedef struct as {
 	uint64_t *root;
 	/**
 	 * The TLB tag of the address space: arm64 (generation | ASID), 0
-	 * before its first load (arch/asid.h: written under the ASID lock,
+	 * before its first load (arch/arm64/include/arch/asid.h: written under the ASID lock,
 	 * read without it by the switch's fast path and by the unmap's
 	 * invalidation, relaxed atomics); unused on amd64.
 	 */

@@ -27,7 +27,10 @@ typedef enum {
 	 * one without ASIDs; with ASIDs only the first one after a rollover.
 	 */
 	TLB_LOAD_FLUSHES,
-	/** Single-page (or single-table) invalidations: tlbi vae1is, invlpg. */
+	/**
+	 * Single-page (or single-table) invalidations: arm64 tlbi vae1is,
+	 * amd64's one-page invalidation.
+	 */
 	TLB_PAGE_OPS,
 	/**
 	 * Invalidations of one address space's ASID (tlbi aside1is): an unmap
@@ -37,13 +40,14 @@ typedef enum {
 	TLB_ASID_OPS,
 	/**
 	 * Invalidations of every user translation for an unmap of more than
-	 * 32 pages without a tag to name the address space (amd64: CR3
-	 * reload; arm64 without ASIDs: tlbi vmalle1is).
+	 * 32 pages without a tag to name the address space (amd64: the root
+	 * reloaded; arm64 without ASIDs: tlbi vmalle1is).
 	 */
 	TLB_ALL_OPS,
 	/**
 	 * Invalidations that also dropped the kernel's global translations
-	 * (arm64: tlbi vmalle1 and vmalle1is; amd64's CR3 reload keeps them).
+	 * (arm64: tlbi vmalle1 and vmalle1is; amd64's root reload keeps
+	 * them).
 	 */
 	TLB_GLOBAL_DROPS,
 	/** ASID generations this CPU started (arm64: all numbers used up). */

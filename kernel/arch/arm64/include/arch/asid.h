@@ -6,8 +6,8 @@
  * invalidates by ASID and address (`tlbi vae1is`) or by ASID (`tlbi
  * aside1is`), never every CPU's whole TLB.
  *
- * The allocator (asid.c) is a generation counter as in Linux's arm64
- * (arch/arm64/mm/context.c, written anew here): an address space's
+ * The allocator (asid.c) is a generation counter as in Linux's
+ * arch/arm64/mm/context.c (written anew here): an address space's
  * as_t.tlb_ctx is (generation | ASID), 0 before its first load. A context
  * of the current generation is used as is; when no number is left, the
  * generation rolls over: every number is free again except those the CPUs
