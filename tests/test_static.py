@@ -110,10 +110,28 @@ def arm64_broadcast_shootdown_ok(insns):
             return False, "not a broadcast TLBI by ASID: " + ops[n]
     if "dsb ish" not in ops[:tlbis[0]]:
         return False, "no dsb ish before the first tlbi"
-    after = ops[tlbis[-1] + 1:]
-    if "dsb ish" not in after or "isb" not in after[after.index("dsb ish"):]:
-        return False, "no dsb ish, isb after the last tlbi"
+    for n in tlbis:
+        if not _reaches_dsb_isb(ops, n):
+            return False, "no dsb ish, isb after the tlbi: " + ops[n]
     return True, ""
+
+
+def _reaches_dsb_isb(ops, n):
+    """Does the path from ops[n] (falling through conditional branches,
+    following an unconditional ``b`` to an offset in the function: the
+    compiler may lay a branch's TLBI out after the return) come to ``dsb
+    ish`` and then ``isb`` before a ``ret``?"""
+    seen = set()
+    while n < len(ops) and n not in seen:
+        seen.add(n)
+        op = ops[n]
+        if op == "dsb ish":
+            return "isb" in ops[n + 1:n + 2]
+        if op == "ret":
+            return False
+        m = re.match(r"b [0-9a-f]+ <tlb_shootdown\+0x([0-9a-f]+)>", op)
+        n = int(m.group(1), 16) // 4 if m else n + 1
+    return False
 
 
 @pytest.mark.skipif(ARM64_OBJDUMP is None,
@@ -140,6 +158,14 @@ def test_arm64_checker_rejects():
     assert not arm64_broadcast_shootdown_ok(good[1:])[0]
     assert not arm64_broadcast_shootdown_ok(
         ["dsb\tish", "tlbi\tvmalle1is", "dsb\tish", "isb", "ret"])[0]
+    # a TLBI laid out after the return, branching back before the DSB
+    tail = ["dsb\tish", "cbz\tx4, ffff800040200010 <tlb_shootdown+0x10>",
+            "tlbi\tvae1is, x3", "dsb\tish", "isb", "ret",
+            "tlbi\taside1is, x4"]
+    assert arm64_broadcast_shootdown_ok(
+        tail + ["b\tffff80004020000c <tlb_shootdown+0xc>"])[0]
+    assert not arm64_broadcast_shootdown_ok(
+        tail + ["b\tffff800040200014 <tlb_shootdown+0x14>"])[0]
 
 
 # ---- FP/SIMD only where the user state is switched ------------------------
