@@ -162,8 +162,9 @@ void arch_as_load(as_t *as)
 	 * field of TTBR0 changes, then sees an ASID reused without
 	 * invalidation as real hardware would (test asid1). The entries of
 	 * that owner stay in this CPU's TLB meanwhile, reachable only by an
-	 * EL1 access to a user address with no address space entered, which
-	 * the kernel does not make (uaccess needs THREAD->as).
+	 * EL1 access to a user address with no address space entered: the
+	 * uaccess functions refuse one (EFAULT, uaccess.c), and plain kernel
+	 * code touches user addresses only inside an address space.
 	 * The DSB ISH before the MSR is the full barrier arch.h promises: it
 	 * completes every earlier load and store, the table stores and the
 	 * cpus_running update (as.c's seq_cst RMW, an LDAXR/STLXR loop that
