@@ -33,13 +33,15 @@ ARM64_SOAK_CONFIGS += arm64-podzimek-locked:RCU=podzimek-rcu,PAGE_HT=locked
 # make arm64: the arm64 kernels make test boots, NAME:VAR=VALUE,... as
 # FLAVOUR_CONFIGS, built with ARCH=arm64 into build/NAME: the flavours above
 # and the broken-RCU controls and BROKEN=shootdown (the non-broadcast TLBI,
-# the control of tlb_shootdown() in mm/as.c). tests/test_arm64.py boots them
+# the control of tlb_shootdown() in mm/as.c) with BROKEN=asid (a released
+# ASID reused without invalidation, arm64 only: one boot runs both
+# controls' tests). tests/test_arm64.py boots them
 # (make test: test * on a few, a short look at locked and release; make soak:
 # test * at -smp 1, 2, 4, 8 on the four debug builds).
 ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
 	arm64-rcu-broken:BROKEN=rcu \
 	arm64-podzimek-broken:RCU=podzimek-rcu,BROKEN=rcu \
-	arm64-broken-shootdown:BROKEN=shootdown
+	arm64-broken-shootdown:BROKEN=shootdown+asid
 
 # make sanitizers / sanitizers-soak: the sanitizer kernels (docs/SANITIZERS.md)
 # in build/<config>-<sanitizer>: make test boots debug-kasan and debug-ubsan

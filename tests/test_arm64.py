@@ -5,8 +5,9 @@ A-RCU (build/arm64) and Podzimek (build/arm64-podzimek) over the CHT page
 hash table, A-RCU over the locked one (build/arm64-locked), the release build
 (DEBUG=0, A-RCU, CHT: build/arm64-release) and the broken-RCU controls
 (build/arm64-rcu-broken, build/arm64-podzimek-broken) and the
-``BROKEN=shootdown`` control (build/arm64-broken-shootdown: a local TLBI
-where tlb_shootdown() must broadcast); ``make arm64-soak``
+``BROKEN=shootdown+asid`` control (build/arm64-broken-shootdown: a local TLBI
+where tlb_shootdown() must broadcast, and a released ASID freed for reuse
+without its invalidation); ``make arm64-soak``
 Podzimek over the locked page hash table (build/arm64-podzimek-locked), which
 only ``make soak`` boots; ``make arm64-controls`` every other ``BROKEN=`` knob
 for arm64 (not booted here). These tests boot them with ``qemu-system-aarch64 -M virt -cpu
@@ -42,7 +43,13 @@ cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
   ``pagefault1`` with a stale translation at -smp 2: TCG keeps a vCPU's TLB
   until that vCPU is told, so the broadcast is what the test sees. (The
   broadcast build's as1 and pagefault1 check that no shootdown sends a
-  cross-call: part of ``test *``.)
+  cross-call: part of ``test *``.) The same build's ASIDs are reused
+  without invalidation (``BROKEN=asid``): ``asid1`` must fail with
+  "stale translation" (the next owner of the released ASID read the old
+  owner's word without a fault; TCG drops its TLB only when TTBR0's ASID
+  changes, and the CPU keeps it while it runs the kernel alone). The
+  correct build's asid1 (part of ``test *``) checks the reuse, the counts
+  of switches and unmaps and a rollover (docs/ARM64.md, "TLB and ASIDs").
 
 * User tasks at EL0 at -smp 2: ``run hello``, ``run threads``,
   ``run sysjunk``, ``run ufault`` and ``run chtuser -t 3`` (the OS build of
@@ -358,8 +365,16 @@ def test_broken_rcu_fails(config):
 def test_broken_shootdown_fails():
     """A shootdown that invalidates only the unmapping CPU's TLB (the
     non-broadcast TLBI) leaves another CPU a stale translation: pagefault1
-    must fail with it, as the amd64 control (no cross-call) does."""
+    must fail with it, as the amd64 control (no cross-call) does. The same
+    build (BROKEN=shootdown+asid, one boot for both controls) frees a
+    released ASID for reuse without invalidating it: asid1 must read the
+    released address space's word through the reused ASID."""
     with boot("broken-shootdown", 2) as k:
+        ok, reason, out = k.run_test("asid1", TEST_ONE_TIMEOUT)
+        assert not ok, "ASID reuse without invalidation passed asid1:\n" + out
+        assert reason and reason.startswith(
+            "stale translation: ASID "), \
+            "asid1 failed for another reason: %r\n%s" % (reason, out)
         ok, reason, out = k.run_test("pagefault1", TEST_ONE_TIMEOUT)
         assert not ok, "local-only TLBI passed pagefault1 on arm64:\n" + out
         assert reason and re.match(

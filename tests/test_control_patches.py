@@ -104,6 +104,10 @@ def test_fault_points_match_the_code():
         assert used.stdout.strip(), "%s is never asked" % p
 
 
+#: Fault points that only arm64 code asks (asid: asid_release()).
+ARM64_ONLY_KNOBS = ("asid",)
+
+
 def test_every_control_is_built_and_tested():
     """make controls builds build/broken-KNOB for every knob, and a test
     reads each of them."""
@@ -115,7 +119,14 @@ def test_every_control_is_built_and_tested():
     for path in glob.glob(os.path.join(REPO, "tests", "test_*.py")):
         with open(path) as f:
             tests += f.read()
+    arm64 = make_print("ARM64_CONFIGS")
     for k in knobs:
+        if k in ARM64_ONLY_KNOBS:
+            # asked only by arm64 code: built into an arm64 control of
+            # ARM64_CONFIGS (tests/configs.mk), whose boot runs its test
+            assert any(re.search(r"BROKEN=(?:\w+\+)*%s\b" % k, c)
+                       for c in arm64), "make arm64 does not build %s" % k
+            continue
         if k == "rcu":
             assert {"rcu-broken", "podzimek-broken"} <= names
             continue

@@ -13,9 +13,11 @@ image (the release one is where a compiler may move things).
 
 The arm64 shootdown (ARCH_TLB_BROADCAST, kernel/generic/include/arch.h):
 ``tlb_shootdown()`` in build/arm64 calls nothing (no ``smp_call``: the
-``tlbi vae1is`` / ``vmalle1is`` broadcast reaches every CPU) and orders its
-invalidation as arch/paging.h argues: ``dsb ishst`` before the first TLBI,
-``dsb ish`` then ``isb`` after the last.
+``tlbi vae1is`` / ``aside1is`` broadcast, by the address space's ASID,
+reaches every CPU) and orders its invalidation as arch/paging.h argues:
+``dsb ish`` before the first TLBI (a full one since the ASID is read after
+the cleared entries: ``dsb ishst`` was enough before ASIDs), ``dsb ish``
+then ``isb`` after the last.
 """
 
 import os
@@ -93,8 +95,8 @@ def test_checker_rejects_unfenced_load():
 
 def arm64_broadcast_shootdown_ok(insns):
     """Return (ok, what): does @insns (an arm64 tlb_shootdown) call nothing,
-    use only broadcast TLBIs, put ``dsb ishst`` before the first and
-    ``dsb ish``, ``isb`` after the last?"""
+    use only broadcast TLBIs (by VA and ASID, or by ASID), put ``dsb ish``
+    before the first and ``dsb ish``, ``isb`` after the last?"""
     ops = [re.sub(r"\s+", " ", i).split("//")[0].strip() for i in insns]
     for op in ops:
         if re.match(r"(bl|blr|br) ", op) or op.startswith("b ") and \
@@ -104,14 +106,32 @@ def arm64_broadcast_shootdown_ok(insns):
     if not tlbis:
         return False, "no tlbi"
     for n in tlbis:
-        if not re.match(r"tlbi (vae1is|vmalle1is)\b", ops[n]):
-            return False, "not a broadcast TLBI: " + ops[n]
-    if "dsb ishst" not in ops[:tlbis[0]]:
-        return False, "no dsb ishst before the first tlbi"
-    after = ops[tlbis[-1] + 1:]
-    if "dsb ish" not in after or "isb" not in after[after.index("dsb ish"):]:
-        return False, "no dsb ish, isb after the last tlbi"
+        if not re.match(r"tlbi (vae1is|aside1is)\b", ops[n]):
+            return False, "not a broadcast TLBI by ASID: " + ops[n]
+    if "dsb ish" not in ops[:tlbis[0]]:
+        return False, "no dsb ish before the first tlbi"
+    for n in tlbis:
+        if not _reaches_dsb_isb(ops, n):
+            return False, "no dsb ish, isb after the tlbi: " + ops[n]
     return True, ""
+
+
+def _reaches_dsb_isb(ops, n):
+    """Does the path from ops[n] (falling through conditional branches,
+    following an unconditional ``b`` to an offset in the function: the
+    compiler may lay a branch's TLBI out after the return) come to ``dsb
+    ish`` and then ``isb`` before a ``ret``?"""
+    seen = set()
+    while n < len(ops) and n not in seen:
+        seen.add(n)
+        op = ops[n]
+        if op == "dsb ish":
+            return "isb" in ops[n + 1:n + 2]
+        if op == "ret":
+            return False
+        m = re.match(r"b [0-9a-f]+ <tlb_shootdown\+0x([0-9a-f]+)>", op)
+        n = int(m.group(1), 16) // 4 if m else n + 1
+    return False
 
 
 @pytest.mark.skipif(ARM64_OBJDUMP is None,
@@ -127,14 +147,25 @@ def test_arm64_tlb_shootdown_broadcast():
 
 def test_arm64_checker_rejects():
     """Negative controls of the arm64 checker: a cross-call, a local TLBI,
-    a missing dsb ishst."""
-    good = ["dsb\tishst", "tlbi\tvae1is, x2", "dsb\tish", "isb", "ret"]
+    a missing dsb ish, a TLBI of every ASID (vmalle1is drops the kernel's
+    global entries too)."""
+    good = ["dsb\tish", "tlbi\tvae1is, x2", "dsb\tish", "isb", "ret"]
     assert arm64_broadcast_shootdown_ok(good)[0]
     assert not arm64_broadcast_shootdown_ok(
         good[:-1] + ["bl\tffff800040200000 <smp_call>", "ret"])[0]
     assert not arm64_broadcast_shootdown_ok(
-        ["dsb\tishst", "tlbi\tvae1, x2", "dsb\tnsh", "isb", "ret"])[0]
+        ["dsb\tish", "tlbi\tvae1, x2", "dsb\tnsh", "isb", "ret"])[0]
     assert not arm64_broadcast_shootdown_ok(good[1:])[0]
+    assert not arm64_broadcast_shootdown_ok(
+        ["dsb\tish", "tlbi\tvmalle1is", "dsb\tish", "isb", "ret"])[0]
+    # a TLBI laid out after the return, branching back before the DSB
+    tail = ["dsb\tish", "cbz\tx4, ffff800040200010 <tlb_shootdown+0x10>",
+            "tlbi\tvae1is, x3", "dsb\tish", "isb", "ret",
+            "tlbi\taside1is, x4"]
+    assert arm64_broadcast_shootdown_ok(
+        tail + ["b\tffff80004020000c <tlb_shootdown+0xc>"])[0]
+    assert not arm64_broadcast_shootdown_ok(
+        tail + ["b\tffff800040200014 <tlb_shootdown+0x14>"])[0]
 
 
 # ---- FP/SIMD only where the user state is switched ------------------------

@@ -64,6 +64,9 @@ test_t tests[] = {
 	{ "as1", "Address space with areas entered by threads: thousands of pages "
 	    "faulted in, verified, unmapped, resized, destroyed; no leak",
 	    test_as1, true },
+	{ "asid1", "TLB tags (arm64 ASIDs) from the kernel's counts: a reused "
+	    "ASID reads no stale data, switches and unmaps flush nothing else, "
+	    "rollover with more address spaces than ASIDs", test_asid1, true },
 	{ "pagefault1", "Concurrent faults, unmaps, re-faults in shared and private "
 	    "address spaces against a shadow; no stale translation after an unmap",
 	    test_pagefault1, true },

@@ -95,6 +95,7 @@ const char *test_chtresize(void);
 const char *test_chtcount(void);
 const char *test_mapping1(void);
 const char *test_as1(void);
+const char *test_asid1(void);
 const char *test_pagefault1(void);
 const char *test_asrace1(void);
 const char *test_ptprune1(void);

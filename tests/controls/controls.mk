@@ -1,7 +1,8 @@
 # The negative controls (docs/CONTROLS.md): builds in which a test must FAIL.
 # Included by the top Makefile where it sets up BROKEN=.
 #
-#   BROKEN=KNOB[,KNOB...]  select controls; each KNOB is one of
+#   BROKEN=KNOB[,KNOB...]  select controls (`+` separates them too, for the
+#                          NAME:VAR=VALUE,... lists); each KNOB is one of
 #     - a fault-injection point (FAULT_POINTS below): compiled in with
 #       -DCONFIG_FAULT_INJECT=<mask> (debug/fault_inject.h: fault_inject());
 #       any target builds it in place (make BROKEN=rcu kernel);
@@ -28,13 +29,13 @@ upper = $(shell echo '$(1)' | tr a-z A-Z)
 # tests/test_control_patches.py checks both lists agree).
 FAULT_POINTS := rcu:FI_RCU_NOWAIT shootdown:FI_TLB_SHOOTDOWN \
 	smpcall:FI_SMPCALL_DROP workq:FI_WORKQ_DROP \
-	sharedcount:FI_CHT_SHAREDCOUNT
+	sharedcount:FI_CHT_SHAREDCOUNT asid:FI_ASID_REUSE
 FAULT_KNOBS := $(foreach p,$(FAULT_POINTS),$(word 1,$(subst :, ,$(p))))
 # Every reverted defect: one patch each.
 CONTROL_PATCHES := $(sort $(basename $(notdir $(wildcard tests/controls/*.patch))))
 BROKEN_KNOBS := $(FAULT_KNOBS) $(CONTROL_PATCHES)
 
-BROKEN_LIST := $(sort $(subst $(comma), ,$(BROKEN)) \
+BROKEN_LIST := $(sort $(subst +, ,$(subst $(comma), ,$(BROKEN))) \
 	$(if $(filter 1,$(RCU_BROKEN)),rcu))
 ifneq ($(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)),)
 $(error BROKEN: unknown knob(s) $(filter-out $(BROKEN_KNOBS),$(BROKEN_LIST)); \

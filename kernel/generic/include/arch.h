@@ -146,10 +146,14 @@ extern const char arch_name[];
 
 /* Address spaces and TLB */
 
+struct as;
+
 /**
- * Makes the page tables rooted at @a root_phys the user half of the calling
- * CPU's translation (0: none, the kernel's alone). Implies invalidating what
- * the TLB holds for the previous user tables unless they are tagged.
+ * Makes the page tables of @a as the user half of the calling CPU's
+ * translation (NULL: none, the kernel's alone). Implies invalidating what
+ * the TLB holds for the previous user tables unless they are tagged (arm64:
+ * ASIDs, arch/arm64/include/arch/asid.h; amd64: loading the root drops
+ * them).
  * Begins with a full memory barrier (each architecture's arch_as_load()
  * says which instruction): no earlier access of this CPU, the caller's
  * cpus_running RMW included, is reordered after the page walks and accesses
@@ -157,7 +161,17 @@ extern const char arch_name[];
  * on it).
  * Interrupts disabled.
  */
-void arch_as_load(uintptr_t root_phys);
+void arch_as_load(struct as *as);
+
+/**
+ * Called by as_release() before it unmaps the areas of @a as, which no CPU
+ * runs any more (cpus_running is 0) and none can enter again: drops what
+ * the TLBs may still hold of @a as if the architecture can do so at once
+ * (arm64: its ASID, `tlbi aside1is`, and frees the ASID). @return true when
+ * it did, and the unmaps then need no TLB invalidation of their own; false
+ * (amd64) when they do theirs. Thread context.
+ */
+bool arch_as_release_tlb(struct as *as);
 
 /*
  * TLB invalidation (arch/paging.h, inline): the shootdown after an unmap

@@ -3,6 +3,8 @@
  * and IPI handlers, IPIs, the console UART, power-off, page-table loads and
  * local TLB invalidation.
  */
+#include <mm/tlb_stats.h>
+#include <mm/as.h>
 #include <arch.h>
 #include <arch/asm.h>
 #include <arch/apic.h>
@@ -177,14 +179,23 @@ void arch_poweroff(void)
 
 /* Address spaces */
 
-void arch_as_load(uintptr_t root_phys)
+void arch_as_load(as_t *as)
 {
 	/*
 	 * A write to CR3 is a serializing instruction: every earlier load and
 	 * store completes (the store buffer drains) before the next
 	 * instruction, the full barrier arch.h promises.
 	 */
-	write_cr3(root_phys ? root_phys : paging_kernel_root_phys());
+	write_cr3(as ? as->root_phys : paging_kernel_root_phys());
+	/* Without PCIDs every CR3 load drops the non-global translations. */
+	tlb_count(TLB_AS_LOADS, 1);
+	tlb_count(TLB_LOAD_FLUSHES, 1);
+}
+
+bool arch_as_release_tlb(as_t *as)
+{
+	(void) as;
+	return false;
 }
 
 void userspace_print_features(void)

@@ -5,6 +5,9 @@
  * (synchronous exceptions), cpu.c (timer, PSCI, CPU control), smp.c (IPIs,
  * secondary CPUs); the devices are genarch's (fdt.c, gicv2.c, pl011.c).
  */
+#include <mm/tlb_stats.h>
+#include <mm/as.h>
+#include <arch/asid.h>
 #include <arch.h>
 #include <arch/asm.h>
 #include <arch/boot.h>
@@ -147,25 +150,47 @@ bool console_hw_irq_enable(void (*handler)(void))
 
 /* Address spaces */
 
-void arch_as_load(uintptr_t root_phys)
+void arch_as_load(as_t *as)
 {
 	/*
-	 * No ASIDs: every switch invalidates this CPU's TLB. The DSB ISH
-	 * before is the full barrier arch.h promises: it completes every
-	 * earlier load and store, the table stores and the cpus_running
-	 * update (as.c's seq_cst RMW, an LDAXR/STLXR loop that is no full
-	 * barrier by itself) included, before the new tables are walked or
-	 * any later access is performed; the one after
-	 * waits for the invalidation, the ISB makes the next instructions use
-	 * the new translation.
+	 * With ASIDs (arch/arm64/include/arch/asid.h): no TLB invalidation
+	 * here but the one asid_switch() does once after a rollover. The kernel alone (as
+	 * NULL) gets the empty root under the ASID the CPU already has, as
+	 * Linux's reserved TTBR0 keeps it: nothing is walked through the
+	 * empty root, the ASID stays the active one (kept for its owner by
+	 * a rollover), and TCG, which drops its whole TLB whenever the ASID
+	 * field of TTBR0 changes, then sees an ASID reused without
+	 * invalidation as real hardware would (test asid1). The entries of
+	 * that owner stay in this CPU's TLB meanwhile, reachable only by an
+	 * EL1 access to a user address with no address space entered: the
+	 * uaccess functions refuse one (EFAULT, uaccess.c), and plain kernel
+	 * code touches user addresses only inside an address space.
+	 * The DSB ISH before the MSR is the full barrier arch.h promises: it
+	 * completes every earlier load and store, the table stores and the
+	 * cpus_running update (as.c's seq_cst RMW, an LDAXR/STLXR loop that
+	 * is no full barrier by itself) included, and asid_switch()'s TLBI,
+	 * before the new tables are walked or any later access is performed;
+	 * the ISB makes the next instructions use the new translation.
 	 */
-	uintptr_t root = root_phys ? root_phys : paging_kernel_root_phys();
+	uint64_t ttbr;
+	if (as) {
+		uint64_t ctx = asid_switch(as);
+		ttbr = as->root_phys | ((ctx & ASID_MASK) << 48);
+	} else {
+		uint64_t cur;
+		asm volatile ("mrs %0, ttbr0_el1" : "=r" (cur));
+		ttbr = paging_kernel_root_phys() | (cur & (0xffffUL << 48));
+	}
 	asm volatile ("dsb ish\n\t"
 	    "msr ttbr0_el1, %0\n\t"
-	    "isb\n\t"
-	    "tlbi vmalle1\n\t"
-	    "dsb nsh\n\t"
-	    "isb" :: "r" (root) : "memory");
+	    "isb" :: "r" (ttbr) : "memory");
+	tlb_count(TLB_AS_LOADS, 1);
+}
+
+bool arch_as_release_tlb(as_t *as)
+{
+	asid_release(as);
+	return true;
 }
 
 void userspace_print_features(void)

@@ -4,11 +4,14 @@
  * in uaccess_table. A missing page is resolved by the generic fault path
  * (exception.c's abort handler, through mm/page_fault.h); a fault it cannot
  * resolve resumes at ua_fault (uaccess_fixup()), and the access returns
- * EFAULT.
+ * EFAULT. A thread in no address space gets EFAULT without an access: the
+ * CPU then runs the empty root under the ASID of the address space it ran
+ * last (arch.c, arch_as_load()), whose entries may still be in its TLB.
  */
 #include <arch/uaccess.h>
 #include <arch/entry.h>
 #include <mm/as.h>
+#include <proc/thread.h>
 #include <errno.h>
 
 extern const uintptr_t uaccess_table[], uaccess_table_end[];
@@ -16,7 +19,8 @@ extern const uintptr_t uaccess_table[], uaccess_table_end[];
 static bool user_range_ok(const void __user *p, size_t n)
 {
 	uintptr_t a = (__force uintptr_t) p;
-	return a + n >= a && a + n <= USER_SPACE_END;
+	thread_t *t = THREAD;
+	return a + n >= a && a + n <= USER_SPACE_END && t && t->as;
 }
 
 int uaccess_store64(uint64_t __user *uaddr, uint64_t val)

@@ -44,6 +44,11 @@ enum {
 	FI_WORKQ_DROP,
 	/** sharedcount: every CHT lookup increments one global counter. */
 	FI_CHT_SHAREDCOUNT,
+	/**
+	 * asid: a released address space's ASID is freed for reuse without
+	 * invalidating it (arm64, asid_release()).
+	 */
+	FI_ASID_REUSE,
 	FI_POINTS
 };
 

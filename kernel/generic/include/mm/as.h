@@ -132,6 +132,13 @@ typedef struct as {
 	/** Top-level page table (physical and direct-map address). Set once. */
 	uintptr_t root_phys;
 	uint64_t *root;
+	/**
+	 * The TLB tag of the address space: arm64 (generation | ASID), 0
+	 * before its first load (arch/arm64/include/arch/asid.h: written under the ASID lock,
+	 * read without it by the switch's fast path and by the unmap's
+	 * invalidation, relaxed atomics); unused on amd64.
+	 */
+	uint64_t tlb_ctx;
 	/** What as_create() got from malloc() (as_t sits on a line boundary). */
 	void *raw;
 	/** Rows of stats[] (cpu_count when created). Set once. */

@@ -1,8 +1,10 @@
 /** @file cmd_mm.c
  * Memory commands: `zones` (physical memory zones and the heap), `slabs`
  * (slab caches, from slab_get_all_stats()), `as` (address spaces and their
- * areas) and `page_ht` (the global page hash table, from page_ht_get_stats()).
+ * areas), `page_ht` (the global page hash table, from page_ht_get_stats())
+ * and `tlb` (the TLB maintenance counts of mm/tlb_stats.h).
  */
+#include <mm/tlb_stats.h>
 #include <console/kconsole.h>
 #include <console/console.h>
 #include <console/cmds.h>
@@ -72,6 +74,12 @@ static int cmd_page_ht(const cmd_call_t *call)
 	return 0;
 }
 
+static int cmd_tlb(const cmd_call_t *call)
+{
+	tlb_stats_print();
+	return 0;
+}
+
 static cmd_info_t cmds[] = {
 	{ .name = "zones", .description = "Physical memory zones and heap",
 	    .func = cmd_zones },
@@ -81,6 +89,8 @@ static cmd_info_t cmds[] = {
 	    .func = cmd_as },
 	{ .name = "page_ht", .description = "Global page hash table: back end, "
 	    "entries, buckets, load, resizes", .func = cmd_page_ht },
+	{ .name = "tlb", .description = "TLB maintenance per CPU: address space "
+	    "loads, flushes, invalidations, ASIDs", .func = cmd_tlb },
 };
 
 void cmd_mm_init(void)

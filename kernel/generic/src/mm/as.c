@@ -148,9 +148,9 @@ static void as_switch_cpu(as_t *next)
 	uint64_t bit = 1UL << c->id;
 	if (next) {
 		__atomic_fetch_or(&next->cpus_running, bit, __ATOMIC_SEQ_CST);
-		arch_as_load(next->root_phys);
+		arch_as_load(next);
 	} else {
-		arch_as_load(0);
+		arch_as_load(NULL);
 	}
 	if (prev)
 		__atomic_fetch_and(&prev->cpus_running, ~bit, __ATOMIC_SEQ_CST);
@@ -242,9 +242,9 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 		 * The non-broadcast form, only this CPU's TLB: pagefault1 must
 		 * fail (a remote CPU keeps translating through the removed frame).
 		 */
-		tlb_invalidate_pages_local(base, pages);
+		tlb_invalidate_pages_local(&as->tlb_ctx, base, pages);
 	} else {
-		tlb_invalidate_pages_broadcast(base, pages);
+		tlb_invalidate_pages_broadcast(&as->tlb_ctx, base, pages);
 	}
 	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
 	    __ATOMIC_RELAXED);
@@ -321,7 +321,7 @@ static __attribute__((noinline)) void tlb_shootdown(as_t *as, uintptr_t base,
 void tlb_shootdown_tables(as_t *as, const uintptr_t *va, size_t n)
 {
 #if ARCH_TLB_BROADCAST
-	tlb_invalidate_walks_broadcast(va, n);
+	tlb_invalidate_walks_broadcast(&as->tlb_ctx, va, n);
 	__atomic_fetch_add(&as_cpu_stats(as)->tlb_broadcasts, 1,
 	    __ATOMIC_RELAXED);
 #else
@@ -439,10 +439,12 @@ void as_hold(as_t *as)
  * for the span from its first to its last page removed (one cross-call per
  * CPU running the address space, not one per page). Only 2 MiB regions with
  * a last-level table are looked at (see the file comment), at most
- * UNMAP_BATCH pages per reader section. @return the number of pages it
- * unmapped. Thread context, interrupts enabled.
+ * UNMAP_BATCH pages per reader section. Without @a shoot no shootdown:
+ * as_release() after arch_as_release_tlb() dropped every translation of
+ * the address space at once. @return the number of pages it unmapped.
+ * Thread context, interrupts enabled.
  */
-static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
+static size_t unmap_range(as_t *as, uintptr_t base, size_t pages, bool shoot)
 {
 	uintptr_t va = base, end = base + pages * PAGE_SIZE;
 	size_t total = 0;
@@ -495,7 +497,9 @@ static size_t unmap_range(as_t *as, uintptr_t base, size_t pages)
 			__atomic_fetch_sub(&as_cpu_stats(as)->pages_mapped,
 			    removed, __ATOMIC_RELAXED);
 			as_uncharge(as, removed * PAGE_SIZE);
-			tlb_shootdown(as, first, (last - first) / PAGE_SIZE + 1);
+			if (shoot)
+				tlb_shootdown(as, first,
+				    (last - first) / PAGE_SIZE + 1);
 		}
 		rcu_read_unlock();
 		total += removed;
@@ -508,6 +512,13 @@ void as_release(as_t *as)
 	if (atomic_predec(&as->refcount) > 0)
 		return;
 	assert(__atomic_load_n(&as->cpus_running, __ATOMIC_SEQ_CST) == 0);
+	/*
+	 * No CPU runs the address space or can load it again: where the
+	 * architecture drops all of its translations at once (arm64: one
+	 * `tlbi aside1is` of its ASID), the unmaps below need no shootdown,
+	 * and nothing can cache a translation of it afterwards.
+	 */
+	bool shoot = !arch_as_release_tlb(as);
 	for (;;) {
 		irq_spinlock_lock(&as->area_lock, true);
 		avl_node_t *n = avl_first(&as->areas);
@@ -521,7 +532,7 @@ void as_release(as_t *as)
 		if (!n)
 			break;
 		as_area_t *a = container_of(n, as_area_t, node);
-		unmap_range(as, a->base, a->pages);
+		unmap_range(as, a->base, a->pages, shoot);
 		/*
 		 * At once, not after a grace period: nobody is inside the
 		 * address space any more (no reference), so no fault walks it.
@@ -655,7 +666,7 @@ int as_area_resize(as_t *as, uintptr_t base, size_t size)
 	 * released range before the unmap finished would lose its pages to it.
 	 */
 	if (rc == EOK && pages < old) {
-		unmap_range(as, base + pages * PAGE_SIZE, old - pages);
+		unmap_range(as, base + pages * PAGE_SIZE, old - pages, true);
 		prune_tables(as, base + pages * PAGE_SIZE, base + old * PAGE_SIZE);
 	}
 	mutex_unlock(&as->area_mtx);
@@ -680,7 +691,7 @@ int as_area_destroy(as_t *as, uintptr_t base)
 	/* No fault inserts in the area's range after this: */
 	area_barrier(as);
 	/* The range stays reserved (area_mtx) until its unmap is done. */
-	unmap_range(as, a->base, a->pages);
+	unmap_range(as, a->base, a->pages, true);
 	prune_tables(as, a->base, a->base + a->pages * PAGE_SIZE);
 	mutex_unlock(&as->area_mtx);
 	as_uncharge(as, sizeof(as_area_t));
@@ -726,7 +737,7 @@ int as_unmap_range(as_t *as, uintptr_t base, size_t pages, size_t *removed)
 	if (!as || !IS_ALIGNED(base, PAGE_SIZE) || base >= USER_SPACE_END ||
 	    pages > (USER_SPACE_END - base) / PAGE_SIZE)
 		return EINVAL;
-	size_t n = pages ? unmap_range(as, base, pages) : 0;
+	size_t n = pages ? unmap_range(as, base, pages, true) : 0;
 	if (removed)
 		*removed = n;
 	return EOK;

@@ -7,6 +7,7 @@
 #include <typedefs.h>
 #include <arch/mm.h>
 #include <arch/asm.h>
+#include <mm/tlb_stats.h>
 
 /*
  * The entry bits of the shared 4-level walk (genarch/mm/pt4.h; its defaults:
@@ -65,10 +66,12 @@ static inline void tlb_invalidate_pages_local(uintptr_t base, size_t pages)
 {
 	if (pages > TLB_INVLPG_MAX) {
 		write_cr3(read_cr3());
+		tlb_count(TLB_ALL_OPS, 1);
 		return;
 	}
 	for (size_t i = 0; i < pages; i++)
 		invlpg(base + i * PAGE_SIZE);
+	tlb_count(TLB_PAGE_OPS, pages);
 }
 
 /**
