@@ -40,8 +40,9 @@ ELF = {
     "arm64": os.path.join(REPO, "build", "arm64-kcsan", "kernel.elf"),
 }
 SOAK_ELF = {
-    "amd64": os.path.join(REPO, "build", "kcsan-podzimek", "kernel.elf"),
-    "arm64": os.path.join(REPO, "build", "arm64-kcsan-podzimek",
+    "amd64": os.path.join(REPO, "build", "kcsan-podzimek-locked",
+                          "kernel.elf"),
+    "arm64": os.path.join(REPO, "build", "arm64-kcsan-podzimek-locked",
                           "kernel.elf"),
 }
 HAVE_ARM64 = shutil.which(ARM64_CROSS) and shutil.which(ARM64_QEMU)
@@ -227,6 +228,16 @@ def test_all_tests_clean_soak(request, arch, flavour):
     run = k.run_all_tests(ALL_TESTS_TIMEOUT)
     no_reports(run.output, "test *")
     assert run.failed == 0, run.output
+    for line in SUBSET_PROGRAMS + ("run sysjunk", "run futexrace",
+                                   "run arearace"):
+        out = k.cmd(line, CMD_TIMEOUT)
+        no_reports(out, line)
+        m = EXIT_RE.search(out)
+        assert m and m.group(3) == "0", "%s did not exit 0:\n%s" % (line, out)
+    # Imported here: test_sanitizers is a test module of its own.
+    from test_sanitizers import soak_sysfuzz
+    soak_sysfuzz(k)
+    no_reports(k.buf.decode("utf-8", "replace"), "the soak boot")
     st = stats(k)
     assert st["races"] == 0 and st["unknown"] == 0, st
 
