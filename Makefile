@@ -569,13 +569,15 @@ flavours: ## the other configurations the tests boot (build/podzimek ...)
 
 # The sanitizer kernels (docs/SANITIZERS.md): SANITIZER_CONFIGS,
 # ARM64_SANITIZER_CONFIGS (ARCH=arm64, built when the cross compiler is there,
-# as make arm64) and SANITIZER_SOAK_CONFIGS in tests/configs.mk.
+# as make arm64), SANITIZER_SOAK_CONFIGS and ARM64_SANITIZER_SOAK_CONFIGS in
+# tests/configs.mk.
 sanitizers: ## the KASAN and UBSAN kernels make test boots (build/debug-kasan, build/debug-ubsan, build/arm64-kasan, build/arm64-ubsan)
 	$(call build_configs,$(SANITIZER_CONFIGS))
 	$(call build_arm64_configs,$(ARM64_SANITIZER_CONFIGS))
 
-sanitizers-soak: ## the Podzimek KASAN and UBSAN kernels make soak boots
+sanitizers-soak: ## the Podzimek (locked page hash) KASAN and UBSAN kernels make soak boots, amd64 and arm64
 	$(call build_configs,$(SANITIZER_SOAK_CONFIGS))
+	$(call build_arm64_configs,$(ARM64_SANITIZER_SOAK_CONFIGS))
 
 # The arm64 configurations (ARM64_CONFIGS and ARM64_SOAK_CONFIGS in
 # tests/configs.mk), built with ARCH=arm64 into build/NAME. Skipped with a

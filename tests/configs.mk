@@ -48,11 +48,18 @@ ARM64_CONFIGS := $(ARM64_FLAVOUR_CONFIGS) \
 # (tests/test_sanitizers.py: a clean subset and the negative controls), make
 # soak also the Podzimek ones (test * at -smp 4 under each sanitizer). The
 # arm64 ones (ARCH=arm64): build/arm64-kasan and build/arm64-ubsan, booted
-# the same way.
+# the same way. The soak's Podzimek builds, on both architectures and for
+# every sanitizer (KCSAN's below too), run over the locked page hash table:
+# with the A-RCU ones over the CHT, two builds per sanitizer and architecture
+# cover both RCU flavours and both page-hash back ends.
 SANITIZER_CONFIGS := debug-kasan:SANITIZE=kasan debug-ubsan:SANITIZE=ubsan
 ARM64_SANITIZER_CONFIGS := arm64-kasan:SANITIZE=kasan arm64-ubsan:SANITIZE=ubsan
-SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
-	podzimek-ubsan:RCU=podzimek-rcu,SANITIZE=ubsan
+SANITIZER_SOAK_CONFIGS := \
+	podzimek-locked-kasan:RCU=podzimek-rcu,PAGE_HT=locked,SANITIZE=kasan \
+	podzimek-locked-ubsan:RCU=podzimek-rcu,PAGE_HT=locked,SANITIZE=ubsan
+ARM64_SANITIZER_SOAK_CONFIGS := \
+	arm64-podzimek-locked-kasan:RCU=podzimek-rcu,PAGE_HT=locked,SANITIZE=kasan \
+	arm64-podzimek-locked-ubsan:RCU=podzimek-rcu,PAGE_HT=locked,SANITIZE=ubsan
 
 # make kcsan / kcsan-soak (SANITIZE=kcsan, docs/SANITIZERS_KCSAN.md):
 # build/kcsan and, when the cross compiler is there, build/arm64-kcsan, which
@@ -60,5 +67,7 @@ SANITIZER_SOAK_CONFIGS := podzimek-kasan:RCU=podzimek-rcu,SANITIZE=kasan \
 # the soak lists: the Podzimek builds too, for make soak's `test *` runs.
 KCSAN_CONFIGS := kcsan:SANITIZE=kcsan
 ARM64_KCSAN_CONFIGS := arm64-kcsan:SANITIZE=kcsan
-KCSAN_SOAK_CONFIGS := kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
-ARM64_KCSAN_SOAK_CONFIGS := arm64-kcsan-podzimek:SANITIZE=kcsan,RCU=podzimek-rcu
+KCSAN_SOAK_CONFIGS := \
+	kcsan-podzimek-locked:SANITIZE=kcsan,RCU=podzimek-rcu,PAGE_HT=locked
+ARM64_KCSAN_SOAK_CONFIGS := \
+	arm64-kcsan-podzimek-locked:SANITIZE=kcsan,RCU=podzimek-rcu,PAGE_HT=locked

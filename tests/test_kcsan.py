@@ -7,17 +7,21 @@ One boot per architecture at -smp 4 runs, in this order:
 * a short clean subset: kernel tests that exercise RCU (rcu1) and the page
   hash table, a CHT under RCU (mapping1), and user programs (hello, threads,
   chtuser, ufault's page faults, a faulting program killed); no KCSAN report
-  may appear and the ``kcsan`` statistics must count no race;
+  may appear and the ``kcsan`` statistics must count no race and no stack
+  saved in the stack depot (stacks are saved for a report only);
 * the negative controls: ``test kcsan2`` (two CPUs increment one counter
   with atomics: no report on it) and ``test kcsan1`` (two CPUs increment a
   plain int: the race must be reported, "BUG: KCSAN: data-race in
   kcsan1_plain_inc / kcsan1_plain_inc", both accesses on two different CPUs,
-  at least one a write, each with its stack through plain_worker);
+  at least one a write, each with its stack from the stack depot through
+  plain_worker: the one that hit the watchpoint and the watcher's);
 * the panic mode: after ``kcsan panic`` the same race ends in a panic.
 
 make soak (``-m soak``): ``test *`` at -smp 4 on the A-RCU and Podzimek
-KCSAN kernels of each architecture (build/kcsan-podzimek and
-build/arm64-kcsan-podzimek from ``make kcsan-soak``): no report.
+KCSAN kernels of each architecture (build/kcsan-podzimek-locked and
+build/arm64-kcsan-podzimek-locked from ``make kcsan-soak``, over the locked
+page hash table: with the A-RCU ones over the CHT, both page-hash back ends),
+then the user programs and a 10-minute sysfuzz: no report.
 """
 
 import os
@@ -36,8 +40,9 @@ ELF = {
     "arm64": os.path.join(REPO, "build", "arm64-kcsan", "kernel.elf"),
 }
 SOAK_ELF = {
-    "amd64": os.path.join(REPO, "build", "kcsan-podzimek", "kernel.elf"),
-    "arm64": os.path.join(REPO, "build", "arm64-kcsan-podzimek",
+    "amd64": os.path.join(REPO, "build", "kcsan-podzimek-locked",
+                          "kernel.elf"),
+    "arm64": os.path.join(REPO, "build", "arm64-kcsan-podzimek-locked",
                           "kernel.elf"),
 }
 HAVE_ARM64 = shutil.which(ARM64_CROSS) and shutil.which(ARM64_QEMU)
@@ -67,6 +72,8 @@ ACCESS_RE = re.compile(
 STATS_RE = re.compile(r"^kcsan: mode (\w+), skip (\d+), delay (\d+), "
                       r"watchpoints set (\d+), races (\d+), unknown-origin "
                       r"(\d+), printed (\d+), suppressed (\d+)$", re.MULTILINE)
+DEPOT_RE = re.compile(r"^kcsan: stack depot: (\d+) stacks, (\d+) words$",
+                      re.MULTILINE)
 
 
 def parse_reports(text):
@@ -91,8 +98,10 @@ def stats(k):
     out = k.cmd("kcsan", CMD_TIMEOUT)
     m = STATS_RE.search(out)
     assert m, "no kcsan statistics line:\n" + out
+    d = DEPOT_RE.search(out)
+    assert d, "no kcsan stack depot line:\n" + out
     return {"races": int(m.group(5)), "unknown": int(m.group(6)),
-            "watchpoints": int(m.group(4))}
+            "watchpoints": int(m.group(4)), "stacks": int(d.group(1))}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -159,6 +168,10 @@ class TestKcsan:
         assert st["races"] == 0 and st["unknown"] == 0, \
             "KCSAN counted races in the clean subset (repeats are not " \
             "printed: look at the boot's log): %r" % st
+        # Stacks go to the depot only for a report: thousands of
+        # watchpoints without a race saved none.
+        assert st["stacks"] == 0, \
+            "stacks saved in the depot without a race: %r" % st
 
     def test_atomic_control_clean(self, kcsan_boot):
         """Two CPUs incrementing one counter with atomics: no report."""
@@ -169,10 +182,14 @@ class TestKcsan:
 
     def test_plain_control_reported(self, kcsan_boot):
         """Two CPUs incrementing a plain int: the race reported with both
-        accesses and both stacks."""
+        accesses and both stacks, each from the stack depot: the first
+        block's taken by the CPU that hit the watchpoint at that access, the
+        second the watcher's, handed over when it saw the hit (a missing one
+        prints "(no stack)" and has no frame)."""
         k = kcsan_boot.k
         passed, reason, out = k.run_test("kcsan1", CMD_TIMEOUT)
         assert passed, reason + "\n" + out
+        assert "(no stack)" not in out, "a report without a stack:\n" + out
         reps = [(f, a) for f, a in parse_reports(out)
                 if f == ["kcsan1_plain_inc", "kcsan1_plain_inc"]]
         assert reps, "no two-access report on kcsan1_plain_inc:\n" + out
@@ -184,8 +201,12 @@ class TestKcsan:
             assert c1 != c2, "both accesses on one CPU:\n" + out
             assert "write" in (k1, k2), out
             for frames in (f1, f2):
-                assert frames[0].startswith("kcsan1_plain_inc+"), out
+                assert frames and frames[0].startswith("kcsan1_plain_inc+"), \
+                    "a stack missing or not at the access:\n" + out
                 assert any(f.startswith("plain_worker+") for f in frames), out
+        # Both stacks are in the depot (two distinct return addresses into
+        # kcsan1_plain_inc at least: the read and the write).
+        assert stats(k)["stacks"] >= 2, out
 
     def test_panic_mode(self, kcsan_boot):
         """``kcsan panic``: the same race panics (the boot ends here)."""
@@ -207,6 +228,16 @@ def test_all_tests_clean_soak(request, arch, flavour):
     run = k.run_all_tests(ALL_TESTS_TIMEOUT)
     no_reports(run.output, "test *")
     assert run.failed == 0, run.output
+    for line in SUBSET_PROGRAMS + ("run sysjunk", "run futexrace",
+                                   "run arearace"):
+        out = k.cmd(line, CMD_TIMEOUT)
+        no_reports(out, line)
+        m = EXIT_RE.search(out)
+        assert m and m.group(3) == "0", "%s did not exit 0:\n%s" % (line, out)
+    # Imported here: test_sanitizers is a test module of its own.
+    from test_sanitizers import soak_sysfuzz
+    soak_sysfuzz(k)
+    no_reports(k.buf.decode("utf-8", "replace"), "the soak boot")
     st = stats(k)
     assert st["races"] == 0 and st["unknown"] == 0, st
 

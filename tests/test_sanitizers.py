@@ -1,6 +1,7 @@
 """The kernel sanitizers (docs/SANITIZERS.md): SANITIZE=kasan and
 SANITIZE=ubsan builds (``make sanitizers``: build/debug-kasan,
-build/debug-ubsan; the soak's build/podzimek-kasan, build/podzimek-ubsan).
+build/debug-ubsan; the soak's build/podzimek-locked-kasan,
+build/podzimek-locked-ubsan and the arm64 ones).
 
 One boot per sanitizer (``make test``), -smp 2:
 
@@ -26,8 +27,9 @@ with the same report lines, the bad access's backtrace naming the test
 function too.
 
 ``make soak`` (KTEST_SOAK=1): ``test *`` at -smp 4 on both RCU flavours
-under each sanitizer (A-RCU on arm64), and the user programs, with no
-report.
+under each sanitizer on both architectures (A-RCU over the CHT page hash,
+Podzimek over the locked one: both back ends), then the user programs and a
+10-minute ``sysfuzz``, with no report.
 """
 
 import os
@@ -53,10 +55,14 @@ ARM64_UBSAN_ELF = build("arm64-ubsan")
 SOAK_ELFS = {
     "a-rcu-kasan": (KASAN_ELF, "amd64"),
     "a-rcu-ubsan": (UBSAN_ELF, "amd64"),
-    "podzimek-kasan": (build("podzimek-kasan"), "amd64"),
-    "podzimek-ubsan": (build("podzimek-ubsan"), "amd64"),
+    "podzimek-locked-kasan": (build("podzimek-locked-kasan"), "amd64"),
+    "podzimek-locked-ubsan": (build("podzimek-locked-ubsan"), "amd64"),
     "arm64-a-rcu-kasan": (ARM64_KASAN_ELF, "arm64"),
     "arm64-a-rcu-ubsan": (ARM64_UBSAN_ELF, "arm64"),
+    "arm64-podzimek-locked-kasan": (build("arm64-podzimek-locked-kasan"),
+                                    "arm64"),
+    "arm64-podzimek-locked-ubsan": (build("arm64-podzimek-locked-ubsan"),
+                                    "arm64"),
 }
 
 _FN = r"[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+"
@@ -160,6 +166,27 @@ ARM64_CLEAN_TESTS = ("rcu1", "mapping1")
 
 STATS_RE = re.compile(r"reports: KASAN (\d+), UBSAN (\d+), KCSAN (\d+)")
 
+#: The soak's sysfuzz run under a sanitizer (seconds, threads, seed).
+SOAK_SYSFUZZ_SECONDS = int(os.environ.get("KTEST_SAN_SYSFUZZ_SECONDS", "600"))
+SOAK_SYSFUZZ_THREADS = 4
+SOAK_SYSFUZZ_SEED = 4001
+
+
+def soak_sysfuzz(k):
+    """``sysfuzz`` for SOAK_SYSFUZZ_SECONDS under a sanitizer (make soak):
+    it exits 0 with no anomaly (a report panics in panic mode; KCSAN's boot
+    checks its own count after)."""
+    __tracebackhide__ = True
+    line = "run sysfuzz -s %d -t %d -n %d" % (
+        SOAK_SYSFUZZ_SEED, SOAK_SYSFUZZ_SECONDS, SOAK_SYSFUZZ_THREADS)
+    out = k.cmd(line, LONG_CMD_TIMEOUT + 3 * SOAK_SYSFUZZ_SECONDS)
+    assert not re.search(r"^sysfuzz: ANOMALY", out, re.M), out
+    assert re.search(r"^sysfuzz: seed %d: \d+ calls, \d+ errors, 0 "
+                     r"anomalies" % SOAK_SYSFUZZ_SEED, out, re.M), \
+        kconsole.tail_lines(out)
+    m = EXIT_RE.search(out)
+    assert m and m.group(3) == "0", kconsole.tail_lines(out)
+
 
 def report_counts(k):
     out = k.cmd("sanitize stats", LONG_CMD_TIMEOUT)
@@ -261,3 +288,5 @@ def test_all_tests_soak(config):
         run = k.run_all_tests(TEST_ALL_TIMEOUT * 2)
         assert run.failed == 0, kconsole.tail_lines(run.output, 80)
         clean_part(k)
+        soak_sysfuzz(k)
+        assert report_counts(k) == (0, 0, 0)

@@ -1,11 +1,11 @@
 /** @file stackdepot.h
  * Stack depot: deduplicated storage of call stacks (return addresses), named
  * by a 32-bit handle, for the sanitizers' reports (KASAN keeps the allocation
- * and free stacks of every slab object as two handles; KCSAN may keep the
- * stacks of watched accesses). Stacks are never removed: the depot is a fixed
- * pool (STACK_DEPOT_POOL return addresses) filled once per distinct stack and
- * a hash table of STACK_DEPOT_BUCKETS chains; when the pool is full,
- * stack_depot_save() returns 0 ("no stack").
+ * and free stacks of every slab object as two handles; KCSAN saves the two
+ * stacks of a race it reports, only then). Stacks are never removed: the
+ * depot is a fixed pool (STACK_DEPOT_POOL return addresses) filled once per
+ * distinct stack and a hash table of STACK_DEPOT_BUCKETS chains; when the
+ * pool is full, stack_depot_save() returns 0 ("no stack").
  *
  * Concurrency: lookups are lock-free (a record is published by a release
  * store of its bucket head after it is complete); inserts take the depot's

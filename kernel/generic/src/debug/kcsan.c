@@ -38,11 +38,24 @@
  * Slot protocol: 0 free -> RESERVED (a CAS by the watcher, which then fills
  * the slot's info) -> armed (store-release of the encoded word) -> either 0
  * again (the watcher's CAS: no race seen) or CONSUMED (a hitting CPU's CAS,
- * acquire: it then copies the info and stores 0, release). A watcher whose
- * disarming CAS fails leaves the slot to the consumer.
+ * acquire: it copies the info). A watcher whose disarming CAS fails was hit:
+ * it saves its stack in the depot, stores the handle in wstack and CASes
+ * CONSUMED -> CONSUMED|STACKED (release); the consumer waits for STACKED
+ * (acquire), takes the handle and frees the slot (store 0, release). A
+ * consumer that gives up waiting CASes CONSUMED -> CONSUMED|ABANDONED and
+ * prints without the watcher's stack; the watcher's CAS then fails and the
+ * watcher frees the slot itself. Neither side waits for anything else
+ * while the other waits for it (both run with the interrupts off, the depot's
+ * lock is held for a bounded insert only), so the wait ends.
  *
- * Stack capture is this file's own frame-pointer walk (kcsan_stack_capture)
- * until KASAN's stack depot is available in this tree.
+ * Stacks go to the stack depot (debug/stackdepot.c, KASAN's) and are saved
+ * only when a race is found: the consumer's at the access that hit the
+ * watchpoint, the watcher's when it sees that it was hit (it is still inside
+ * the hook of the watched access, so the frame chain is the access's), and
+ * the watcher's at an unknown-origin change. A watchpoint by itself records
+ * only the return address of its access (the report's title and the
+ * de-duplication key): saving a stack at every watchpoint would fill the
+ * depot's pool with stacks no report prints.
  */
 #include <debug/kcsan.h>
 
@@ -53,13 +66,18 @@
 #include <panic.h>
 #include <arch/asm.h>
 #include <arch/mm.h>
+#include <debug/stackdepot.h>
 #include <debug/symtab.h>
 #include <proc/thread.h>
 
 /** Number of watchpoint slots (at most one per CPU is in use at a time). */
 #define KCSAN_SLOTS 16
-/** Frames kept per stack. */
-#define KCSAN_STACK_DEPTH 12
+/** Frames kept per stack (the depot's maximum). */
+#define KCSAN_STACK_DEPTH STACK_DEPOT_MAX_FRAMES
+/** Polls a consumer waits for the watcher's stack before it prints without
+ *  it (the watcher takes it as soon as it sees the slot consumed: a few
+ *  hundred instructions unless the host deschedules its vCPU). */
+#define KCSAN_STACK_WAIT_POLLS (1u << 28)
 /** Default polls of the watched slot while a watchpoint is armed. */
 #define KCSAN_DELAY_DEFAULT 1500
 /** Default mean number of accesses between two sampled ones. */
@@ -77,17 +95,14 @@
 #define W_CONSUMED  (1UL << 62)
 #define W_RESERVED  (1UL << 61)
 #define W_WRITE     (1UL << 60)
+#define W_STACKED   (1UL << 59)
+#define W_ABANDONED (1UL << 58)
 #define W_SIZE_SHIFT 48
 #define W_ADDR_MASK ((1UL << 48) - 1)
 
 /** Access kinds. */
 #define K_WRITE  1u
 #define K_ATOMIC 2u
-
-typedef struct {
-	uintptr_t pc[KCSAN_STACK_DEPTH];
-	size_t n;
-} kcsan_stack_t;
 
 /** One access as printed in a report. */
 typedef struct {
@@ -96,13 +111,18 @@ typedef struct {
 	unsigned kind;
 	size_t cpu;
 	uint64_t tid;
-	kcsan_stack_t stack;
+	/** The return address into the instrumented function (0: unknown). */
+	uintptr_t pc;
+	/** Its stack in the depot; 0 until saved (only for a report). */
+	stack_handle_t stack;
 } kcsan_access_t;
 
-/** A watchpoint: the encoded word and the watcher's access (see above). */
+/** A watchpoint: the encoded word, the watcher's access and, once it was
+ *  hit, the watcher's stack (written before its STACKED CAS, see above). */
 typedef struct {
 	uint64_t word;
 	kcsan_access_t info;
+	stack_handle_t wstack;
 } __attribute__((aligned(64))) kcsan_slot_t;
 
 /** Per-CPU state, written by its CPU only. */
@@ -169,23 +189,40 @@ static bool kernel_addr(uintptr_t a)
 	    (a >= PHYS_MAP_BASE && a < PHYS_MAP_BASE + PHYS_MAP_MAX);
 }
 
-/**
- * Records the return addresses of the frame-pointer chain from @a fp (a
- * __tsan_* hook's frame, so the first is the instrumented function).
- */
-static void kcsan_stack_capture(uintptr_t fp, kcsan_stack_t *st)
+/** Whether @a fp can be followed as a frame pointer. */
+static bool fp_ok(uintptr_t fp)
 {
-	st->n = 0;
-	while (st->n < KCSAN_STACK_DEPTH && fp && !(fp & 7) && kernel_addr(fp)) {
+	return fp && !(fp & 7) && kernel_addr(fp);
+}
+
+/** The return address in the frame @a fp (a __tsan_* hook's frame: an
+ *  address in the instrumented function), 0 if it cannot be read. */
+static uintptr_t frame_pc(uintptr_t fp)
+{
+	return fp_ok(fp) ? ((uintptr_t *) fp)[1] : 0;
+}
+
+/**
+ * Saves in the stack depot the return addresses of the frame-pointer chain
+ * from @a fp (a __tsan_* hook's frame, so the first is the instrumented
+ * function), innermost first. Called only for a report (see the file's
+ * comment). @return the depot handle, 0 if none (the pool is full).
+ */
+static stack_handle_t kcsan_stack_save(uintptr_t fp)
+{
+	uintptr_t pc[KCSAN_STACK_DEPTH];
+	size_t n = 0;
+	while (n < KCSAN_STACK_DEPTH && fp_ok(fp)) {
 		uintptr_t *frame = (uintptr_t *) fp;
 		uintptr_t ret = frame[1];
 		if (ret == 0)
 			break;
-		st->pc[st->n++] = ret;
+		pc[n++] = ret;
 		if (frame[0] <= fp)
 			break;
 		fp = frame[0];
 	}
+	return stack_depot_save(pc, n);
 }
 
 static uint64_t next_rand(kcsan_cpu_t *c)
@@ -244,13 +281,17 @@ static void print_access(const char *lead, const kcsan_access_t *a)
 	    (a->kind & K_WRITE) ? "write" : "read", (unsigned long) a->addr,
 	    (unsigned long) a->size, (unsigned long) a->tid,
 	    (unsigned long) a->cpu);
-	for (size_t i = 0; i < a->stack.n; i++) {
+	const uintptr_t *pc;
+	size_t n = stack_depot_fetch(a->stack, &pc);
+	if (n == 0)
+		printf(" (no stack)\n");
+	for (size_t i = 0; i < n; i++) {
 		uintptr_t off;
-		const char *name = symtab_lookup(a->stack.pc[i] - 1, &off);
+		const char *name = symtab_lookup(pc[i] - 1, &off);
 		if (name)
 			printf(" %s+0x%lx\n", name, (unsigned long) off + 1);
 		else
-			printf(" %p\n", (void *) a->stack.pc[i]);
+			printf(" %p\n", (void *) pc[i]);
 	}
 }
 
@@ -279,8 +320,8 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 	if (tracked)
 		__atomic_fetch_add(&track_hits, 1, __ATOMIC_RELAXED);
 
-	uintptr_t p0 = watcher->stack.n ? watcher->stack.pc[0] : 0;
-	uintptr_t p1 = (other && other->stack.n) ? other->stack.pc[0] : 0;
+	uintptr_t p0 = watcher->pc;
+	uintptr_t p1 = other ? other->pc : 0;
 	if (p1 < p0) {
 		uintptr_t t = p0;
 		p0 = p1;
@@ -316,8 +357,8 @@ static void report(const kcsan_access_t *watcher, const kcsan_access_t *other,
 	printf("BUG: KCSAN: data-race in ");
 	if (other) {
 		/* Linux orders the two names; so do we (by address). */
-		uintptr_t a = other->stack.n ? other->stack.pc[0] : 0;
-		uintptr_t b = watcher->stack.n ? watcher->stack.pc[0] : 0;
+		uintptr_t a = other->pc;
+		uintptr_t b = watcher->pc;
 		print_func(a < b ? a : b);
 		printf(" / ");
 		print_func(a < b ? b : a);
@@ -366,7 +407,58 @@ static void fill_access(kcsan_access_t *a, uintptr_t addr, size_t size,
 	a->cpu = cpu_current_id();
 	thread_t *t = THREAD;
 	a->tid = t ? t->tid : 0;
-	kcsan_stack_capture(fp, &a->stack);
+	a->pc = frame_pc(fp);
+	a->stack = 0;
+}
+
+/**
+ * The consumer's side after its CAS consumed slot @a s (word @a consumed):
+ * waits for the watcher's stack handle, then frees the slot. @return the
+ * handle, 0 if the watcher did not give it in time (the slot is then left to
+ * the watcher). Interrupts disabled.
+ */
+static stack_handle_t take_watcher_stack(kcsan_slot_t *s, uint64_t consumed)
+{
+	for (uint32_t n = 0; n < KCSAN_STACK_WAIT_POLLS; n++) {
+		/* Acquire: pairs with the watcher's release CAS, so that
+		 * wstack written before it is seen. */
+		uint64_t w = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
+		if (w & W_STACKED) {
+			stack_handle_t h = s->wstack;
+			/* Release: our reads of the slot before its reuse. */
+			__atomic_store_n(&s->word, 0, __ATOMIC_RELEASE);
+			return h;
+		}
+		cpu_relax();
+	}
+	uint64_t expect = consumed;
+	/* Acquire (GCC wants the success order at least as strong as the
+	 * failure's): on failure STACKED came at the last moment, as above. */
+	if (__atomic_compare_exchange_n(&s->word, &expect,
+	    consumed | W_ABANDONED, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		return 0;
+	stack_handle_t h = s->wstack;
+	__atomic_store_n(&s->word, 0, __ATOMIC_RELEASE);
+	return h;
+}
+
+/**
+ * The watcher's side when its disarming CAS failed (a consumer hit slot @a s,
+ * armed with @a word): saves its own stack (frame @a fp, still the watched
+ * access's) and hands the handle to the consumer, or frees the slot if the
+ * consumer gave up. Interrupts disabled.
+ */
+static void give_watcher_stack(kcsan_slot_t *s, uint64_t word, uintptr_t fp)
+{
+	uint64_t consumed = (word & ~W_ARMED) | W_CONSUMED;
+	s->wstack = kcsan_stack_save(fp);
+	uint64_t expect = consumed;
+	/* Release: wstack before STACKED (the consumer's acquire). */
+	if (!__atomic_compare_exchange_n(&s->word, &expect,
+	    consumed | W_STACKED, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+		/* ABANDONED: the consumer printed without it; the slot is ours. */
+		__atomic_store_n(&s->word, 0, __ATOMIC_RELEASE);
+	}
 }
 
 /**
@@ -392,14 +484,16 @@ static void check_watchpoints(uintptr_t addr, size_t size, unsigned kind,
 		kcsan_cpu_t *c = this_cpu();
 		c->depth++;
 		uint64_t expect = w;
+		uint64_t consumed = (w & ~W_ARMED) | W_CONSUMED;
 		if (__atomic_compare_exchange_n(&slots[i].word, &expect,
-		    (w & ~W_ARMED) | W_CONSUMED, false, __ATOMIC_ACQUIRE,
-		    __ATOMIC_RELAXED)) {
+		    consumed, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			kcsan_access_t watcher = slots[i].info;
-			__atomic_store_n(&slots[i].word, 0, __ATOMIC_RELEASE);
 			/* A watcher never hits itself (interrupts were off). */
 			kcsan_access_t me;
 			fill_access(&me, addr, size, kind, fp);
+			/* Our stack at the access that hit the watchpoint. */
+			me.stack = kcsan_stack_save(fp);
+			watcher.stack = take_watcher_stack(&slots[i], consumed);
 			report(&watcher, &me, 0, 0);
 		}
 		c->depth--;
@@ -451,8 +545,11 @@ static void watch(uintptr_t addr, size_t size, unsigned kind, uintptr_t fp)
 		if (after != before) {
 			kcsan_access_t me;
 			fill_access(&me, addr, size, kind, fp);
+			me.stack = kcsan_stack_save(fp);
 			report(&me, NULL, before, after);
 		}
+	} else {
+		give_watcher_stack(s, word, fp);
 	}
 out:
 	c->depth--;
@@ -686,6 +783,10 @@ void kcsan_stats_print(void)
 	    (unsigned long) __atomic_load_n(&stat_unknown, __ATOMIC_RELAXED),
 	    (unsigned long) __atomic_load_n(&stat_printed, __ATOMIC_RELAXED),
 	    (unsigned long) __atomic_load_n(&stat_suppressed, __ATOMIC_RELAXED));
+	size_t stacks, words;
+	stack_depot_stats(&stacks, &words);
+	printf("kcsan: stack depot: %lu stacks, %lu words\n",
+	    (unsigned long) stacks, (unsigned long) words);
 }
 
 void kcsan_init(void)
