@@ -37,7 +37,8 @@
  * buckets [2^(k+5), 2^(k+6)); a segment is an anonymous mapping (zero pages,
  * touched as splits reach them), so growth never zeroes or copies an array.
  * The map only grows (the bucket array stays after deletes; overflow buckets
- * go back when they empty).
+ * go back when they empty; cht_map_u64_reserve() runs the splits ahead on the
+ * caller's thread; why no shrink: uspace/lib/cht/README.md).
  *
  * Each bucket records its depth (the hash bits it owns): a lookup computes a
  * bucket and its depth a from the global (L, s), reads the bucket's depth in

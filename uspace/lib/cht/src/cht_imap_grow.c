@@ -229,3 +229,30 @@ unsigned cht__im_pay(cht_imap_t *m)
 	pthread_mutex_unlock(&m->split_lock);
 	return did;
 }
+
+/**
+ * cht_map_u64_reserve(): splits until the map has the buckets @a keys need
+ * at the load limit, ceil(keys * DEN / NUM), each split under split_lock
+ * (taken and released per split, so inserts' cht__im_pay() skips only while
+ * one split runs). The caller is registered and outside a reader section.
+ * @return CHT_OK, CHT_ENOMEM (im_split() failed: no segment or no memory).
+ */
+int cht__im_reserve(cht_imap_t *m, size_t keys)
+{
+	uint64_t w = ((uint64_t) keys * IM_LOAD_DEN + IM_LOAD_NUM - 1) /
+	    IM_LOAD_NUM;
+	for (;;) {
+		pthread_mutex_lock(&m->split_lock);
+		bool more = im_nbuckets(__atomic_load_n(&m->state,
+		    __ATOMIC_RELAXED)) < w;
+		bool ok = more && im_split(m);
+		if (ok)
+			__atomic_store_n(&m->splits, m->splits + 1,
+			    __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&m->split_lock);
+		if (!more)
+			return CHT_OK;
+		if (!ok)
+			return CHT_ENOMEM;
+	}
+}
