@@ -1,4 +1,4 @@
-"""The goals of issue 39 that bench-big's default plan does not measure at 1e8
+"""The Big-Memory goals that bench-big's default plan does not measure at 1e8
 keys, from `bench_us big` runs made one table at a time (the commands are in
 bench/RESULTS.md's section): lookups while the table is resized or grown
 (Triplett), churn at constant size, the power-of-two crossing, the 30-minute

@@ -655,6 +655,53 @@ static void test_inline_reserve(void)
 	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
 }
 
+/*
+ * Churn at constant size on one thread (delete the oldest key, insert a new
+ * one, three turnovers of 100,000 keys): the overflow lines stay as packed as
+ * growth left them (a delete from a head moves a line's key into it), every
+ * key present is found, the count exact. Before the refill the lines rose
+ * from 0.36 to 0.55 per bucket in the first turnover.
+ */
+static uint64_t churn_key(uint64_t i)
+{
+	return i * 0x9e3779b97f4a7c15ull + 1;
+}
+
+static void test_inline_churn_packed(void)
+{
+	cht_map_u64_t *m;
+	cht_map_stats_t st;
+	const uint64_t n = 100000;
+	uint64_t v;
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	for (uint64_t i = 0; i < n; i++)
+		CHECK_EQ(cht_map_u64_insert(m, churn_key(i), i), CHT_OK);
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	size_t grown = st.item_bytes;
+	for (uint64_t i = 0; i < 3 * n; i++) {
+		CHECK_EQ(cht_map_u64_delete(m, churn_key(i)), CHT_OK);
+		CHECK_EQ(cht_map_u64_insert(m, churn_key(i + n), i + n), CHT_OK);
+	}
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	printf("test_map: inline churn: %.3f overflow lines per bucket after "
+	    "growth, %.3f after 3 turnovers; %.1f bytes per key\n",
+	    (double) grown / 64 / (double) st.buckets,
+	    (double) st.item_bytes / 64 / (double) st.buckets, st.bytes_per_key);
+	CHECK_EQ(st.items, n);
+	CHECK(st.item_bytes * 100 <= grown * 105, "overflow bytes %zu after "
+	    "churn, %zu after growth", st.item_bytes, grown);
+	for (uint64_t i = 3 * n; i < 4 * n; i++)
+		CHECK(cht_map_u64_get(m, churn_key(i), &v) == CHT_OK && v == i,
+		    "key %llu after churn", (unsigned long long) i);
+	for (uint64_t i = 0; i < 3 * n; i += 7)
+		CHECK_EQ(cht_map_u64_get(m, churn_key(i), &v), CHT_ENOENT);
+	for (uint64_t i = 3 * n; i < 4 * n; i++)
+		CHECK_EQ(cht_map_u64_delete(m, churn_key(i)), CHT_OK);
+	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
+	CHECK_EQ(st.item_bytes, 0);
+	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
+}
+
 #define IN_THREADS 4
 #define IN_STABLE 40000     /* keys per thread, inserted once, never deleted */
 #define IN_CHURN 2048       /* keys every thread inserts and deletes */
@@ -924,6 +971,7 @@ int main(int argc, char **argv)
 	test_memory_returned();
 	test_concurrent(secs);
 	test_inline_reserve();
+	test_inline_churn_packed();
 	test_inline_concurrent(secs, false);
 	test_inline_concurrent(secs, true);
 	test_inline_reuse(secs / 2);

@@ -122,7 +122,7 @@ static void im_split_clear_moved(ibkt_t *bk, uint32_t *c,
  * 31, at 2^22 random keys). Value before key: a reader that reads the new
  * key (acquire) reads its value.
  */
-static void im_split_compact(ibkt_t *bk, uint32_t *c)
+void cht__im_compact(ibkt_t *bk, uint32_t *c)
 {
 	for (ibkt_t *o = bk->ovf; o && (~*c & IM_OCC); o = o->ovf) {
 		for (unsigned i = 0; i < IM_SLOTS && (~*c & IM_OCC); i++) {
@@ -142,7 +142,7 @@ static void im_split_compact(ibkt_t *bk, uint32_t *c)
 /**
  * Splits bucket b (the state word's, depth L) into b and b + 2^L (depth
  * L + 1). Under split_lock. im_split_fill(), the linearization point, then
- * under an odd seq im_split_clear_moved(), im_split_compact(), cht__im_tidy().
+ * under an odd seq im_split_clear_moved(), cht__im_compact(), cht__im_tidy().
  * @return false if it could not (no segment or no memory; nothing changed).
  */
 static bool im_split(cht_imap_t *m)
@@ -180,7 +180,7 @@ static bool im_split(cht_imap_t *m)
 	uint32_t sq = __atomic_load_n(&bk->seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&bk->seq, sq + 1, __ATOMIC_RELEASE);
 	im_split_clear_moved(bk, &c, moved_head, bit);
-	im_split_compact(bk, &c);
+	cht__im_compact(bk, &c);
 	cht__im_tidy(m, bk, &c);
 	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
 	/* seq even again (release: after every store of the phase). */
