@@ -31,7 +31,7 @@ def load(path):
             p = ln.rstrip("\n").split(",")
             if p[0] == "big" and len(p) == 7:
                 rows[(p[1], p[2], int(p[4]), p[5])] = float(p[6])
-            elif p[0] == "tl" and len(p) == 13:
+            elif p[0] == "tl" and len(p) == 12:
                 tl.setdefault((p[1], p[2]), []).append(
                     tuple(float(x) for x in p[4:]))
     return rows, tl
@@ -70,6 +70,8 @@ def resize_section(runs, md):
             rd = "#%d" % (i + 1)
             a = r.get((impl, "resize-resizing" + rd, 1, "buckets_a"))
             b = r.get((impl, "resize-resizing" + rd, 1, "buckets_b"))
+            if a is None or b is None:
+                continue  # the round's end is not in the file yet
             if fixed_m:
                 # Flips between a and b: against the slower fixed size.
                 fx = min(fixed_n[i], fixed_m[i])
@@ -100,8 +102,8 @@ def resize_section(runs, md):
 def churn_section(runs, md):
     md.append("### Churn at constant size, 10 minutes, 1 thread")
     md.append("")
-    md.append("| table | Mops/s | p99.9 ns | max us | RSS at start GB | RSS "
-              "at end GB | RSS end / start | RSS second half flat % | heap "
+    md.append("| table | Mops/s | p99.9 ns | max us | RSS at start GiB | RSS "
+              "at end GiB | RSS end / start | RSS second half flat % | heap "
               "second half flat % | errors |")
     md.append("|---|---|---|---|---|---|---|---|---|---|")
     series = {}
@@ -174,23 +176,30 @@ def soak_section(runs, md):
     w = tl.get((impl, "soak-writes"), [])
     lk = tl.get((impl, "soak-lookups"), [])
     al = tl.get((impl, "soak-lookups-alone"), [])
-    # Seconds whose largest write (from its schedule) exceeds 1 ms, and
-    # whether the lookups of the same second saw one as large.
-    lmax = {int(x[0]): x[5] for x in lk}
-    big = [(int(x[0]), x[5]) for x in w if x[5] > 1e6]
-    both = [s for s, v in big if lmax.get(s, 0) > 1e6]
-    alone_big = [x for x in al if x[5] > 1e6]
+    # Seconds in which the writes' median lag from their schedule exceeded
+    # 1 ms (a backlog), and the lookups' rate in the same seconds; then the
+    # seconds whose largest write or lookup exceeded 10 and 100 ms.
+    lops = {int(x[0]): x[1] for x in lk}
+    lmed = statistics.median(lops.values()) if lops else 0
+    lag = [int(x[0]) for x in w if x[2] > 1e6]
+    starved = [t for t in lag if lops.get(t, 0) < lmed / 10]
     md.append("- writes done: %.0f/s of %.0f/s asked; check after the soak: "
               "%d errors over %d keys, ring errors %d" % (
                   g("soak-writes", "rate_done"), g("soak-writes",
                                                    "rate_target"),
                   g("check", "errors"), g("check", "keys"),
                   g("check", "ring_errors")))
-    md.append("- seconds with a write over 1 ms from its schedule: %d of %d; "
-              "of them %d with a lookup over 1 ms in the same second; the "
-              "lookups alone had %d such seconds of %d" % (
-                  len(big), len(w), len(both), len(alone_big), len(al)))
-    md.append("- memory: RSS %.2f -> %.2f GB, second half flat within %.2f %% "
+    md.append("- seconds whose median write ran over 1 ms behind its "
+              "schedule: %d of %d; in %d of them the lookups beside ran below "
+              "1/10 of their median rate (%.2f M/s): the process was not "
+              "running" % (len(lag), len(w), len(starved), lmed / 1e6))
+    for thr in (1e7, 1e8):
+        md.append("- seconds with an operation over %d ms: writes %d, lookups "
+                  "beside them %d; lookups alone %d of %d" % (
+                      thr / 1e6, sum(1 for x in w if x[5] > thr),
+                      sum(1 for x in lk if x[5] > thr),
+                      sum(1 for x in al if x[5] > thr), len(al)))
+    md.append("- memory: RSS %.2f -> %.2f GiB, second half flat within %.2f %% "
               "(RSS) and %.2f %% (heap)" % (
                   g("soak", "rss_start_mb") / 1024,
                   g("soak", "rss_end_mb") / 1024, g("soak", "rss_flat_pct"),
@@ -244,7 +253,8 @@ def plots(runs, series, soak, out):
         r, _ = runs[name]
         fx = rounds(r, impl, "resize-fixed-n", 1)
         rz = rounds(r, impl, "resize-resizing", 1)
-        xs = range(1, len(rz) + 1)
+        k = min(len(fx), len(rz))
+        fx, rz, xs = fx[:k], rz[:k], range(1, k + 1)
         axes[1].plot(xs, fx, "o-", label=impl + " fixed")
         axes[1].plot(xs, rz, "s--", label=impl + " resizing")
     axes[1].set_xlabel("round")
