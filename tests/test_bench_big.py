@@ -145,3 +145,63 @@ def test_rounds_repeat_every_point(big, tmp_path):
     import statistics
     assert run_big_reps.cell(vals).startswith(
         run_big_reps.rb.fmt(statistics.median(vals)))
+
+
+def _rows(stdout, impl):
+    """{(workload, metric): value} of `bench_us big IMPL` rows."""
+    d = {}
+    for ln in stdout.splitlines():
+        f = ln.split(",")
+        if ln.startswith("big,%s," % impl) and len(f) == 7:
+            d[(f[2], f[5])] = float(f[6])
+    return d
+
+
+def test_forced_growth_of_the_managed_map(big):
+    """The resize phase of a table that only grows (chtmap-u64:
+    cht_map_u64_reserve() through the adapter's grow): 3 rounds of lookups at
+    the present size, then lookups while a thread grows the map by a third of
+    its first bucket count, so that it ends at twice that; every lookup hit,
+    every key there at the check, and the crossing's fill and inserts pass a
+    power of two of the bucket count (linear hashing: the start of a level)."""
+    p = subprocess.run([BIN, "big", "chtmap-u64", "-k", "65536", "-t", "2",
+                        "-R", "3", "-d", "0.05", "-w", "resize,crossing"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _rows(p.stdout, "chtmap-u64")
+    b0 = d[("resize-fixed-n#1", "buckets")]
+    prev = b0
+    for rd in (1, 2, 3):
+        wl = "resize-resizing#%d" % rd
+        assert d[(wl, "errors")] == 0 and d[(wl, "ops")] > 0, (wl, d)
+        assert d[(wl, "buckets_a")] == prev
+        # Grown to b0 + b0 * rd / 3 at least (the grower's target).
+        assert d[(wl, "buckets_b")] >= b0 + b0 * rd // 3, (wl, d)
+        assert d[("resize-fixed-n#%d" % rd, "errors")] == 0
+        prev = d[(wl, "buckets_b")]
+    assert d[("resize-fixed-m", "buckets")] >= 2 * b0
+    assert d[("check", "errors")] == 0 and d[("check", "keys")] == 65536
+    before, after = (d[("crossing", "buckets_before")],
+                     d[("crossing", "buckets_after")])
+    assert int(before).bit_length() < int(after).bit_length(), (before, after)
+    assert d[("crossing-check", "errors")] == 0
+    assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX
+
+
+def test_forced_resize_rounds(big):
+    """The resize phase of a table with a resize on demand (cht), -R 2: the
+    fixed sizes and the flips once per round, rows #1 and #2, the table
+    flipped at least once per round, no lookup missed."""
+    p = subprocess.run([BIN, "big", "cht", "-k", "65536", "-t", "2", "-R",
+                        "2", "-d", "0.2", "-w", "resize", "-Q"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _rows(p.stdout, "cht")
+    for rd in (1, 2):
+        for wl in ("resize-fixed-n", "resize-fixed-m", "resize-resizing"):
+            assert d[("%s#%d" % (wl, rd), "errors")] == 0, (wl, rd)
+        assert d[("resize-resizing#%d" % rd, "resizes")] >= 2
+        assert (d[("resize-resizing#%d" % rd, "buckets_b")] * 2
+                == d[("resize-resizing#%d" % rd, "buckets_a")])

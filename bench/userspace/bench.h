@@ -71,6 +71,13 @@ typedef struct bench_impl {
 	long (*buckets)(void *t);
 	/** Resize to @a buckets now (Triplett experiment), or NULL. */
 	int (*resize)(void *t, size_t buckets);
+	/**
+	 * Grows to at least @a buckets now, on the calling thread, beside
+	 * other operations (a table that only grows: the managed inline map's
+	 * cht_map_u64_reserve()), or NULL. bench-big's resize phase uses it
+	 * when resize is NULL: lookups while a thread grows the table.
+	 */
+	int (*grow)(void *t, size_t buckets);
 	/** Waits until background resizes and reclamation are done. */
 	void (*settle)(void *t);
 	/**

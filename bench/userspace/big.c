@@ -9,8 +9,10 @@
  *   lookup    uniform hits, uniform misses              (-d SECS each)
  *   ycsb      YCSB A, B, C, D, F, uniform and zipfian 0.99 (-d SECS each)
  *   resize    lookups at two fixed sizes and while a thread flips the table
- *             between them (Triplett et al.); tables without a forced
- *             resize print "unsupported"
+ *             between them (Triplett et al.), once per round (-R); a table
+ *             that only grows (grow(): the managed inline map) gets rounds
+ *             of lookups at its size and lookups while a thread grows it;
+ *             tables with neither print "unsupported"
  *   churn     each thread removes its oldest key and inserts a new one
  *             (-c SECS); memory sampled every second
  *   soak      -L SECS of lookups only, then -S SECS of lookups beside one
@@ -282,6 +284,9 @@ struct worker {
 #define MAXT 16
 static rec_t recs[MAXT + 1];
 static int phase_stop;
+/** Bumped by run_phase() once its workers passed the start barrier (a
+ *  helper thread that must act inside the phase waits for it). */
+static uint64_t phase_gen;
 
 static void *worker_main(void *p)
 {
@@ -338,6 +343,7 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 		rec_init(&recs[i], start);
 	double t0 = now_s();
 	pthread_barrier_wait(&bar);
+	__atomic_add_fetch(&phase_gen, 1, __ATOMIC_RELEASE);
 	uint64_t last_ops = 0;
 	for (int sec = 0;; sec++) {
 		/* Wait for the next whole second of the phase (or its end),
@@ -436,6 +442,13 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 			maxsec = recs[i].maxsec;
 	}
 	out(wl, threads, "mops", (double) all.n / r->secs / 1e6);
+	/* Each thread's share (an uneven split shows a thread that ran
+	 * less: preempted, or on a CPU others use). */
+	for (int i = 0; nrec > 1 && i < nrec && i < 8; i++) {
+		char m[32];
+		snprintf(m, sizeof(m), "mops_thread%d", i);
+		out(wl, threads, m, (double) recs[i].h.n / r->secs / 1e6);
+	}
 	out(wl, threads, "ops", (double) all.n);
 	out(wl, threads, "seconds", r->secs);
 	out(wl, threads, "errors", (double) r->errors);
@@ -524,10 +537,14 @@ static void body_grow(worker_t *w)
 		if (!ok)
 			w->rec->errors++;
 		quiesce(++k);
-		/* Thread 0 watches the size: where the table grows. */
+		/* Thread 0 watches the size: where the table grows past a
+		 * power of two (every doubling of a power-of-two table; the
+		 * start of a level of the managed map's linear hashing, which
+		 * grows one bucket at a time). */
 		if (w->id == 0 && (k & 4095) == 0 && b >= 0) {
 			long nb = impl->buckets(w->t);
-			if (nb != b && nev < MAX_EVENTS) {
+			if (nb > 0 && b > 0 && __builtin_clzl((unsigned long) nb) !=
+			    __builtin_clzl((unsigned long) b) && nev < MAX_EVENTS) {
 				ev_keys[nev] = i;
 				ev_buckets[nev++] = nb;
 			}
@@ -722,9 +739,88 @@ static void *flipper_main(void *p)
 	return NULL;
 }
 
-static void phase_resize(void *t, double secs)
+/*
+ * A table that only grows (grow(), the managed inline map): lookups while a
+ * thread grows it by a fixed number of buckets, the phase ending when the
+ * growth is done; the readers stop when the grower sets phase_stop.
+ */
+typedef struct {
+	void *t;
+	size_t to;
+	uint64_t gen;
+	double secs;
+	int ok;
+} grower_t;
+
+static void *grower_main(void *p)
+{
+	grower_t *g = p;
+	impl->thread_init();
+	while (__atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) == g->gen)
+		bench_sleep_us(1000);
+	double t0 = now_s();
+	g->ok = impl->grow(g->t, g->to);
+	g->secs = now_s() - t0;
+	__atomic_store_n(&phase_stop, 1, __ATOMIC_RELAXED);
+	impl->thread_fini();
+	return NULL;
+}
+
+/*
+ * Rounds of: lookups at the present size (resize-fixed-n), then lookups
+ * while a thread grows the table by b0 / rounds buckets (resize-resizing),
+ * so that after the last round it has twice the b0 it started with; then
+ * lookups at that size (resize-fixed-m). Per round, resizing / fixed-n is
+ * the Triplett ratio of a table that cannot shrink.
+ */
+static void phase_resize_grow(void *t, double secs, int rounds)
+{
+	size_t b0 = (size_t) impl->buckets(t);
+	const char *base = suffix;
+	char rs[96];
+	for (int rd = 1; rd <= rounds; rd++) {
+		if (rounds > 1) {
+			snprintf(rs, sizeof(rs), "%s#%d", base, rd);
+			suffix = rs;
+		}
+		size_t from = (size_t) impl->buckets(t);
+		run_mix(t, "resize-fixed-n", K_HIT, 0, 0, false, secs);
+		out("resize-fixed-n", T, "buckets", (double) from);
+		grower_t g = { .t = t, .to = b0 + b0 * (size_t) rd /
+		    (size_t) rounds, .gen = __atomic_load_n(&phase_gen,
+		    __ATOMIC_ACQUIRE) };
+		pthread_t gt;
+		pthread_create(&gt, NULL, grower_main, &g);
+		progress("resize", "lookups while growing %zu -> %zu buckets",
+		    from, g.to);
+		/* The grower ends the phase; 600 s only as a bound. */
+		run_mix(t, "resize-resizing", K_HIT, 0, 0, false, 600);
+		if (impl->offline)
+			impl->offline();
+		pthread_join(gt, NULL);
+		if (impl->online)
+			impl->online();
+		size_t to = (size_t) impl->buckets(t);
+		if (!g.ok || to < g.to)
+			total_errors++;
+		out("resize-resizing", T, "buckets_a", (double) from);
+		out("resize-resizing", T, "buckets_b", (double) to);
+		out("resize-resizing", T, "grow_seconds", g.secs);
+		out("resize-resizing", T, "splits_per_s", (double) (to - from) /
+		    g.secs);
+	}
+	suffix = base;
+	run_mix(t, "resize-fixed-m", K_HIT, 0, 0, false, secs);
+	out("resize-fixed-m", T, "buckets", (double) impl->buckets(t));
+}
+
+static void phase_resize(void *t, double secs, int rounds)
 {
 	long b = impl->buckets(t);
+	if (!impl->resize && impl->grow && b > 0) {
+		phase_resize_grow(t, secs, rounds);
+		return;
+	}
 	if (!impl->resize) {
 		out("resize", T, "unsupported", 1);
 		progress("resize", "skipped: no resize on demand beside other "
@@ -740,33 +836,44 @@ static void phase_resize(void *t, double secs)
 	size_t a = (size_t) b, c = strcmp(impl->layout, "inline") == 0 ?
 	    2 * (size_t) b : (size_t) b / 2;
 	size_t sizes[2] = { a, c };
-	for (int k = 0; k < 2; k++) {
-		impl->resize(t, sizes[k] >> impl->resize_shift);
+	const char *base = suffix;
+	char rs[96];
+	/* Rounds (-R): fixed at both sizes and resizing, interleaved. */
+	for (int rd = 1; rd <= rounds; rd++) {
+		if (rounds > 1) {
+			snprintf(rs, sizeof(rs), "%s#%d", base, rd);
+			suffix = rs;
+		}
+		for (int k = 0; k < 2; k++) {
+			impl->resize(t, sizes[k] >> impl->resize_shift);
+			if (impl->offline)
+				impl->offline();
+			impl->settle(t);
+			if (impl->online)
+				impl->online();
+			char wl[48];
+			snprintf(wl, sizeof(wl), "resize-fixed-%s", k == 0 ? "n" :
+			    "m");
+			run_mix(t, wl, K_HIT, 0, 0, false, secs);
+			out(wl, T, "buckets", (double) sizes[k]);
+		}
+		flipper_t f = { .t = t, .a = c, .b = a };
+		pthread_t ft;
+		pthread_create(&ft, NULL, flipper_main, &f);
+		run_mix(t, "resize-resizing", K_HIT, 0, 0, false, secs);
+		__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
 		if (impl->offline)
 			impl->offline();
+		pthread_join(ft, NULL);
+		impl->resize(t, a >> impl->resize_shift);
 		impl->settle(t);
 		if (impl->online)
 			impl->online();
-		char wl[48];
-		snprintf(wl, sizeof(wl), "resize-fixed-%s", k == 0 ? "n" : "m");
-		run_mix(t, wl, K_HIT, 0, 0, false, secs);
-		out(wl, T, "buckets", (double) sizes[k]);
+		out("resize-resizing", T, "resizes", (double) f.resizes);
+		out("resize-resizing", T, "buckets_a", (double) a);
+		out("resize-resizing", T, "buckets_b", (double) c);
 	}
-	flipper_t f = { .t = t, .a = c, .b = a };
-	pthread_t ft;
-	pthread_create(&ft, NULL, flipper_main, &f);
-	run_mix(t, "resize-resizing", K_HIT, 0, 0, false, secs);
-	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
-	if (impl->offline)
-		impl->offline();
-	pthread_join(ft, NULL);
-	impl->resize(t, a >> impl->resize_shift);
-	impl->settle(t);
-	if (impl->online)
-		impl->online();
-	out("resize-resizing", T, "resizes", (double) f.resizes);
-	out("resize-resizing", T, "buckets_a", (double) a);
-	out("resize-resizing", T, "buckets_b", (double) c);
+	suffix = base;
 }
 
 /* --- churn --------------------------------------------------------------------------------------- */
@@ -1055,8 +1162,8 @@ static void usage(void)
 	    "[-w PHASES] [-x SUFFIX] [-Q]\n"
 	    "       [-R ROUNDS] [-1]\n"
 	    "  -Q: no check and no teardown at the end (not with crossing)\n"
-	    "  -R: the lookup and ycsb phases ROUNDS times, interleaved; each "
-	    "round's rows\n"
+	    "  -R: the lookup, ycsb and resize phases ROUNDS times, interleaved; "
+	    "each round's rows\n"
 	    "      carry the workload suffix #ROUND (repetitions for medians)\n"
 	    "  -1: the lookup phase at 1 thread too (after THREADS) in every "
 	    "round\n"
@@ -1198,7 +1305,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	}
 	suffix = base_suffix;
 	if (has(phases, "resize"))
-		phase_resize(t, secs);
+		phase_resize(t, secs, rounds);
 	if (has(phases, "churn"))
 		phase_churn(t, churn);
 	if (has(phases, "soak"))

@@ -110,7 +110,13 @@ static void m_settle(void *t)
 	cht_rcu_barrier();
 }
 
-#define CHTMAP_IMPL(var, nm, lib, lay, create_fn, pre, est) \
+/* Buckets -> keys at the inline map's load limit (11/4 keys per bucket). */
+static int m_grow(void *t, size_t buckets)
+{
+	return cht_map_u64_reserve(t, buckets * 11 / 4) == CHT_OK;
+}
+
+#define CHTMAP_IMPL(var, nm, lib, lay, create_fn, pre, est, grow_fn) \
 	const bench_impl_t var = { \
 		.name = nm, .library = lib, \
 		.layout = lay, .presized = pre, .create = create_fn, \
@@ -118,6 +124,7 @@ static void m_settle(void *t)
 		.thread_fini = m_nop, .lookup = m_lookup, .insert = m_insert, \
 		.remove = m_remove, .update = m_update, .buckets = m_buckets, \
 		.settle = m_settle, .est_bytes_per_key = est, \
+		.grow = grow_fn, \
 	}
 
 /*
@@ -126,16 +133,16 @@ static void m_settle(void *t)
  * while it grows (peak = final).
  */
 CHTMAP_IMPL(impl_chtmap_u64, "chtmap-u64",
-    "libcht cht_map_u64 (managed, inline)", "inline", m_create, false, 40);
+    "libcht cht_map_u64 (managed, inline)", "inline", m_create, false, 40, m_grow);
 CHTMAP_IMPL(impl_chtmap_u64_presized, "chtmap-u64-presized",
     "libcht cht_map_u64 (managed, inline)", "inline", m_create_presized,
-    true, 40);
+    true, 40, m_grow);
 /* The chained layout: 64-byte item + 32 bytes of bucket array at load 1/2. */
 CHTMAP_IMPL(impl_chtmap_u64_chained, "chtmap-u64-chained",
-    "libcht cht_map_u64 (managed, chained)", "node", c_create, false, 120);
+    "libcht cht_map_u64 (managed, chained)", "node", c_create, false, 120, NULL);
 CHTMAP_IMPL(impl_chtmap_u64_chained_presized, "chtmap-u64-chained-presized",
     "libcht cht_map_u64 (managed, chained)", "node", c_create_presized, true,
-    120);
+    120, NULL);
 
 /* --- the byte-string map with 8-byte keys and values ------------------------ */
 

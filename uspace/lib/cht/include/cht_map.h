@@ -280,6 +280,22 @@ long cht_map_u64_get_many(cht_map_u64_t *m, const uint64_t *keys, size_t n,
  * runs inside inserts). @return CHT_OK, CHT_EINVAL.
  */
 int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st);
+/**
+ * Grows the map now so that @a keys keys fit at the load limit without a
+ * further split: the inline layout's splits (linear hashing, one bucket each)
+ * run on the calling thread, one at a time under the map's split lock, while
+ * readers and writers go on (an insert that finds the lock taken skips its
+ * split; a reader that meets a bucket being split retries it, as during
+ * growth by inserts). Never shrinks (the inline layout's bucket array only
+ * grows: @a keys at or below the present capacity returns at once). Memory:
+ * 64 bytes per bucket, 2.75 keys per bucket. Any thread outside a reader
+ * section (registered on first use); since libcht 2.2.
+ * @return CHT_OK, CHT_EINVAL (@a m NULL, or the chained layout: it sizes
+ * itself on its worker thread), CHT_EPERM, CHT_EDEADLK (inside a reader
+ * section), CHT_ENOMEM (no segment or overflow line could be mapped: the
+ * buckets split so far stay).
+ */
+int cht_map_u64_reserve(cht_map_u64_t *m, size_t keys);
 
 #ifdef __cplusplus
 }

@@ -124,7 +124,7 @@ static void im_split_clear_moved(ibkt_t *bk, uint32_t *c,
  * 31, at 2^22 random keys). Value before key: a reader that reads the new
  * key (acquire) reads its value.
  */
-static void im_split_compact(ibkt_t *bk, uint32_t *c)
+void cht__im_compact(ibkt_t *bk, uint32_t *c)
 {
 	for (ibkt_t *o = bk->ovf; o && (~*c & IM_OCC); o = o->ovf) {
 		for (unsigned i = 0; i < IM_SLOTS && (~*c & IM_OCC); i++) {
@@ -144,7 +144,7 @@ static void im_split_compact(ibkt_t *bk, uint32_t *c)
 /**
  * Splits bucket b (the state word's, depth L) into b and b + 2^L (depth
  * L + 1). Under split_lock. im_split_fill(), the linearization point, then
- * under an odd seq im_split_clear_moved(), im_split_compact(), cht__im_tidy().
+ * under an odd seq im_split_clear_moved(), cht__im_compact(), cht__im_tidy().
  * @return false if it could not (no segment or no memory; nothing changed).
  */
 static bool im_split(cht_imap_t *m)
@@ -182,7 +182,7 @@ static bool im_split(cht_imap_t *m)
 	uint32_t sq = __atomic_load_n(&bk->seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&bk->seq, sq + 1, __ATOMIC_RELEASE);
 	im_split_clear_moved(bk, &c, moved_head, bit);
-	im_split_compact(bk, &c);
+	cht__im_compact(bk, &c);
 	cht__im_tidy(m, bk, &c);
 	__atomic_store_n(&bk->ctl, c, __ATOMIC_RELEASE);
 	/* seq even again (release: after every store of the phase). */
@@ -232,4 +232,31 @@ unsigned cht__im_pay(cht_imap_t *m)
 	pthread_mutex_unlock(&m->split_lock);
 	CHT_IMP_END(t0, CHT_IMP_SPLIT);
 	return did;
+}
+
+/**
+ * cht_map_u64_reserve(): splits until the map has the buckets @a keys need
+ * at the load limit, ceil(keys * DEN / NUM), each split under split_lock
+ * (taken and released per split, so inserts' cht__im_pay() skips only while
+ * one split runs). The caller is registered and outside a reader section.
+ * @return CHT_OK, CHT_ENOMEM (im_split() failed: no segment or no memory).
+ */
+int cht__im_reserve(cht_imap_t *m, size_t keys)
+{
+	uint64_t w = ((uint64_t) keys * IM_LOAD_DEN + IM_LOAD_NUM - 1) /
+	    IM_LOAD_NUM;
+	for (;;) {
+		pthread_mutex_lock(&m->split_lock);
+		bool more = im_nbuckets(__atomic_load_n(&m->state,
+		    __ATOMIC_RELAXED)) < w;
+		bool ok = more && im_split(m);
+		if (ok)
+			__atomic_store_n(&m->splits, m->splits + 1,
+			    __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&m->split_lock);
+		if (!more)
+			return CHT_OK;
+		if (!ok)
+			return CHT_ENOMEM;
+	}
 }

@@ -199,6 +199,12 @@ void cht__im_tidy(cht_imap_t *m, ibkt_t *bk, uint32_t *c);
 /** Segment of bucket @a b2 (the first of its segment): mapped if missing. */
 bool cht__im_seg_ensure(cht_imap_t *m, uint64_t b2);
 /**
+ * The keys of @a bk's overflow lines fill the head's free slots (*@a c):
+ * value, key, the head's bit, then the line's bit cleared. Under @a bk's lock
+ * and an odd seq (a split's phase 3, and a delete that freed a head slot).
+ */
+void cht__im_compact(ibkt_t *bk, uint32_t *c);
+/**
  * The load check (every IM_CHECK inserts of a stripe): raises m->want to the
  * bucket count that keeps IM_LOAD_NUM / IM_LOAD_DEN keys per bucket.
  */

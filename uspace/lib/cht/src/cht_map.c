@@ -783,6 +783,18 @@ int cht__map_u64_split_stats(cht_map_u64_t *m, uint64_t *splits,
 	return CHT_OK;
 }
 
+int cht_map_u64_reserve(cht_map_u64_t *m, size_t keys)
+{
+	if (!m || !m->im)
+		return CHT_EINVAL;
+	/* Outside a section: a reserve of 1e8 keys runs for seconds. */
+	if (cht_rcu_read_locked())
+		return CHT_EDEADLK;
+	if (ensure_reg() != CHT_OK)
+		return CHT_EPERM;
+	return cht__im_reserve(m->im, keys);
+}
+
 int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st)
 {
 	if (!m || !st)

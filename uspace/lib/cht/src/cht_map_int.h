@@ -130,6 +130,8 @@ int cht__im_cas(cht_imap_t *m, uint64_t key, uint64_t *expect, uint64_t val);
 long cht__im_get_many(cht_imap_t *m, const uint64_t *keys, size_t n,
     uint64_t *vals, unsigned char *found);
 /** Items, buckets, bucket bytes, overflow bytes, whether a split is due. */
+/** cht_map_u64_reserve() of the inline backend (cht_imap_grow.c). */
+int cht__im_reserve(cht_imap_t *m, size_t keys);
 void cht__im_stats(cht_imap_t *m, size_t *items, size_t *buckets,
     size_t *bucket_bytes, size_t *ovf_bytes, int *growing);
 /**
