@@ -167,7 +167,8 @@ static inline size_t cht_u64_identity(uint64_t key)
  * A bucket array (private to the table; in this header only so that
  * cht_find_fast() can be inlined into its callers). Published by the resizer
  * with a release store into cht_t.b (cht_env_rcu_assign()) and read under RCU
- * with acquire loads (cht_env_rcu_access()); once
+ * with cht_env_rcu_access() (a relaxed load ordered by the address dependency
+ * of every read of the array: docs/RCU.md, "Dependency ordering"); once
  * published it never changes (every entry is filled before publication), and
  * it is freed after a grace period once it has been replaced.
  */
