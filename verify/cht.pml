@@ -55,7 +55,7 @@
  * period, then runs them (frees). Memory ordering: the list's next pointers
  * are published by release CAS and read with acquire loads, and h->b with a
  * release store / relaxed loads ordered by the address dependency of the
- * array's reads (cht_env_rcu_access(), issue 42; one step before them, as
+ * array's reads (cht_env_rcu_access(); one step before them, as
  * the acquire was); the model is sequentially consistent (a
  * relaxed publish of h->b on a weakly ordered CPU allows exactly "a lookup
  * sees the new array before its dummies are linked": that is
