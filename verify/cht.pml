@@ -54,7 +54,9 @@
  * started has ended; C takes the pending callbacks, waits for a grace
  * period, then runs them (frees). Memory ordering: the list's next pointers
  * are published by release CAS and read with acquire loads, and h->b with a
- * release store / acquire loads; the model is sequentially consistent (a
+ * release store / relaxed loads ordered by the address dependency of the
+ * array's reads (cht_env_rcu_access(); one step before them, as
+ * the acquire was); the model is sequentially consistent (a
  * relaxed publish of h->b on a weakly ordered CPU allows exactly "a lookup
  * sees the new array before its dummies are linked": that is
  * BROKEN_PUBLISH_EARLY; a relaxed CAS in dummy_link() lets the new dummy's
@@ -119,7 +121,7 @@
  *   common/include/adt/cht.h cht_find_fast 15f17aa6bcf2
  *   common/include/adt/cht.h cht__unlinked_item a39c9339deeb
  *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
- *   common/include/adt/cht.h cht__search 61d94a7d528f
+ *   common/include/adt/cht.h cht__search 03b5860f77fb
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
  *   common/include/adt/cht.h cht__insert 4ecebfa97a86
  *   common/include/adt/cht.h cht__remove_key 39b17dde1467
@@ -220,7 +222,8 @@ inline unlinked(n) {
 	fi
 }
 
-/* cht__search(): prev = node whose next points to cur */
+/* cht__search(): prev = node whose next points to cur (the C walks two
+ * nodes per round to move no register; the steps are these, one per node) */
 inline search(start, h, strict, prev, cur, nx, ok) {
 	do
 	:: /* retry: */

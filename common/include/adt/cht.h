@@ -167,7 +167,8 @@ static inline size_t cht_u64_identity(uint64_t key)
  * A bucket array (private to the table; in this header only so that
  * cht_find_fast() can be inlined into its callers). Published by the resizer
  * with a release store into cht_t.b (cht_env_rcu_assign()) and read under RCU
- * with acquire loads (cht_env_rcu_access()); once
+ * with cht_env_rcu_access() (a relaxed load ordered by the address dependency
+ * of every read of the array: docs/RCU.md, "Dependency ordering"); once
  * published it never changes (every entry is filled before publication), and
  * it is freed after a grace period once it has been replaced.
  */
@@ -531,27 +532,53 @@ static inline __attribute__((always_inline)) void cht__search(cht_t *h,
 retry:;
 	uintptr_t *prev = &start->next;
 	cht_node_t *cur = cht__ptr(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
+	uintptr_t nx;
+	/*
+	 * Two nodes per round (a, then b = a's successor), so that the node
+	 * before cur is always in the register of the other one and advancing
+	 * moves no register: 8 instructions per node on amd64 instead of 10
+	 * (chtbench 15 walks about 2.8 nodes per insert and per remove).
+	 */
 	while (cur) {
-		uintptr_t nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
-		if (__builtin_expect(nx & CHT_LINK_DELETED, 0)) {
-			uintptr_t expected = (uintptr_t) cur;
-			/*
-			 * Fails if *prev changed or prev's own node was deleted
-			 * (its next is marked then): start over.
-			 */
-			if (!__atomic_compare_exchange_n(prev, &expected,
-			    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
-			    __ATOMIC_ACQUIRE))
-				goto retry;
-			cht__unlinked(h, cur);
-			cur = cht__ptr(nx);
-			continue;
-		}
+		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(nx & CHT_LINK_DELETED, 0))
+			goto deleted;
 		if (strict ? cur->hash > hash : cur->hash >= hash)
 			break;
-		prev = &cur->next;
 		/* Not deleted: nx has no mark bit set, it is the pointer. */
+		cht_node_t *b = (cht_node_t *) nx;
+		if (!b) {
+			prev = &cur->next;
+			cur = NULL;
+			break;
+		}
+		nx = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(nx & CHT_LINK_DELETED, 0)) {
+			prev = &cur->next;
+			cur = b;
+			goto deleted;
+		}
+		if (strict ? b->hash > hash : b->hash >= hash) {
+			prev = &cur->next;
+			cur = b;
+			break;
+		}
+		prev = &b->next;
 		cur = (cht_node_t *) nx;
+		continue;
+deleted:;
+		/* cur is marked (its next is nx): unlink it from *prev. */
+		uintptr_t expected = (uintptr_t) cur;
+		/*
+		 * Fails if *prev changed or prev's own node was deleted (its
+		 * next is marked then): start over.
+		 */
+		if (!__atomic_compare_exchange_n(prev, &expected,
+		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
+		    __ATOMIC_ACQUIRE))
+			goto retry;
+		cht__unlinked(h, cur);
+		cur = cht__ptr(nx);
 	}
 	*pprev = prev;
 	*pcur = cur;

@@ -86,12 +86,35 @@ uint64_t rcu_completed_gps(void);
 	__atomic_store_n(&(ptr), \
 	    (__typeof__(*(value)) __force __rcu *) (value), __ATOMIC_RELEASE)
 /**
- * Reads the `__rcu` pointer @a ptr once (a reader's dereference of the
- * result sees the initialized object: address dependency, plus acquire for
- * the compiler). Inside a reader section. @return a plain (kernel) pointer.
+ * Reads the `__rcu` pointer @a ptr once, inside a reader section. @return a
+ * plain (kernel) pointer.
+ *
+ * A relaxed atomic load ordered by the address dependency, as Linux's
+ * rcu_dereference() (C11's memory_order_consume, which GCC promotes to
+ * acquire: an LDAR on arm64, which cannot pair into an LDP). Every load
+ * whose address is computed from the result (`p->field`, `p->next->x`) is
+ * ordered after this load by the hardware on both CPUs we build for: amd64
+ * keeps all loads in order (TSO) and arm64 orders a load after a load its
+ * address depends on (ARMv8 dependency ordering). The release store of
+ * rcu_assign() ordered the object's initialization before the pointer, so
+ * such a dereference sees the initialized object. The atomic load itself is
+ * what keeps the compiler from loading the pointer twice or tearing it.
+ *
+ * Rules for the callers (what keeps the dependency a dependency):
+ * - reach the protected object only through the returned pointer (or values
+ *   computed from it: a field, a masked or offset address);
+ * - do not compare the pointer with another known pointer and then
+ *   dereference that other pointer (or let the compiler do so: after
+ *   `if (p == &static_obj)` GCC may use `&static_obj`, with no dependency);
+ *   comparing with NULL is fine;
+ * - do not turn the pointer into a value the compiler can know (an integer
+ *   computation whose result does not depend on it, `p - p`, a table index
+ *   after a bounds check that leaves one possible value);
+ * - a load that does not depend on the pointer (a flag, a counter, another
+ *   global) is not ordered by it: such code needs its own acquire.
  */
 #define rcu_access(ptr) \
-	((__typeof__(*(ptr)) __force *) __atomic_load_n(&(ptr), __ATOMIC_ACQUIRE))
+	((__typeof__(*(ptr)) __force *) __atomic_load_n(&(ptr), __ATOMIC_RELAXED))
 /**
  * Reads the `__rcu` pointer @a ptr with a plain load, in code that no other
  * updater can race with (it holds the update-side lock, or it is the only

@@ -304,8 +304,26 @@ static inline bool cht_rcu_read_locked(void)
 
 /** Publishes @a v in @a *p (release). */
 #define cht_rcu_assign(p, v)  __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-/** Reads a published pointer once (acquire; a plain load on x86-64). */
+/**
+ * Reads a published pointer once, inside a reader section: a relaxed atomic
+ * load ordered by the address dependency (Linux's rcu_dereference(); GCC
+ * turns memory_order_consume into acquire, an LDAR on arm64). Loads through
+ * the result are ordered after it by the hardware on both CPUs we build for
+ * (x86-64 keeps loads in order, AArch64 orders an address-dependent load).
+ * The caller keeps the dependency: it dereferences the returned pointer (or
+ * an address computed from it), never another pointer it compared equal to
+ * it (the compiler may substitute that one); a load that does not depend on
+ * the pointer needs its own acquire. The kernel's rcu_access() (synch/rcu.h)
+ * states the same rules. Under ThreadSanitizer an acquire load: TSan knows
+ * happens-before through acquire and release only, not through a dependency,
+ * and would report every dereference of the object as a race with its
+ * initialization.
+ */
+#if defined(__SANITIZE_THREAD__)
 #define cht_rcu_access(p)     __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#else
+#define cht_rcu_access(p)     __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#endif
 
 /**
  * Waits for a grace period: every reader section that had begun when the
