@@ -44,8 +44,9 @@ cp build/verify/mutants/results.jsonl verify/mutants-results.jsonl.
     python3 verify/mutants.py --only cht --sample 40 --seed 1   # a sample
 
 --sample N --seed S restricts a run and its table to a seeded random sample
-of N of each model's mutants (random.Random("S:model").sample over the
-mutants sorted by id: the same sample for the same model and seed); the
+of N of each model's mutants (drawn one at a time with
+random.Random("S:model") from the mutants sorted by id: the same sample for
+the same model and seed, and a larger N extends a smaller one); the
 table then says "sample N of M (seed S)" and its score is that of the
 sample, an estimate of the model's, not a full score.
 """
@@ -566,7 +567,15 @@ def sample_ids(model, muts, n, seed):
     ids = sorted(m[0] for m in muts)
     if not n or n >= len(ids):
         return set(ids)
-    return set(random.Random("%s:%s" % (seed, model)).sample(ids, n))
+    # picked one at a time (the pool method of random.sample, written out
+    # so that it does not depend on n): a larger n extends a smaller one
+    rng = random.Random("%s:%s" % (seed, model))
+    pool, pick = list(ids), []
+    for i in range(n):
+        j = rng.randrange(len(ids) - i)
+        pick.append(pool[j])
+        pool[j] = pool[len(ids) - i - 1]
+    return set(pick)
 
 
 def table(models, results, eq, details=False, carry=False, sample=0,
