@@ -100,8 +100,7 @@ def model_runs(model, broken, short=True, cflags=(), pml=None, defs=(),
 #: podzimek's liveness run with the interrupt reader and the detector's
 #: wake-up count (mutation round) and the reader without preemption_disable()
 #: on its fast path (its hints and slow paths are more steps), and the
-#: switch-in's assertions (issue 41's second mutation round): 10.99 M states,
-#: 1.56 GB of pan's memory (803 s of wall time at a load average of 18)
+#: switch-in's assertions: 10.99 M states, 1.56 GB of pan's memory
 LIVE_MEMLIM_PODZIMEK = 2048
 
 #: podzimek_migrate's liveness run: over 45 M states and 1.2 GB when it was
