@@ -41,12 +41,21 @@ cp build/verify/mutants/results.jsonl verify/mutants-results.jsonl.
     python3 verify/mutants.py --only arcu -j1
     python3 verify/mutants.py --list --only urcu   # the mutants, not run
     python3 verify/mutants.py --report        # the table from the results
+    python3 verify/mutants.py --only cht --sample 40 --seed 1   # a sample
+
+--sample N --seed S restricts a run and its table to a seeded random sample
+of N of each model's mutants (drawn one at a time with
+random.Random("S:model") from the mutants sorted by id: the same sample for
+the same model and seed, and a larger N extends a smaller one); the
+table then says "sample N of M (seed S)" and its score is that of the
+sample, an estimate of the model's, not a full score.
 """
 
 import argparse
 import concurrent.futures
 import hashlib
 import json
+import random
 import os
 import re
 import resource
@@ -552,7 +561,25 @@ def by_id(results):
     return res
 
 
-def table(models, results, eq, details=False, carry=False):
+def sample_ids(model, muts, n, seed):
+    """The ids of a seeded random sample of @n of @model's mutants (all of
+    them when @n is 0 or not smaller)."""
+    ids = sorted(m[0] for m in muts)
+    if not n or n >= len(ids):
+        return set(ids)
+    # picked one at a time (the pool method of random.sample, written out
+    # so that it does not depend on n): a larger n extends a smaller one
+    rng = random.Random("%s:%s" % (seed, model))
+    pool, pick = list(ids), []
+    for i in range(n):
+        j = rng.randrange(len(ids) - i)
+        pick.append(pool[j])
+        pool[j] = pool[len(ids) - i - 1]
+    return set(pick)
+
+
+def table(models, results, eq, details=False, carry=False, sample=0,
+          seed=0):
     rows = []
     keys = ("mutants", "killed", "bound", "timeout", "survived",
             "equivalent", "stillborn", "pending", "carried")
@@ -561,6 +588,10 @@ def table(models, results, eq, details=False, carry=False):
     carried = by_id(results)
     for model in models:
         muts, _, _ = generate(model)
+        total = len(muts)
+        if sample:
+            pick = sample_ids(model, muts, sample, seed)
+            muts = [m for m in muts if m[0] in pick]
         c = dict((k, 0) for k in keys)
         surv = []
         unfinished = []
@@ -592,10 +623,13 @@ def table(models, results, eq, details=False, carry=False):
         # a time-out or a depth/memory bound is not a kill: it counts
         # against the score
         score = 100.0 * c["killed"] / ne if ne else 100.0
-        rows.append("| %s | %d | %d | %d | %d | %d | %d | %.1f %% | %d |" % (
+        rows.append("| %s | %d | %d | %d | %d | %d | %d | %s | %d |" % (
             model, c["mutants"], c["killed"], c["timeout"], c["bound"],
-            c["survived"], c["equivalent"], score, c["pending"]) +
-            (" (%d carried)" % c["carried"] if c["carried"] else ""))
+            c["survived"], c["equivalent"],
+            "%.1f %%" % score if ne else "-", c["pending"]) +
+            (" (%d carried)" % c["carried"] if c["carried"] else "") +
+            (" sample %d of %d (seed %s)" % (len(muts), total, seed)
+             if len(muts) < total else ""))
         for k in tot:
             tot[k] += c[k]
         if details and surv:
@@ -661,6 +695,11 @@ def main():
                     help="rewrite the results recorded with the old key (a "
                     "hash of the whole mutant text) for the models as they "
                     "are in DIR/<model>.pml to the key of their code")
+    ap.add_argument("--sample", type=int, default=0, metavar="N",
+                    help="run (and report) only a seeded random sample of N "
+                    "mutants of each model (reported as a sample)")
+    ap.add_argument("--seed", default="1",
+                    help="the seed of --sample (default 1)")
     args = ap.parse_args()
     models = args.only or list(MODELS)
     if args.rekey:
@@ -680,7 +719,11 @@ def main():
         carried = by_id(results) if args.carry else {}
         todo = []
         for model in models:
-            for m_id, op, idx, desc, src in generate(model)[0]:
+            muts = generate(model)[0]
+            pick = sample_ids(model, muts, args.sample, args.seed)
+            for m_id, op, idx, desc, src in muts:
+                if m_id not in pick:
+                    continue
                 h = src_key(src)
                 c = carried.get(m_id)
                 if c is not None and c["verdict"] != "survived":
@@ -738,7 +781,8 @@ def main():
             list(ex.map(one, todo))
     results = load_results()
     tab, surv, tot = table(models, results, eq, details=True,
-                           carry=args.carry)
+                           carry=args.carry, sample=args.sample,
+                           seed=args.seed)
     print()
     print(tab)
     if surv:

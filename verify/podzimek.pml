@@ -496,10 +496,14 @@ inline cpu_body(me) {
 		!running_T && !idle[me] && rpend == NONE && !qs_late -> idle[me] = 1
 	   }
 	:: atomic { !running_T && !t_claimed && !idle[me] -> t_claimed = 1 };
+		/* a thread is switched in only on a CPU that runs none and does
+		 * not idle (a scheduler invariant, as the switch-out's) */
+		assert(!running_T && !idle[me]);
 		/* the other thread switched out, then podzimek_before_thread_runs(T) */
 		record_qs(true, was, me);
 		atomic { nesting[me] = t_nesting; t_cpu = me; running_T = 1; t_claimed = 0 }
 	:: atomic { !running_T && !t_claimed && idle[me] -> t_claimed = 1 };
+		assert(!running_T);
 		/* woken from idle: idle = false (seq_cst), then T runs */
 #ifndef BROKEN_IDLE_LATE_CLEAR
 		idle[me] = 0;
