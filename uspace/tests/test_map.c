@@ -881,7 +881,17 @@ static void test_inline_concurrent(double secs, bool reserve)
 		tu_spawn(&t[i], in_worker, &in_w[i]);
 	size_t reserved = 0;
 	unsigned reserves = 0;
-	for (unsigned ms = 0; ms < (unsigned) (secs * 1000); ms += 10) {
+	/*
+	 * Bounded by the clock (and, with @a reserve, by three reserves at
+	 * least): counting 10 ms sleeps made the phase last as long as its
+	 * reserves took, 20 s of ThreadSanitizer's 1.5 s phase (each reserve
+	 * toward 2^20 keys splits hundreds of thousands of buckets), and the
+	 * stable keys the writers inserted meanwhile then took seconds more
+	 * to check and delete.
+	 */
+	uint64_t end_ns = tu_now_ns() + (uint64_t) (secs * 1e9);
+	while (tu_now_ns() < end_ns || (reserve && reserves < 3 &&
+	    reserved < ((size_t) 1 << 20))) {
 		tu_sleep_ms(10);
 		if (!reserve || reserved >= ((size_t) 1 << 20))
 			continue;
