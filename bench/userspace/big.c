@@ -62,6 +62,20 @@ static size_t N = 1000000;
 static int T = 1;
 static bool is_set;       /* ck_hs: a set, the "value" is the key */
 static const char *suffix = "";
+
+/**
+ * Round @a rd of @a rounds (-R): the rows' workload suffix becomes
+ * @a base#rd, written into @a buf (len bytes), so that each round's rows are
+ * told apart; with one round it stays @a base.
+ */
+static void round_suffix(char *buf, size_t len, const char *base, int rd,
+    int rounds)
+{
+	if (rounds > 1) {
+		snprintf(buf, len, "%s#%d", base, rd);
+		suffix = buf;
+	}
+}
 static bool drop_one;     /* -X: the negative control (a key never inserted) */
 
 /* --- time ---------------------------------------------------------------------------- */
@@ -715,17 +729,36 @@ static void run_mix(void *t, const char *name, unsigned kind, unsigned mix,
 
 /* --- resize (Triplett) ------------------------------------------------------------------------------- */
 
-typedef struct {
+/*
+ * The thread beside the readers of the resize phase: a flipper (resizes the
+ * table between a and b buckets until stop or the phase's end) or a grower
+ * (a table that only grows, grow(), the managed inline map: grows it to `to`
+ * buckets once the phase after gen has started, then sets phase_stop, which
+ * ends the readers). One thread entry for both; run() is the work.
+ */
+typedef struct resizer {
+	void (*run)(struct resizer *r);
 	void *t;
-	size_t a, b;
-	uint64_t resizes;
-	int stop;
-} flipper_t;
+	size_t a, b;            /* flipper: the two sizes */
+	uint64_t resizes;       /* flipper: resizes done */
+	int stop;               /* flipper: set by the phase */
+	size_t to;              /* grower: the target bucket count */
+	uint64_t gen;           /* grower: phase_gen before the phase */
+	double secs;            /* grower: time of the growth */
+	int ok;                 /* grower: grow() succeeded */
+} resizer_t;
 
-static void *flipper_main(void *p)
+static void *resizer_main(void *p)
 {
-	flipper_t *f = p;
+	resizer_t *r = p;
 	impl->thread_init();
+	r->run(r);
+	impl->thread_fini();
+	return NULL;
+}
+
+static void flip_run(resizer_t *f)
+{
 	/* Also stops when the phase's time is up: readers that a resize
 	 * starves (libcuckoo's rehash holds every bucket lock) could not
 	 * finish otherwise. */
@@ -735,35 +768,16 @@ static void *flipper_main(void *p)
 		impl->resize(f->t, f->a >> impl->resize_shift);
 		f->resizes += 2;
 	}
-	impl->thread_fini();
-	return NULL;
 }
 
-/*
- * A table that only grows (grow(), the managed inline map): lookups while a
- * thread grows it by a fixed number of buckets, the phase ending when the
- * growth is done; the readers stop when the grower sets phase_stop.
- */
-typedef struct {
-	void *t;
-	size_t to;
-	uint64_t gen;
-	double secs;
-	int ok;
-} grower_t;
-
-static void *grower_main(void *p)
+static void grow_run(resizer_t *g)
 {
-	grower_t *g = p;
-	impl->thread_init();
 	while (__atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) == g->gen)
 		bench_sleep_us(1000);
 	double t0 = now_s();
 	g->ok = impl->grow(g->t, g->to);
 	g->secs = now_s() - t0;
 	__atomic_store_n(&phase_stop, 1, __ATOMIC_RELAXED);
-	impl->thread_fini();
-	return NULL;
 }
 
 /*
@@ -779,18 +793,15 @@ static void phase_resize_grow(void *t, double secs, int rounds)
 	const char *base = suffix;
 	char rs[96];
 	for (int rd = 1; rd <= rounds; rd++) {
-		if (rounds > 1) {
-			snprintf(rs, sizeof(rs), "%s#%d", base, rd);
-			suffix = rs;
-		}
+		round_suffix(rs, sizeof(rs), base, rd, rounds);
 		size_t from = (size_t) impl->buckets(t);
 		run_mix(t, "resize-fixed-n", K_HIT, 0, 0, false, secs);
 		out("resize-fixed-n", T, "buckets", (double) from);
-		grower_t g = { .t = t, .to = b0 + b0 * (size_t) rd /
-		    (size_t) rounds, .gen = __atomic_load_n(&phase_gen,
-		    __ATOMIC_ACQUIRE) };
+		resizer_t g = { .run = grow_run, .t = t, .to = b0 + b0 *
+		    (size_t) rd / (size_t) rounds,
+		    .gen = __atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) };
 		pthread_t gt;
-		pthread_create(&gt, NULL, grower_main, &g);
+		pthread_create(&gt, NULL, resizer_main, &g);
 		progress("resize", "lookups while growing %zu -> %zu buckets",
 		    from, g.to);
 		/* The grower ends the phase; 600 s only as a bound. */
@@ -840,10 +851,7 @@ static void phase_resize(void *t, double secs, int rounds)
 	char rs[96];
 	/* Rounds (-R): fixed at both sizes and resizing, interleaved. */
 	for (int rd = 1; rd <= rounds; rd++) {
-		if (rounds > 1) {
-			snprintf(rs, sizeof(rs), "%s#%d", base, rd);
-			suffix = rs;
-		}
+		round_suffix(rs, sizeof(rs), base, rd, rounds);
 		for (int k = 0; k < 2; k++) {
 			impl->resize(t, sizes[k] >> impl->resize_shift);
 			if (impl->offline)
@@ -857,9 +865,9 @@ static void phase_resize(void *t, double secs, int rounds)
 			run_mix(t, wl, K_HIT, 0, 0, false, secs);
 			out(wl, T, "buckets", (double) sizes[k]);
 		}
-		flipper_t f = { .t = t, .a = c, .b = a };
+		resizer_t f = { .run = flip_run, .t = t, .a = c, .b = a };
 		pthread_t ft;
-		pthread_create(&ft, NULL, flipper_main, &f);
+		pthread_create(&ft, NULL, resizer_main, &f);
 		run_mix(t, "resize-resizing", K_HIT, 0, 0, false, secs);
 		__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
 		if (impl->offline)
@@ -1275,13 +1283,9 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	 * host time (a median and a spread per point, not one sample).
 	 */
 	const char *base_suffix = suffix;
-	char round_suffix[96];
+	char rsuf[96];
 	for (int rd = 1; rd <= rounds; rd++) {
-		if (rounds > 1) {
-			snprintf(round_suffix, sizeof(round_suffix), "%s#%d",
-			    base_suffix, rd);
-			suffix = round_suffix;
-		}
+		round_suffix(rsuf, sizeof(rsuf), base_suffix, rd, rounds);
 		if (has(phases, "lookup")) {
 			int full = T;
 			for (int pass = 0; pass < (also1 && full > 1 ? 2 : 1);
