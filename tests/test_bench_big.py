@@ -115,7 +115,7 @@ def test_heap_sampler_leaves_the_allocator_to_the_workers(big):
     -F leaves 10^6 small chunks freed in scattered order in the arena the
     phases' worker mallocs from, the heap that 1e8 items leave after the
     churn and the check: there the intrusive table's crossing fill made 0-141
-    inserts a second and the watchdog stopped it (issue 39). The sampler
+    inserts a second and the watchdog stopped it. The sampler
     waits HEAP_DUTY (50) times a sample's duration before the next one, so
     its share of the churn phase stays below 1/51; with a sample every second
     (the defect) the fill and the churn stall (exit 3) or the share is far

@@ -337,7 +337,7 @@ typedef struct {
  * check's removals) one call took seconds, and run_phase() called it again
  * at once (the next whole second had passed): the intrusive table's crossing
  * fill, whose every insert mallocs in that arena, made 0-141 inserts per
- * progress line and the watchdog stopped it (issue 39, "crossing stall";
+ * progress line and the watchdog stopped it ("resizes lost?";
  * bench/RESULTS.md). So after a sample that took d seconds the next one
  * waits HEAP_DUTY * d: the sampler holds arena locks at most 1 / (HEAP_DUTY +
  * 1) of the time. In between, the seconds repeat the last figure (counted in
