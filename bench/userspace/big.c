@@ -341,7 +341,8 @@ typedef struct {
  * bench/RESULTS.md). So after a sample that took d seconds the next one
  * waits HEAP_DUTY * d: the sampler holds arena locks at most 1 / (HEAP_DUTY +
  * 1) of the time. In between, the seconds repeat the last figure (counted in
- * heap_stale). The first sample is taken before the workers start.
+ * heap_stale; the heap's flatness uses only fresh figures). The first sample
+ * is taken before the workers start.
  */
 #ifndef HEAP_DUTY  /* -DHEAP_DUTY=0: every second, as before (the test's control) */
 #define HEAP_DUTY 50
@@ -435,7 +436,9 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 			err += __atomic_load_n(&recs[i].errors, __ATOMIC_RELAXED);
 		}
 		bench_progress_add(ops - last_ops);
+		unsigned stale0 = hs.stale;
 		size_t rss = bench_rss_bytes(), heap = heap_sample(&hs);
+		bool fresh = hs.stale == stale0;
 		if (sec < TL_MAX_SECS) {
 			mem_rss[sec] = rss;
 			mem_heap[sec] = heap;
@@ -451,8 +454,13 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 		if (secs > 0 && sec + 1 >= secs / 2) {
 			r.rss_min2 = rss < r.rss_min2 ? rss : r.rss_min2;
 			r.rss_max2 = rss > r.rss_max2 ? rss : r.rss_max2;
-			r.heap_min2 = heap < r.heap_min2 ? heap : r.heap_min2;
-			r.heap_max2 = heap > r.heap_max2 ? heap : r.heap_max2;
+			/* A repeated figure may be from the first half. */
+			if (fresh) {
+				r.heap_min2 = heap < r.heap_min2 ? heap :
+				    r.heap_min2;
+				r.heap_max2 = heap > r.heap_max2 ? heap :
+				    r.heap_max2;
+			}
 		}
 		if (done == threads && sec == 0)
 			break;  /* shorter than a second: no progress line */
@@ -976,16 +984,14 @@ static void report_flat(const char *wl, const phase_res_t *r)
 	out(wl, T, "rss_end_mb", r->rss_end / 1048576.0);
 	out(wl, T, "heap_start_mb", r->heap_first / 1048576.0);
 	out(wl, T, "heap_end_mb", r->heap_end / 1048576.0);
-	if (r->heap_max2 >= r->heap_min2 && r->heap_min2 != SIZE_MAX) {
-		/* Flatness over the second half: (max - min) / min. Not of
-		 * the heap when the sampler repeated figures (heap_sampler_t):
-		 * repeats would flatten it. */
-		if (!r->heap_stale)
-			out(wl, T, "heap_flat_pct", 100.0 * (double)
-			    (r->heap_max2 - r->heap_min2) / (double) r->heap_min2);
+	/* Flatness over the second half: (max - min) / min; the heap's from
+	 * its fresh figures only (heap_sampler_t). */
+	if (r->heap_max2 >= r->heap_min2 && r->heap_min2 != SIZE_MAX)
+		out(wl, T, "heap_flat_pct", 100.0 * (double) (r->heap_max2 -
+		    r->heap_min2) / (double) r->heap_min2);
+	if (r->rss_max2 >= r->rss_min2 && r->rss_min2 != SIZE_MAX)
 		out(wl, T, "rss_flat_pct", 100.0 * (double) (r->rss_max2 -
 		    r->rss_min2) / (double) r->rss_min2);
-	}
 	out(wl, T, "heap_growth_pct", 100.0 * ((double) r->heap_end -
 	    (double) r->heap_first) / (double) r->heap_first);
 }
