@@ -109,6 +109,33 @@ def test_check_catches_a_lost_key(big):
     assert errs and float(errs[0].split(",")[-1]) == 1, p.stdout[-2000:]
 
 
+def test_heap_sampler_leaves_the_allocator_to_the_workers(big):
+    """The per-second heap figure (mallinfo2(), which holds each arena's lock
+    while it walks that arena's free chunks) may not starve the workers.
+    -F leaves 10^6 small chunks freed in scattered order in the arena the
+    phases' worker mallocs from, the heap that 1e8 items leave after the
+    churn and the check: there the intrusive table's crossing fill made 0-141
+    inserts a second and the watchdog stopped it. The sampler
+    waits HEAP_DUTY (50) times a sample's duration before the next one, so
+    its share of the churn phase stays below 1/51; with a sample every second
+    (the defect) the fill and the churn stall (exit 3) or the share is far
+    above it."""
+    p = subprocess.run([BIN, "big", "cht", "-k", "262144", "-t", "1", "-w",
+                        "churn", "-c", "4", "-Q", "-F", "1000000"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _rows(p.stdout, "cht")
+    assert d[("grow", "ops")] == 262144
+    share = d[("churn", "heap_lock_share")]
+    assert share <= 0.03, "the heap sampler held the allocator %.3f of " \
+        "the churn phase (max sample %.1f ms)" % (
+            share, d[("churn", "heap_sample_max_ms")])
+    if d[("churn", "heap_sample_max_ms")] >= 100:
+        # A slow sample was followed by repeated figures.
+        assert d[("churn", "heap_stale_secs")] >= 1
+
+
 def test_rounds_repeat_every_point(big, tmp_path):
     """`bench_us big -R 3 -1` (run_big_reps.py's repetitions): every lookup
     point at 2 threads and at 1, every YCSB point, once per round, each

@@ -62,7 +62,22 @@ static size_t N = 1000000;
 static int T = 1;
 static bool is_set;       /* ck_hs: a set, the "value" is the key */
 static const char *suffix = "";
+
+/**
+ * Round @a rd of @a rounds (-R): the rows' workload suffix becomes
+ * @a base#rd, written into @a buf (len bytes), so that each round's rows are
+ * told apart; with one round it stays @a base.
+ */
+static void round_suffix(char *buf, size_t len, const char *base, int rd,
+    int rounds)
+{
+	if (rounds > 1) {
+		snprintf(buf, len, "%s#%d", base, rd);
+		suffix = buf;
+	}
+}
 static bool drop_one;     /* -X: the negative control (a key never inserted) */
+static size_t scatter_n;  /* -F: free chunks left in scattered order */
 
 /* --- time ---------------------------------------------------------------------------- */
 
@@ -307,7 +322,54 @@ typedef struct {
 	size_t rss_end, heap_end;
 	/* Second half of the phase (flatness). */
 	size_t heap_min2, heap_max2, rss_min2, rss_max2;
+	/* The allocator's figure: seconds that reused the last sample (see
+	 * heap_sampler_t), the longest sample, and the share of the phase's
+	 * time spent inside mallinfo2(). */
+	unsigned heap_stale;
+	double heap_sample_max_s, heap_lock_share;
 } phase_res_t;
+
+/*
+ * The allocator's figure during a phase, sampled with a bounded share of the
+ * time. mallinfo2() walks every free chunk of every arena while it holds
+ * that arena's lock; a thread that mallocs in the arena waits. With many
+ * small chunks freed in scattered order (1e8 items after the churn and the
+ * check's removals) one call took seconds, and run_phase() called it again
+ * at once (the next whole second had passed): the intrusive table's crossing
+ * fill, whose every insert mallocs in that arena, made 0-141 inserts per
+ * progress line and the watchdog stopped it ("resizes lost?";
+ * bench/RESULTS.md). So after a sample that took d seconds the next one
+ * waits HEAP_DUTY * d: the sampler holds arena locks at most 1 / (HEAP_DUTY +
+ * 1) of the time. In between, the seconds repeat the last figure (counted in
+ * heap_stale; the heap's flatness uses only fresh figures). The first sample
+ * is taken before the workers start.
+ */
+#ifndef HEAP_DUTY  /* -DHEAP_DUTY=0: every second, as before (the test's control) */
+#define HEAP_DUTY 50
+#endif
+
+typedef struct {
+	double next;            /* now_s() before which no sample is taken */
+	double busy;            /* seconds inside mallinfo2() in the phase */
+	double max;             /* the longest sample */
+	size_t last;            /* the last figure */
+	unsigned stale;         /* figures that repeated `last` */
+} heap_sampler_t;
+
+static size_t heap_sample(heap_sampler_t *hs)
+{
+	double t0 = now_s();
+	if (t0 < hs->next) {
+		hs->stale++;
+		return hs->last;
+	}
+	hs->last = bench_heap_bytes();
+	double d = now_s() - t0;
+	hs->busy += d;
+	hs->max = d > hs->max ? d : hs->max;
+	hs->next = t0 + d + HEAP_DUTY * d;
+	return hs->last;
+}
 
 static size_t mem_rss[TL_MAX_SECS], mem_heap[TL_MAX_SECS];
 
@@ -337,6 +399,10 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 	}
 	if (impl->offline)
 		impl->offline();
+	/* The first heap sample: the workers wait at the barrier. */
+	heap_sampler_t hs = { 0, 0, 0, 0, 0 };
+	(void) heap_sample(&hs);
+	hs.busy = 0;  /* it delayed no worker */
 	bench_progress_begin("big", name, N, threads);
 	uint64_t start = tsc();
 	for (int i = 0; i < threads; i++)
@@ -370,7 +436,9 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 			err += __atomic_load_n(&recs[i].errors, __ATOMIC_RELAXED);
 		}
 		bench_progress_add(ops - last_ops);
-		size_t rss = bench_rss_bytes(), heap = bench_heap_bytes();
+		unsigned stale0 = hs.stale;
+		size_t rss = bench_rss_bytes(), heap = heap_sample(&hs);
+		bool fresh = hs.stale == stale0;
 		if (sec < TL_MAX_SECS) {
 			mem_rss[sec] = rss;
 			mem_heap[sec] = heap;
@@ -386,8 +454,13 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 		if (secs > 0 && sec + 1 >= secs / 2) {
 			r.rss_min2 = rss < r.rss_min2 ? rss : r.rss_min2;
 			r.rss_max2 = rss > r.rss_max2 ? rss : r.rss_max2;
-			r.heap_min2 = heap < r.heap_min2 ? heap : r.heap_min2;
-			r.heap_max2 = heap > r.heap_max2 ? heap : r.heap_max2;
+			/* A repeated figure may be from the first half. */
+			if (fresh) {
+				r.heap_min2 = heap < r.heap_min2 ? heap :
+				    r.heap_min2;
+				r.heap_max2 = heap > r.heap_max2 ? heap :
+				    r.heap_max2;
+			}
 		}
 		if (done == threads && sec == 0)
 			break;  /* shorter than a second: no progress line */
@@ -419,6 +492,10 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 		r.errors += recs[i].errors;
 	}
 	r.rss_end = bench_rss_bytes();
+	r.heap_stale = hs.stale;
+	r.heap_sample_max_s = hs.max;
+	r.heap_lock_share = hs.busy / (now_s() - t0);
+	/* The workers are gone: a slow sample delays nobody's operation. */
 	r.heap_end = bench_heap_bytes();
 	return r;
 }
@@ -452,6 +529,9 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 	out(wl, threads, "ops", (double) all.n);
 	out(wl, threads, "seconds", r->secs);
 	out(wl, threads, "errors", (double) r->errors);
+	out(wl, threads, "heap_stale_secs", (double) r->heap_stale);
+	out(wl, threads, "heap_sample_max_ms", r->heap_sample_max_s * 1e3);
+	out(wl, threads, "heap_lock_share", r->heap_lock_share);
 	if (all.n == 0)
 		return;
 	static const struct { const char *m; double q; } pq[] = {
@@ -715,17 +795,36 @@ static void run_mix(void *t, const char *name, unsigned kind, unsigned mix,
 
 /* --- resize (Triplett) ------------------------------------------------------------------------------- */
 
-typedef struct {
+/*
+ * The thread beside the readers of the resize phase: a flipper (resizes the
+ * table between a and b buckets until stop or the phase's end) or a grower
+ * (a table that only grows, grow(), the managed inline map: grows it to `to`
+ * buckets once the phase after gen has started, then sets phase_stop, which
+ * ends the readers). One thread entry for both; run() is the work.
+ */
+typedef struct resizer {
+	void (*run)(struct resizer *r);
 	void *t;
-	size_t a, b;
-	uint64_t resizes;
-	int stop;
-} flipper_t;
+	size_t a, b;            /* flipper: the two sizes */
+	uint64_t resizes;       /* flipper: resizes done */
+	int stop;               /* flipper: set by the phase */
+	size_t to;              /* grower: the target bucket count */
+	uint64_t gen;           /* grower: phase_gen before the phase */
+	double secs;            /* grower: time of the growth */
+	int ok;                 /* grower: grow() succeeded */
+} resizer_t;
 
-static void *flipper_main(void *p)
+static void *resizer_main(void *p)
 {
-	flipper_t *f = p;
+	resizer_t *r = p;
 	impl->thread_init();
+	r->run(r);
+	impl->thread_fini();
+	return NULL;
+}
+
+static void flip_run(resizer_t *f)
+{
 	/* Also stops when the phase's time is up: readers that a resize
 	 * starves (libcuckoo's rehash holds every bucket lock) could not
 	 * finish otherwise. */
@@ -735,35 +834,16 @@ static void *flipper_main(void *p)
 		impl->resize(f->t, f->a >> impl->resize_shift);
 		f->resizes += 2;
 	}
-	impl->thread_fini();
-	return NULL;
 }
 
-/*
- * A table that only grows (grow(), the managed inline map): lookups while a
- * thread grows it by a fixed number of buckets, the phase ending when the
- * growth is done; the readers stop when the grower sets phase_stop.
- */
-typedef struct {
-	void *t;
-	size_t to;
-	uint64_t gen;
-	double secs;
-	int ok;
-} grower_t;
-
-static void *grower_main(void *p)
+static void grow_run(resizer_t *g)
 {
-	grower_t *g = p;
-	impl->thread_init();
 	while (__atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) == g->gen)
 		bench_sleep_us(1000);
 	double t0 = now_s();
 	g->ok = impl->grow(g->t, g->to);
 	g->secs = now_s() - t0;
 	__atomic_store_n(&phase_stop, 1, __ATOMIC_RELAXED);
-	impl->thread_fini();
-	return NULL;
 }
 
 /*
@@ -779,18 +859,15 @@ static void phase_resize_grow(void *t, double secs, int rounds)
 	const char *base = suffix;
 	char rs[96];
 	for (int rd = 1; rd <= rounds; rd++) {
-		if (rounds > 1) {
-			snprintf(rs, sizeof(rs), "%s#%d", base, rd);
-			suffix = rs;
-		}
+		round_suffix(rs, sizeof(rs), base, rd, rounds);
 		size_t from = (size_t) impl->buckets(t);
 		run_mix(t, "resize-fixed-n", K_HIT, 0, 0, false, secs);
 		out("resize-fixed-n", T, "buckets", (double) from);
-		grower_t g = { .t = t, .to = b0 + b0 * (size_t) rd /
-		    (size_t) rounds, .gen = __atomic_load_n(&phase_gen,
-		    __ATOMIC_ACQUIRE) };
+		resizer_t g = { .run = grow_run, .t = t, .to = b0 + b0 *
+		    (size_t) rd / (size_t) rounds,
+		    .gen = __atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) };
 		pthread_t gt;
-		pthread_create(&gt, NULL, grower_main, &g);
+		pthread_create(&gt, NULL, resizer_main, &g);
 		progress("resize", "lookups while growing %zu -> %zu buckets",
 		    from, g.to);
 		/* The grower ends the phase; 600 s only as a bound. */
@@ -840,10 +917,7 @@ static void phase_resize(void *t, double secs, int rounds)
 	char rs[96];
 	/* Rounds (-R): fixed at both sizes and resizing, interleaved. */
 	for (int rd = 1; rd <= rounds; rd++) {
-		if (rounds > 1) {
-			snprintf(rs, sizeof(rs), "%s#%d", base, rd);
-			suffix = rs;
-		}
+		round_suffix(rs, sizeof(rs), base, rd, rounds);
 		for (int k = 0; k < 2; k++) {
 			impl->resize(t, sizes[k] >> impl->resize_shift);
 			if (impl->offline)
@@ -857,9 +931,9 @@ static void phase_resize(void *t, double secs, int rounds)
 			run_mix(t, wl, K_HIT, 0, 0, false, secs);
 			out(wl, T, "buckets", (double) sizes[k]);
 		}
-		flipper_t f = { .t = t, .a = c, .b = a };
+		resizer_t f = { .run = flip_run, .t = t, .a = c, .b = a };
 		pthread_t ft;
-		pthread_create(&ft, NULL, flipper_main, &f);
+		pthread_create(&ft, NULL, resizer_main, &f);
 		run_mix(t, "resize-resizing", K_HIT, 0, 0, false, secs);
 		__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
 		if (impl->offline)
@@ -910,13 +984,14 @@ static void report_flat(const char *wl, const phase_res_t *r)
 	out(wl, T, "rss_end_mb", r->rss_end / 1048576.0);
 	out(wl, T, "heap_start_mb", r->heap_first / 1048576.0);
 	out(wl, T, "heap_end_mb", r->heap_end / 1048576.0);
-	if (r->heap_max2 >= r->heap_min2 && r->heap_min2 != SIZE_MAX) {
-		/* Flatness over the second half: (max - min) / min. */
+	/* Flatness over the second half: (max - min) / min; the heap's from
+	 * its fresh figures only (heap_sampler_t). */
+	if (r->heap_max2 >= r->heap_min2 && r->heap_min2 != SIZE_MAX)
 		out(wl, T, "heap_flat_pct", 100.0 * (double) (r->heap_max2 -
 		    r->heap_min2) / (double) r->heap_min2);
+	if (r->rss_max2 >= r->rss_min2 && r->rss_min2 != SIZE_MAX)
 		out(wl, T, "rss_flat_pct", 100.0 * (double) (r->rss_max2 -
 		    r->rss_min2) / (double) r->rss_min2);
-	}
 	out(wl, T, "heap_growth_pct", 100.0 * ((double) r->heap_end -
 	    (double) r->heap_first) / (double) r->heap_first);
 }
@@ -1160,7 +1235,7 @@ static void usage(void)
 	    "[-c CHURN_SECS]\n"
 	    "       [-L LOOKUP_ALONE_SECS] [-S SOAK_SECS] [-r WRITES_PER_S] "
 	    "[-w PHASES] [-x SUFFIX] [-Q]\n"
-	    "       [-R ROUNDS] [-1]\n"
+	    "       [-R ROUNDS] [-1] [-X] [-F N]\n"
 	    "  -Q: no check and no teardown at the end (not with crossing)\n"
 	    "  -R: the lookup, ycsb and resize phases ROUNDS times, interleaved; "
 	    "each round's rows\n"
@@ -1169,6 +1244,9 @@ static void usage(void)
 	    "round\n"
 	    "  -X: negative control: key 7 is never inserted (the check must "
 	    "fail)\n"
+	    "  -F N: before the phases, N small chunks freed in scattered "
+	    "order into the arena\n      the first phase's worker takes (a "
+	    "slow mallinfo2(), as after 1e8 items)\n"
 	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,soak,crossing "
 	    "(check always runs)\n");
 	exit(2);
@@ -1181,6 +1259,44 @@ static bool has(const char *list, const char *w)
 		if ((p == list || p[-1] == ',') && (p[l] == ',' || p[l] == 0))
 			return true;
 	return false;
+}
+
+/*
+ * -F N: the heap that 1e8 items leave after the churn and the check, small:
+ * a thread mallocs N 64-byte chunks (the intrusive table's nodes' size) and
+ * frees them in a scattered order, then exits. Its arena, whose fastbins now
+ * hold N chunks that mallinfo2() walks one miss each, goes to glibc's list
+ * of free arenas, from which the next thread that mallocs (the first phase's
+ * worker) takes it. tests/test_bench_big.py runs it to check the heap
+ * sampler's share of the time (heap_sampler_t).
+ */
+static void *scatter_main(void *p)
+{
+	(void) p;
+	void **v = malloc(scatter_n * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < scatter_n; i++)
+		v[i] = malloc(56);
+	/* i -> i * step mod n, step odd and n a power of two: a permutation
+	 * whose neighbours are far apart. */
+	size_t n = 1;
+	while (n < scatter_n)
+		n <<= 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = (i * 0x9E3779B1u) & (n - 1);
+		if (j < scatter_n)
+			free(v[j]);
+	}
+	free(v);
+	return NULL;
+}
+
+static void scatter_free_chunks(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, scatter_main, NULL) == 0)
+		pthread_join(t, NULL);
 }
 
 static void thp_info(void)
@@ -1208,13 +1324,14 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	const char *phases = "grow,lookup,ycsb,resize,churn,soak,crossing";
 	int opt;
 	optind = 3;
-	while ((opt = getopt(argc, argv, "k:t:PQXd:c:L:S:r:w:x:R:1h")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:PQXF:d:c:L:S:r:w:x:R:1h")) != -1) {
 		switch (opt) {
 		case 'k': N = strtoull(optarg, NULL, 0); break;
 		case 't': T = atoi(optarg); break;
 		case 'P': pre = true; break;
 		case 'Q': quit = true; break;
 		case 'X': drop_one = true; break;
+		case 'F': scatter_n = strtoull(optarg, NULL, 0); break;
 		case 'd': secs = atof(optarg); break;
 		case 'c': churn = atof(optarg); break;
 		case 'L': alone = atof(optarg); break;
@@ -1238,6 +1355,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	malloc_trim(0);
 	size_t heap0 = bench_heap_bytes(), rss0 = bench_rss_bytes();
 	reset_peak_rss();
+	if (scatter_n)
+		scatter_free_chunks();
 	uint64_t errors;
 	/* grow (always: the other phases need the full table) */
 	const char *gname = pre || impl->presized ? "grow-presized" : "grow";
@@ -1275,13 +1394,9 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	 * host time (a median and a spread per point, not one sample).
 	 */
 	const char *base_suffix = suffix;
-	char round_suffix[96];
+	char rsuf[96];
 	for (int rd = 1; rd <= rounds; rd++) {
-		if (rounds > 1) {
-			snprintf(round_suffix, sizeof(round_suffix), "%s#%d",
-			    base_suffix, rd);
-			suffix = round_suffix;
-		}
+		round_suffix(rsuf, sizeof(rsuf), base_suffix, rd, rounds);
 		if (has(phases, "lookup")) {
 			int full = T;
 			for (int pass = 0; pass < (also1 && full > 1 ? 2 : 1);
