@@ -339,9 +339,8 @@ static void reclaimer_thread(void *arg)
 		/*
 		 * arriving -> next (interrupts off: rcu_call on this CPU), and
 		 * rcu_call_batched()'s stack behind them, taken with interrupts
-		 * off too: rcu_barrier()'s smp_call on this CPU then finds each
-		 * of its callbacks either still on the stack or already ahead
-		 * of its marker.
+		 * off too: rcu_barrier()'s smp_call here finds each callback
+		 * still on the stack or already ahead of its marker.
 		 */
 		ipl_t ipl = interrupts_disable();
 		rcu_item_t *batched = __atomic_exchange_n(&c->rcu.batched, NULL,
