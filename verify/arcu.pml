@@ -21,6 +21,11 @@
  *     and its re-poll loop, wait_for_preempted_readers();
  *   - the reclaimer_thread() step that reads cur_gp() + 1 for a batch after
  *     its memory_barrier(), and exec_batch() running the callback.
+ *     rcu_call_batched()'s stack is taken in the same step as the arriving
+ *     list, before that barrier, so U's callback is modelled the same either
+ *     way. Not modelled: a push from a thread that migrated onto another
+ *     CPU's stack; its unlink is ordered before that reclaimer's barrier by
+ *     the release CAS and the reclaimer's acquire exchange.
  *
  * Processes: T, a reader thread on CPU 0 (NSEC sections: lock, load the
  * protected pointer, dereference it, unlock); CPU0, the rest of CPU 0:
@@ -148,7 +153,7 @@
  *   kernel/generic/src/synch/rcu.c rcu_run_gp a02389ee27de
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
- *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread 810a737ca4a0
  *   kernel/generic/src/synch/rcu_arcu.c record_cs_qs 4361fb4801f2
  *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted 824e24c08acd
  *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 4ca450a93192

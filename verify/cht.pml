@@ -14,7 +14,9 @@
  * cht__insert() (non-unique: search strict, next = cur, release CAS on prev),
  * cht__remove_key() (search, mark each matching item with a CAS on its next,
  * then one CAS on the found link, else cht__cleanup()), cht__unlinked() /
- * cht__unlinked_item() (an item goes to rcu_call once); and
+ * cht__unlinked_item() (an item goes to rcu_call once: in the kernel
+ * rcu_call_batched(), which keeps the grace period and drops only the
+ * order, which the model does not use); and
  * common/adt/cht.c: cht__cleanup(), dummy_link(),
  * dummies_link() (new dummies linked after the old dummy of their range,
  * before the publish), buckets_replace() (link, publish h->b, a grace
@@ -119,7 +121,7 @@
  *   common/adt/cht.c buckets_replace 149f844c9841
  *   common/adt/cht.c cht__cleanup e586b0792068
  *   common/include/adt/cht.h cht_find_fast 15f17aa6bcf2
- *   common/include/adt/cht.h cht__unlinked_item a39c9339deeb
+ *   common/include/adt/cht.h cht__unlinked_item 7628e3ffe584
  *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
  *   common/include/adt/cht.h cht__search 03b5860f77fb
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0

@@ -23,7 +23,9 @@
  *     outside a reader; else count, then raise is_delaying_gp), the wait for
  *     delaying_cpus to reach 0 and wait_for_preempted_readers();
  *   - rcu_wait_for_gp() (req_gp raised, wait for completed_gp) and the
- *     reclaimer_thread() step reading cur_gp() + 1 after its memory_barrier().
+ *     reclaimer_thread() step reading cur_gp() + 1 after its memory_barrier()
+ *     (rcu_call_batched()'s stack is taken in that step with the arriving
+ *     list, before the barrier: see verify/arcu.pml).
  *
  * Processes: T, a reader thread on CPU 0 (NSEC sections: lock, load the
  * pointer, dereference, unlock); CPU0 (and CPU1 with MIGRATE: the IPI handler and the scheduler,
@@ -129,7 +131,7 @@
  *   kernel/generic/src/synch/rcu.c rcu_run_gp a02389ee27de
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
- *   kernel/generic/src/synch/rcu.c reclaimer_thread ca2f3c5c0c9c
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread 810a737ca4a0
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_record_qs 0102dd8da7fd
  *   kernel/generic/src/synch/rcu_podzimek.c remove_preempted d79e97c796e4
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_read_lock_slow 808eb3af9a16

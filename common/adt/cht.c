@@ -49,7 +49,8 @@
  * - The bucket array is published with a release store and read with acquire
  *   loads: its dummies' hashes and links (written, and linked by release CAS,
  *   before publication) are visible to whoever finds the array.
- * - Reclamation: an unlinked item is passed to the environment's rcu_call, so
+ * - Reclamation: an unlinked item is passed to the environment's rcu_call
+ *   (its unordered cht_env_rcu_call_batched where it has one), so
  *   it stays valid for every reader section that may still hold it; a replaced
  *   bucket array is freed after its dummies are unlinked and a grace period.
  */

@@ -485,6 +485,16 @@ void cht__check_shrink(cht_t *h, cht_buckets_t *b, int64_t items);
 /** Unlinks the deleted nodes with @a hash and any before them (cht.c). */
 void cht__cleanup(cht_t *h, uint64_t hash);
 
+/*
+ * Hands an unlinked item to RCU: an environment whose RCU has a cheaper,
+ * unordered call for frees (the kernel's rcu_call_batched()) names it;
+ * otherwise the ordinary call. The order of remove callbacks is not part of
+ * the table's contract.
+ */
+#ifndef cht_env_rcu_call_batched
+#define cht_env_rcu_call_batched(item, func) cht_env_rcu_call((item), (func))
+#endif
+
 static inline cht_node_t *cht__ptr(uintptr_t v)
 {
 	return (cht_node_t *) (v & ~CHT_LINK_MARKS);
@@ -498,7 +508,7 @@ static inline cht_node_t *cht__ptr(uintptr_t v)
 static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
 {
 	l->op = h->op;
-	cht_env_rcu_call(cht_env_rcu_item_of(&l->rcu), cht__node_reclaim);
+	cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), cht__node_reclaim);
 }
 
 /**

@@ -18,7 +18,8 @@
  *   detection, during it (many times: at least PV_DURING_MIN context switches
  *   while a GP was in progress are required, the variant is repeated up to
  *   PV_DURING_TRIES times to get them), after the detector found the CPU in the
- *   section (spin, then preempt), and preempted twice. In the last four the
+ *   section (spin, then preempt), and preempted twice (the "during" and
+ *   "twice" variants post with rcu_call_batched()). In the last four the
  *   callback was posted inside the section, so it must not run before the
  *   reader left: the reader checks it has not run while it holds the section
  *   (about HOLD_US) and the callback checks the reader's "left" flag, which the
@@ -29,7 +30,9 @@
  *   not
  *   return before the reader set its "done" flag (just before unlocking).
  * - rcu_barrier: threads wired to every CPU post callbacks (some from inside
- *   reader sections); after rcu_barrier() every one of them has run.
+ *   reader sections, half with rcu_call_batched(), and one batched right
+ *   before the barrier, likely still on the CPU's stack); after rcu_barrier()
+ *   every one of them has run.
  * - a thread exits inside a (nested) reader section, once plainly and once
  *   after being preempted inside it; the callback it posted inside runs only
  *   after the exit, GPs keep completing, and a new thread does not start inside

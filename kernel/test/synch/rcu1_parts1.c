@@ -185,7 +185,8 @@ static void pv_reader(void *arg)
 	case PV_DURING:
 		rcu_read_lock();
 		rcu_read_lock();
-		rcu_call(&p->item, pv_cb);
+		/* The unordered call must wait for the reader just the same. */
+		rcu_call_batched(&p->item, pv_cb);
 		pv_hold(p, HOLD_US, true);
 		rcu_read_unlock();
 		pv_hold(p, HOLD_US / 4, true);
@@ -204,7 +205,7 @@ static void pv_reader(void *arg)
 	case PV_TWICE:
 		rcu_read_lock();
 		pv_preempt(p);
-		rcu_call(&p->item, pv_cb);
+		rcu_call_batched(&p->item, pv_cb);
 		pv_hold(p, HOLD_US / 2, false);
 		rcu_read_lock();
 		pv_preempt(p);
@@ -423,6 +424,9 @@ static void bar_poster(void *arg)
 			rcu_call(it, bar_cb);
 			udelay(20);
 			rcu_read_unlock();
+		} else if (i % 2 == 1) {
+			/* Every other one unordered: the barrier waits for it too. */
+			rcu_call_batched(it, bar_cb);
 		} else {
 			rcu_call(it, bar_cb);
 		}
@@ -445,12 +449,21 @@ const char *rcu1_part_barrier(void)
 			return err;
 		if (atomic_get(&bar_oom))
 			return "out of memory";
-		/* One more from here, just before the barrier. */
+		/*
+		 * Two more from here, just before the barrier: the batched one
+		 * is most likely still on this CPU's stack (the reclaimer has
+		 * not run since), which the barrier's smp_call must take.
+		 */
 		rcu_item_t *it = malloc(sizeof(*it));
-		if (!it)
+		rcu_item_t *it2 = malloc(sizeof(*it2));
+		if (!it || !it2) {
+			free(it);
+			free(it2);
 			return "out of memory";
-		atomic_inc(&bar_posted);
+		}
+		(void) atomic_add(&bar_posted, 2);
 		rcu_call(it, bar_cb);
+		rcu_call_batched(it2, bar_cb);
 		rcu_barrier();
 		size_t posted = atomic_get(&bar_posted), done = atomic_get(&bar_done);
 		if (done != posted) {

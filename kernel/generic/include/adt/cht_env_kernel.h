@@ -31,6 +31,8 @@ typedef link_t cht_env_link_t;
 #define cht_env_rcu_read_unlock()     rcu_read_unlock()
 #define cht_env_rcu_read_locked()     rcu_read_locked()
 #define cht_env_rcu_call(item, func)  rcu_call((item), (func))
+/* Unlinked items: unordered, one CAS per item (synch/rcu.h). */
+#define cht_env_rcu_call_batched(item, func)  rcu_call_batched((item), (func))
 #define cht_env_rcu_synchronize()     rcu_synchronize()
 #define cht_env_rcu_barrier()         rcu_barrier()
 #define cht_env_rcu_item_of(ptr)      (ptr)

@@ -53,6 +53,22 @@ static inline bool rcu_read_locked(void);
 static inline void rcu_call(rcu_item_t *item, rcu_func_t func);
 
 /**
+ * Like rcu_call() (func(item) after a grace period, in the reclaimer; any
+ * context, never blocks; rcu_barrier() waits for it), but without the order:
+ * callbacks posted with it run in no particular order among themselves or
+ * with rcu_call()'s. For frees, whose order nobody observes.
+ *
+ * Cheaper per call: one compare-and-swap onto a per-CPU stack, with
+ * interrupts left enabled and no count; the CPU's reclaimer takes the whole
+ * stack with one exchange when it next moves its arriving callbacks
+ * (Linux batches kfree_rcu() for the same reason). Only the push onto an
+ * empty stack calls out, to wake an idle reclaimer. docs/RCU.md, "Batched
+ * callbacks".
+ * @param item embedded in the object to reclaim; must stay valid until func runs.
+ */
+static inline void rcu_call_batched(rcu_item_t *item, rcu_func_t func);
+
+/**
  * Blocks until a grace period has elapsed: every reader section that existed
  * when it was called has ended. Thread context, not in a reader section (that
  * would deadlock: asserted), may sleep.

@@ -77,9 +77,36 @@ static inline void rcu_call(rcu_item_t *item, rcu_func_t func)
 	 * at 100 % updates spent 200 instructions per callback on those wake-ups
 	 * and the reclaimer's empty rounds).
 	 */
-	if (unlikely(c->rcu.reclaimer_idle || n == RCU_CRITICAL_THRESHOLD + 1))
+	if (unlikely(__atomic_load_n(&c->rcu.reclaimer_idle, __ATOMIC_RELAXED) ||
+	    n == RCU_CRITICAL_THRESHOLD + 1))
 		rcu_call_wake(c);
 	interrupts_restore(ipl);
+}
+
+/**
+ * Out-of-line part of rcu_call_batched(): @a item was pushed on CPU @a c's
+ * empty stack; wakes that CPU's reclaimer if it sleeps. Any CPU, any context.
+ */
+void rcu_call_batched_first(cpu_t *c);
+
+static inline void rcu_call_batched(rcu_item_t *item, rcu_func_t func)
+{
+	item->func = func;
+	/*
+	 * Any CPU's stack will do: the thread may migrate after reading CPU,
+	 * and the push is one CAS, atomic against other CPUs and against an
+	 * interrupt handler pushing on this one. Release: the reclaimer's
+	 * acquire exchange sees func and next of every item it takes (the
+	 * CASes after ours continue the release sequence).
+	 */
+	cpu_t *c = CPU;
+	rcu_item_t *old = __atomic_load_n(&c->rcu.batched, __ATOMIC_RELAXED);
+	do {
+		item->next = old;
+	} while (!__atomic_compare_exchange_n(&c->rcu.batched, &old, item, true,
+	    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	if (unlikely(old == NULL))
+		rcu_call_batched_first(c);
 }
 
 #endif

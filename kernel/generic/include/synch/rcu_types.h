@@ -38,6 +38,13 @@ typedef struct rcu_cpu {
 	rcu_item_t *arriving_head;
 	rcu_item_t **arriving_tail;
 	size_t arriving_cnt;
+	/**
+	 * Callbacks of rcu_call_batched(): a stack pushed by compare-and-swap
+	 * from any CPU and context (a thread may have migrated since it read
+	 * CPU), taken whole by this CPU's reclaimer or rcu_barrier()'s smp_call
+	 * with an exchange (acquire; pushes release). In no posting order.
+	 */
+	rcu_item_t *batched;
 	/** Batches owned by the reclaimer thread of this CPU (thread-local). */
 	rcu_item_t *next_cbs;
 	uint64_t next_cbs_gp;
@@ -49,8 +56,10 @@ typedef struct rcu_cpu {
 	struct thread *reclaimer;
 	/** The reclaimer sleeps here waiting for callbacks. */
 	waitq_t reclaimer_wq;
-	/** The reclaimer is (about to be) asleep with no callbacks. CPU-local
-	 * (reclaimer and rcu_call run on this CPU with interrupts disabled). */
+	/** The reclaimer is (about to be) asleep with no callbacks. Written on
+	 * this CPU with interrupts disabled (reclaimer, rcu_call); atomics,
+	 * because rcu_call_batched() reads it from any CPU (seq_cst store and
+	 * fence against its push: docs/RCU.md, "Batched callbacks"). */
 	bool reclaimer_idle;
 	/** Statistics (racy reads): callbacks posted, run; max batch. */
 	uint64_t stat_posted;

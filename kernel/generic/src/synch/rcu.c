@@ -16,7 +16,10 @@
  * - Callbacks: rcu_call appends to the CPU's arriving list (interrupts off, CPU
  *   local). The CPU's reclaimer thread moves arriving -> next (needs GP
  *   cur_gp + 1, a GP that starts after the move) -> cur, waits for the GP of cur
- *   and runs it. Callbacks of one CPU run in posting order.
+ *   and runs it. Callbacks of one CPU run in posting order, except those of
+ *   rcu_call_batched(): a per-CPU stack pushed by CAS, which the reclaimer
+ *   takes whole together with the arriving list (docs/RCU.md, "Batched
+ *   callbacks").
  *
  * The detection itself is one file per algorithm over rcu_impl.h, chosen by
  * the Makefile (RCU=a-rcu or RCU=podzimek-rcu): rcu_arcu.c and rcu_podzimek.c.
@@ -230,9 +233,44 @@ void rcu_thread_exits_hook(thread_t *t)
 void rcu_call_wake(cpu_t *c)
 {
 	if (rcu_ready) {
-		c->rcu.reclaimer_idle = false;
+		__atomic_store_n(&c->rcu.reclaimer_idle, false, __ATOMIC_RELAXED);
 		waitq_wake_one(&c->rcu.reclaimer_wq);
 	}
+}
+
+void rcu_call_batched_first(cpu_t *c)
+{
+	/*
+	 * Against the reclaimer going idle (store-buffering): it stores idle
+	 * (seq_cst) and then loads the stack (seq_cst); we pushed and then,
+	 * after this fence, load idle. At least one of us sees the other: it
+	 * finds our item and does not sleep, or we find it idle and wake it
+	 * (a wake-up before its sleep is kept by the wait queue).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rcu_ready && __atomic_load_n(&c->rcu.reclaimer_idle, __ATOMIC_RELAXED))
+		waitq_wake_one(&c->rcu.reclaimer_wq);
+}
+
+/**
+ * Appends @a b, a stack of rcu_call_batched() callbacks taken from CPU
+ * @a c (its last item's next is NULL), to @a c's arriving list. Interrupts
+ * disabled on @a c. Walks the stack once (its count and last item):
+ * rcu_barrier()'s smp_call only; the reclaimer links a taken stack behind
+ * the arriving ones it moves and counts it with interrupts enabled.
+ */
+static void batched_append(cpu_t *c, rcu_item_t *b)
+{
+	size_t n = 1;
+	rcu_item_t *last = b;
+	while (last->next) {
+		last = last->next;
+		n++;
+	}
+	*c->rcu.arriving_tail = b;
+	c->rcu.arriving_tail = &last->next;
+	c->rcu.arriving_cnt += n;
+	c->rcu.stat_posted += n;
 }
 
 static void exec_batch(rcu_item_t *head, cpu_t *c)
@@ -252,6 +290,29 @@ static void exec_batch(rcu_item_t *head, cpu_t *c)
 	c->rcu.stat_batches++;
 	if (n > c->rcu.stat_max_batch)
 		c->rcu.stat_max_batch = n;
+}
+
+/**
+ * Counts @a b, the rcu_call_batched() stack the reclaimer of CPU @a c (the
+ * caller, on @a c) took and linked behind its arriving callbacks: the
+ * statistics, and the expedite request rcu_call() makes past
+ * RCU_EXPEDITE_THRESHOLD (a flood of batched callbacks asks for shorter
+ * grace periods too). @return the number of callbacks in @a b.
+ */
+static size_t batched_count(cpu_t *c, rcu_item_t *b)
+{
+	size_t n = 0;
+	for (; b; b = b->next)
+		n++;
+	ipl_t ipl = interrupts_disable();
+	c->rcu.stat_posted += n;
+	if (n > RCU_EXPEDITE_THRESHOLD &&
+	    !__atomic_load_n(&rcu_expedite.req, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&rcu_expedite.req, true, __ATOMIC_RELAXED);
+		c->rcu.stat_expedite_reqs++;
+	}
+	interrupts_restore(ipl);
+	return n;
 }
 
 /** Per-CPU reclaimer: advances this CPU's batches and runs completed ones. */
@@ -275,15 +336,25 @@ static void reclaimer_thread(void *arg)
 			c->rcu.next_cbs = NULL;
 			c->rcu.next_cnt = 0;
 		}
-		/* arriving -> next (interrupts off: rcu_call on this CPU). */
+		/*
+		 * arriving -> next (interrupts off: rcu_call on this CPU), and
+		 * rcu_call_batched()'s stack behind them, taken with interrupts
+		 * off too: rcu_barrier()'s smp_call here finds each callback
+		 * still on the stack or already ahead of its marker.
+		 */
 		ipl_t ipl = interrupts_disable();
-		if (c->rcu.arriving_head) {
+		rcu_item_t *batched = __atomic_exchange_n(&c->rcu.batched, NULL,
+		    __ATOMIC_ACQUIRE);
+		if (c->rcu.arriving_head || batched) {
+			*c->rcu.arriving_tail = batched;
 			rcu_item_t *head = c->rcu.arriving_head;
 			size_t n = c->rcu.arriving_cnt;
 			c->rcu.arriving_head = NULL;
 			c->rcu.arriving_tail = &c->rcu.arriving_head;
 			c->rcu.arriving_cnt = 0;
 			interrupts_restore(ipl);
+			if (batched)
+				n += batched_count(c, batched);
 			/* Append to next; a GP that starts after now covers them all. */
 			rcu_item_t **tail = &c->rcu.next_cbs;
 			while (*tail)
@@ -306,13 +377,23 @@ static void reclaimer_thread(void *arg)
 			rcu_wait_for_gp(c->rcu.cur_cbs_gp);
 			continue;
 		}
-		/* Nothing at all: sleep until rcu_call wakes us. */
-		c->rcu.reclaimer_idle = true;
+		/*
+		 * Nothing at all: sleep until rcu_call wakes us. Seq_cst store,
+		 * then the seq_cst re-load of the stack: see
+		 * rcu_call_batched_first().
+		 */
+		__atomic_store_n(&c->rcu.reclaimer_idle, true, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&c->rcu.batched, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&c->rcu.reclaimer_idle, false,
+			    __ATOMIC_RELAXED);
+			interrupts_restore(ipl);
+			continue;
+		}
 		interrupts_restore(ipl);
 		(void) waitq_sleep_timeout(&c->rcu.reclaimer_wq, RECLAIMER_IDLE_US,
 		    SYNCH_FLAGS_NONE);
 		ipl = interrupts_disable();
-		c->rcu.reclaimer_idle = false;
+		__atomic_store_n(&c->rcu.reclaimer_idle, false, __ATOMIC_RELAXED);
 		interrupts_restore(ipl);
 	}
 }
@@ -361,7 +442,20 @@ static void barrier_cb(rcu_item_t *item)
 
 static void barrier_post(void *arg)
 {
+	/*
+	 * On the marker's CPU with interrupts off: the batched stack goes
+	 * onto the arriving list first, so the marker runs after every
+	 * callback it held (the reclaimer takes the stack with interrupts off
+	 * too, so none is in between).
+	 */
+	ipl_t ipl = interrupts_disable();
+	cpu_t *c = CPU;
+	rcu_item_t *b = __atomic_exchange_n(&c->rcu.batched, NULL,
+	    __ATOMIC_ACQUIRE);
+	if (b)
+		batched_append(c, b);
 	rcu_call(arg, barrier_cb);
+	interrupts_restore(ipl);
 }
 
 void rcu_barrier(void)
