@@ -1,8 +1,10 @@
 /** @file asid.c
- * The arm64 ASID allocator (arch/arm64/include/arch/asid.h): a generation
- * counter with rollover, the scheme of Linux's arch/arm64/mm/context.c
- * (read, not copied), plus the reuse of a released address space's number within its
- * generation.
+ * The TLB-tag allocator of arm64 ASIDs and amd64 PCIDs
+ * (genarch/mm/asid.h): a generation counter with rollover, the scheme of
+ * Linux's arch/arm64/mm/context.c (read, not copied), plus the reuse of a
+ * released address space's number within its generation. What a rollover
+ * and a release do to the TLB is the architecture's (asid_arch_*() in
+ * <arch/asid.h>).
  *
  * State and what protects it:
  *   - asid_gen: the current generation, a multiple of ASID_COUNT (so a
@@ -30,18 +32,20 @@
  * TTBR0 holds, which a rollover keeps for that owner (reserved).
  * A rollover frees every number but the CPUs' active (or, for a CPU
  * that had no slow path since the previous rollover, reserved) ones and
- * marks every CPU flush-pending: each invalidates its whole TLB (`tlbi
- * vmalle1`, local) at its next slow path, before it loads any number of
- * the new generation. A released address space's number is invalidated on
- * every CPU (`tlbi aside1is`) before it is freed (asid_release()), so the
- * next owner finds no entry of the old one in any TLB.
+ * marks every CPU flush-pending: each drops its entries of the old
+ * generation (asid_arch_rollover_flush(); arm64 `tlbi vmalle1`, local) at
+ * its next slow path, before it loads any number of the new generation. A
+ * released address space's number goes through asid_arch_release() (arm64:
+ * invalidated on every CPU, `tlbi aside1is`) before it is freed
+ * (asid_release()), so the next owner finds no entry of the old one in any
+ * TLB. amd64 keeps the invariant another way, per CPU and per number (the
+ * owner table of arch/amd64/include/arch/asid.h): its hooks do nothing.
  */
 #include <arch/asid.h>
 #include <mm/as.h>
 #include <arch/asm.h>
 #include <mm/tlb_stats.h>
 #include <synch/spinlock.h>
-#include <debug/fault_inject.h>
 #include <cpu.h>
 #include <debug.h>
 #include <lib/str.h>
@@ -197,12 +201,9 @@ uint64_t asid_switch(as_t *as)
 		/*
 		 * This CPU's entries of the old generation go before it loads
 		 * a number of the new one. Local: every other CPU does its own
-		 * at its next slow path. The DSB completes the TLBI before the
-		 * TTBR0 write (arch_as_load()) lets the new number be used.
+		 * at its next slow path.
 		 */
-		asm volatile ("tlbi vmalle1\n\tdsb nsh" ::: "memory");
-		tlb_count(TLB_LOAD_FLUSHES, 1);
-		tlb_count(TLB_GLOBAL_DROPS, 1);
+		asid_arch_rollover_flush();
 	}
 	__atomic_store_n(&asid_cpu[cpu].active, ctx, __ATOMIC_RELAXED);
 	irq_spinlock_unlock(&asid_lock, false);
@@ -214,23 +215,8 @@ void asid_release(as_t *as)
 	uint64_t ctx = __atomic_load_n(&as->tlb_ctx, __ATOMIC_RELAXED);
 	if (!ctx)
 		return;
-	/*
-	 * Every CPU's entries (and walk caches) under the number go first:
-	 * the broken control (make BROKEN=asid) leaves them, and the next
-	 * owner of the number reads through them (test asid1).
-	 * `dsb ishst` before: the caller's earlier table stores are visible
-	 * to every walker; `dsb ish` after: complete on every CPU; `isb`:
-	 * this CPU's next instructions see it. Interrupts masked as in
-	 * tlb_invalidate_pages_broadcast() (a DSB waits for its own CPU's
-	 * TLBIs only).
-	 */
-	if (!fault_inject(FI_ASID_REUSE)) {
-		ipl_t ipl = interrupts_disable();
-		asm volatile ("dsb ishst\n\ttlbi aside1is, %0\n\tdsb ish\n\tisb"
-		    :: "r" ((ctx & ASID_MASK) << 48) : "memory");
-		tlb_count(TLB_ASID_OPS, 1);
-		interrupts_restore(ipl);
-	}
+	/* The architecture's invalidation first (<arch/asid.h>). */
+	asid_arch_release(ctx);
 	irq_spinlock_lock(&asid_lock, true);
 	/*
 	 * Of an earlier generation: the number is not this owner's any more
