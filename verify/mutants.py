@@ -84,10 +84,14 @@ TIMEOUT = 180           # seconds of CPU per pan run (the time bound;
                         # CPU, not wall: the host is shared)
 WALL = 3600             # a wall-clock bound besides, for a stuck run
 
-#: model file -> its scenarios (name, spin -D options), cheapest first
+#: model file -> its scenarios (name, spin -D options), cheapest first (but
+#: podzimek_waiters, the cheapest of podzimek's, is last: liveness runs in
+#: the first scenario that runs a mutant's lines, and the waiters' scenario
+#: has T's sections cut to one, never switched out)
 MODELS = {
     "arcu": [("arcu", [])],
-    "podzimek": [("podzimek", []), ("podzimek_migrate", ["-DMIGRATE"])],
+    "podzimek": [("podzimek", []), ("podzimek_migrate", ["-DMIGRATE"]),
+                 ("podzimek_waiters", ["-DWAITERS"])],
     "urcu": [("urcu", []), ("urcu_fence", ["-DFENCE"])],
     "urcu_cb": [("urcu_cb", [])],
     "cht": [("cht_list", []), ("cht_collide", ["-DCOLLIDE"]),
