@@ -201,9 +201,9 @@ RUNS += model_runs("podzimek_migrate", [
      "CPU T left"),
 ], pml="podzimek.pml", defs=["-DMIGRATE"], short=False, liveness=LIVE_MIGRATE)
 # Two callers of rcu_wait_for_gp() (U and W), T one section, no switch-out:
-# a GP past U's target can complete before U looks (no variant: the mutant
-# podzimek:REL:6f196167e9, U waiting for ==, is what it catches; make
-# verify only, a few seconds)
+# a GP past U's target can complete before U looks, so U must wait for
+# completed_gp >= target, not == (no broken variant: the mutation score
+# checks it; make verify only, a few seconds)
 RUNS += model_runs("podzimek_waiters", [], pml="podzimek.pml",
                    defs=["-DWAITERS"], short=False)
 RUNS += model_runs("urcu", [
