@@ -51,9 +51,11 @@
  * states, 8 GB, 4 minutes; each alone is small enough for make test.)
  *
  * RCU is abstracted to its guarantee (the RCU models check that part): a
- * process is inside or outside a reader section (insec, with a generation
- * per section); synchronize() waits until every section active when it
- * started has ended; C takes the pending callbacks, waits for a grace
+ * process is inside or outside a reader section (insec, its nesting depth:
+ * a nested lock neither begins a new section nor a new generation, an unlock
+ * ends the section only at depth 0; a generation per section);
+ * synchronize() waits until every section active when it started has
+ * ended (a reader that never unlocks blocks it for good); C takes the pending callbacks, waits for a grace
  * period, then runs them (frees). Memory ordering: the list's next pointers
  * are published by release CAS and read with acquire loads, and h->b with a
  * release store / relaxed loads ordered by the address dependency of the
@@ -75,12 +77,17 @@
  * grow or one shrink), RESIZE_BATCH (one section for all dummies), the work
  * queue, cht_find_next*, cht_remove_item, cht_destroy.
  *
- * Safety (assertions): no access to a freed node (nodes_freed), a key present
- * throughout a lookup is found (present_missed), a key whose remove returned
- * before a lookup began is not found (removed_found), every item's callback
- * is queued once and runs once, the removed item and the retired arrays are
- * freed by the end. Liveness (ltl all_done, pan -a -f): every process
- * finishes (no update retries forever).
+ * Safety (assertions): lookups, inserts and removes run inside a reader
+ * section (the C's cht_env_assert(cht_env_rcu_read_locked())), an unlock
+ * pairs a lock, cht_remove_key() calls key_equal() only on items (an
+ * unmarked node of its run has an odd hash), the scenario's initial list
+ * is a split-ordered list (init_check()), no access to a freed node
+ * (nodes_freed), a key present throughout a lookup is found
+ * (present_missed), a key whose remove returned before a lookup began is not
+ * found (removed_found), every item's callback is queued once and runs once,
+ * the removed item and the retired arrays are freed by the end. Liveness
+ * (ltl all_done, pan -a -f): every process finishes (no update retries
+ * forever).
  *
  * Broken variants (spin -DBROKEN_xxx):
  *   BROKEN_NO_MARK        (cht_list) remove unlinks without marking first:
@@ -163,8 +170,11 @@ bool called[NN];        /* rcu_call()ed (queued) once */
 byte hb;                /* h->b: 0 = A, 1 = B, 2 = C */
 int pend;               /* pending callbacks: bit n = node n, bit 16 + b = array b */
 
-/* RCU: three reader processes, pid 0..2 */
-bool insec[3];
+/* RCU: three reader processes, pid 0..2. insec[me] is the nesting depth:
+ * rcu_read_lock() nests, only the outermost lock begins a section (a new
+ * generation) and only the outermost unlock ends it, so a reader that
+ * never unlocks keeps every later grace period waiting. */
+byte insec[3];
 byte gen[3];
 
 bool done0, done1, done2;
@@ -194,8 +204,42 @@ inline reach_check(rn, rk, rb, freed_reachable) {
 	}
 }
 
-inline rcu_lock(me) { atomic { insec[me] = 1; gen[me]++ } }
-inline rcu_unlock(me) { insec[me] = 0 }
+inline rcu_lock(me) {
+	atomic {
+		if
+		:: insec[me] == 0 -> gen[me]++
+		:: else
+		fi;
+		insec[me]++
+	}
+}
+inline rcu_unlock(me) { atomic { assert(insec[me] > 0); insec[me]-- } }
+
+/* The initial table (the scenario's set-up) is a split-ordered list: from
+ * the head, sorted by hash, no link marked, ending within NN nodes, and
+ * every dummy of the published array h->b on it in order, so a walk from
+ * the head and one from a bucket see the same nodes. */
+inline init_check(rn, rk, rb) {
+	d_step {
+		rn = HEAD;
+		rk = 0;
+		rb = 0;
+		do
+		:: next[rn] != NIL ->
+			assert(!MARKED(next[rn]) && rk < NN);
+			assert(rn == HEAD || hash[PTR(next[rn])] >= hash[rn]);
+			rn = PTR(next[rn]);
+			rk++;
+			if
+			:: rn == FIRST(hb) + rb -> rb++
+			:: else
+			fi
+		:: else -> break
+		od;
+		assert(rb == (hb == 1 -> 4 : 2));
+		rn = 0; rk = 0; rb = 0
+	}
+}
 
 /* Waits for every reader section active when it started. */
 inline synchronize(w0, w1, w2) {
@@ -270,9 +314,16 @@ inline search(start, h, strict, prev, cur, nx, ok) {
 	od
 }
 
-/* cht_find_fast(), inside the caller's section; res = the node or NIL */
-inline lookup(h, k, res, b, nx, n) {
-	b = hb;
+/* cht_env_rcu_access(h->b) at the start of an operation, which runs inside
+ * a reader section (the C asserts cht_env_rcu_read_locked()) */
+inline access_b(me, b) {
+	atomic { assert(insec[me] > 0); b = hb }
+}
+
+/* cht_find_fast(), inside the caller's section (it asserts
+ * cht_env_rcu_read_locked()); res = the node or NIL */
+inline lookup(me, h, k, res, b, nx, n) {
+	access_b(me, b);
 	atomic { CHECK(START(b, h)); nx = next[START(b, h)] };
 	do
 	:: n = PTR(nx);
@@ -293,9 +344,9 @@ inline lookup(h, k, res, b, nx, n) {
 	od
 }
 
-/* cht__insert(), non-unique, inside the caller's section */
-inline insert(item, h, b, start, prev, cur, nx, ok) {
-	b = hb;
+/* cht__insert(), non-unique, inside the caller's section (asserted) */
+inline insert(me, item, h, b, start, prev, cur, nx, ok) {
+	access_b(me, b);
 	start = START(b, h);
 	do
 	:: search(start, h, true, prev, cur, nx, ok);
@@ -313,16 +364,22 @@ inline insert(item, h, b, start, prev, cur, nx, ok) {
 	od
 }
 
-/* cht__remove_key(), inside the caller's section */
-inline remove(h, k, b, prev, cur, nx, ok, n, removed, only_first, t) {
-	b = hb;
+/* The remove's load of a node of its run: an unmarked one must be an item
+ * (odd hash), as key_equal() gets its link (a dummy has none) */
+inline run_load(n, nx) {
+	atomic { CHECK(n); nx = next[n]; assert(MARKED(nx) || (hash[n] & 1)) }
+}
+
+/* cht__remove_key(), inside the caller's section (asserted) */
+inline remove(me, h, k, b, prev, cur, nx, ok, n, removed, only_first, t) {
+	access_b(me, b);
 	search(START(b, h), h, false, prev, cur, nx, ok);
 	removed = 0;
 	only_first = 1;
 	n = cur;
 	do
 	:: n != NIL && hash[n] == h ->
-		atomic { CHECK(n); nx = next[n] };
+		run_load(n, nx);
 		if
 #ifndef BROKEN_REMOVE_ANY_KEY
 		:: !MARKED(nx) && key[n] == k ->
@@ -425,6 +482,7 @@ active proctype C() {
 ltl all_done { <> (done0 && done1 && done2) }
 
 init {
+	byte rn, rk, rb;
 	atomic {
 		hash[2] = 0; hash[3] = 8;
 		hash[4] = 0; hash[5] = 4; hash[6] = 8; hash[7] = 12;
@@ -456,6 +514,7 @@ init {
 		next[6] = 7 * 2;
 		hb = 1;
 #endif
+		init_check(rn, rk, rb);
 		run P0(); run P1(); run P2()
 	}
 }
@@ -467,7 +526,7 @@ proctype P0() {
 	byte b, prev, cur, nx, n, removed, t;
 	bool ok, only_first, remove_missed;
 	rcu_lock(0);
-	remove(9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove(0, 9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
 #ifdef COLLIDE
 	remove_missed = (removed != 2);
 #else
@@ -483,7 +542,7 @@ proctype P1() {
 	byte b, start, prev, cur, nx;
 	bool ok;
 	rcu_lock(1);
-	insert(KI, 11, b, start, prev, cur, nx, ok);
+	insert(1, KI, 11, b, start, prev, cur, nx, ok);
 	rcu_unlock(1);
 	done1 = 1
 }
@@ -495,23 +554,23 @@ proctype P2() {
 	bool present, present_missed, removed_found;
 	rcu_lock(2);
 #ifdef COLLIDE
-	lookup(9, 25, res, b, nx, n);   /* KC: hash 9, present throughout */
+	lookup(2, 9, 25, res, b, nx, n);   /* KC: hash 9, present throughout */
 #else
-	lookup(1, 1, res, b, nx, n);
+	lookup(2, 1, 1, res, b, nx, n);
 #endif
 	present_missed = (res == NIL);
 	assert(!present_missed);
 	rcu_unlock(2);
 	rcu_lock(2);
 	present = done1;
-	lookup(11, 11, res, b, nx, n);
+	lookup(2, 11, 11, res, b, nx, n);
 	present_missed = (res == NIL && present);
 	assert(!present_missed);
 	if :: res != NIL -> CHECK(res) :: else fi;
 	rcu_unlock(2);
 	rcu_lock(2);
 	present = done0;                /* here: K2 removed */
-	lookup(9, 9, res, b, nx, n);
+	lookup(2, 9, 9, res, b, nx, n);
 	removed_found = (res != NIL && present);
 	assert(!removed_found);
 	if :: res != NIL -> CHECK(res) :: else fi;
@@ -639,10 +698,10 @@ proctype P1() {
 	byte b, start, prev, cur, nx, n, removed, t;
 	bool ok, only_first, remove_missed;
 	rcu_lock(1);
-	insert(KI, UH, b, start, prev, cur, nx, ok);
+	insert(1, KI, UH, b, start, prev, cur, nx, ok);
 	rcu_unlock(1);
 	rcu_lock(1);
-	remove(UH, UH, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove(1, UH, UH, b, prev, cur, nx, ok, n, removed, only_first, t);
 	remove_missed = (removed != 1);
 	assert(!remove_missed);
 	rcu_unlock(1);
@@ -654,13 +713,13 @@ proctype P2() {
 	byte b, nx, n, res;
 	bool present, present_missed, removed_found;
 	rcu_lock(2);
-	lookup(1, 1, res, b, nx, n);
+	lookup(2, 1, 1, res, b, nx, n);
 	present_missed = (res == NIL);
 	assert(!present_missed);
 	rcu_unlock(2);
 	rcu_lock(2);
 	present = done1;
-	lookup(UH, UH, res, b, nx, n);
+	lookup(2, UH, UH, res, b, nx, n);
 	removed_found = (res != NIL && present);
 	assert(!removed_found);
 	if :: res != NIL -> CHECK(res) :: else fi;

@@ -84,10 +84,14 @@ TIMEOUT = 180           # seconds of CPU per pan run (the time bound;
                         # CPU, not wall: the host is shared)
 WALL = 3600             # a wall-clock bound besides, for a stuck run
 
-#: model file -> its scenarios (name, spin -D options), cheapest first
+#: model file -> its scenarios (name, spin -D options), cheapest first (but
+#: podzimek_waiters, the cheapest of podzimek's, is last: liveness runs in
+#: the first scenario that runs a mutant's lines, and the waiters' scenario
+#: has T's sections cut to one, never switched out)
 MODELS = {
     "arcu": [("arcu", [])],
-    "podzimek": [("podzimek", []), ("podzimek_migrate", ["-DMIGRATE"])],
+    "podzimek": [("podzimek", []), ("podzimek_migrate", ["-DMIGRATE"]),
+                 ("podzimek_waiters", ["-DWAITERS"])],
     "urcu": [("urcu", []), ("urcu_fence", ["-DFENCE"])],
     "urcu_cb": [("urcu_cb", [])],
     "cht": [("cht_list", []), ("cht_collide", ["-DCOLLIDE"]),
@@ -109,7 +113,8 @@ HARNESS = {
                  "wq_wake", "irq_arrives", "irq_reader"},
     "urcu": {"LQ", "RSB", "WSB", "WSQ", "sb_push", "END"},
     "urcu_cb": {"SB", "RD"},
-    "cht": {"reach_check", "rcu_lock", "rcu_unlock", "synchronize"},
+    "cht": {"reach_check", "init_check", "rcu_lock", "rcu_unlock",
+            "synchronize"},
 }
 
 #: instrumentation (what the checks read, not what the protocol does): a
@@ -120,7 +125,7 @@ CHECKS = {
     "urcu": r"rpend = p\b",
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
-           r"present = ",
+           r"present = |CHECK\(res\)|init_check\(",
 }
 
 BLOCK = re.compile(r"^(?:active\s+)?(?:proctype|inline)\s+(\w+)\s*\(|^init\b")

@@ -71,6 +71,14 @@
  * made 14.2 M states, 1.2 GB): 3.4 M states, 400 MB, safety. rcu_record_qs()
  * takes the CPU as an argument (the reader's c).
  *
+ * Two waiters (-DWAITERS, the scenario podzimek_waiters): W, a second
+ * caller of rcu_wait_for_gp() (another CPU's reclaimer), asks for the GP
+ * after the one running when it reads cur_gp; T runs one (nested) section
+ * and is never switched out (NSEC 1, MAXSW 0), so the search stays small.
+ * Two requests can complete a GP past U's target before U looks at
+ * completed_gp, which the one-waiter scenarios cannot (a GP starts only
+ * for a request, and the only request above GP 1 is U's).
+ *
  * Abstracted away: the idle loop's details, more readers, sleeps and time-outs
  * (a wait is a blocking guard; the time-out loops only re-check), the stall
  * watch, rcu_thread_exiting(), batching.
@@ -144,10 +152,17 @@
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_wait_for_gp c794979bc029
  */
 
+#if defined(WAITERS)
+#define NSEC   1        /* one (nested) section, never switched out */
+#else
 #define NSEC   2
+#endif
 #ifdef MIGRATE
 #define NCPU   2        /* T may resume on CPU 1 (podzimek_migrate) */
 #define MAXSW  1        /* one switch-out: the migration (state space) */
+#elif defined(WAITERS)
+#define NCPU   1
+#define MAXSW  0        /* podzimek_waiters: T is never switched out */
 #else
 #define NCPU   1
 #define MAXSW  2
@@ -198,6 +213,9 @@ byte wq_credit;         /* ghost: wake-ups given and not yet used by a
 bool irq_done;          /* the one interrupt with a reader has come */
 #endif
 bool u_done;
+#ifdef WAITERS
+bool w_done;            /* the second waiter W is done */
+#endif
 
 #ifdef BROKEN_IPI_NO_BARRIER
 #define IPI_BARRIER true
@@ -613,5 +631,21 @@ active proctype U() {
 	atomic { if :: req_gp < target -> req_gp = target :: else fi };
 	completed_gp >= target;
 	atomic { assert(!freed[0]); freed[0] = 1 };
+#ifdef WAITERS
+	w_done;                         /* the scenario ends with both waiters */
+#endif
 	u_done = 1
 }
+
+#ifdef WAITERS
+/* W, a second caller of rcu_wait_for_gp() (another CPU's reclaimer): it
+ * asks for the GP after the one running when it reads cur_gp, so a GP past
+ * U's target may complete before U looks (U must wait for >=, not ==) */
+active proctype W() {
+	byte target;
+	target = cur_gp + 1;
+	atomic { if :: req_gp < target -> req_gp = target :: else fi };
+	completed_gp >= target;
+	w_done = 1
+}
+#endif

@@ -200,6 +200,12 @@ RUNS += model_runs("podzimek_migrate", [
      "rcu_read_unlock()'s decrement split the same way: the store on the "
      "CPU T left"),
 ], pml="podzimek.pml", defs=["-DMIGRATE"], short=False, liveness=LIVE_MIGRATE)
+# Two callers of rcu_wait_for_gp() (U and W), T one section, no switch-out:
+# a GP past U's target can complete before U looks, so U must wait for
+# completed_gp >= target, not == (no broken variant: the mutation score
+# checks it; make verify only, a few seconds)
+RUNS += model_runs("podzimek_waiters", [], pml="podzimek.pml",
+                   defs=["-DWAITERS"], short=False)
 RUNS += model_runs("urcu", [
     ("BROKEN_NO_MEMBARRIER", "safety", FREED,
      "writer_barrier() is no barrier on the readers' CPUs"),
