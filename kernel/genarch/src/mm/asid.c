@@ -1,6 +1,5 @@
 /** @file asid.c
- * The TLB-tag allocator of arm64 ASIDs and amd64 PCIDs
- * (genarch/mm/asid.h): a generation counter with rollover, the scheme of
+ * The TLB-tag allocator of arm64's ASIDs (genarch/mm/asid.h): a generation counter with rollover, the scheme of
  * Linux's arch/arm64/mm/context.c (read, not copied), plus the reuse of a
  * released address space's number within its generation. What a rollover
  * and a release do to the TLB is the architecture's (asid_arch_*() in
@@ -38,8 +37,7 @@
  * released address space's number goes through asid_arch_release() (arm64:
  * invalidated on every CPU, `tlbi aside1is`) before it is freed
  * (asid_release()), so the next owner finds no entry of the old one in any
- * TLB. amd64 keeps the invariant another way, per CPU and per number (the
- * owner table of arch/amd64/include/arch/asid.h): its hooks do nothing.
+ * TLB.
  */
 #include <arch/asid.h>
 #include <mm/as.h>

@@ -1,5 +1,6 @@
 /** @file asid.h
- * Address-space TLB tags shared by arm64 (ASIDs) and amd64 (PCIDs): each
+ * Address-space TLB tags (arm64's ASIDs; written to serve amd64's PCIDs too,
+ * which are not built yet: docs/ARM64.md, "TLB and ASIDs"): each
  * user address space's TLB entries are tagged with a small number, so a
  * switch between address spaces keeps the other address spaces'
  * translations and the kernel's global ones.
@@ -14,17 +15,15 @@
  * before it loads a number of the new generation. A released address
  * space's number goes through asid_arch_release() and is then freed for
  * reuse within the generation. Number 0 is never handed out (the boot
- * tables, and on amd64 the kernel alone).
+ * tables).
  *
  * The architecture's <arch/asid.h> defines ASID_BITS and the two hooks,
  * then includes this header:
  *   - asid_arch_rollover_flush(): drops this CPU's entries of the old
- *     generation (arm64: `tlbi vmalle1`; amd64: nothing, the per-CPU owner
- *     table of arch/amd64/include/arch/asid.h already flushes a number at
- *     its first load by another owner). asid_lock held, interrupts off.
+ *     generation (arm64: `tlbi vmalle1`). asid_lock held, interrupts off.
  *   - asid_arch_release(ctx): makes sure the next owner of ctx's number
- *     finds no entry of the released one (arm64: `tlbi aside1is`; amd64:
- *     nothing here, the owner table again). Thread context, no lock.
+ *     finds no entry of the released one (arm64: `tlbi aside1is`). Thread
+ *     context, no lock.
  * docs/ARM64.md, "TLB and ASIDs", has the argument and the counts.
  */
 #ifndef KERN_GENARCH_MM_ASID_H_
