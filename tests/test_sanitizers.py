@@ -38,7 +38,7 @@ import re
 import pytest
 
 from tools import kconsole
-from conftest import (REPO, BOOT_TIMEOUT, TEST_ONE_TIMEOUT, TEST_ALL_TIMEOUT,
+from conftest import (REPO, BOOT_TIMEOUT, TEST_ONE_TIMEOUT,
                       LONG_CMD_TIMEOUT, soak_enabled, needs_arm64)
 from patterns import EXIT_RE
 
@@ -179,6 +179,12 @@ ARM64_CLEAN_TESTS = ("rcu1", "mapping1")
 
 STATS_RE = re.compile(r"reports: KASAN (\d+), UBSAN (\d+), KCSAN (\d+)")
 
+#: ``test *`` at -smp 4 under a sanitizer in the soak: on the loaded 2-core
+#: host of 2026-12-02 amd64 UBSAN took 2 027 s and arm64 KASAN 1 318 s,
+#: amd64 KASAN 1 607 s before (the 1 800 s it had would not do); as
+#: test_kcsan's.
+SOAK_ALL_TESTS_TIMEOUT = 7200
+
 #: The soak's sysfuzz run under a sanitizer (seconds, threads, seed).
 SOAK_SYSFUZZ_SECONDS = int(os.environ.get("KTEST_SAN_SYSFUZZ_SECONDS", "600"))
 SOAK_SYSFUZZ_THREADS = 4
@@ -298,7 +304,7 @@ def test_all_tests_soak(config):
     elf, arch = SOAK_ELFS[config]
     with boot(elf, "sanitize-soak-%s" % config, smp=4, arch=arch) as k:
         k.wait_prompt(BOOT_TIMEOUT)
-        run = k.run_all_tests(TEST_ALL_TIMEOUT * 2)
+        run = k.run_all_tests(SOAK_ALL_TESTS_TIMEOUT)
         assert run.failed == 0, kconsole.tail_lines(run.output, 80)
         clean_part(k)
         soak_sysfuzz(k)
