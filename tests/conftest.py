@@ -373,14 +373,38 @@ NO_KERNEL_MODULES = {"test_docs", "test_tree", "test_knobs",
                      "test_ensure_deps"}
 
 
-def _needs_kernels(session):
-    """False if every collected test is in a NO_KERNEL_MODULES module."""
+#: Modules that boot only the sanitizer kernels: test_sanitizers (the
+#: session builds ``make sanitizers``, ``sanitizers-soak`` too under
+#: KTEST_SOAK=1) and test_kcsan (its own ``make kcsan`` fixture). A session
+#: of only these (and NO_KERNEL_MODULES) needs no default image, so ``make
+#: sanitizers-soak`` and one soak test run without ``make all flavours
+#: controls``.
+SANITIZER_MODULES = {"test_sanitizers", "test_kcsan"}
+
+
+def _modules(session):
+    """The names of the modules of the collected tests."""
+    names = set()
     for item in getattr(session, "items", ()):
         module = getattr(item, "module", None)
-        name = module.__name__.rpartition(".")[2] if module else None
-        if name not in NO_KERNEL_MODULES:
-            return True
-    return False
+        names.add(module.__name__.rpartition(".")[2] if module else None)
+    return names
+
+
+def _needs_kernels(session):
+    """False if every collected test is in a NO_KERNEL_MODULES module."""
+    return bool(_modules(session) - NO_KERNEL_MODULES)
+
+
+def _build_targets(session):
+    """What ``make`` builds for the session, and whether the default images
+    must exist after it."""
+    names = _modules(session) - NO_KERNEL_MODULES
+    sanitizers = ["sanitizers"] + (
+        ["sanitizers-soak"] if soak_enabled() else [])
+    if names <= SANITIZER_MODULES:
+        return (sanitizers if "test_sanitizers" in names else []), False
+    return ["all", "flavours", "controls", "plugin"] + sanitizers, True
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -389,22 +413,25 @@ def build(request):
     session collected only NO_KERNEL_MODULES)."""
     if not _needs_kernels(request.session):
         return
-    if os.environ.get("KTEST_NO_BUILD") != "1":
+    targets, default_images = _build_targets(request.session)
+    if os.environ.get("KTEST_NO_BUILD") != "1" and targets:
         env = dict(os.environ)
         for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
             env.pop(var, None)
         # all: build/kernel.elf and the ISO; flavours: the other
         # configurations; controls: the negative controls (make BROKEN=...);
         # plugin: the sharing counter (tests/test_sharing.py); sanitizers:
-        # the KASAN and UBSAN kernels (tests/test_sanitizers.py).
-        proc = subprocess.run(["make", "all", "flavours", "controls",
-                               "plugin", "sanitizers"],
+        # the KASAN and UBSAN kernels (tests/test_sanitizers.py), and the
+        # soak's Podzimek ones under KTEST_SOAK=1 (_build_targets()).
+        proc = subprocess.run(["make"] + targets,
                               cwd=REPO, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if proc.returncode != 0:
             out = proc.stdout.decode("utf-8", "replace")
             pytest.exit("make failed with status %d:\n%s" % (
                 proc.returncode, kconsole.tail_lines(out, 60)), returncode=1)
+    if not default_images:
+        return
     images = [KERNEL_ELF, IMAGE_ISO, BROKEN_ELF, PODZIMEK_BROKEN_ELF] + [
         flavour_kernel(f) for f in flavours()]
     missing = [p for p in images if not os.path.isfile(p)]

@@ -141,6 +141,9 @@ test_t tests[] = {
 	{ "kasan_rcu2", "KASAN control: a pointer kept past its reader section, "
 	    "read after the grace period: slab-use-after-rcu-free (unsafe)",
 	    test_kasan_rcu2, false },
+	{ "kasan_quar1", "KASAN control: 6144 RCU-callback frees overflow the "
+	    "quarantine's ring, none released early, a read after the callback: "
+	    "slab-use-after-rcu-free (unsafe)", test_kasan_quar1, false },
 	{ "kasan_oob1", "KASAN control: a write past a slab object: "
 	    "slab-out-of-bounds (unsafe)", test_kasan_oob1, false },
 	{ "kasan_df1", "KASAN control: a slab object freed twice: double-free "

@@ -54,6 +54,7 @@ const char *test_dfstack1(void);
 /* The sanitizers' negative controls (debug/sanitize1.c; sanitizer builds). */
 const char *test_kasan_rcu1(void);
 const char *test_kasan_rcu2(void);
+const char *test_kasan_quar1(void);
 const char *test_kasan_oob1(void);
 const char *test_kasan_df1(void);
 const char *test_kasan_stack1(void);

@@ -9,7 +9,9 @@
  *
  * KASAN: kasan_rcu1 (read after rcu_call freed the object), kasan_rcu2 (a
  * reader keeps a pointer past its section and reads it in a later section,
- * after the grace period and the callback), kasan_oob1 (slab out-of-bounds
+ * after the grace period and the callback), kasan_quar1 (the same read
+ * after more RCU-callback frees than the quarantine's ring holds: none
+ * released before its grace period), kasan_oob1 (slab out-of-bounds
  * write), kasan_df1 (double free), kasan_stack1 (a stack used after its
  * thread exited), kasan_global1 (a read past a global: the redzones GCC's
  * constructors register at boot, which on arm64 the direct map's shadow
@@ -18,6 +20,7 @@
  */
 #include <test.h>
 #include <debug/sanitize.h>
+#include <debug/kasan.h>
 #include <mm/malloc.h>
 #include <mm/slab.h>
 #include <proc/thread.h>
@@ -70,6 +73,97 @@ const char *test_kasan_rcu1(void)
 	uint64_t v = read_value(&n->value);
 	printf("kasan_rcu1: read %lu after the callback\n", (unsigned long) v);
 	return reported(SAN_KASAN, before, "kasan_rcu1");
+}
+
+/** More RCU-callback frees than the quarantine's 4096-entry ring holds. */
+#define QUAR1_NODES 6144
+/** Rounds kasan_quar1 may take to find a node no grace period let go. */
+#define QUAR1_ROUNDS 3
+
+/** Per node (its key): the completed GPs when its callback freed it. */
+static uint64_t quar1_gp[QUAR1_NODES];
+/** Callbacks of the round that have run (atomics). */
+static unsigned quar1_run;
+
+static void quar1_free(rcu_item_t *item)
+{
+	san_node_t *n = container_of(item, san_node_t, rcu);
+	/* Read before free(): the quarantine's GP for n is at least this + 2. */
+	quar1_gp[n->key] = rcu_completed_gps();
+	free(n);
+	__atomic_fetch_add(&quar1_run, 1, __ATOMIC_RELEASE);
+}
+
+/**
+ * One round of kasan_quar1: the nodes freed through rcu_call; as soon as
+ * every callback has run (polled, so that few grace periods pass), a read
+ * of the oldest node whose own grace period (quar1_gp + 2) had not
+ * completed, so no correct quarantine could have let it go. @return
+ * whether it read one (false: every node's grace period had completed:
+ * retry).
+ */
+static bool quar1_round(san_node_t **nodes)
+{
+	for (unsigned i = 0; i < QUAR1_NODES; i++) {
+		nodes[i] = malloc(sizeof(san_node_t));
+		if (nodes[i] == NULL)
+			return false;
+		nodes[i]->key = i;
+		nodes[i]->value = i;
+	}
+	__atomic_store_n(&quar1_run, 0, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < QUAR1_NODES; i++)
+		rcu_call(&nodes[i]->rcu, quar1_free);
+	/* Acquire: the callbacks' quar1_gp writes before the reads below. */
+	while (__atomic_load_n(&quar1_run, __ATOMIC_ACQUIRE) < QUAR1_NODES)
+		thread_usleep(1000);
+	uint64_t g = rcu_completed_gps();
+	unsigned i = 0;
+	while (i < QUAR1_NODES && quar1_gp[i] + 2 <= g)
+		i++;
+	uint64_t v = 0;
+	if (i < QUAR1_NODES) {
+		/* The bug: the callback freed nodes[i]. */
+		v = read_value(&nodes[i]->value);
+	}
+	printf("kasan_quar1: node %u (freed at %lu completed GPs) read %lu at "
+	    "%lu completed GPs\n", i,
+	    (unsigned long) quar1_gp[i < QUAR1_NODES ? i : QUAR1_NODES - 1],
+	    (unsigned long) v, (unsigned long) g);
+	return i < QUAR1_NODES;
+}
+
+/**
+ * kasan_quar1: QUAR1_NODES nodes freed through rcu_call in one batch, more
+ * than the quarantine's ring holds, then a read of the oldest node (the
+ * first an overflowing ring would let go) whose grace period after the
+ * callback has not completed. The quarantine must keep every node for that
+ * grace period (kasan_quarantine_early() unchanged) and the read must be
+ * reported.
+ */
+const char *test_kasan_quar1(void)
+{
+	size_t before = san_report_count(SAN_KASAN);
+	uint64_t early = kasan_quarantine_early();
+	san_node_t **nodes = malloc(QUAR1_NODES * sizeof(*nodes));
+	if (nodes == NULL)
+		return "out of memory";
+	bool read = false;
+	unsigned r = 0;
+	while (r < QUAR1_ROUNDS && !read) {
+		read = quar1_round(nodes);
+		r++;
+	}
+	free(nodes);
+	early = kasan_quarantine_early() - early;
+	printf("kasan_quar1: %u RCU-callback frees, %lu released before their "
+	    "grace period, %zu reports\n", r * QUAR1_NODES,
+	    (unsigned long) early, san_report_count(SAN_KASAN) - before);
+	if (early != 0)
+		return "RCU-freed objects released before their grace period";
+	if (!read)
+		return "grace periods outran every round: nothing read";
+	return reported(SAN_KASAN, before, "kasan_quar1");
 }
 
 /** The structure the reader looks up (RCU-protected). */

@@ -21,6 +21,7 @@
 #include <test.h>
 #include <mm/slab.h>
 #include <mm/frame.h>
+#include <cpu.h>
 #include <synch/spinlock.h>
 #include <atomic.h>
 #include <print.h>
@@ -203,6 +204,28 @@ static size_t dtor(void *p)
 	return 0;
 }
 
+/**
+ * @a calls constructor calls for 3 rounds of @a n allocations from @a c are
+ * in range: at least one per object, at most one per allocation. KASAN's
+ * quarantine keeps the freed objects, so each round gets fresh ones; a
+ * magazine refill constructs a whole magazine, and what the last refills
+ * did not hand out stays constructed in the magazines (at most two,
+ * current and last, per CPU). Seen on arm64 KASAN at -smp 4: 1512 calls
+ * for 1500 allocations (mag 32).
+ */
+static bool ctor_calls_ok(slab_cache_t *c, size_t n, size_t calls)
+{
+	size_t slack = 0;
+#ifdef CONFIG_KASAN
+	slab_cache_stats_t st;
+	slab_cache_get_stats(c, &st);
+	slack = 2 * (size_t) cpu_count * st.mag_size;
+#else
+	(void) c;
+#endif
+	return calls >= n && calls <= 3 * n + slack;
+}
+
 static const char *test_constructors(void)
 {
 	const size_t n = 500;
@@ -258,7 +281,7 @@ static const char *test_constructors(void)
 	size_t calls = atomic_get(&ctor_calls);
 	TPRINTF("slab1: constructor cache: %zu allocations, %zu constructor calls\n",
 	    3 * n, calls);
-	if (calls < n || calls > 3 * n)
+	if (!ctor_calls_ok(c, n, calls))
 		return "constructor call count out of range";
 
 	/*

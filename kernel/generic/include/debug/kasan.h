@@ -90,6 +90,13 @@ size_t kasan_quarantine_flush(void);
  * Only with interrupts enabled (elsewhere nothing is done).
  */
 void kasan_quarantine_flush_stats(void);
+/**
+ * RCU-callback frees the quarantine released before their grace period
+ * completed, other than by kasan_quarantine_flush(): zero unless the
+ * quarantine's overflow list is broken (kasan_quar1). Any context.
+ * @return the count since boot.
+ */
+uint64_t kasan_quarantine_early(void);
 /** Frees a slab object at once (slab.c; the quarantine's release). */
 void slab_free_now(struct slab_cache *c, void *obj);
 

@@ -170,7 +170,7 @@ void kasan_unpoison(const void *addr, size_t size)
  */
 
 /** Slab object metadata, in the redzone right after the object. */
-typedef struct {
+typedef struct kasan_meta {
 	uint32_t magic;
 	stack_handle_t alloc_stack;
 	stack_handle_t free_stack;
@@ -182,6 +182,12 @@ typedef struct {
 	uint32_t size;
 	/** Freed by an RCU callback (KASAN_SLAB_FREE_RCU). */
 	uint32_t rcu;
+	/**
+	 * While the object waits on the quarantine's overflow list: the next
+	 * (newer) object's metadata and the GP to complete first (quar_lock).
+	 */
+	struct kasan_meta *quar_next;
+	uint64_t quar_gp;
 } kasan_meta_t;
 
 #define META_MAGIC 0x4b61534eU  /* "KaSN" */
@@ -522,6 +528,21 @@ void __asan_unregister_globals(asan_global_t *g, size_t n)
  * entries. An entry freed by an RCU callback carries the grace period that
  * must complete before its release: rcu_completed_gps() + 2 at the free (the
  * GP after the one possibly in progress, so one that starts after the free).
+ *
+ * The overflow list: a full ring whose oldest entry is such an object with
+ * its GP pending moves it to this FIFO, threaded through the objects' own
+ * metadata (quar_next, quar_gp: the slot's redzone, untouched until
+ * slab_free_now()), so it allocates nothing. Only slab objects join it. Its
+ * GPs never decrease from head to tail (rcu_completed_gps() only grows, read
+ * under quar_lock; entries leave the ring in order), so releasing from the
+ * head while its GP has completed releases all that may go. Only
+ * kasan_quarantine_flush() releases entries before their GP (counted apart).
+ *
+ * Memory ordering: the ring, the list (with its objects' quar_next and
+ * quar_gp) and the counters are protected by quar_lock (acquire on taking,
+ * release on dropping it). rcu_completed_gps() is a seq_cst load: seeing
+ * the GP completed orders the release, and the object's reuse, after the
+ * accesses of every reader section that GP waited for.
  */
 #define QUAR_MAX   4096
 #define QUAR_BYTES (4UL << 20)
@@ -537,8 +558,12 @@ typedef struct {
 /** The ring; quar_lock (test-and-set, interrupts off). */
 static quar_entry_t quar[QUAR_MAX];
 static size_t quar_head, quar_count, quar_bytes;
+/** The overflow list (oldest first) and its size; quar_lock. */
+static kasan_meta_t *ovf_head, *ovf_tail;
+static size_t ovf_count, ovf_bytes;
 static int quar_lock;
-static uint64_t quar_released, quar_forced, quar_rcu_held;
+/** Counters (quar_lock); RCU frees released before their GP, not by a flush / by one. */
+static uint64_t quar_released, quar_rcu_held, quar_early, quar_flushed_early;
 
 /** The CPU whose reclaimer thread is running RCU callbacks (its thread); per CPU. */
 static thread_t *rcu_cb_thread[CONFIG_MAX_CPUS];
@@ -581,23 +606,83 @@ static void entry_free(const quar_entry_t *e)
 		frame_free(KA2PA(e->ptr), e->size / PAGE_SIZE);
 }
 
-/** Takes up to QUAR_BATCH entries to release into @a out (lock held). */
+/** The GP of @a gp (0: none) has not completed yet. */
+static bool gp_pending(uint64_t gp)
+{
+	return gp != 0 && rcu_completed_gps() < gp;
+}
+
+/** Counts @a e's release (lock held); @a all: by a flush. */
+static void count_release(const quar_entry_t *e, bool all)
+{
+	if (gp_pending(e->gp)) {
+		if (all)
+			quar_flushed_early++;
+		else
+			quar_early++;
+	}
+	quar_released++;
+}
+
+/** Moves the ring's oldest entry (a slab object) to the overflow list. */
+static void ovf_push(const quar_entry_t *e)
+{
+	kasan_meta_t *m = obj_meta(e->ptr, e->size);
+	m->quar_next = NULL;
+	m->quar_gp = e->gp;
+	if (ovf_tail != NULL)
+		ovf_tail->quar_next = m;
+	else
+		ovf_head = m;
+	ovf_tail = m;
+	ovf_count++;
+	ovf_bytes += e->size;
+}
+
+/** Unlinks the overflow list's oldest entry into @a out. */
+static void ovf_pop(quar_entry_t *out)
+{
+	kasan_meta_t *m = ovf_head;
+	ovf_head = m->quar_next;
+	if (ovf_head == NULL)
+		ovf_tail = NULL;
+	out->ptr = (void *) ((uintptr_t) m - SLAB_RZ_MIN -
+	    ALIGN_UP(m->size, GRANULE));
+	out->cache = m->cache;
+	out->size = m->size;
+	out->gp = m->quar_gp;
+	ovf_count--;
+	ovf_bytes -= m->size;
+}
+
+/**
+ * Takes up to QUAR_BATCH entries to release into @a out (lock held): the ring
+ * first (a full one always gives up its oldest entry, so quar_put() never
+ * writes over it), then the overflow list.
+ */
 static size_t quar_take(quar_entry_t *out, bool all)
 {
 	size_t n = 0;
 	while (quar_count > 0 && n < QUAR_BATCH &&
 	    (all || quar_count > QUAR_MAX - QUAR_BATCH || quar_bytes > QUAR_BYTES)) {
 		quar_entry_t *e = &quar[quar_head];
-		if (!all && e->gp != 0 && rcu_completed_gps() < e->gp) {
+		if (!all && gp_pending(e->gp)) {
 			if (quar_count < QUAR_MAX - 1)
 				break;  /* wait for the grace period while there is room */
-			quar_forced++;
+			ovf_push(e);  /* the ring is full: wait on the list */
+		} else {
+			count_release(e, all);
+			out[n++] = *e;
 		}
-		out[n++] = *e;
 		quar_bytes -= e->size;
 		quar_head = (quar_head + 1) % QUAR_MAX;
 		quar_count--;
-		quar_released++;
+	}
+	/* The overflow list's oldest entries whose GP has completed. */
+	while (ovf_head != NULL && n < QUAR_BATCH &&
+	    (all || !gp_pending(ovf_head->quar_gp))) {
+		ovf_pop(&out[n]);
+		count_release(&out[n++], all);
 	}
 	return n;
 }
@@ -606,6 +691,8 @@ static void quar_put(void *ptr, struct slab_cache *c, size_t size, bool rcu)
 {
 	quar_entry_t batch[QUAR_BATCH];
 	ipl_t ipl = quar_acquire();
+	/* quar_take() left a free slot (a full ring gives up its oldest). */
+	assert(quar_count < QUAR_MAX);
 	if (rcu)
 		quar_rcu_held++;
 	quar_entry_t *e = &quar[(quar_head + quar_count) % QUAR_MAX];
@@ -619,6 +706,14 @@ static void quar_put(void *ptr, struct slab_cache *c, size_t size, bool rcu)
 	quar_release_lock(ipl);
 	for (size_t i = 0; i < n; i++)
 		entry_free(&batch[i]);
+}
+
+uint64_t kasan_quarantine_early(void)
+{
+	ipl_t ipl = quar_acquire();
+	uint64_t early = quar_early;
+	quar_release_lock(ipl);
+	return early;
 }
 
 size_t kasan_quarantine_flush(void)
@@ -783,15 +878,19 @@ void kasan_print_stats(void)
 	stack_depot_stats(&stacks, &words);
 	ipl_t ipl = quar_acquire();
 	size_t count = quar_count, bytes = quar_bytes;
-	uint64_t rel = quar_released, forced = quar_forced, rcu = quar_rcu_held;
+	size_t ocount = ovf_count, obytes = ovf_bytes;
+	uint64_t rel = quar_released, early = quar_early, rcu = quar_rcu_held;
+	uint64_t flushed = quar_flushed_early;
 	quar_release_lock(ipl);
 	printf("KASAN: shadow: image [%p, %p), direct map [%p, +%zu MiB)\n",
 	    (void *) image_start, (void *) image_end, (void *) dm_start,
 	    (size_t) (dm_bytes >> 20));
-	printf("KASAN: quarantine: %zu entries, %zu bytes; released %lu, "
-	    "RCU-callback frees %lu, released before their grace period %lu\n",
-	    count, bytes, (unsigned long) rel, (unsigned long) rcu,
-	    (unsigned long) forced);
+	printf("KASAN: quarantine: %zu entries, %zu bytes, overflow list %zu "
+	    "entries, %zu bytes; released %lu, RCU-callback frees %lu, released "
+	    "before their grace period %lu, flushed before it %lu\n",
+	    count, bytes, ocount, obytes, (unsigned long) rel,
+	    (unsigned long) rcu, (unsigned long) early,
+	    (unsigned long) flushed);
 	printf("KASAN: stack depot: %zu stacks, %zu words\n", stacks, words);
 	printf("KASAN: reports: %zu\n", san_report_count(SAN_KASAN));
 }
