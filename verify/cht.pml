@@ -178,6 +178,8 @@ byte insec[3];
 byte gen[3];
 
 bool done0, done1, done2;
+/* bit n: node n is on the initial list (init_check()); constant after init */
+int initmask;
 
 #define CHECK(n) assert(!freed[n])
 
@@ -230,6 +232,7 @@ inline init_check(rn, rk, rb) {
 			assert(rn == HEAD || hash[PTR(next[rn])] >= hash[rn]);
 			rn = PTR(next[rn]);
 			rk++;
+			initmask = initmask | (1 << rn);
 			if
 			:: rn == FIRST(hb) + rb -> rb++
 			:: else
@@ -433,8 +436,46 @@ inline remove(me, h, k, b, prev, cur, nx, ok, n, removed, only_first, t) {
 }
 
 /* C: the RCU reclaimer (cht__node_reclaim(), buckets_reclaim()) */
+/* At the end, the other direction: the list from the head holds, in hash
+ * order, every dummy of the published array h->b with its hash (16 / size
+ * apart) and every item still present: on the initial list or inserted
+ * (KI), never unlinked. A lost tail or an unset dummy hash shows here. */
+inline complete_check(rn, rk, rb, seen) {
+	d_step {
+		seen = 0;
+		rn = HEAD;
+		rk = 0;
+		do
+		:: rn != NIL ->
+			assert(rk < NN);
+			seen = seen | (1 << rn);
+			assert(rn == HEAD || next[rn] == NIL ||
+			    hash[PTR(next[rn])] >= hash[rn]);
+			rn = PTR(next[rn]);
+			rk++
+		:: else -> break
+		od;
+		rb = 0;
+		do
+		:: rb < (hb == 1 -> 4 : 2) ->
+			assert(seen & (1 << (FIRST(hb) + rb)));
+			assert(hash[FIRST(hb) + rb] == rb * (hb == 1 -> 4 : 8));
+			rb++
+		:: else -> break
+		od;
+		rn = K1;
+		do
+		:: rn <= KD ->
+			assert(called[rn] || !((initmask & (1 << rn)) || rn == KI) ||
+			    (seen & (1 << rn)));
+			rn++
+		:: else -> break
+		od
+	}
+}
+
 active proctype C() {
-	int take;
+	int take, seen;
 	byte w0, w1, w2, i, rn, rk, rb;
 	bool freed_reachable;
 	do
@@ -477,6 +518,7 @@ active proctype C() {
 #else
 	assert(called[K2] && freed[K2]);
 #endif
+	complete_check(rn, rk, rb, seen)
 }
 
 ltl all_done { <> (done0 && done1 && done2) }
