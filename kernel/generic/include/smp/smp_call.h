@@ -66,7 +66,9 @@ void smp_call_stop_others(smp_call_func_t func);
 /**
  * Stops every other CPU: a cross-call first (clean, for CPUs with interrupts on),
  * then, for CPUs that did not stop within 100 ms, an NMI. Used by panic and halt.
- * Any context; the caller should stop itself afterwards.
+ * Interrupts disabled (the caller must not migrate between reading CPU and
+ * the cross-calls, or it could stop its own CPU); the caller should stop
+ * itself afterwards.
  */
 void smp_halt_others(void);
 

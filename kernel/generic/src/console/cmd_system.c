@@ -131,9 +131,15 @@ static int cmd_sched(const cmd_call_t *call)
 static int cmd_halt(const cmd_call_t *call)
 {
 	printf("Halting the system.\n");
+	/*
+	 * Interrupts off before the others stop: with them on, the scheduler
+	 * could migrate this thread between smp_halt_others() reading CPU and
+	 * its cross-calls, and the stop call would then halt the CPU this
+	 * thread runs on, before the power-off (a hang seen in CI).
+	 */
+	(void) interrupts_disable();
 	/* Stop the other CPUs first so nothing else prints or runs. */
 	smp_halt_others();
-	interrupts_disable();
 	arch_poweroff();
 	printf("Power off failed; CPUs halted.\n");
 	cpu_arch_stop_self();

@@ -39,6 +39,8 @@ static void halt_func(void *arg)
 
 void smp_halt_others(void)
 {
+	/* The caller must not migrate: CPU below must stay this CPU. */
+	assert(interrupts_disabled());
 	smp_call_stop_others(halt_func);
 	uint64_t start = uptime_us();
 	cpu_t *me = CPU;
