@@ -301,9 +301,12 @@ def test_soak_locked(flavour, smp):
 
 #: The race tests of the correctness issue and how often a soak boot runs
 #: each (asrace1long and ptwalk1long are asrace1 and ptwalk1 with 20x the
-#: cycles; the others repeat).
+#: cycles; semaphore1long, semaphore2long and mutex1long are the lock stress
+#: tests with 8x the work of their `test *` runs; the others repeat).
 SOAK_RACES = (("asrace1long", 1), ("ptwalk1long", 1), ("mapping2", 10),
-              ("chtcount", 10), ("rcuunlock1", 5), ("pagefault1", 5))
+              ("chtcount", 10), ("rcuunlock1", 5), ("pagefault1", 5),
+              ("semaphore1long", 1), ("semaphore2long", 1),
+              ("mutex1long", 1))
 
 
 @pytest.mark.soak
@@ -449,6 +452,9 @@ BAD_INPUTS = [
 ]
 
 
+#: May share the host CPUs (conftest.py): each line typed is answered on
+#: its own, no verdict needs two vCPUs to interleave.
+@pytest.mark.concurrent
 class TestBadInput:
     """Hostile console input: the kernel must answer every time."""
 

@@ -38,6 +38,12 @@ from conftest import BOOT_TIMEOUT, KERNEL_ELF, class_boot
 from conftest import LIMITS_CMD_TIMEOUT as CMD_TIMEOUT
 from patterns import EXIT_RE
 from test_tasks import counters, settle
+import pytest
+
+#: May share the 2 host CPUs in make test's first pytest run (conftest.py):
+#: each verdict is a refusal or a counter, none needs two vCPUs to
+#: interleave.
+pytestmark = pytest.mark.concurrent
 
 #: Most areas ``as`` prints per address space (AS_PRINT_AREAS, mm/as.c).
 AS_PRINT_AREAS = 32

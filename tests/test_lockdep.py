@@ -48,6 +48,11 @@ from patterns import VERDICT_RE
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, KERNEL_ELF, RELEASE_ELF,
                       REPORT_TIMEOUT)
 
+#: May share the 2 host CPUs in make test's first pytest run (conftest.py):
+#: the validator reports from one thread's lock order, no interleaving
+#: needed.
+pytestmark = pytest.mark.concurrent
+
 _SITE = r"[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+"
 
 #: Per unsafe test: the report lines that must appear (regexes).

@@ -18,6 +18,10 @@ import pytest
 from tools import kconsole
 from conftest import REPO
 
+#: May share the 2 host CPUs in make test's first pytest run (conftest.py):
+#: a build, nm and one boot that lists commands.
+pytestmark = pytest.mark.concurrent
+
 BUILD = os.path.join("build", "notests")
 ELF = os.path.join(REPO, BUILD, "kernel.elf")
 #: Names no production kernel defines (ipi1's handler was the last one).

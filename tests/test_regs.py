@@ -47,6 +47,11 @@ from conftest import (ARM64_KERNEL, ARM64_BOOT_TIMEOUT, ARM64_CMD_TIMEOUT,
                       needs_arm64)
 from patterns import EXIT_RE, KILLED_RE, REPORT_RE
 
+#: May share the 2 host CPUs in make test's first pytest run (conftest.py):
+#: the threads are wired and switch by yield, sleep or a move to the next
+#: CPU, never by a race.
+pytestmark = pytest.mark.concurrent
+
 #: This file does not build the arm64 kernel (make arm64 or
 #: test_arm64_programs.py does): without it the arm64 test skips.
 needs_arm64_kernel = pytest.mark.skipif(

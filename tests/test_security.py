@@ -116,6 +116,9 @@ def expect_returned(k, variant, cpumax):
             variant, out)
 
 
+#: May share the host CPUs (conftest.py): every attack is one thread's
+#: instructions and the kill or exit it earns, never a race.
+@pytest.mark.concurrent
 class TestAttack:
     """Each attack kills only its task; the kernel stays up."""
 

@@ -20,6 +20,10 @@ from conftest import (ARM64_BOOT_TIMEOUT, ARM64_CMD_TIMEOUT, ARM64_KERNEL,
                       BOOT_TIMEOUT, KERNEL_ELF, PANIC_TIMEOUT,
                       expect_test_panic, needs_arm64)
 
+#: May share the 2 host CPUs in make test's first pytest run (conftest.py):
+#: the guard panics or not on one CPU, whatever the other does.
+pytestmark = pytest.mark.concurrent
+
 #: This file does not build the arm64 kernel (make arm64 or test_arm64.py
 #: does): without it the arm64 tests skip.
 needs_arm64_kernel = pytest.mark.skipif(

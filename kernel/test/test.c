@@ -94,6 +94,12 @@ test_t tests[] = {
 	    test_asrace1long, false },
 	{ "ptwalk1long", "ptwalk1 with 20x the rounds (make soak, the "
 	    "BROKEN=ptwalk1 control)", test_ptwalk1long, false },
+	{ "semaphore1long", "semaphore1 with 8x the items (make soak)",
+	    test_semaphore1long, false },
+	{ "semaphore2long", "semaphore2 with 8x the stress rounds (make soak)",
+	    test_semaphore2long, false },
+	{ "mutex1long", "mutex1 with 8x the increments (make soak)",
+	    test_mutex1long, false },
 	{ "backtrace1", "Symbol table not empty; the frame-pointer walk names its "
 	    "caller and stops at records that leave the stack, loop or are "
 	    "misaligned", test_backtrace1, true },

@@ -23,8 +23,14 @@
 #include <synch/semaphore.h>
 
 #define K          3
-/** Rounds over all stress threads (split evenly; keeps -smp 8 quick). */
-#define TOTAL_ROUNDS 12000
+/**
+ * Rounds over all stress threads (split evenly; keeps -smp 4 and 8 under TCG
+ * quick: with more vCPUs than host CPUs every wake-up waits for the host to
+ * run the woken vCPU). `semaphore2long` (make soak) does LONG_FACTOR times as
+ * many.
+ */
+#define TOTAL_ROUNDS 3000
+#define LONG_FACTOR 8
 
 
 /** Shared by the threads of one part; all fields atomics or set before start. */
@@ -37,6 +43,7 @@ static struct {
 	atomic_t result;     /**< Helper's result (errno_t + 100). */
 	bool abort;          /**< Set before start: threads do nothing. */
 	unsigned rounds;     /**< Rounds per stress thread; set before start. */
+	unsigned total;      /**< Rounds over all threads; set by the entry. */
 } s2;
 
 /** Polls until semaphore_count_get() == @a value; false after WAIT_LIMIT_US. */
@@ -164,7 +171,7 @@ static const char *part_stress(void)
 	atomic_set(&s2.violations, 0);
 
 	unsigned total = 2 * n + 2;
-	s2.rounds = TOTAL_ROUNDS / total;
+	s2.rounds = s2.total / total;
 	for (unsigned k = 0; k < total; k++) {
 		if (!testlib_group_add(&g, stress, (void *) (uintptr_t) k,
 		    "sem2-stress", k < 2 * n ? &cpus[ids[k % n]] : NULL))
@@ -194,7 +201,7 @@ static const char *part_wake_down_timeout(void)
 	return part_wake(sleeper_down_timeout, true);
 }
 
-const char *test_semaphore2(void)
+static const char *run_semaphore2(const char *name, unsigned total)
 {
 	static const testlib_part_t parts[] = {
 		{ "single-thread semantics", part_single },
@@ -202,5 +209,16 @@ const char *test_semaphore2(void)
 		{ NULL, part_wake_down_timeout },
 		{ NULL, part_stress },
 	};
-	return testlib_run_parts("semaphore2", parts, ARRAY_SIZE(parts));
+	s2.total = total;
+	return testlib_run_parts(name, parts, ARRAY_SIZE(parts));
+}
+
+const char *test_semaphore2(void)
+{
+	return run_semaphore2("semaphore2", TOTAL_ROUNDS);
+}
+
+const char *test_semaphore2long(void)
+{
+	return run_semaphore2("semaphore2long", TOTAL_ROUNDS * LONG_FACTOR);
 }
