@@ -53,7 +53,8 @@
  * remove-key or the walk of duplicates, a double or missing remove callback
  * (callbacks = removals after rcu_barrier(); items of the slab cache all
  * freed), the table's item count differing from the items held, a wave the
- * table did not grow to hold (CHT1_WAVE / CHT1_MAX_LOAD buckets), fewer grows
+ * table did not grow to hold (CHT1_WAVE / CHT1_MAX_LOAD buckets, judged when
+ * no resize is pending after the bounded wait), fewer grows
  * or shrinks than the doublings and halvings one resizer saw between its
  * observations, the emptied table not back at CHT1_INIT_SIZE buckets with as
  * many grows as shrinks, fewer than CHT1_MIN_DURING worker operations started
@@ -269,6 +270,7 @@ static void stress_init(uint64_t seed)
 		cht1_resizers[r].rises = 0;
 		cht1_resizers[r].drops = 0;
 		cht1_resizers[r].small_waves = 0;
+		cht1_resizers[r].pending_waves = 0;
 		resizer_threads[r] = NULL;
 	}
 }
@@ -400,7 +402,7 @@ static bool stress_check_resizes(uint64_t during)
 	bool stuck = cht1_wait_resized(CHT1_STUCK_US);
 	cht_get_stats(cht1_table, &st);
 	uint64_t min_grows = 0, min_shrinks = 0;
-	unsigned small = 0;
+	unsigned small = 0, pending = 0;
 	for (unsigned r = 0; r < CHT1_RESIZERS; r++) {
 		cht1_resizer_t *rz = &cht1_resizers[r];
 		uint64_t drops = rz->drops;
@@ -409,12 +411,14 @@ static bool stress_check_resizes(uint64_t during)
 		min_grows = MAX(min_grows, rz->rises);
 		min_shrinks = MAX(min_shrinks, drops);
 		small += rz->small_waves;
+		pending += rz->pending_waves;
 	}
 	TPRINTF("cht: stress: emptied: %zu buckets, %lu grows, %lu shrinks (the "
 	    "resizers' observations require at least %lu and %lu); %lu "
-	    "operations while a resize was pending\n", st.buckets,
+	    "operations while a resize was pending; %u waves not judged (a resize "
+	    "still pending)\n", st.buckets,
 	    (unsigned long) st.grows, (unsigned long) st.shrinks, min_grows,
-	    min_shrinks, during);
+	    min_shrinks, during, pending);
 	if (stuck) {
 		/* cht_destroy() would wait for it forever: leak the table. */
 		cht1_error("a resize of the emptied table did not complete (the "

@@ -105,8 +105,12 @@ typedef struct {
 	 * bounds of the table's grows and shrinks. */
 	uint64_t rises;
 	uint64_t drops;
-	/** Waves after which the table had not grown to hold the wave. */
+	/** Waves after which the table had not grown to hold the wave (no
+	 * resize pending). */
 	unsigned small_waves;
+	/** Waves after which a resize was still pending at the end of the
+	 * bounded wait (not judged; printed). */
+	unsigned pending_waves;
 } cht1_resizer_t;
 
 static inline cht1_item_t *item_of(const cht_link_t *l)
