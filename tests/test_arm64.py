@@ -26,11 +26,13 @@ cortex-a72`` (tools/kconsole.py's ``arch="arm64"``):
   both RCU flavours over both page hash back ends, and on the release build
   at -smp 2 and 4. ``make test`` runs A-RCU at -smp 2 and 4 and Podzimek at
   -smp 4 (MAKE_TEST_MATRIX); ``make soak`` (KTEST_SOAK=1, ``-m soak``) the
-  other 15 (test_all_tests_soak). At -smp 8 (8 vCPUs on 2 host cores)
-  ``pagefault1`` needs an unmap to land inside another CPU's fault (at least
-  one ``faults_unmapped`` in at most 128 rounds): on a quiet host it came in
-  the first 4 rounds, with other QEMUs beside it (load 11-13) once after 59
-  rounds and once not at all (that boot failed).
+  other 15 (test_all_tests_soak). ``pagefault1``'s unmap inside another
+  CPU's fault (``faults_unmapped``) comes from its held faults (a fault held
+  between lookup and lock until the page is unmapped: certain on any host
+  load); the free-running rounds only print how often it happened by itself
+  (at -smp 8 on 2 host cores with other QEMUs beside it, load 11-13, once
+  after 59 rounds and once not in 128, which failed the boot when it was
+  required).
 * ``make test`` also boots the locked page hash table and the release build
   at -smp 2 for a short look (test_short_smp2): the version line and the
   page hash back end say the configuration, a few tests that use the page

@@ -61,13 +61,28 @@
  * counts both races exactly: faults_raced (lost the insert: EEXIST) and
  * faults_unmapped (the locked re-check found the record gone or mapping
  * another frame: an unmap came between lookup and install). Accounting:
- * faults = minor + inserting + EEXIST, inserting = pages_mapped + unmaps, so
+ * faults = minor + inserting + EEXIST, inserting = pages_mapped + unmaps -
+ * fills (below), so
  * EEXIST computed from the other counters must equal faults_raced exactly (no
  * other fault path is taken: the area only changes at the barrier). There
  * are at least PF_HOT_ROUNDS rounds, and with two CPUs or more the rounds go
- * on (at most PF_HOT_MAX_ROUNDS) until faults_raced >= PF_HOT_MIN_RACED and
- * faults_unmapped >= PF_HOT_MIN_UNMAPPED; a run that did not get there fails
- * (with one CPU they are printed only). The single unmaps that overlapped
+ * on (at most PF_HOT_MAX_ROUNDS) until faults_raced >= PF_HOT_MIN_RACED; a
+ * run that did not get there fails (with one CPU it is printed only). How
+ * many faults found their page unmapped by themselves is printed: the window
+ * is a few dozen instructions and needs two vCPUs running at the same
+ * instant, which a loaded host may not give in 128 rounds.
+ * Held faults (debug builds, threads 0 and 1 on CPUs of their own): after
+ * the free-running rounds, PF_HOLD_PAGES times thread 0 unmaps a hot page
+ * and puts a record without a hardware entry back (as_page_fill(), with a
+ * mark in thread 1's word: a "fill"); thread 1 reads its word, and its
+ * minor fault is held by as_fault_minor_hook between its lookup and its
+ * page-table lock until thread 0 has unmapped the page. Required: every
+ * fault was held (bounded waits: a missing step fails with its name), each
+ * found its page unmapped before the install (faults_unmapped grew by
+ * exactly PF_HOLD_PAGES) and the retried access read 0 from a fresh page
+ * (the mark: the fault installed the unmapped record's frame). Release
+ * builds have no hook: there the unmapped-before-install path is only
+ * printed. The single unmaps that overlapped
  * another thread's access (one in progress or started during the unmap) are
  * printed. Also checked: pages_mapped equals the hot pages in the table,
  * PF_HOT / PF_HOT_UNMAP_EVERY single unmaps per round, every mapped hot page
@@ -230,11 +245,12 @@ static size_t check_hot(void)
 	    "in %lu ms: %lu faults: %lu inserted the page, %lu lost the insert to "
 	    "another CPU (faults_raced; %lu by the accounting), %lu found another "
 	    "fault's record, %lu found their page unmapped before the install "
-	    "(faults_unmapped); %zu unmaps (%zu single, %zu of them while another "
+	    "by themselves (faults_unmapped less the held faults'); %zu unmaps (%zu single, %zu of them while another "
 	    "thread accessed the page; %zu more fighting the others' faults); %zu "
 	    "mapped at the end\n", pf1_nthreads, pf1_hot_rounds, PF_HOT,
 	    (phase3_end_us - phase2a_end_us) / 1000, c.faults, c.inserted,
-	    c.raced, c.lost, c.minor, c.unmapped, c.unmaps, single, c.overlaps,
+	    c.raced, c.lost, c.minor, c.unmapped - c.held_unmapped, c.unmaps,
+	    single, c.overlaps,
 	    extra, mapped);
 	if (pages != mapped)
 		mmtest_fail(&pf1_failure, "hot address space: pages_mapped %lu, %zu pages in the "
@@ -253,10 +269,17 @@ static size_t check_hot(void)
 		mmtest_fail(&pf1_failure, "phase 3: in %u rounds only %lu faults lost the insert "
 		    "to another CPU's fault of the same page (faults_raced; at least %d "
 		    "required)", pf1_hot_rounds, c.raced, PF_HOT_MIN_RACED);
-	else if (pf1_hot_online >= 2 && c.unmapped < PF_HOT_MIN_UNMAPPED)
-		mmtest_fail(&pf1_failure, "phase 3: in %u rounds only %lu faults found their page "
-		    "unmapped before the install (faults_unmapped; at least %d "
-		    "required)", pf1_hot_rounds, c.unmapped, PF_HOT_MIN_UNMAPPED);
+	if (pf1_hold_ran) {
+		TPRINTF("pagefault1: phase 3, held faults: %u of %u minor faults "
+		    "held until their page was unmapped, %lu found it unmapped "
+		    "before the install (faults_unmapped)\n", c.held,
+		    PF_HOLD_PAGES, c.held_unmapped);
+		if (c.held != PF_HOLD_PAGES || c.held_unmapped != PF_HOLD_PAGES)
+			mmtest_fail(&pf1_failure, "phase 3, held faults: %u of %u "
+			    "faults held until their page was unmapped, %lu of them "
+			    "found it unmapped before the install (faults_unmapped; "
+			    "each must)", c.held, PF_HOLD_PAGES, c.held_unmapped);
+	}
 
 	as_enter(pf1_hot_as);
 	for (unsigned j = 0; j < PF_HOT; j++) {
@@ -372,6 +395,7 @@ static unsigned setup(unsigned online)
 	pf1_hot_rounds = 0;
 	pf1_hot_more = false;
 	pf1_hot_bulk_unmapped = 0;
+	pf1_hold_ran = false;
 	pf1_hot_online = online;
 	pf1_bar = (pf_bar_t) { .b = { .n = pf1_nthreads, .yield = pf1_nthreads > online },
 		.as = pf1_shared_as, .want = pf1_nthreads * PF_SPAIR_K };

@@ -12,6 +12,25 @@ uintptr_t pf1_hot_page(unsigned j)
 	return PF_HOT_BASE + (uintptr_t) j * PAGE_SIZE;
 }
 
+/*
+ * Phase 3, held faults (hold_phase()). Written by the barrier functions
+ * only (the barrier orders them for the threads): whether the step ran, the
+ * hot address space's faults_unmapped before and after it.
+ */
+bool pf1_hold_ran;
+static uint64_t hold_unmapped0, hold_unmapped1;
+/** Pages as_page_fill() filled: written by thread 0 only, read after the
+ * barrier that ends the step. */
+static size_t hold_fills;
+/**
+ * The page whose next minor fault the hook holds (0: none; the hook takes
+ * it, so that it holds one fault), the round thread 0 started, the round
+ * whose fault the hook holds, the round thread 1 finished; the faults held
+ * until their page was unmapped. Atomics (seq_cst).
+ */
+static uintptr_t hold_page;
+static unsigned hold_go, hold_in, hold_out, hold_held;
+
 /** The value thread @a t writes into its word of hot page @a j in round @a r. */
 static uint64_t hot_val(unsigned t, unsigned r, unsigned j)
 {
@@ -45,15 +64,22 @@ void pf1_hot_counts(hot_counts_t *c)
 	c->unmaps = pf1_hot_bulk_unmapped;
 	c->overlaps = 0;
 	for (unsigned t = 0; t < pf1_nthreads; t++) {
-		c->unmaps += pf1_args[t].hot_unmaps + pf1_args[t].hot_extra_unmaps;
+		c->unmaps += pf1_args[t].hot_unmaps + pf1_args[t].hot_extra_unmaps +
+		    pf1_args[t].hot_held_unmaps;
 		c->overlaps += pf1_args[t].hot_overlaps;
 	}
+	/* The held faults' state is this run's only if they ran. */
+	c->fills = pf1_hold_ran ? hold_fills : 0;
+	c->held = pf1_hold_ran ? __atomic_load_n(&hold_held, __ATOMIC_SEQ_CST) :
+	    0;
+	c->held_unmapped = pf1_hold_ran ? hold_unmapped1 - hold_unmapped0 : 0;
 	c->faults = as_stats(pf1_hot_as).faults;
 	c->minor = as_stats(pf1_hot_as).faults_minor;
 	c->raced = as_stats(pf1_hot_as).faults_raced;
 	c->unmapped = as_stats(pf1_hot_as).faults_unmapped;
+	/* The fills inserted pages no fault inserted. */
 	c->inserted = as_stats(pf1_hot_as).pages_mapped +
-	    c->unmaps;
+	    c->unmaps - c->fills;
 	c->lost = c->faults - c->minor - c->inserted;
 }
 
@@ -64,7 +90,7 @@ static bool hot_races_enough(void)
 	if (pf1_hot_online < 2)
 		return true;
 	pf1_hot_counts(&c);
-	return c.raced >= PF_HOT_MIN_RACED && c.unmapped >= PF_HOT_MIN_UNMAPPED;
+	return c.raced >= PF_HOT_MIN_RACED;
 }
 
 /**
@@ -183,6 +209,178 @@ static void hot_step(pf_arg_t *a, unsigned j, unsigned r)
 	a->hot_unmaps++;
 	if (others)
 		a->hot_overlaps++;
+}
+
+/**
+ * Whether phase 3 holds faults (hold_phase()): a debug build (the hook),
+ * threads 0 and 1 on CPUs of their own (a held fault spins until the other
+ * CPU unmaps its page). The same answer for every thread.
+ */
+bool pf1_hold_runs(void)
+{
+#ifdef CONFIG_DEBUG
+	return pf1_hot_online >= 2 && !pf1_bar.b.yield && pf1_nthreads >= 2 &&
+	    pf1_args[0].cpu != pf1_args[1].cpu;
+#else
+	return false;
+#endif
+}
+
+/** Waits (at most PF_HOLD_US) until *@a v >= @a k. @return whether it is. */
+static bool hold_wait(const unsigned *v, unsigned k)
+{
+	uint64_t t0 = uptime_us();
+	while (__atomic_load_n(v, __ATOMIC_SEQ_CST) < k) {
+		if (uptime_us() - t0 > PF_HOLD_US)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+#ifdef CONFIG_DEBUG
+/**
+ * as_fault_minor_hook while the held faults run: holds the first minor
+ * fault of hold_page in the hot address space, between the fault's lookup
+ * and its page-table lock, until the page's record is gone (thread 0
+ * unmaps it; at most PF_HOLD_US, then the test fails). Other faults return
+ * at once.
+ */
+static void hold_minor(as_t *as, uintptr_t page)
+{
+	uintptr_t want = page;
+	if (as != pf1_hot_as || !__atomic_compare_exchange_n(&hold_page, &want,
+	    0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&hold_in, __atomic_load_n(&hold_go, __ATOMIC_SEQ_CST),
+	    __ATOMIC_SEQ_CST);
+	pte_t pte;
+	uint64_t t0 = uptime_us();
+	while (page_mapping_find(as->id, page, &pte)) {
+		if (uptime_us() - t0 > PF_HOLD_US) {
+			mmtest_fail(&pf1_failure, "phase 3, held faults: hot page "
+			    "%#lx still mapped %lu ms into the hold of its fault "
+			    "(thread 0 never unmapped it)", page, PF_HOLD_US / 1000);
+			return;
+		}
+		cpu_relax();
+	}
+	__atomic_fetch_add(&hold_held, 1, __ATOMIC_SEQ_CST);
+}
+#endif
+
+/** Barrier function before the held faults: the hook on, the count. */
+static void hold_begin(mmtest_barrier_t *b)
+{
+	hold_page = 0;
+	hold_go = hold_in = hold_out = hold_held = 0;
+	hold_fills = 0;
+	pf1_hold_ran = true;
+	hold_unmapped0 = as_stats(pf1_hot_as).faults_unmapped;
+#ifdef CONFIG_DEBUG
+	__atomic_store_n(&as_fault_minor_hook, hold_minor, __ATOMIC_RELEASE);
+#endif
+}
+
+/**
+ * Barrier function after the held faults: the hook off (no fault of the
+ * two threads is in it: both are at the barrier), the count.
+ */
+static void hold_end(mmtest_barrier_t *b)
+{
+#ifdef CONFIG_DEBUG
+	__atomic_store_n(&as_fault_minor_hook, NULL, __ATOMIC_RELEASE);
+#endif
+	hold_unmapped1 = as_stats(pf1_hot_as).faults_unmapped;
+}
+
+/**
+ * Thread 0's round @a k of the held faults on hot page @a va: unmaps the
+ * page, puts a record without a hardware entry back (as_page_fill(), which
+ * writes PF_HOLD_MARK | k into thread 1's word), arms the hook and lets
+ * thread 1 go; once the hook holds thread 1's (minor) fault, unmaps the
+ * page (EOK exactly); waits for thread 1 to finish.
+ */
+static void hold_unmapper(pf_arg_t *a, unsigned k, uintptr_t va)
+{
+	int rc = as_unmap_page(pf1_hot_as, va);
+	if (rc == EOK)
+		a->hot_held_unmaps++;
+	uint64_t mark = PF_HOLD_MARK | k;
+	if ((rc != EOK && rc != ENOENT) || as_page_fill(pf1_hot_as, va, &mark,
+	    sizeof(uint64_t), sizeof(mark)) != EOK) {
+		mmtest_fail(&pf1_failure, "phase 3, held faults: unmap (%d) or "
+		    "fill of hot page %#lx failed", rc, va);
+		__atomic_store_n(&hold_go, k, __ATOMIC_SEQ_CST);
+		return;
+	}
+	hold_fills++;
+	__atomic_store_n(&hold_page, va, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&hold_go, k, __ATOMIC_SEQ_CST);
+	if (!hold_wait(&hold_in, k)) {
+		uintptr_t want = va;
+		__atomic_compare_exchange_n(&hold_page, &want, 0, false,
+		    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		mmtest_fail(&pf1_failure, "phase 3, held faults: thread 1's "
+		    "access of hot page %#lx (a record without an entry) did not "
+		    "reach the hook within %lu ms", va, PF_HOLD_US / 1000);
+	}
+	rc = as_unmap_page(pf1_hot_as, va);
+	if (rc == EOK)
+		a->hot_held_unmaps++;
+	else
+		mmtest_fail(&pf1_failure, "phase 3, held faults: unmap of hot page "
+		    "%#lx under a held fault returned %d", va, rc);
+	if (!hold_wait(&hold_out, k))
+		mmtest_fail(&pf1_failure, "phase 3, held faults: thread 1 did not "
+		    "finish its access of hot page %#lx within %lu ms", va,
+		    PF_HOLD_US / 1000);
+}
+
+/**
+ * Thread 1's round @a k of the held faults on hot page @a va: reads its
+ * word, which faults (a minor fault: the record has no entry) and is held
+ * until thread 0 unmapped the page; the fault must then install nothing and
+ * the retried access must fault in a fresh page: the word reads 0 (the
+ * fill's mark: the fault installed the frame of the unmapped record).
+ */
+static void hold_faulter(pf_arg_t *a, unsigned k, uintptr_t va)
+{
+	if (!hold_wait(&hold_go, k)) {
+		mmtest_fail(&pf1_failure, "phase 3, held faults: thread 0 did not "
+		    "start round %u within %lu ms", k, PF_HOLD_US / 1000);
+		return;
+	}
+	uint64_t got = __atomic_load_n(&((uint64_t *) va)[a->index],
+	    __ATOMIC_RELAXED);
+	if (got != 0)
+		mmtest_fail(&pf1_failure, "phase 3, held faults: thread %u read "
+		    "%#lx from hot page %#lx, which was unmapped while its fault "
+		    "was held: the fault installed the unmapped record's frame",
+		    a->index, got, va);
+	__atomic_store_n(&hold_out, k, __ATOMIC_SEQ_CST);
+}
+
+/**
+ * The held faults (after the free-running rounds of phase 3, when
+ * pf1_hold_runs()): PF_HOLD_PAGES rounds in which thread 0 unmaps a hot
+ * page while the hook holds thread 1's minor fault of it between lookup
+ * and lock, so that the fault's locked re-check certainly finds the page
+ * unmapped (faults_unmapped), on any host load. The others wait at the
+ * barrier.
+ */
+static void hold_phase(pf_arg_t *a)
+{
+	if (!pf1_hold_runs())
+		return;
+	pf_bar_wait(&pf1_bar, hold_begin);
+	for (unsigned k = 1; k <= PF_HOLD_PAGES; k++) {
+		if (a->index == 0)
+			hold_unmapper(a, k, pf1_hot_page(k));
+		else if (a->index == 1)
+			hold_faulter(a, k, pf1_hot_page(k));
+	}
+	pf_bar_wait(&pf1_bar, hold_end);
 }
 
 /* Phase 1 */
@@ -375,6 +573,7 @@ void pf1_pf_thread(void *p)
 			hot_step(a, j, r);
 		pf_bar_wait(&pf1_bar, hot_round_fn);
 	}
+	hold_phase(a);
 	as_leave();
 	pf_bar_wait(&pf1_bar, pf1_phase3_end);
 

@@ -279,6 +279,24 @@ typedef enum {
  */
 int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access);
 
+#ifdef CONFIG_DEBUG
+/**
+ * Test hook (debug builds only; NULL unless a test sets it): when non-NULL,
+ * as_page_fault() calls it on a minor fault (the lookup found the page's
+ * record) with @a as and the page's address, after the lookup and before
+ * the page-table lock under which the fault re-checks the record, with
+ * interrupts as the fault handler left them (enabled for a thread that
+ * faulted with them enabled). Test `pagefault1` holds a fault there until
+ * another CPU has unmapped the page, which makes the unmapped-before-install
+ * path (faults_unmapped) certain instead of a race of a few dozen
+ * instructions. The hook must return in bounded time and must ignore the
+ * faults of address spaces it does not know (every fault of every CPU calls
+ * it while it is set). Written by tests with release stores, read with
+ * acquire.
+ */
+extern void (*as_fault_minor_hook)(as_t *as, uintptr_t page);
+#endif
+
 /**
  * Creates an empty address space. @return it (one reference) or NULL on
  * ENOMEM. Thread context.

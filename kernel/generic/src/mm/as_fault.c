@@ -47,6 +47,9 @@
  * clears the entry after the fault installed it (its removal came first, its clear comes after
  * the fault's locked re-check... which then failed) or the re-check misses the
  * record and installs nothing; the access then faults again.
+ * Debug builds call as_fault_minor_hook (mm/as.h), when a test set it,
+ * between a minor fault's lookup and that lock: test pagefault1 holds a
+ * fault there until another CPU has unmapped its page.
  *
  * Memory limit: the pages of the areas, the page tables and the
  * task's kernel objects are charged to the address space (as_charge(),
@@ -72,6 +75,10 @@
 #include <lib/str.h>
 #include <abi/syscall.h>
 #include "as_impl.h"
+
+#ifdef CONFIG_DEBUG
+void (*as_fault_minor_hook)(as_t *as, uintptr_t page);
+#endif
 
 /**
  * The slow half of fault_charge(): this row's budget is empty. Charges
@@ -406,6 +413,12 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 			return EINVAL;
 		if (access == PF_ACCESS_EXEC && !(pte.flags & PTE_REC_EXEC))
 			return EINVAL;
+#ifdef CONFIG_DEBUG
+		void (*hook)(as_t *, uintptr_t) = __atomic_load_n(
+		    &as_fault_minor_hook, __ATOMIC_ACQUIRE);
+		if (hook)
+			hook(as, page);
+#endif
 	} else {
 		/* Charged first: a task at its limit allocates nothing. */
 		if (fault_charge(as, st) != EOK) {

@@ -133,10 +133,39 @@ static size_t depot_bytes;
  */
 #define RECLAIM_SHARE 8
 #define RECLAIM_MIN ((size_t) 1 << 20)
+/**
+ * Idle decay: below the gate above, the depot may keep up to RECLAIM_MIN of
+ * free objects, whole slabs among them, for as long as no free pushes more
+ * (a map whose deletes stopped just below the gate kept 1 MiB forever). So
+ * a push into the depot by a free (a thread cache's chain, an exiting
+ * thread's cache, a free without a cache) also arms a check on the worker
+ * thread RECLAIM_DECAY_MS later (cht_env_work_enqueue_after(); one armed
+ * at a time, a free pays one relaxed load while it is): if pushes came
+ * meanwhile, it looks again one period later; after a whole period without
+ * one, the RCU reclaimer's cache (where the remove callbacks' frees are)
+ * goes to the depot and a reclaim runs, without the rate limit: whole free
+ * slabs go back to the system within one to two periods of the map going
+ * idle. While frees go on this costs one wake-up of the worker per period
+ * (a counter read); an idle process pays nothing.
+ */
+#define RECLAIM_DECAY_MS 100
 /** One reclaim at a time; taken before alloc_lock, never inside it. */
 static pthread_mutex_t reclaim_lock = PTHREAD_MUTEX_INITIALIZER;
 /** Background reclaims that took the depot (statistics; relaxed). */
 static uint64_t bg_reclaims;
+/** Idle-decay reclaims that took the depot (statistics; relaxed). */
+static uint64_t decay_reclaims;
+/**
+ * Pushes into the depot, ever: written under alloc_lock (relaxed atomic
+ * stores), read by decay_check() without it.
+ */
+static uint64_t depot_pushes;
+/** 1 while the idle decay is armed (decay_arm() to decay_run()); atomics. */
+static int decay_armed;
+/** depot_pushes at the last decay_check(); the worker thread only. */
+static uint64_t decay_seen;
+static cht_env_work_t decay_work;
+static cht_rcu_head_t decay_head;
 /** When the next background reclaim may start (CLOCK_MONOTONIC ns); reclaim_lock. */
 static uint64_t reclaim_next_ns;
 /** 1 while reclaim_head is posted (reclaim_soon()); atomics. */
@@ -150,8 +179,20 @@ static __thread tcache_t *tc;
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
+/** The kinds of reclaim (reclaim()). */
+typedef enum {
+	/** Asked for by a free: rate-limited, gives up if one runs. */
+	RECLAIM_BG,
+	/** The idle decay's: waits for a running one, no rate limit. */
+	RECLAIM_DECAY,
+	/** A destroy's or cht__ma_settle()'s: as DECAY, even if nothing was
+	 *  pushed since the last one. */
+	RECLAIM_FORCE,
+} reclaim_kind_t;
+
 static void tc_exit(void *arg);
-static void reclaim(bool force);
+static void reclaim(reclaim_kind_t kind);
+static void decay_arm(void);
 
 static void tc_key_init(void)
 {
@@ -187,6 +228,7 @@ static void depot_push_locked(unsigned k, fobj_t *ch, size_t n)
 	depot_pushed += n * cls_size[k];
 	__atomic_store_n(&depot_bytes, depot_bytes + n * cls_size[k],
 	    __ATOMIC_RELAXED);
+	__atomic_store_n(&depot_pushes, depot_pushes + 1, __ATOMIC_RELAXED);
 }
 
 /** Whether a reclaim could be worth it now (see RECLAIM_SHARE). */
@@ -213,7 +255,7 @@ static void reclaim_work_fn(cht_env_work_t *w)
 	uint64_t t0 = __builtin_ia32_rdtsc();
 	__atomic_fetch_add(&cht__im_prof_reclaims, 1, __ATOMIC_RELAXED);
 #endif
-	reclaim(false);
+	reclaim(RECLAIM_BG);
 #ifdef CHT_IM_PROF
 	__atomic_fetch_add(&cht__im_prof_reclaim_tsc, __builtin_ia32_rdtsc() -
 	    t0, __ATOMIC_RELAXED);
@@ -289,6 +331,7 @@ static void tc_exit(void *arg)
 	pthread_mutex_unlock(&alloc_lock);
 	tc = NULL;
 	free(c);
+	decay_arm();
 }
 
 static unsigned cls_of(size_t size)
@@ -394,6 +437,7 @@ void cht__ma_free(void *p, uint8_t cls, size_t size)
 		depot_push_locked(cls, o, 1);
 		bytes_exited -= cls_size[cls];
 		pthread_mutex_unlock(&alloc_lock);
+		decay_arm();
 		return;
 	}
 	fobj_t *o = p;
@@ -412,6 +456,7 @@ void cht__ma_free(void *p, uint8_t cls, size_t size)
 		pthread_mutex_lock(&alloc_lock);
 		depot_push_locked(cls, ch, CHAIN);
 		pthread_mutex_unlock(&alloc_lock);
+		decay_arm();
 	}
 }
 
@@ -667,22 +712,27 @@ static void slabs_free(slab_t *dead)
  * free (reclaim_soon(), reclaim_cb()), and it starts only when
  * RECLAIM_IDLE times its last duration has passed since the last one ended
  * (else it asks again: about one request per RCU batch until then) and something
- * was pushed into the depot since.
+ * was pushed into the depot since. The idle decay's (@a kind RECLAIM_DECAY,
+ * decay_run()) waits for a running reclaim instead of giving up and skips
+ * the rate limit; a forced one (RECLAIM_FORCE) also runs when nothing was
+ * pushed.
  */
-static void reclaim(bool force)
+static void reclaim(reclaim_kind_t kind)
 {
 	uint64_t t0;
-	if (!reclaim_enter(force, &t0))
+	if (!reclaim_enter(kind != RECLAIM_BG, &t0))
 		return;
 	fobj_t *dk[NCLS];
 	slab_t *first;
 	size_t taken_bytes;
-	if (!depot_take(force, dk, &first, &taken_bytes)) {
+	if (!depot_take(kind == RECLAIM_FORCE, dk, &first, &taken_bytes)) {
 		pthread_mutex_unlock(&reclaim_lock);
 		return;
 	}
-	if (!force)
+	if (kind == RECLAIM_BG)
 		__atomic_fetch_add(&bg_reclaims, 1, __ATOMIC_RELAXED);
+	else if (kind == RECLAIM_DECAY)
+		__atomic_fetch_add(&decay_reclaims, 1, __ATOMIC_RELAXED);
 	size_t ns;
 	slab_t **sv = slabs_count_free(first, dk, &ns);
 	fobj_t *kh[NCLS], *kt[NCLS];  /* the rebuilt chains, head and tail */
@@ -705,6 +755,67 @@ static void reclaim(bool force)
 uint64_t cht__ma_bg_reclaims(void)
 {
 	return __atomic_load_n(&bg_reclaims, __ATOMIC_RELAXED);
+}
+
+uint64_t cht__ma_decay_reclaims(void)
+{
+	return __atomic_load_n(&decay_reclaims, __ATOMIC_RELAXED);
+}
+
+/* --- the idle decay (RECLAIM_DECAY_MS) ---------------------------------------------- */
+
+/** Worker thread, the map idle a whole period: the decay's reclaim. */
+static void decay_run(cht_env_work_t *w)
+{
+	(void) w;
+	/*
+	 * Cleared first (release: the worker read the item's links before
+	 * calling us, the next decay_arm() writes them after its acquire):
+	 * a push after our depot_take() arms the decay again.
+	 */
+	__atomic_store_n(&decay_armed, 0, __ATOMIC_RELEASE);
+	reclaim(RECLAIM_DECAY);
+}
+
+/**
+ * RCU reclaimer thread: its cache, where the remove callbacks' frees wait,
+ * goes to the depot; then the reclaim on the worker thread.
+ */
+static void decay_cb(cht_rcu_head_t *h)
+{
+	(void) h;
+	tc_flush_self();
+	if (!cht_env_work_enqueue(&decay_work, decay_run, false))
+		__atomic_store_n(&decay_armed, 0, __ATOMIC_RELEASE);
+}
+
+/**
+ * Worker thread, RECLAIM_DECAY_MS after the decay was armed or last looked:
+ * pushes came meanwhile, so the map is not idle: look again one period
+ * later; none came: the reclaim (through decay_cb()).
+ */
+static void decay_check(cht_env_work_t *w)
+{
+	uint64_t p = __atomic_load_n(&depot_pushes, __ATOMIC_RELAXED);
+	if (p != decay_seen) {
+		decay_seen = p;
+		if (!cht_env_work_enqueue_after(w, decay_check, RECLAIM_DECAY_MS))
+			__atomic_store_n(&decay_armed, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	cht_rcu_call(&decay_head, decay_cb);
+}
+
+/** A free pushed into the depot: arms the idle decay unless it is armed. */
+static void decay_arm(void)
+{
+	if (likely(__atomic_load_n(&decay_armed, __ATOMIC_RELAXED)))
+		return;
+	if (__atomic_exchange_n(&decay_armed, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (!cht_env_work_enqueue_after(&decay_work, decay_check,
+	    RECLAIM_DECAY_MS))
+		__atomic_store_n(&decay_armed, 0, __ATOMIC_RELAXED);
 }
 
 /** Bytes handed out by the allocator (every map of the process). */
@@ -746,7 +857,7 @@ void cht__ma_flush_reclaimer(void)
 
 void cht__ma_reclaim(void)
 {
-	reclaim(true);
+	reclaim(RECLAIM_FORCE);
 }
 
 #ifdef CHT_IM_PROF
@@ -778,7 +889,7 @@ void cht__ma_settle(void)
 	cht__ma_flush_retired();
 	cht_rcu_barrier();
 	cht__ma_flush_reclaimer();
-	reclaim(true);
+	reclaim(RECLAIM_FORCE);
 }
 
 size_t cht__ma_reserved(void)

@@ -46,14 +46,45 @@ void cht_env_sleep_ms(unsigned ms)
  * count to 0, so its next resize request enqueues again).
  */
 
-/** Protects wq_head, wq_tail and wq_started. */
+/** Protects wq_head, wq_tail, wq_delayed and wq_started. */
 static cht_plat_mutex_t wq_lock = CHT_PLAT_MUTEX_INIT;
 static cht_plat_cond_t wq_cond = CHT_PLAT_COND_INIT;
 static cht_env_work_t *wq_head, *wq_tail;
+#ifndef CHT_OS_BUILD
+/** Delayed items (cht_env_work_enqueue_after()), the first due first. */
+static cht_env_work_t *wq_delayed;
+#endif
 /** The worker thread runs. Under wq_lock. */
 static bool wq_started;
 /** A start failed and was reported; cleared by a successful start. Under wq_lock. */
 static bool wq_start_warned;
+
+#ifndef CHT_OS_BUILD
+/**
+ * The worker has nothing to run and wq_delayed is not empty (wq_lock held):
+ * moves the first delayed item to the queue if it is due, else waits until
+ * it is or until a signal (an item queued, or a spurious wake-up); the
+ * caller looks again.
+ */
+static void wq_wait_delayed(void)
+{
+	uint64_t now = cht_plat_now_ms();
+	cht_env_work_t *w = wq_delayed;
+	if (w->due_ms <= now) {
+		wq_delayed = w->next;
+		w->next = NULL;
+		wq_head = wq_tail = w;
+		return;
+	}
+	/* PTHREAD_COND_INITIALIZER's clock is CLOCK_REALTIME. */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t ns = (uint64_t) ts.tv_nsec + (w->due_ms - now) * 1000000;
+	ts.tv_sec += (time_t) (ns / 1000000000);
+	ts.tv_nsec = (long) (ns % 1000000000);
+	(void) pthread_cond_timedwait(&wq_cond, &wq_lock, &ts);
+}
+#endif
 
 static cht_plat_helper_ret_t worker_main(void *arg)
 {
@@ -64,8 +95,15 @@ static cht_plat_helper_ret_t worker_main(void *arg)
 		    __FILE__, __LINE__);
 	for (;;) {
 		cht_plat_lock(&wq_lock);
-		while (!wq_head)
+		while (!wq_head) {
+#ifndef CHT_OS_BUILD
+			if (wq_delayed) {
+				wq_wait_delayed();
+				continue;
+			}
+#endif
 			cht_plat_cond_wait(&wq_cond, &wq_lock);
+		}
 		cht_env_work_t *w = wq_head;
 		wq_head = w->next;
 		if (!wq_head)
@@ -117,6 +155,30 @@ bool cht_env_work_enqueue(cht_env_work_t *w,
 	cht_plat_unlock(&wq_lock);
 	return true;
 }
+
+#ifndef CHT_OS_BUILD
+bool cht_env_work_enqueue_after(cht_env_work_t *w,
+    void (*func)(cht_env_work_t *work), unsigned delay_ms)
+{
+	uint64_t due = cht_plat_now_ms() + delay_ms;
+	cht_plat_lock(&wq_lock);
+	if (!wq_start_locked()) {
+		cht_plat_unlock(&wq_lock);
+		return false;
+	}
+	w->func = func;
+	w->due_ms = due;
+	cht_env_work_t **p = &wq_delayed;
+	while (*p && (*p)->due_ms <= due)
+		p = &(*p)->next;
+	w->next = *p;
+	*p = w;
+	/* The worker may be waiting for a later item, or for none. */
+	cht_plat_cond_signal(&wq_cond);
+	cht_plat_unlock(&wq_lock);
+	return true;
+}
+#endif
 
 /* Registry of live tables. */
 

@@ -89,6 +89,9 @@ void cht__ma_reclaim(void);
  * since the process started: statistics for the tests.
  */
 uint64_t cht__ma_bg_reclaims(void);
+/** Reclaims the idle decay ran that took the depot (RECLAIM_DECAY_MS in
+ * cht_alloc.c; statistics, relaxed). */
+uint64_t cht__ma_decay_reclaims(void);
 /** Bytes handed out by the allocator to every map of the process. */
 size_t cht__ma_in_use(void);
 /** The class of an object of @a size bytes (CHT__MA_CLS_LARGE: none). */

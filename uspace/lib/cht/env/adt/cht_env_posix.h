@@ -33,6 +33,8 @@ typedef cht_rcu_head_t cht_env_rcu_item_t;
 typedef struct cht_env_work {
 	struct cht_env_work *next;
 	void (*func)(struct cht_env_work *work);
+	/** When a delayed item is due (cht_env_now_ms()); delayed items only. */
+	uint64_t due_ms;
 } cht_env_work_t;
 
 /** Registry link (doubly linked list under the registry lock). */
@@ -83,6 +85,19 @@ static inline void cht_env_rcu_lock_checked(const char *file, int line)
  */
 bool cht_env_work_enqueue(cht_env_work_t *w,
     void (*func)(cht_env_work_t *work), bool block);
+
+/**
+ * Queues @a w for the worker thread to run no earlier than @a delay_ms
+ * milliseconds from now (the managed map's idle decay, cht_alloc.c): until
+ * then it waits on a list of delayed items, sorted by when they are due,
+ * and the worker, when it has nothing else to run, sleeps until the first
+ * is due (a timed wait on its condition; items queued meanwhile wake it as
+ * usual). @a w must not be queued already. Any thread, never inside the
+ * worker's own lock. @return false if the worker thread could not be
+ * started (nothing queued); the next call tries to start it again.
+ */
+bool cht_env_work_enqueue_after(cht_env_work_t *w,
+    void (*func)(cht_env_work_t *work), unsigned delay_ms);
 
 /**
  * Grow limit of a table created with max_load 0: one item per bucket on
