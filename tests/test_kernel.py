@@ -586,6 +586,12 @@ class TestParsers:
         assert kconsole.find_panic(
             "Deadlock probable: false alarm, CPU 1 got lock 'rq'")
         assert kconsole.find_panic(
+            "Deadlock: CPU 2 spinning on lock '?' (0x1), a cycle of 2 CPU(s):")
+        assert not kconsole.find_panic(
+            "spinlock: long wait: CPU 0 spinning on lock 'runq' (0x1) for "
+            "5 s, owner CPU 3, no wait-for cycle (a slow or descheduled "
+            "holder, not a deadlock)")
+        assert kconsole.find_panic(
             "Unexpected interrupt 77 on CPU 0 at 0xffffffff80101234 (ignored)")
 
     def test_running_test(self):

@@ -27,6 +27,14 @@ validator").
   reversed edge.
 * ``test_release_has_no_lockdep``: the release kernel has no validator
   symbol.
+* ``test_spin_watchdog`` (``make soak``, one -smp 4 boot of the debug
+  build): the spin watchdog of synch/spinlock.c reports a deadlock when the
+  CPUs spin in a cycle and only then: ``spindead1`` (ABBA on two CPUs: each
+  prints ``Deadlock:`` with both locks and their holders), ``spindead2`` (a
+  lock taken twice: a cycle of one CPU), ``spinslow1`` (a holder that keeps
+  its lock 8 s waiting for nothing, as a descheduled vCPU: one ``long
+  wait`` line and no ``Deadlock``; the watchdog of wall time printed
+  ``Deadlock probable`` here). The unnamed locks keep the validator out.
 * :func:`check_lockdep_after_tests` is the step ``TestSMP.test_lockdep`` of
   tests/test_kernel.py runs after ``test *`` on every debug configuration:
   the validator still active, no report, every learned edge allowed by the
@@ -46,7 +54,7 @@ from tools import kconsole
 import lockdep_order
 from patterns import VERDICT_RE
 from conftest import (BOOT_TIMEOUT, CMD_TIMEOUT, KERNEL_ELF, RELEASE_ELF,
-                      REPORT_TIMEOUT)
+                      REPORT_TIMEOUT, soak_enabled)
 
 #: May share the 2 host CPUs in make test's first pytest run (conftest.py):
 #: the validator reports from one thread's lock order, no interleaving
@@ -214,6 +222,68 @@ def test_release_has_no_lockdep():
                           text=True, check=True).stdout
     assert not re.search(r"\blockdep_acquire", syms)
     assert not re.search(r"\bspinlock_lock_ip\b", syms)
+
+
+#: Per spin watchdog test: the lines its output must have, and (spinslow1)
+#: the line it must not have.
+_LOCK = r"'\?' \((0x[0-9a-f]+)\)"
+SPIN_WATCHDOG = {
+    "spinslow1": [
+        r"spinlock: long wait: CPU 0 spinning on lock %s for \d+ s, owner "
+        r"CPU 1, no wait-for cycle" % _LOCK,
+        r"spinlock: long wait: CPU 0 got lock '\?' after \d+ ms",
+        r"spinslow1: 0 deadlock reports, 1 long waits",
+    ],
+    "spindead2": [
+        r"Deadlock: CPU 1 spinning on lock %s, a cycle of 1 CPU\(s\):\n"
+        r"  CPU 1 waits for %s, held by CPU 1" % (_LOCK, _LOCK),
+        r"spindead2: 1 deadlock reports",
+    ],
+    "spindead1": [
+        r"Deadlock: CPU 1 spinning on lock %s, a cycle of 2 CPU\(s\):\n"
+        r"  CPU 1 waits for %s, held by CPU 2\n"
+        r"  CPU 2 waits for %s, held by CPU 1" % (_LOCK, _LOCK, _LOCK),
+        r"Deadlock: CPU 2 spinning on lock %s, a cycle of 2 CPU\(s\):\n"
+        r"  CPU 2 waits for %s, held by CPU 1\n"
+        r"  CPU 1 waits for %s, held by CPU 2" % (_LOCK, _LOCK, _LOCK),
+        r"spindead1: 2 deadlock reports",
+    ],
+}
+
+
+@pytest.mark.soak
+def test_spin_watchdog():
+    """The spin watchdog's controls in one -smp 4 boot: cycles reported with
+    their locks and holders, a slow holder not (see the module's text)."""
+    if not soak_enabled():
+        pytest.skip("make soak (KTEST_SOAK=1)")
+    with kconsole.Kernel(smp=4, kernel=KERNEL_ELF,
+                         name="a-rcu-spin-watchdog") as k:
+        k.wait_prompt(BOOT_TIMEOUT)
+        for name, patterns in SPIN_WATCHDOG.items():
+            k.send_line("test %s" % name)
+            _, _, before = k.expect(kconsole.PROMPT_RE, REPORT_TIMEOUT,
+                                    "the prompt after 'test %s'" % name,
+                                    check_panic=False)
+            text = kconsole.normalize(before)
+            missing = [p for p in patterns if not re.search(p, text)]
+            assert not missing, "'test %s' lacks %s:\n%s" % (
+                name, missing, text)
+            assert "Test passed" in text, "%s:\n%s" % (name, text)
+            addr = re.search(r"locks? A (0x[0-9a-f]+)", text).group(1)
+            assert all(a == addr or name == "spindead1" for a in
+                       re.findall(r"lock '\?' \((0x[0-9a-f]+)\)", text))
+            if name == "spinslow1":
+                assert "Deadlock" not in text, text
+        # The CPUs run on after the rescue: a test passes, nothing new is
+        # reported (the reports above are expected, so the panic check of
+        # k.cmd() would find them).
+        k.send_line("test atomic1")
+        _, _, before = k.expect(kconsole.PROMPT_RE, CMD_TIMEOUT,
+                                "the prompt after 'test atomic1'",
+                                check_panic=False)
+        out = kconsole.normalize(before)
+        assert "Test passed" in out and not kconsole.find_panic(out), out
 
 
 def check_lockdep_after_tests(k, release):

@@ -62,13 +62,14 @@ PROMPT = "kconsole> "
 PROMPT_RE = re.compile(re.escape(PROMPT.encode()))
 
 #: Text that means the kernel crashed or is broken, wherever it appears in the
-#: log: panics and exception reports, a spinlock held for seconds (the debug
-#: build's "Deadlock probable", even when it ends in a "false alarm") and an
+#: log: panics and exception reports, a spinlock deadlock (the debug build's
+#: spin watchdog: "Deadlock:" with the wait-for cycle; "Deadlock probable:"
+#: from kernels before the watchdog looked for cycles) and an
 #: interrupt on a vector nobody registered ("Unexpected interrupt") and a
 #: report of the debug builds' lock validator ("LOCKDEP REPORT", docs/LOCKING.md).
 PANIC_RE = re.compile(
     r"PANIC|Kernel panic|Unhandled exception|Exception #|Triple fault|"
-    r"Deadlock probable|Unexpected interrupt|LOCKDEP REPORT")
+    r"Deadlock(?: probable)?:|Unexpected interrupt|LOCKDEP REPORT")
 PANIC_RE_B = re.compile(PANIC_RE.pattern.encode())
 
 #: Exit status QEMU returns when the kernel writes 0x10 to isa-debug-exit

@@ -115,6 +115,15 @@ test_t tests[] = {
 	{ "useraccess1", "A kernel access to a user page outside uaccess: with "
 	    "the user-access guard on (-cpu max) panics naming it (unsafe)",
 	    test_useraccess1, false },
+	{ "spindead1", "Spin watchdog: two CPUs take two locks in opposite "
+	    "orders and deadlock: both report the cycle, a rescuer breaks it "
+	    "(unsafe, debug, 3 CPUs)", test_spindead1, false },
+	{ "spindead2", "Spin watchdog: a lock taken twice: reported as a cycle "
+	    "of one CPU, a rescuer breaks it (unsafe, debug)", test_spindead2,
+	    false },
+	{ "spinslow1", "Spin watchdog: a lock held 8 s by a CPU that waits for "
+	    "nothing: one long wait, no deadlock report (unsafe, debug)",
+	    test_spinslow1, false },
 	{ "lockdep1", "Lock validator: two locks taken in both orders by one "
 	    "thread: reported with both chains, panic (unsafe)", test_lockdep1,
 	    false },

@@ -3,8 +3,11 @@
  *
  * spinlock_lock() disables preemption for as long as the lock is held;
  * irq_spinlock_lock() can also disable interrupts, which is required for locks that
- * interrupt handlers take. Debug builds (CONFIG_DEBUG) report a lock that was spun on
- * for too long (a likely deadlock) together with its name and owner CPU.
+ * interrupt handlers take. Debug builds (CONFIG_DEBUG) have a spin watchdog
+ * (synch/spinlock.c): a cycle of CPUs each spinning on a lock the next one holds
+ * is reported as "Deadlock: ..." with every lock and holder of the cycle; a long
+ * wait without a cycle (a slow or descheduled holder) as one "spinlock: long
+ * wait" line.
  *
  * Memory ordering: acquiring is an acquire operation, releasing a release operation.
  */
@@ -53,6 +56,13 @@ bool spinlock_locked(spinlock_t *lock);
  * assert(irq_spinlock_locked_by_me(&q->lock)). Any context.
  */
 bool spinlock_locked_by_me(spinlock_t *lock);
+/**
+ * The spin watchdog's counts since boot (debug builds; 0 and 0 otherwise):
+ * @a deadlocks, wait-for cycles reported (once by each CPU of the cycle that
+ * saw it), and @a long_waits, waits of more than 5 s that were no cycle.
+ * Relaxed reads; any context. For the watchdog's tests (synch/spindead1.c).
+ */
+void spinlock_watchdog_counts(unsigned *deadlocks, unsigned *long_waits);
 
 /** A spinlock that also saves and restores the interrupt state. */
 typedef struct {
