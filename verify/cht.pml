@@ -33,7 +33,8 @@
  * the hash, then the key (key_equal()).
  *
  * Three scenarios (one file):
- *   default (cht_list): the table of array A holding K1 and K2; U removes K2,
+ *   default (cht_list): the table of array A holding K1 and K2; U removes
+ *     the absent key 41 (hash 9, K2's: returns 0, unlinks nothing), then K2,
  *     I inserts KI (right after K2 in the list: the classic lost insert),
  *     L looks up K1, KI and K2; C the reclaimer.
  *   -DCOLLIDE (cht_collide): as cht_list, with KC (hash 9, another key)
@@ -83,8 +84,11 @@
  * unmarked node of its run has an odd hash), the scenario's initial list
  * is a split-ordered list (init_check()), no access to a freed node
  * (nodes_freed), a key present throughout a lookup is found
- * (present_missed), a key whose remove returned before a lookup began is not
- * found (removed_found), every item's callback is queued once and runs once,
+ * (present_missed), a key whose remove returned, or whose items were all
+ * marked (the remove's linearization point), before a lookup began is not
+ * found (removed_found), a remove of an absent key returns 0
+ * (remove_missed), each search of dummies_retire() leaves its old dummy off
+ * the list (retired_check()), every item's callback is queued once and runs once,
  * the removed item and the retired arrays are freed by the end. Liveness
  * (ltl all_done, pan -a -f): every process finishes (no update retries
  * forever).
@@ -563,11 +567,18 @@ init {
 
 #ifndef RESIZE
 
-/* P0 = U: cht_remove_key(K2) */
+/* P0 = U: cht_remove_key(K2); in cht_list first a remove of an absent key
+ * (hash 9, key 41: K2's hash, another key): it must return 0 and change
+ * nothing (the unlink after the marks runs only when one was marked) */
 proctype P0() {
 	byte b, prev, cur, nx, n, removed, t;
 	bool ok, only_first, remove_missed;
 	rcu_lock(0);
+#ifndef COLLIDE
+	remove(0, 9, 41, b, prev, cur, nx, ok, n, removed, only_first, t);
+	remove_missed = (removed != 0);
+	assert(!remove_missed);
+#endif
 	remove(0, 9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
 #ifdef COLLIDE
 	remove_missed = (removed != 2);
@@ -611,7 +622,14 @@ proctype P2() {
 	if :: res != NIL -> CHECK(res) :: else fi;
 	rcu_unlock(2);
 	rcu_lock(2);
-	present = done0;                /* here: K2 removed */
+	/* K2 removed: its remove returned, or (the remove's linearization
+	 * point, the mark) every item of key 9 was marked before the lookup
+	 * began: a lookup that returns a marked item fails here */
+#ifdef COLLIDE
+	present = done0 || (MARKED(next[K2]) && MARKED(next[KD]));
+#else
+	present = done0 || MARKED(next[K2]);
+#endif
 	lookup(2, 9, 9, res, b, nx, n);
 	removed_found = (res != NIL && present);
 	assert(!removed_found);
@@ -662,6 +680,26 @@ inline dummies_link(old, f, cnt, i, d, prev, cur, nx, ok) {
 	rcu_unlock(0)
 }
 
+/* dummies_retire()'s search "passes d (hash <= d->hash) and unlinks it on
+ * its way": when it returns, d is off the list from the head (it cannot be
+ * linked again: its next is marked). Reuses the search's outputs cur and nx
+ * (unused after it) and clears them. */
+inline retired_check(d, rn, rk) {
+	d_step {
+		rn = HEAD;
+		rk = 0;
+		do
+		:: rn != NIL && rk < NN ->
+			assert(rn != d);
+			rn = PTR(next[rn]);
+			rk++
+		:: else -> break
+		od;
+		rn = 0;
+		rk = 0
+	}
+}
+
 /* dummies_retire(): mark each old dummy, unlink it by a strict search from
  * the newest dummy before it, hand the old array to rcu_call */
 inline dummies_retire(old, nb, f, cnt, i, d, prev, cur, nx, ok) {
@@ -698,6 +736,7 @@ inline dummies_retire(old, nb, f, cnt, i, d, prev, cur, nx, ok) {
 			skip    /* the dummy of hash 0 stays linked */
 #endif
 		fi;
+		retired_check(d, cur, nx);
 		i++
 	:: else -> break
 	od;
@@ -760,7 +799,8 @@ proctype P2() {
 	assert(!present_missed);
 	rcu_unlock(2);
 	rcu_lock(2);
-	present = done1;
+	/* KI removed: U is done, or KI was marked before the lookup began */
+	present = done1 || MARKED(next[KI]);
 	lookup(2, UH, UH, res, b, nx, n);
 	removed_found = (res != NIL && present);
 	assert(!removed_found);

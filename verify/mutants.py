@@ -113,8 +113,8 @@ HARNESS = {
                  "wq_wake", "irq_arrives", "irq_reader"},
     "urcu": {"LQ", "RSB", "WSB", "WSQ", "sb_push", "END"},
     "urcu_cb": {"SB", "RD"},
-    "cht": {"reach_check", "init_check", "rcu_lock", "rcu_unlock",
-            "synchronize"},
+    "cht": {"reach_check", "init_check", "complete_check", "retired_check",
+            "rcu_lock", "rcu_unlock", "synchronize"},
 }
 
 #: instrumentation (what the checks read, not what the protocol does): a
@@ -125,7 +125,8 @@ CHECKS = {
     "urcu": r"rpend = p\b",
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
-           r"present = |CHECK\(res\)|init_check\(",
+           r"present = |CHECK\(res\)|init_check\(|complete_check\(|"
+           r"retired_check\(",
 }
 
 BLOCK = re.compile(r"^(?:active\s+)?(?:proctype|inline)\s+(\w+)\s*\(|^init\b")
