@@ -120,6 +120,11 @@ def _check_crossing_placed(peer, d):
             "buckets" % (peer, lo, hi, b0, b1))
         # The resize was seen inside the window, after its start.
         assert lo < g("crossed_at_keys") <= hi, (peer, g("crossed_at_keys"))
+    pb0, pb1 = (int(d[("crossing-presized", "buckets_before")]),
+                int(d[("crossing-presized", "buckets_after")]))
+    assert pb0 < 0 or pb0.bit_length() == pb1.bit_length(), (
+        "%s: the control resized in its window: %d -> %d buckets" % (
+            peer, pb0, pb1))
     assert d[("crossing-presized", "errors")] == 0
     assert d[("crossing-presized", "ops")] == hi - lo
     assert d[("crossing-presized-check", "keys")] == hi
