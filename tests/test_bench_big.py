@@ -93,9 +93,61 @@ def test_big_workloads_correct(test_run):
         # least the N keys, every one present.
         assert d[("check", "keys")] >= keys
         assert d[("crossing-check", "keys")] == d[("crossing", "to_keys")]
+        _check_crossing_placed(peer, d)
         assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX, (
             "%s: %d bytes of heap left after the teardown" % (
                 peer, d[("memory", "heap_left_bytes")]))
+
+
+def _check_crossing_placed(peer, d):
+    """The crossing window of ``peer`` (rows ``d``) starts below the grow
+    point it was placed at and holds a resize: the bucket count crossed a
+    power of two between the window's start and its end. A table that does
+    not say its size (ck_hs, ck_ht, cds_lfht) or that has no grow point at
+    or below N (libcuckoo's first table holds 2^18 keys) says so instead.
+    The control (the same window into a table created for it) ran too."""
+    g = lambda m: d[("crossing", m)]
+    lo, at, hi = g("from_keys"), g("at_keys"), g("to_keys")
+    assert lo <= at < hi, "%s: window [%d, %d) misses its grow point %d" % (
+        peer, lo, hi, at)
+    if g("crossed") == -1:
+        assert g("buckets_before") == -1 or g("no_grow_point") == 1, (
+            peer, g("buckets_before"), g("no_grow_point"))
+    else:
+        b0, b1 = int(g("buckets_before")), int(g("buckets_after"))
+        assert g("crossed") == 1 and b0.bit_length() < b1.bit_length(), (
+            "%s: no resize in the crossing window [%d, %d): %d -> %d "
+            "buckets" % (peer, lo, hi, b0, b1))
+        # The resize was seen inside the window, after its start.
+        assert lo < g("crossed_at_keys") <= hi, (peer, g("crossed_at_keys"))
+    pb0, pb1 = (int(d[("crossing-presized", "buckets_before")]),
+                int(d[("crossing-presized", "buckets_after")]))
+    assert pb0 < 0 or pb0.bit_length() == pb1.bit_length(), (
+        "%s: the control resized in its window: %d -> %d buckets" % (
+            peer, pb0, pb1))
+    assert d[("crossing-presized", "errors")] == 0
+    assert d[("crossing-presized", "ops")] == hi - lo
+    assert d[("crossing-presized-check", "keys")] == hi
+
+
+def test_crossing_at_the_librarys_grow_point(big):
+    """The intrusive table says its grow point (cht_stats_t.grow_at: the
+    load limit times the buckets); `-w crossing` alone places the window
+    there without a grow phase: 2^14 keys, load 1, so the last grow an
+    insert of the N keys requests is at 2^13 items, from 2^13 to 2^14
+    buckets. The window runs until the resizer published the new array."""
+    p = subprocess.run([BIN, "big", "cht", "-k", "16384", "-t", "2", "-w",
+                        "crossing"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _rows(p.stdout, "cht")
+    assert ("grow", "ops") not in d, "the grow phase ran"
+    assert d[("crossing", "at_keys")] == 8192
+    assert d[("crossing", "buckets_before")] == 8192
+    assert d[("crossing", "buckets_after")] >= 16384
+    _check_crossing_placed("cht", d)
+    assert d[("crossing-check", "errors")] == 0
+    assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX
 
 
 def test_check_catches_a_lost_key(big):
@@ -134,6 +186,49 @@ def test_heap_sampler_leaves_the_allocator_to_the_workers(big):
     if d[("churn", "heap_sample_max_ms")] >= 100:
         # A slow sample was followed by repeated figures.
         assert d[("churn", "heap_stale_secs")] >= 1
+
+
+def _stallcheck(seconds):
+    """`bench_us stallcheck` on ``seconds``: (progress, run, wait) per
+    second; returns its verdict line."""
+    text = "".join("%d %.4f %.4f\n" % s for s in seconds)
+    p = subprocess.run([BIN, "stallcheck"], input=text,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def test_watchdog_tells_a_starved_process_from_a_stall(big):
+    """The progress watchdog judges operations per second of the CPU the
+    process received, not per wall second. The made-up phases: the check
+    that `make test` once saw stopped (ckht, 1,759 operations per wall
+    second over 30 s) while the process, at nice 19 beside a CPU-bound
+    process at nice -15, ran 1 ms a second and waited for a CPU the rest:
+    not a stall, however long. A table that burns its CPU at 53 operations
+    per CPU second (a lost resize), one that stops with its threads blocked
+    (neither running nor waiting), and one that falls to 1/100 of its best
+    rate are stalls. No time is measured: the seconds are given."""
+    starved, livelock, blocked, slowed = [], [], [], []
+    p = 0
+    for t in range(400):
+        p += 1759 if t < 30 else 60 if t < 200 else 0
+        starved.append((p, 0.001, 1.999))
+    assert _stallcheck(starved) == "ok 400"
+    p = 0
+    for t in range(200):
+        p += 100
+        livelock.append((p, 1.9, 0.1))
+    assert _stallcheck(livelock).startswith("stalled 31: 53 ops per CPU "
+                                            "second"), _stallcheck(livelock)
+    blocked = [(5000, 0.0, 0.0)] * 200
+    assert _stallcheck(blocked).startswith("stalled 121: no operation")
+    p = 0
+    for t in range(200):
+        p += 1000000 if t < 40 else 10000
+        slowed.append((p, 1.0, 0.5))
+    assert _stallcheck(slowed).startswith("stalled 71: ") and \
+        "below 1/50 of the phase's best" in _stallcheck(slowed)
 
 
 def test_rounds_repeat_every_point(big, tmp_path):

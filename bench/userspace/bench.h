@@ -69,6 +69,13 @@ typedef struct bench_impl {
 	int (*update)(void *t, uint64_t key, uint64_t val);
 	/** Bucket (or slot) count, -1 if the library does not say. */
 	long (*buckets)(void *t);
+	/**
+	 * Items above which the table asks for its next grow, from the
+	 * library's own figures (its load limit times its bucket count now),
+	 * or NULL when the library does not say. bench-big's crossing places
+	 * its window there (big.c, phase_crossing()).
+	 */
+	long (*grow_at)(void *t);
 	/** Resize to @a buckets now (Triplett experiment), or NULL. */
 	int (*resize)(void *t, size_t buckets);
 	/**
@@ -150,16 +157,41 @@ static inline size_t bench_pow2(size_t n)
  * its threads count completed operations with bench_progress_add(), and
  * bench_progress_end() closes it. The phase is reported stalled (a CSV row
  * "...,stalled,SECS", exit 3) when nothing completed for BENCH_STALL_IDLE
- * seconds or a BENCH_STALL_WINDOW-second window ran below
- * 1/BENCH_STALL_SLOWDOWN of the phase's best window or below
- * BENCH_STALL_FLOOR operations per second.
+ * seconds in which the process did not wait for a CPU longer than it ran,
+ * or a BENCH_STALL_WINDOW-second window ran below 1/BENCH_STALL_SLOWDOWN of
+ * the phase's best window or below BENCH_STALL_FLOOR operations per second
+ * of the CPU time the process received in it.
  */
 #define BENCH_STALL_IDLE 120
 #define BENCH_STALL_WINDOW 30
 #define BENCH_STALL_SLOWDOWN 50
-/** ... or below this many operations per second over such a window (a
- *  table that takes over 500 us per operation has lost its resizes). */
+/** ... or below this many operations per CPU second over such a window (a
+ *  table that takes over 500 us of CPU per operation has lost its
+ *  resizes). */
 #define BENCH_STALL_FLOOR 2000
+/** ... judged once a window holds this many CPU seconds of the process. */
+#define BENCH_STALL_MIN_CPU 1.0
+
+/** The watchdog's state over one phase (harness.c). */
+typedef struct {
+	long tick;                 /* seconds of the phase */
+	int idle;                  /* seconds without progress, not starved */
+	uint64_t last;             /* progress at the last second */
+	double cpu;                /* CPU seconds of the process in the phase */
+	double best;               /* the best window, ops per CPU second */
+	uint64_t hist[BENCH_STALL_WINDOW + 1];
+	double hist_cpu[BENCH_STALL_WINDOW + 1];
+} bench_stall_t;
+
+/** Starts a phase's watchdog state at @a progress operations. */
+void bench_stall_reset(bench_stall_t *s, uint64_t progress);
+/**
+ * One second of the phase: @a progress operations so far, the process ran
+ * @a run and waited runnable @a wait CPU seconds in it. Returns true (the
+ * reason in @a why, @a len bytes) when the phase is stalled.
+ */
+bool bench_stall_tick(bench_stall_t *s, uint64_t progress, double run,
+    double wait, char *why, size_t len);
 extern uint64_t bench_progress;
 void bench_progress_begin(const char *kind, const char *what, size_t keys,
     int threads);

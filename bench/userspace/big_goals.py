@@ -20,6 +20,10 @@ from bench.userspace.common import pyplot_or_none, save_fig
 
 RUNS = ("resize-chtmap", "big-chtmap", "big-cht", "churn-ckhs", "churn-cuckoo",
         "anom-ckhs", "anom-ckhs-thp", "anom-chtmap")
+#: The crossing at the grow point, one table per run (`bench_us big IMPL -k
+#: 100000000 -t 1 -w crossing`), as cross-IMPL.csv.
+CROSS_RUNS = ("cht", "cht-unpinned", "chtmap-u64", "cuckoo", "tbb-hm",
+              "rwlock", "ckhs")
 
 
 def load(path):
@@ -148,6 +152,44 @@ def crossing_section(runs, md):
                       g("p99_ns"), g("p999_ns"), g("max_us"),
                       g("p999_ns", "grow"), g("max_us", "grow"),
                       g("errors") + g("errors", "crossing-check")))
+    md.append("")
+
+
+def crossing_window_section(runs, md):
+    """The crossing placed at each table's grow point, against the same
+    window into a table created for it (the control of the same process)."""
+    have = [n for n in CROSS_RUNS if "cross-" + n in runs]
+    if not have:
+        return
+    md.append("### Power-of-two crossing at the grow point, against the same "
+              "window presized, 1 thread")
+    md.append("")
+    md.append("| table | grow point at keys | window keys | buckets before "
+              "-> after | crossed at keys | Mops/s | p99.9 ns | max us | "
+              "presized Mops/s | presized p99.9 ns | presized max us | "
+              "p99.9 / presized | max / presized | errors |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n in have:
+        r, _ = runs["cross-" + n]
+        impl = n.replace("-unpinned", "")
+        g = lambda m, wl="crossing": r.get((impl, wl, 1, m))
+        if g("mops") is None:
+            continue
+        crossed = g("crossed")
+        cr = ("%d" % g("crossed_at_keys")) if crossed == 1 else (
+            "not verified (size unknown)" if crossed == -1 else "NONE")
+        bb = ("%d -> %d" % (g("buckets_before"), g("buckets_after"))
+              if g("buckets_before") > 0 else "-")
+        pre = lambda m: g(m, "crossing-presized")
+        err = sum(g("errors", wl) or 0 for wl in (
+            "crossing", "crossing-check", "crossing-presized",
+            "crossing-presized-check"))
+        md.append("| %s | %d | %d - %d | %s | %s | %.2f | %.0f | %.1f | %.2f "
+                  "| %.0f | %.1f | %.2f | %.2f | %d |" % (
+                      n, g("at_keys"), g("from_keys"), g("to_keys"), bb, cr,
+                      g("mops"), g("p999_ns"), g("max_us"), pre("mops"),
+                      pre("p999_ns"), pre("max_us"), g("p999_over_presized"),
+                      g("max_over_presized"), err))
     md.append("")
 
 
@@ -292,7 +334,7 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     runs = {}
-    for n in RUNS:
+    for n in RUNS + tuple("cross-" + c for c in CROSS_RUNS):
         p = os.path.join(a.dir, n + ".csv")
         if os.path.exists(p):
             runs[n] = load(p)
@@ -300,6 +342,7 @@ def main(argv=None):
     resize_section(runs, md)
     series = churn_section(runs, md)
     crossing_section(runs, md)
+    crossing_window_section(runs, md)
     soak = soak_section(runs, md)
     anomaly_section(runs, md)
     if a.out:

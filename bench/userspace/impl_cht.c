@@ -134,6 +134,14 @@ static long c_buckets(void *t)
 	return (long) st.buckets;
 }
 
+/* The library's grow point (cht_grow_point(): its load limit times its
+ * buckets now). */
+static long c_grow_at(void *t)
+{
+	return (long) cht_grow_point(&((ctable_t *) t)->h,
+	    (size_t) c_buckets(t));
+}
+
 static void c_settle(void *t)
 {
 	cht_t *h = &((ctable_t *) t)->h;
@@ -202,6 +210,7 @@ static void c_thread_fini(void)
 		.thread_init = c_thread_init, .thread_fini = c_thread_fini, \
 		.lookup = c_lookup, .insert = c_insert, .remove = c_remove, \
 		.update = c_update, .buckets = c_buckets, .resize = c_resize, \
+		.grow_at = c_grow_at, \
 		.settle = c_settle, .est_bytes_per_key = 100, \
 	}
 

@@ -116,7 +116,13 @@ static int m_grow(void *t, size_t buckets)
 	return cht_map_u64_reserve(t, buckets * 11 / 4) == CHT_OK;
 }
 
-#define CHTMAP_IMPL(var, nm, lib, lay, create_fn, pre, est, grow_fn) \
+/* The chained layout's grow point (the inline layout has none: NULL). */
+static long c_grow_at(void *t)
+{
+	return (long) cht_map_u64_grow_at(t);
+}
+
+#define CHTMAP_IMPL(var, nm, lib, lay, create_fn, pre, est, grow_fn, ga) \
 	const bench_impl_t var = { \
 		.name = nm, .library = lib, \
 		.layout = lay, .presized = pre, .create = create_fn, \
@@ -124,7 +130,7 @@ static int m_grow(void *t, size_t buckets)
 		.thread_fini = m_nop, .lookup = m_lookup, .insert = m_insert, \
 		.remove = m_remove, .update = m_update, .buckets = m_buckets, \
 		.settle = m_settle, .est_bytes_per_key = est, \
-		.grow = grow_fn, \
+		.grow = grow_fn, .grow_at = ga, \
 	}
 
 /*
@@ -133,16 +139,17 @@ static int m_grow(void *t, size_t buckets)
  * while it grows (peak = final).
  */
 CHTMAP_IMPL(impl_chtmap_u64, "chtmap-u64",
-    "libcht cht_map_u64 (managed, inline)", "inline", m_create, false, 40, m_grow);
+    "libcht cht_map_u64 (managed, inline)", "inline", m_create, false, 40, m_grow, NULL);
 CHTMAP_IMPL(impl_chtmap_u64_presized, "chtmap-u64-presized",
     "libcht cht_map_u64 (managed, inline)", "inline", m_create_presized,
-    true, 40, m_grow);
+    true, 40, m_grow, NULL);
 /* The chained layout: 64-byte item + 32 bytes of bucket array at load 1/2. */
 CHTMAP_IMPL(impl_chtmap_u64_chained, "chtmap-u64-chained",
-    "libcht cht_map_u64 (managed, chained)", "node", c_create, false, 120, NULL);
+    "libcht cht_map_u64 (managed, chained)", "node", c_create, false, 120, NULL,
+    c_grow_at);
 CHTMAP_IMPL(impl_chtmap_u64_chained_presized, "chtmap-u64-chained-presized",
     "libcht cht_map_u64 (managed, chained)", "node", c_create_presized, true,
-    120, NULL);
+    120, NULL, c_grow_at);
 
 /* --- the byte-string map with 8-byte keys and values ------------------------ */
 
@@ -210,12 +217,18 @@ static void b_settle(void *t)
 	cht_rcu_barrier();
 }
 
+static long b_grow_at(void *t)
+{
+	return (long) cht_map_grow_at(t);
+}
+
 const bench_impl_t impl_chtmap = {
 	.name = "chtmap", .library = "libcht cht_map (managed; byte strings)",
 	.layout = "node", .presized = false, .create = b_create,
 	.destroy = b_destroy, .thread_init = m_nop, .thread_fini = m_nop,
 	.lookup = b_lookup, .insert = b_insert, .remove = b_remove,
 	.update = b_update, .buckets = b_buckets, .settle = b_settle,
+	.grow_at = b_grow_at,
 	/* item, value block and bucket array: about 140 bytes per 8-byte key */
 	.est_bytes_per_key = 175,
 };

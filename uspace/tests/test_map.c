@@ -150,7 +150,14 @@ static void test_u64_single(unsigned flags)
 	cht_map_stats_t st;
 	CHECK_EQ(cht_map_u64_stats(m, &st), CHT_OK);
 	CHECK_EQ(st.items, 1004);
+	CHECK_EQ(cht_map_u64_grow_at(NULL), 0);
+	CHECK_EQ(cht_map_grow_at(NULL), 0);
 	if (flags & CHT_MAP_U64_CHAINED) {
+		/* The grow point: load 1/2 times the buckets (after a resize
+		 * settled: 1004 keys fit). */
+		CHECK_EQ(cht_map_u64_grow_at(m) * 2, st.buckets);
+		CHECK(cht_map_u64_grow_at(m) >= 1004 || st.resizing,
+		    "grow point %zu below the keys", cht_map_u64_grow_at(m));
 		CHECK_EQ(st.item_bytes, 1004 * 64);
 		CHECK(st.bytes_per_key >= 64 && st.bytes_per_key < 64 + 64,
 		    "bytes per key %.1f", st.bytes_per_key);
@@ -159,6 +166,7 @@ static void test_u64_single(unsigned flags)
 		CHECK(st.bytes_per_key >= 16 && st.bytes_per_key < 48,
 		    "bytes per key %.1f", st.bytes_per_key);
 		CHECK_EQ(st.resizing, 0);
+		CHECK_EQ(cht_map_u64_grow_at(m), 0);  /* splits: no grow point */
 	}
 	CHECK_EQ(cht_map_u64_create_opts(NULL, 0, 0), CHT_EINVAL);
 	cht_map_u64_t *bad = NULL;

@@ -141,6 +141,20 @@ int cht_u_set_max_load(cht_t *h, size_t max_load);
  */
 int cht_u_set_max_load_frac(cht_t *h, size_t num, size_t den);
 
+/**
+ * cht_grow_point(): the grow point of @a h at @a buckets buckets (those of
+ * cht_get_stats()): the item count above which an insert asks the resizer to
+ * grow, the load limit times the buckets. The grow itself runs later on the
+ * worker thread; the bucket count changes when it publishes the new array.
+ * The count an insert compares may lag the items linked by the split count's
+ * unfolded deltas (cht_count()). Any thread; a relaxed load of the limit.
+ */
+static inline size_t cht_grow_point(cht_t *h, size_t buckets)
+{
+	return (__atomic_load_n(&h->grow_load, __ATOMIC_RELAXED) * buckets) >>
+	    CHT_LOAD_SHIFT;
+}
+
 /*
  * Key-value convenience: 64-bit keys and values, nodes allocated and freed by
  * the library. Every call enters its own reader section (any registered

@@ -296,6 +296,20 @@ int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st);
  * buckets split so far stay).
  */
 int cht_map_u64_reserve(cht_map_u64_t *m, size_t keys);
+/**
+ * The grow point: the key count above which an insert asks the map's resizer
+ * to grow the table (the load limit times the buckets now; cht_grow_point()
+ * of cht.h). The grow runs later on the worker thread; the bucket count
+ * of cht_map_u64_stats() changes when it publishes the new array. For a
+ * benchmark or a test that wants to place inserts at a grow. Any thread
+ * outside or inside a reader section (registered on first use); since
+ * libcht 2.3. @return the key count; 0 for @a m NULL, an unregistrable
+ * thread, or the inline layout (it splits one bucket at a time inside the
+ * inserts: no grow point).
+ */
+size_t cht_map_u64_grow_at(cht_map_u64_t *m);
+/** cht_map_u64_grow_at() for the byte-string map; since libcht 2.3. */
+size_t cht_map_grow_at(cht_map_t *m);
 
 #ifdef __cplusplus
 }

@@ -795,6 +795,28 @@ int cht_map_u64_reserve(cht_map_u64_t *m, size_t keys)
 	return cht__im_reserve(m->im, keys);
 }
 
+/** The grow point of the intrusive table @a h (cht_grow_point()). */
+static size_t table_grow_at(cht_t *h)
+{
+	if (ensure_reg() != CHT_OK)
+		return 0;
+	cht_stats_t cs;
+	cht_rcu_read_lock();
+	cht_get_stats(h, &cs);
+	cht_rcu_read_unlock();
+	return cht_grow_point(h, cs.buckets);
+}
+
+size_t cht_map_u64_grow_at(cht_map_u64_t *m)
+{
+	return m && !m->im ? table_grow_at(&m->h) : 0;
+}
+
+size_t cht_map_grow_at(cht_map_t *m)
+{
+	return m ? table_grow_at(&m->h) : 0;
+}
+
 int cht_map_u64_stats(cht_map_u64_t *m, cht_map_stats_t *st)
 {
 	if (!m || !st)
