@@ -136,8 +136,8 @@
  *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
  *   common/include/adt/cht.h cht__search 03b5860f77fb
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
- *   common/include/adt/cht.h cht__insert 4ecebfa97a86
- *   common/include/adt/cht.h cht__remove_key 39b17dde1467
+ *   common/include/adt/cht.h cht__insert 2b314ff1336e
+ *   common/include/adt/cht.h cht__remove_key d3b9b42ff3be
  */
 
 #define NIL   0

@@ -327,6 +327,17 @@ void cht__check_shrink(cht_t *h, cht_buckets_t *b, int64_t items)
 
 /* The split item count */
 
+void cht__count_fold(cht_t *h, int64_t *slot, int64_t v, cht_buckets_t *b)
+{
+	/* Moves exactly v: the sum of item_cnt and the slots stays the count. */
+	__atomic_fetch_sub(slot, v, __ATOMIC_RELAXED);
+	int64_t items = __atomic_add_fetch(&h->item_cnt, v, __ATOMIC_RELAXED);
+	if (v > 0)
+		cht__check_grow(h, b, items);
+	else
+		cht__check_shrink(h, b, items);
+}
+
 /** Largest and smallest fold threshold of a count slot. */
 #define CNT_BATCH_MAX 64
 #define CNT_BATCH_MIN 8
@@ -598,12 +609,8 @@ bool cht_remove_item(cht_t *h, cht_link_t *item)
 	cht_env_assert(cht_env_rcu_read_locked());
 	if (!mark_deleted(&item->n))
 		return false;
-	cht_buckets_t *b = cht_env_rcu_access(h->b);
-	int64_t items = 0;
-	bool check = cht__count(h, -1, &items);
+	cht__count_add(h, -1, false, cht_env_rcu_access(h->b));
 	cht__cleanup(h, item->n.hash);
-	if (check)
-		cht__check_shrink(h, b, items);
 	return true;
 }
 

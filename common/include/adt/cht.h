@@ -482,6 +482,8 @@ void cht__node_reclaim(cht_env_rcu_item_t *rcu);
 /** Out of line: asks for a resize if the count passed a threshold (cht.c). */
 void cht__check_grow(cht_t *h, cht_buckets_t *b, int64_t items);
 void cht__check_shrink(cht_t *h, cht_buckets_t *b, int64_t items);
+/** Folds count slot @a slot's @a v into item_cnt and checks (cht.c). */
+void cht__count_fold(cht_t *h, int64_t *slot, int64_t v, cht_buckets_t *b);
 /** Unlinks the deleted nodes with @a hash and any before them (cht.c). */
 void cht__cleanup(cht_t *h, uint64_t hash);
 
@@ -609,37 +611,36 @@ static inline bool cht__mark_deleted(cht_node_t *n)
 }
 
 /**
- * Adds @a d (+1 or -removed) to the item count. @return true, with the count
- * in *items, when the caller should compare it with the resize thresholds:
- * always for a table counted in item_cnt directly, and for a split count
- * only when this update folded its slot's delta into item_cnt (so the resize
- * check rides on the fold, as with Linux's percpu_counter_compare()).
- *
- * A slot is chosen by the environment (the CPU, a stripe of threads); the
- * thread may move to another CPU between choosing and adding, so the add is
- * atomic (on a line that is normally this CPU's alone) and the fold subtracts
- * exactly what it moves. global + sum of the slots is the count at every
- * step.
+ * Adds @a d (+1, or -removed with @a up false) to the item count and asks for
+ * a resize past the grow (@a up) or shrink limit of @a b. A split count
+ * (Linux's percpu_counter) adds to the current CPU's (or stripe's) slot, atomic
+ * (the thread may move), and folds the slot into item_cnt only at +batch
+ * (inserts) or -batch (removes), where the check rides on the fold
+ * (cht__count_fold() moves exactly what it read: item_cnt plus the slots is
+ * the count at every step); a slot pushed the other way by a thread that moved
+ * is folded by the next update of that direction. Batch 0: item_cnt alone.
  */
-static inline __attribute__((always_inline)) bool cht__count(cht_t *h,
-    int64_t d, int64_t *items)
+static inline __attribute__((always_inline)) void cht__count_add(cht_t *h,
+    int64_t d, bool up, cht_buckets_t *b)
 {
 #ifdef CHT_ENV_CNT_SLOTS
 	size_t batch = __atomic_load_n(&h->cnt_batch, __ATOMIC_RELAXED);
-	if (batch) {
+	if (__builtin_expect(batch != 0, 1)) {
 		int64_t *slot = &h->cnt_slots[cht_env_cnt_slot(h->cnt_nslots)].delta;
 		int64_t v = __atomic_add_fetch(slot, d, __ATOMIC_RELAXED);
-		/* -batch < v < batch, in one unsigned comparison. */
-		if (__builtin_expect((uint64_t) (v + (int64_t) batch - 1) <
-		    2 * batch - 1, 1))
-			return false;
-		__atomic_fetch_sub(slot, v, __ATOMIC_RELAXED);
-		*items = __atomic_add_fetch(&h->item_cnt, v, __ATOMIC_RELAXED);
-		return true;
+		if (__builtin_expect(up ? v >= (int64_t) batch :
+		    v <= -(int64_t) batch, 0))
+			cht__count_fold(h, slot, v, b);
+		return;
 	}
 #endif
-	*items = __atomic_add_fetch(&h->item_cnt, d, __ATOMIC_RELAXED);
-	return true;
+	int64_t items = __atomic_add_fetch(&h->item_cnt, d, __ATOMIC_RELAXED);
+	size_t limit = (__atomic_load_n(&h->grow_load, __ATOMIC_RELAXED) <<
+	    b->order) >> CHT_LOAD_SHIFT;
+	if (up && __builtin_expect(items > (int64_t) limit, 0))
+		cht__check_grow(h, b, items);
+	else if (!up && __builtin_expect(items < (int64_t) (limit / 4), 0))
+		cht__check_shrink(h, b, items);
 }
 
 /** The body of every insert; @a ops is h->op or a constant equal to it. */
@@ -663,8 +664,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	 * 2^64-1 when a remover decremented first). A refused unique insert takes
 	 * its count back.
 	 */
-	int64_t items = 0;
-	bool check = cht__count(h, 1, &items);
+	cht__count_add(h, 1, true, b);
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
@@ -685,8 +685,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 				    ops->equal(cht_link_of(n), item)) {
 					if (dup)
 						*dup = cht_link_of(n);
-					int64_t ignored;
-					(void) cht__count(h, -1, &ignored);
+					cht__count_add(h, -1, false, b);
 					return false;
 				}
 				n = cht__ptr(nx);
@@ -699,10 +698,6 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 			break;
 	}
 	cht_env_test_linked(h, item);
-	if (check && __builtin_expect(items > (int64_t)
-	    ((__atomic_load_n(&h->grow_load, __ATOMIC_RELAXED) << b->order) >>
-	    CHT_LOAD_SHIFT), 0))
-		cht__check_grow(h, b, items);
 	return true;
 }
 
@@ -719,44 +714,54 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	cht_node_t *cur;
 	cht__search(h, &b->d[hash >> b->shift], hash, false, &prev, &cur);
 	size_t removed = 0;
-	bool only_first = true;
-	for (cht_node_t *n = cur; n && n->hash == hash;) {
-		uintptr_t nx = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-		/* Equal hashes: items (dummies are even). */
-		if (!(nx & CHT_LINK_DELETED) &&
-		    ops->key_equal(key, cht_link_of(n))) {
-			/* Mark it deleted (Michael 2002); another remover may win. */
-			if (__atomic_compare_exchange_n(&n->next, &nx,
+	bool only_first = false;  /* this call marked cur and no node after it */
+	uintptr_t nx = 0;         /* cur's next when marked (then final) */
+	/* Equal hashes: items (dummies are even); the run's first, cur, apart. */
+	if (cur && cur->hash == hash) {
+		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
+		while (!(nx & CHT_LINK_DELETED) &&
+		    ops->key_equal(key, cht_link_of(cur))) {
+			/* Mark it deleted (Michael 2002); another remover may win.
+			 * A failed CAS leaves the current next in nx: re-examine. */
+			if (__atomic_compare_exchange_n(&cur->next, &nx,
 			    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
 			    __ATOMIC_ACQUIRE)) {
-				removed++;
-				only_first = only_first && n == cur;
-			} else {
-				/* nx now holds the current next; re-examine n. */
-				continue;
+				removed = 1;
+				only_first = true;
+				break;
 			}
 		}
-		n = cht__ptr(nx);
+		/* Duplicates further down the run (cht_insert() allows them). */
+		for (cht_node_t *n = cht__ptr(nx); n && n->hash == hash;) {
+			uintptr_t nn = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+			if (!(nn & CHT_LINK_DELETED) &&
+			    ops->key_equal(key, cht_link_of(n))) {
+				if (!__atomic_compare_exchange_n(&n->next, &nn,
+				    nn | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE))
+					continue;  /* nn is the current next */
+				removed++;
+				only_first = false;
+			}
+			n = cht__ptr(nn);
+		}
 	}
 	if (removed) {
-		int64_t items = 0;
-		bool check = cht__count(h, -(int64_t) removed, &items);
+		cht__count_add(h, -(int64_t) removed, false, b);
 		/*
 		 * The usual case, one item right after the link the search found:
-		 * unlink it with one CAS on that link (Michael 2002). The CAS fails
+		 * unlink it with one CAS on that link (Michael 2002), to nx. The CAS fails
 		 * if the link changed or its node was deleted meanwhile (its next
 		 * is marked then); then, and for removed duplicates further down
 		 * the run, a search from the bucket unlinks them.
 		 */
 		uintptr_t expected = (uintptr_t) cur;
 		if (only_first && __atomic_compare_exchange_n(prev, &expected,
-		    (uintptr_t) cht__ptr(__atomic_load_n(&cur->next,
-		    __ATOMIC_ACQUIRE)), false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
+		    __ATOMIC_RELAXED))
 			cht__unlinked_item(h, cht_link_of(cur));
 		else
 			cht__cleanup(h, hash);
-		if (check)
-			cht__check_shrink(h, b, items);
 	}
 	return removed;
 }

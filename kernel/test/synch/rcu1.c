@@ -32,7 +32,9 @@
  * - rcu_barrier: threads wired to every CPU post callbacks (some from inside
  *   reader sections, half with rcu_call_batched(), and one batched right
  *   before the barrier, likely still on the CPU's stack); after rcu_barrier()
- *   every one of them has run.
+ *   every one of them has run. Then a thread holds another CPU (preemption
+ *   disabled) with BAR_HELD_CBS slow batched callbacks on its stack until
+ *   the barrier's marker arrives there: they too have run when it returns.
  * - a thread exits inside a (nested) reader section, once plainly and once
  *   after being preempted inside it; the callback it posted inside runs only
  *   after the exit, GPs keep completing, and a new thread does not start inside

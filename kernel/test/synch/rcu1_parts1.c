@@ -435,6 +435,79 @@ static void bar_poster(void *arg)
 	}
 }
 
+/*
+ * A full batched stack on a CPU that the barrier's smp_call reaches while a
+ * thread holds that CPU (preemption disabled, so its reclaimer cannot take
+ * the stack first): the callbacks must run before rcu_barrier() returns on
+ * another CPU. A barrier that posted its marker without taking the stack
+ * left them behind the marker, to run after the waiter woke (the round
+ * above did not see that: there the waiter shares the reclaimer's CPU, and
+ * here each callback spins, so that they outlast the other CPU's marker).
+ */
+#define BAR_HELD_CBS 256
+/** Each callback's spin: a window of 100 ms for the waiter to see them. */
+#define BAR_HELD_CB_US 400
+static atomic_t bar_held_ready, bar_held_done;
+
+static void bar_held_cb(rcu_item_t *it)
+{
+	(void) it;
+	udelay(BAR_HELD_CB_US);
+	atomic_inc(&bar_held_done);
+}
+
+static void bar_holder(void *arg)
+{
+	rcu_item_t *items = arg;
+	preemption_disable();
+	for (unsigned i = 0; i < BAR_HELD_CBS; i++)
+		rcu_call_batched(&items[i], bar_held_cb);
+	atomic_set(&bar_held_ready, 1);
+	/* Until the barrier's marker is here (or a bound passed). */
+	uint64_t start = uptime_us();
+	while (!__atomic_load_n(&CPU->rcu.arriving_head, __ATOMIC_ACQUIRE) &&
+	    uptime_us() - start < 2000000)
+		cpu_relax();
+	preemption_enable();
+}
+
+static const char *bar_held_check(void)
+{
+	if (rcu1_online_n < 2)
+		return NULL;
+	rcu_item_t *items = malloc(BAR_HELD_CBS * sizeof(*items));
+	if (!items)
+		return "out of memory";
+	atomic_set(&bar_held_ready, 0);
+	atomic_set(&bar_held_done, 0);
+	/* A CPU other than this thread's (it may move: then less sensitive). */
+	cpu_t *other = rcu1_nth_cpu(0) == CPU ? rcu1_nth_cpu(1) : rcu1_nth_cpu(0);
+	thread_t *t = testlib_spawn(bar_holder, items, "rcu1-barhold", other);
+	if (!t) {
+		free(items);
+		return "cannot create a thread";
+	}
+	bool ready = rcu1_wait_atleast(&bar_held_ready, 1);
+	rcu_barrier();
+	size_t done = atomic_get(&bar_held_done);
+	if (!testlib_join(t, 60000000))
+		return rcu1_in_flight("the holder did not finish");
+	/* Every callback has run before the items go (a second barrier). */
+	rcu_barrier();
+	free(items);
+	if (!ready)
+		return "the holder did not post its callbacks";
+	if (done != BAR_HELD_CBS) {
+		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "after rcu_barrier "
+		    "%zu of %u callbacks batched on a held CPU had run", done,
+		    BAR_HELD_CBS);
+		return rcu1_reason_buf;
+	}
+	TPRINTF("rcu1:   %u callbacks batched on a held CPU, all done after "
+	    "rcu_barrier\n", BAR_HELD_CBS);
+	return NULL;
+}
+
 const char *rcu1_part_barrier(void)
 {
 	thread_t *t[CONFIG_MAX_CPUS];
@@ -474,5 +547,5 @@ const char *rcu1_part_barrier(void)
 	}
 	TPRINTF("rcu1:   %zu callbacks from %u CPUs, all done after rcu_barrier\n",
 	    atomic_get(&bar_posted), rcu1_online_n);
-	return NULL;
+	return bar_held_check();
 }
