@@ -1383,9 +1383,33 @@ static void phase_crossing(void)
 	info("crossing_threshold", how);
 	progress("crossing", "fill to %zu, then inserts across %zu (%s), at most "
 	    "to %zu", lo, at, how, hi_max);
-	if (lo > filled) {
-		phase_res_t r = fill(t, "crossing-fill", filled, lo);
+	/*
+	 * A table whose bucket count grows a little with every insert (the
+	 * managed map's linear hashing) may reach the power of two the grow
+	 * phase saw crossed earlier in this table than there (that table's
+	 * splits may have fallen behind): fill in steps and stop once its
+	 * count is within 1/16 of that power, so that the window still holds
+	 * the crossing. A doubling table stays at half the power until it
+	 * crosses and is filled to lo as before.
+	 */
+	long pow2 = 0;
+	if (cross_follow && !impl->grow_at && after > 0) {
+		pow2 = 1;
+		while (pow2 * 2 <= after)
+			pow2 *= 2;
+	}
+	while (lo > filled) {
+		size_t step = pow2 > 0 ? (w / 4 > 1024 ? w / 4 : 1024) : lo - filled;
+		size_t to = filled + step < lo ? filled + step : lo;
+		phase_res_t r = fill(t, "crossing-fill", filled, to);
 		total_errors += r.errors;
+		filled = to;
+		if (pow2 > 0 && impl->buckets(t) >= pow2 - pow2 / 16) {
+			progress("crossing", "stopped the fill at %zu keys: %ld "
+			    "buckets, within 1/16 of %ld", filled,
+			    impl->buckets(t), pow2);
+			lo = filled;
+		}
 	}
 	cross_b0 = impl->buckets(t);
 	cross_seen = 0;
