@@ -17,6 +17,17 @@
  * blocked), then releases the reader, which performs the second step
  * (arcu_read_unlock_check()).
  *
+ * Second part: an interrupt in the same window. A reader section in a timer
+ * interrupt handler (a timeout handler, run with the CPU's `timeouts` lock held,
+ * as rcutorture's interrupt readers are) that nests inside the window sees
+ * the count "zero, preempted" at its own unlock and takes the slow path for
+ * the interrupted thread: it takes `rcu.preempt` under `timeouts`
+ * (docs/LOCKING.md lists that order; the lock validator learns it here on
+ * every run instead of by chance). The thread stays on its CPU (preemption
+ * disabled) with interrupts on until the handler ran; the handler must have
+ * taken the thread off the list (the count reads 0 afterwards), and the
+ * thread's own check then does nothing.
+ *
  * Podzimek RCU has no such window (its unlock runs with preemption disabled):
  * the test says so and passes.
  */
@@ -29,6 +40,7 @@
 #include <synch/rcu.h>
 #include <synch/semaphore.h>
 #include <time/delay.h>
+#include <time/timeout.h>
 
 /** Liveness bound for the reader to be marked preempted and to start. */
 #define MARK_LIMIT_US 30000000ULL
@@ -77,6 +89,95 @@ static void uw_reader(void *arg)
 	w->nesting_after = arcu_nesting();
 	/* The second step. */
 	arcu_read_unlock_check();
+}
+
+typedef struct {
+	timeout_t to;
+	atomic_t ran;          /**< the handler's reader section ran */
+	atomic_t not_marked;
+	atomic_t no_irq;       /**< the handler did not run within the bound */
+	size_t nesting_in;     /**< the count the handler's lock saw */
+	size_t nesting_after;  /**< the count after the handler's unlock */
+	size_t nesting_end;    /**< the thread's count after its own check */
+} ui_t;
+
+static void ui_handler(void *arg)
+{
+	ui_t *u = arg;
+	rcu_read_lock();
+	u->nesting_in = arcu_nesting();
+	rcu_read_unlock();
+	u->nesting_after = arcu_nesting();
+	atomic_set(&u->ran, 1);
+}
+
+static void ui_reader(void *arg)
+{
+	ui_t *u = arg;
+	rcu_read_lock();
+	uint64_t start = uptime_us();
+	while (!(arcu_nesting() & RCU_WAS_PREEMPTED)) {
+		if (uptime_us() - start > MARK_LIMIT_US) {
+			atomic_set(&u->not_marked, 1);
+			break;
+		}
+		udelay(100);
+	}
+	/* Stay on this CPU, whose timer interrupt will run the handler. */
+	preemption_disable();
+	arcu_read_unlock_sub();
+	timeout_register(&u->to, 0, ui_handler, u);
+	start = uptime_us();
+	while (atomic_get(&u->ran) == 0) {
+		if (uptime_us() - start > MARK_LIMIT_US) {
+			atomic_set(&u->no_irq, 1);
+			break;
+		}
+		cpu_relax();
+	}
+	/* Returns once the handler (if it ran) has returned. */
+	(void) timeout_unregister(&u->to);
+	arcu_read_unlock_check();
+	u->nesting_end = arcu_nesting();
+	preemption_enable();
+}
+
+/** The second part (see the file comment); NULL or the reason it failed. */
+static const char *uw_irq_part(void)
+{
+	static ui_t u;
+	timeout_initialize(&u.to);
+	atomic_set(&u.ran, 0);
+	atomic_set(&u.not_marked, 0);
+	atomic_set(&u.no_irq, 0);
+	u.nesting_in = u.nesting_after = u.nesting_end = ~(size_t) 0;
+	static uw_cb_t cb;
+	atomic_set(&cb.done, 0);
+	thread_t *r = testlib_spawn(ui_reader, &u, "rcuunlock1-i", NULL);
+	if (!r)
+		return "cannot create the interrupted reader thread";
+	/* A grace period that must wait for the reader marks it preempted. */
+	rcu_call(&cb.item, uw_cb);
+	(void) thread_join(r);
+	rcu_barrier();
+	printf("rcuunlock1: interrupt reader in the unlock window: count %#zx "
+	    "inside, %#zx after its unlock, %#zx after the thread's check\n",
+	    u.nesting_in, u.nesting_after, u.nesting_end);
+	if (atomic_get(&u.not_marked))
+		return "the interrupted reader was never marked preempted";
+	if (atomic_get(&u.no_irq))
+		return "the timeout handler did not run within the bound";
+	if (u.nesting_in != (RCU_CNT_INC | RCU_WAS_PREEMPTED))
+		return "the handler's reader did not nest in the window (its "
+		    "count was not one level plus the preempted bit)";
+	if (u.nesting_after != 0)
+		return "the handler's unlock in the window did not take the "
+		    "interrupted thread off the preempted-readers list";
+	if (u.nesting_end != 0)
+		return "the thread's count was not 0 after its check";
+	if (!atomic_get(&cb.done))
+		return "the callback did not run before rcu_barrier() returned";
+	return NULL;
 }
 
 /** Waits (sleeping) until @a flag is set or @a limit_us passed. */
@@ -142,6 +243,8 @@ const char *test_rcuunlock1(void)
 		    "out in the unlock window";
 	if (!err && (!atomic_get(&mark_cb.done) || !atomic_get(&gp_cb.done)))
 		err = "a callback did not run before rcu_barrier() returned";
+	if (!err)
+		err = uw_irq_part();
 	return err;
 }
 
