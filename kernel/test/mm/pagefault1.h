@@ -60,19 +60,24 @@
 /** How long the unmapper fights the others' faults on such a page (us). */
 #define PF_HOT_FIGHT_US 2000
 /**
- * Phase 3 with two CPUs or more must show the race it exists for at least
- * this often (the address space's exact counter): two faults on one page at
- * once, one losing the insert to the other (faults_raced). A fault whose
- * page was unmapped between its lookup and its install (faults_unmapped)
- * is made certain by the held faults below; the free-running rounds print
- * how often it happened by itself.
+ * Phase 3 with two CPUs or more shows the race it exists for at least this
+ * often (the address space's exact counter): two faults on one page at
+ * once, one losing the insert to the other (faults_raced). Where the held
+ * faults run (below) their held inserts make it certain and it is required;
+ * in the builds without the hooks (release) the free-running rounds go on
+ * until it was seen this often (at most PF_HOT_MAX_ROUNDS) and it is
+ * printed: two vCPUs faulting within the same few hundred instructions is
+ * what a loaded host may not give. A fault whose page was unmapped between
+ * its lookup and its install (faults_unmapped) is made certain the same way.
  */
 #define PF_HOT_MIN_RACED    4
 /**
  * Phase 3, held faults (debug builds, threads 0 and 1 on CPUs of their
  * own): pages whose minor fault as_fault_minor_hook holds until the page is
- * unmapped (each must then find it unmapped before the install), and the
- * bound of every wait of that step (microseconds; TCG on a loaded host).
+ * unmapped (each must then find it unmapped before the install), as many
+ * pages whose fault as_fault_insert_hook holds before its insert until the
+ * other thread's fault inserted the page (each must lose the insert), and
+ * the bound of every wait of that step (microseconds; TCG on a loaded host).
  */
 #define PF_HOLD_PAGES   8
 #define PF_HOLD_US      (10 * 1000 * 1000UL)
@@ -153,6 +158,13 @@ typedef struct {
 	size_t fills;
 	unsigned held;
 	uint64_t held_unmapped;
+	/**
+	 * Held inserts: faults held before their insert until another fault
+	 * had inserted their page, and the address space's faults_raced during
+	 * the held faults (each held insert must lose: exactly held_lost).
+	 */
+	unsigned held_lost;
+	uint64_t held_raced;
 } hot_counts_t;
 
 /* Shared state (defined in the files below; comments there). */

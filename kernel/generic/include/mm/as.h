@@ -295,6 +295,18 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access);
  * acquire.
  */
 extern void (*as_fault_minor_hook)(as_t *as, uintptr_t page);
+/**
+ * Test hook (debug builds only; NULL unless a test sets it): when non-NULL,
+ * as_page_fault() calls it on a fault whose lookup missed, with @a as and
+ * the page's address, after the page's frame was allocated and before the
+ * insert of its record (no lock held, interrupts as the fault handler left
+ * them). Test `pagefault1` holds a fault there until another CPU's fault
+ * of the same page has inserted its record, which makes the lost insert
+ * (EEXIST, faults_raced) certain instead of a race of two vCPUs running at
+ * the same instant. The same rules as as_fault_minor_hook: bounded time,
+ * other address spaces ignored, release stores by tests, acquire here.
+ */
+extern void (*as_fault_insert_hook)(as_t *as, uintptr_t page);
 #endif
 
 /**

@@ -49,7 +49,9 @@
  * record and installs nothing; the access then faults again.
  * Debug builds call as_fault_minor_hook (mm/as.h), when a test set it,
  * between a minor fault's lookup and that lock: test pagefault1 holds a
- * fault there until another CPU has unmapped its page.
+ * fault there until another CPU has unmapped its page; and
+ * as_fault_insert_hook between a missed lookup and the insert, where the
+ * test holds a fault until another CPU's fault of the page has inserted it.
  *
  * Memory limit: the pages of the areas, the page tables and the
  * task's kernel objects are charged to the address space (as_charge(),
@@ -78,6 +80,7 @@
 
 #ifdef CONFIG_DEBUG
 void (*as_fault_minor_hook)(as_t *as, uintptr_t page);
+void (*as_fault_insert_hook)(as_t *as, uintptr_t page);
 #endif
 
 /**
@@ -434,6 +437,12 @@ int as_page_fault(as_t *as, uintptr_t addr, pf_access_t access)
 			fault_uncharge(st);
 			return ENOMEM;
 		}
+#ifdef CONFIG_DEBUG
+		void (*ihook)(as_t *, uintptr_t) = __atomic_load_n(
+		    &as_fault_insert_hook, __ATOMIC_ACQUIRE);
+		if (ihook)
+			ihook(as, page);
+#endif
 		int irc = fault_insert(as, addr, page, access, frame, &pte, &entry,
 		    &spare, &ptl_held);
 		if (irc != EOK) {
