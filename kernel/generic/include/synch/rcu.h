@@ -132,6 +132,25 @@ uint64_t rcu_completed_gps(void);
 #define rcu_access(ptr) \
 	((__typeof__(*(ptr)) __force *) __atomic_load_n(&(ptr), __ATOMIC_RELAXED))
 /**
+ * Walks an RCU-protected singly linked list inside a reader section: sets
+ * @a n to each node from the `__rcu` pointer @a head on, following the
+ * `__rcu` link field @a pf, with @a w (a variable of @a wf's type) set to
+ * the node's 64-bit field @a wf for the body; @a wf must directly follow
+ * @a pf (checked at compile time) and must not change while the node is
+ * reachable by readers (a key or a value set before rcu_assign() published
+ * the node). The link is read as rcu_access() reads it (its rules apply to
+ * @a n), the word with a plain load or in the same instruction: where the
+ * architecture loads both in one instruction (ARCH_RCU_LOAD_PAIR: arm64's
+ * LDP, which GCC never forms from an atomic load) the link and the word of
+ * a node are one load, both ordered after the load that produced the node
+ * by the address dependency; elsewhere (amd64) the word is read at the top
+ * of the body and the link after it, the shape GCC compiles best (the
+ * word's load folded into its use, then the link). The body must not
+ * change @a n.
+ * Defined in synch/rcu_inline.h (it needs the architecture's header).
+ * Example: `rcu_for_each_pair(n, list_head, next, value, v) sum += v;`
+ */
+/**
  * Reads the `__rcu` pointer @a ptr with a plain load, in code that no other
  * updater can race with (it holds the update-side lock, or it is the only
  * updater: a constructor, a destructor, the one resizer). Readers use

@@ -16,6 +16,29 @@
  */
 #include <arch/rcu_arch.h>
 
+/* rcu_for_each_pair(): documented in synch/rcu.h. */
+/** Compile-time check of its fields (an expression: the loop stays one statement). */
+#define RCU_PAIR_CHECK(n, pf, wf) \
+	((void) sizeof(struct { \
+		_Static_assert(__builtin_offsetof(__typeof__(*(n)), wf) == \
+		    __builtin_offsetof(__typeof__(*(n)), pf) + sizeof(void *) && \
+		    sizeof((n)->wf) == 8 && sizeof((n)->pf) == 8, \
+		    "rcu_for_each_pair: an 8-byte word right after the link"); \
+		int rcu_pair_check; \
+	}))
+#ifdef ARCH_RCU_LOAD_PAIR
+#define rcu_for_each_pair(n, head, pf, wf, w) \
+	for (__typeof__(n) __rfp_next = (RCU_PAIR_CHECK(n, pf, wf), \
+	    (n) = rcu_access(head), NULL); \
+	    (n) && (__rfp_next = (__typeof__(n) __force) \
+	    arch_rcu_load_pair(&(n)->pf, (uint64_t *) &(w)), true); \
+	    (n) = __rfp_next)
+#else
+#define rcu_for_each_pair(n, head, pf, wf, w) \
+	for (RCU_PAIR_CHECK(n, pf, wf), (n) = rcu_access(head); \
+	    (n) && ((w) = (n)->wf, true); (n) = rcu_access((n)->pf))
+#endif
+
 /* One flavour's reader section, one file each (as rcu_arcu.c, rcu_podzimek.c). */
 #if defined(CONFIG_RCU_A_RCU)
 #include <synch/rcu_arcu_inline.h>

@@ -71,9 +71,11 @@ static inline uint64_t list_walk_plain(void)
 
 static inline uint64_t list_walk_rcu(void)
 {
-	uint64_t sum = 0;
-	for (lnode_t *n = rcu_access(list_head); n; n = rcu_access(n->next))
-		sum += n->value;
+	uint64_t sum = 0, v;
+	lnode_t *n;
+	/* The link and the value in one load where there is one (LDP). */
+	rcu_for_each_pair(n, list_head, next, value, v)
+		sum += v;
 	return sum;
 }
 
@@ -114,6 +116,13 @@ void b_rcu_empty(bench_thread_t *t)
 /** Results of the traversals go here so that they are not optimized away. */
 uint64_t sink;
 
+/**
+ * The sum of the values of the list as list_setup() builds it: a read-only
+ * walk that returned anything else (a node missed, a wrong word read with
+ * the link) counts as an error, checked once after the loop.
+ */
+#define LIST_SUM ((uint64_t) LIST_LEN * (LIST_LEN + 1) / 2)
+
 void b_list_ideal(bench_thread_t *t)
 {
 	uint64_t ops = 0, s = 0;
@@ -122,6 +131,7 @@ void b_list_ideal(bench_thread_t *t)
 		ops++;
 	}
 	SINK(s);
+	t->errors += s != ops * LIST_SUM;
 	t->ops = ops;
 }
 
@@ -135,6 +145,7 @@ void b_list_rcu(bench_thread_t *t)
 		ops++;
 	}
 	SINK(s);
+	t->errors += s != ops * LIST_SUM;
 	t->ops = ops;
 }
 

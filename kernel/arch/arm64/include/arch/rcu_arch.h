@@ -124,4 +124,25 @@ nonzero:
 	return false;
 }
 
+/**
+ * rcu_for_each_pair()'s loads (synch/rcu.h): the 8-byte link at @a at and
+ * the 8-byte word after it (stored through @a w), in one LDP. Each register of an LDP of
+ * two 8-byte-aligned doublewords is a single-copy atomic access (ARMv8 ARM,
+ * B2.2.1), and both are ordered after the load that produced @a at by the
+ * address dependency. The asm is volatile so that GCC neither merges it
+ * with another read of the same node nor hoists it out of a loop (the
+ * properties an atomic load has); the "m" input tells it which memory is
+ * read. No ordering beyond that: the relaxed loads it stands for.
+ */
+#define ARCH_RCU_LOAD_PAIR 1
+static inline void *arch_rcu_load_pair(const void *at, uint64_t *w)
+{
+	void *p;
+	uint64_t x;
+	asm volatile ("ldp %0, %1, [%2]" : "=r" (p), "=r" (x)
+	    : "r" (at), "m" (*(const uint64_t (*)[2]) at));
+	*w = x;
+	return p;
+}
+
 #endif
