@@ -413,29 +413,34 @@ static void hold_unmapper(pf_arg_t *a, unsigned k, uintptr_t va)
 }
 
 /**
- * Thread 1's round @a k of the held faults on hot page @a va: reads its
- * word, which faults (a minor fault: the record has no entry) and is held
- * until thread 0 unmapped the page; the fault must then install nothing and
- * the retried access must fault in a fresh page: the word reads 0 (the
- * fill's mark: the fault installed the frame of the unmapped record).
+ * Thread 1's round @a k of a held step (@a step names it in messages) on hot
+ * page @a va: waits until thread 0 started the round (*@a go), reads its
+ * word, which faults and is held by the step's hook, and tells thread 0 it
+ * finished (*@a out). The word must read 0 either way: held faults (minor,
+ * held until thread 0 unmapped the page) must install nothing and the retry
+ * faults in a fresh page (not the fill's mark: the unmapped record's
+ * frame); held inserts (held before their insert until thread 0 faulted the
+ * page in) lose the insert and install thread 0's fresh page, in which
+ * thread 0 wrote only its own word.
  */
-static void hold_faulter(pf_arg_t *a, unsigned k, uintptr_t va)
+static void hold_faulter(pf_arg_t *a, unsigned k, uintptr_t va,
+    const char *step, const unsigned *go, unsigned *out)
 {
-	if (!hold_wait(&hold_go, k)) {
+	if (!hold_wait(go, k)) {
 		if (__atomic_load_n(&hold_abort, __ATOMIC_SEQ_CST))
 			return;
-		mmtest_fail(&pf1_failure, "phase 3, held faults: thread 0 did not "
-		    "start round %u within %lu ms", k, PF_HOLD_US / 1000);
+		mmtest_fail(&pf1_failure, "phase 3, %s: thread 0 did not start "
+		    "round %u within %lu ms", step, k, PF_HOLD_US / 1000);
 		return;
 	}
 	uint64_t got = __atomic_load_n(&((uint64_t *) va)[a->index],
 	    __ATOMIC_RELAXED);
 	if (got != 0)
-		mmtest_fail(&pf1_failure, "phase 3, held faults: thread %u read "
-		    "%#lx from hot page %#lx, which was unmapped while its fault "
-		    "was held: the fault installed the unmapped record's frame",
+		mmtest_fail(&pf1_failure, "phase 3, %s: thread %u read %#lx from "
+		    "hot page %#lx, where its held fault had to install a fresh "
+		    "page (a fill's mark: the unmapped record's frame)", step,
 		    a->index, got, va);
-	__atomic_store_n(&hold_out, k, __ATOMIC_SEQ_CST);
+	__atomic_store_n(out, k, __ATOMIC_SEQ_CST);
 }
 
 /**
@@ -480,31 +485,6 @@ static void hold_inserter(pf_arg_t *a, unsigned k, uintptr_t va)
 }
 
 /**
- * Thread 1's round @a k of the held inserts on hot page @a va: reads its
- * word of the unmapped page, which faults; the hook holds the fault before
- * its insert until thread 0's fault has inserted the page, so this fault's
- * insert loses (EEXIST) and it installs thread 0's frame: the word reads 0
- * (thread 0 wrote only its own).
- */
-static void hold_loser(pf_arg_t *a, unsigned k, uintptr_t va)
-{
-	if (!hold_wait(&hold_igo, k)) {
-		if (__atomic_load_n(&hold_abort, __ATOMIC_SEQ_CST))
-			return;
-		mmtest_fail(&pf1_failure, "phase 3, held inserts: thread 0 did "
-		    "not start round %u within %lu ms", k, PF_HOLD_US / 1000);
-		return;
-	}
-	uint64_t got = __atomic_load_n(&((uint64_t *) va)[a->index],
-	    __ATOMIC_RELAXED);
-	if (got != 0)
-		mmtest_fail(&pf1_failure, "phase 3, held inserts: thread %u read "
-		    "%#lx from hot page %#lx, freshly faulted in after an unmap",
-		    a->index, got, va);
-	__atomic_store_n(&hold_iout, k, __ATOMIC_SEQ_CST);
-}
-
-/**
  * The held faults (after the free-running rounds of phase 3, when
  * pf1_hold_runs()): PF_HOLD_PAGES rounds in which thread 0 unmaps a hot
  * page while the hook holds thread 1's minor fault of it between lookup
@@ -522,7 +502,8 @@ static void hold_phase(pf_arg_t *a)
 		if (a->index == 0)
 			hold_unmapper(a, k, pf1_hot_page(k));
 		else if (a->index == 1)
-			hold_faulter(a, k, pf1_hot_page(k));
+			hold_faulter(a, k, pf1_hot_page(k), "held faults",
+			    &hold_go, &hold_out);
 	}
 	/* Then the held inserts, on the next PF_HOLD_PAGES hot pages. */
 	for (unsigned k = 1; k <= PF_HOLD_PAGES &&
@@ -531,7 +512,8 @@ static void hold_phase(pf_arg_t *a)
 		if (a->index == 0)
 			hold_inserter(a, k, va);
 		else if (a->index == 1)
-			hold_loser(a, k, va);
+			hold_faulter(a, k, va, "held inserts", &hold_igo,
+			    &hold_iout);
 	}
 	pf_bar_wait(&pf1_bar, hold_end);
 }

@@ -68,19 +68,30 @@ static void uw_cb(rcu_item_t *item)
 	atomic_set(&c->done, 1);
 }
 
+/**
+ * Inside a reader section: spins (without leaving it) until the running
+ * thread's count carries the "was preempted" bit, which a grace period the
+ * main thread started sets. @return false if it did not within
+ * MARK_LIMIT_US.
+ */
+static bool uw_spin_until_marked(void)
+{
+	uint64_t start = uptime_us();
+	while (!(arcu_nesting() & RCU_WAS_PREEMPTED)) {
+		if (uptime_us() - start > MARK_LIMIT_US)
+			return false;
+		udelay(100);
+	}
+	return true;
+}
+
 static void uw_reader(void *arg)
 {
 	uw_t *w = arg;
 	rcu_read_lock();
 	atomic_set(&w->entered, 1);
-	uint64_t start = uptime_us();
-	while (!(arcu_nesting() & RCU_WAS_PREEMPTED)) {
-		if (uptime_us() - start > MARK_LIMIT_US) {
-			atomic_set(&w->not_marked, 1);
-			break;
-		}
-		udelay(100);
-	}
+	if (!uw_spin_until_marked())
+		atomic_set(&w->not_marked, 1);
 	/* The first step of rcu_read_unlock() only ... */
 	arcu_read_unlock_sub();
 	atomic_set(&w->in_window, 1);
@@ -115,19 +126,13 @@ static void ui_reader(void *arg)
 {
 	ui_t *u = arg;
 	rcu_read_lock();
-	uint64_t start = uptime_us();
-	while (!(arcu_nesting() & RCU_WAS_PREEMPTED)) {
-		if (uptime_us() - start > MARK_LIMIT_US) {
-			atomic_set(&u->not_marked, 1);
-			break;
-		}
-		udelay(100);
-	}
+	if (!uw_spin_until_marked())
+		atomic_set(&u->not_marked, 1);
 	/* Stay on this CPU, whose timer interrupt will run the handler. */
 	preemption_disable();
 	arcu_read_unlock_sub();
 	timeout_register(&u->to, 0, ui_handler, u);
-	start = uptime_us();
+	uint64_t start = uptime_us();
 	while (atomic_get(&u->ran) == 0) {
 		if (uptime_us() - start > MARK_LIMIT_US) {
 			atomic_set(&u->no_irq, 1);
