@@ -1,4 +1,4 @@
-"""The intrusive table's inserts while it grows, counted exactly (issue 39).
+"""The intrusive table's inserts while it grows, counted exactly.
 
     python3 -m bench.userspace.run_growcount [--grow 2097152] [--end-mult 2]
         [--out DIR] [--bin build/bench-userspace/growcount]
