@@ -4,7 +4,7 @@
  * (the keys around the grow point) of an auto-resized `cht` against the same
  * keys into a presized table.
  *
- *   growcount GROW END [presized] [-b B1,B2,B3] [-w] [-1]
+ *   growcount GROW END [presized] [-b B1,B2,B3] [-w] [-1] [-l]
  *
  * GROW is the grow point to cross (a power of two: the default load limit is
  * 1 item per bucket in userspace), END the last key index + 1 of the window.
@@ -31,6 +31,9 @@
  * --cache-sim=yes): collection is on only inside the window and each phase
  * is dumped on its own (CALLGRIND_DUMP_STATS_AT), one file per thread, so
  * the inserting thread's events and the resizer's are apart.
+ * -l: the inserts are not collected; after each, one lookup of a present
+ * key (a fixed pseudo-random one of those inserted so far) is, and only it:
+ * the phases' counts are then the lookups' (Triplett's experiment, counted).
  * -w (native runs): after each insert, outside any count, walks from the
  * bucket the insert started at to the new item and counts the nodes before
  * it (dummies of the old array, of the new one, and items): the walk each
@@ -106,7 +109,7 @@ int main(int argc, char **argv)
 	}
 	size_t grow = strtoull(argv[1], NULL, 0);
 	size_t end = strtoull(argv[2], NULL, 0);
-	bool presized = false, walk = false, one = false;
+	bool presized = false, walk = false, one = false, look = false;
 	size_t bnd[P_N] = { 0 };
 	bool have_bnd = false;
 	for (int i = 3; i < argc; i++) {
@@ -116,6 +119,8 @@ int main(int argc, char **argv)
 			walk = true;
 		else if (!strcmp(argv[i], "-1"))
 			one = true;
+		else if (!strcmp(argv[i], "-l"))
+			look = true;
 		else if (!strcmp(argv[i], "-b") && i + 1 < argc) {
 			have_bnd = sscanf(argv[++i], "%zu,%zu,%zu", &bnd[1],
 			    &bnd[2], &bnd[3]) == 3;
@@ -151,7 +156,9 @@ int main(int argc, char **argv)
 	size_t at[P_N] = { start, 0, 0, 0 };
 	walk_t wk[P_N];
 	memset(wk, 0, sizeof(wk));
-	CALLGRIND_TOGGLE_COLLECT;
+	uint64_t ls = 4242, lhits = 0;
+	if (!look)
+		CALLGRIND_TOGGLE_COLLECT;
 	for (size_t i = start; i < end; i++) {
 		int p = ph;
 		if (presized) {
@@ -179,13 +186,25 @@ int main(int argc, char **argv)
 			    &wk[ph]);
 		}
 		cht_rcu_read_unlock();
+		if (look) {
+			/* Only this lookup is collected (-l). */
+			uint64_t k = key_present(rnd(&ls) % i);
+			CALLGRIND_TOGGLE_COLLECT;
+			cht_rcu_read_lock();
+			lhits += cht_find_fast(&h, &k, &g_ops) != NULL;
+			cht_rcu_read_unlock();
+			CALLGRIND_TOGGLE_COLLECT;
+		}
 	}
+	if (look && lhits != end - start)
+		abort();  /* every key looked up is present */
 	while (ph < P_N) {
 		CALLGRIND_DUMP_STATS_AT(pname[ph]);
 		if (++ph < P_N)
 			at[ph] = end;
 	}
-	CALLGRIND_TOGGLE_COLLECT;
+	if (!look)
+		CALLGRIND_TOGGLE_COLLECT;
 	wait_idle();
 	cht_get_stats(&h, &st);
 	printf("growcount,%s,grow,%zu,end,%zu,buckets_end,%zu,bounds,%zu,%zu,%zu\n",

@@ -22,7 +22,8 @@ resizer's lines evict the inserter's as on one CPU).
 
 Prints, per phase (pre / link / retire / after, growcount.c), the inserts and
 their Ir and LL misses (ILmr + DLmr + DLmw) per insert, auto and presized,
-then the resizer's Ir and LL misses per function.
+then the resizer's Ir and LL misses per function. --lookups: growcount -l,
+the counts of one lookup of a present key after each insert instead.
 """
 
 import argparse
@@ -115,6 +116,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--grow", type=int, default=1 << 21)
     ap.add_argument("--end-mult", type=float, default=2.0)
+    ap.add_argument("--lookups", action="store_true",
+                    help="count a lookup after each insert instead of the "
+                    "inserts (growcount -l)")
     ap.add_argument("--out", default=os.path.join(
         ROOT, "bench/results/userspace/growcount"))
     ap.add_argument("--bin", default=os.path.join(
@@ -122,23 +126,25 @@ def main(argv=None):
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     g, end = args.grow, int(args.grow * args.end_mult)
-    tag = os.path.join(args.out, "g%d" % g)
+    tag = os.path.join(args.out, "g%d%s" % (g, "-l" if args.lookups else ""))
+    look = ["-l"] if args.lookups else []
     for f in glob.glob(tag + "-*.*"):
         os.remove(f)
     o = run(["nice", "-n", "19"] + VG + [
         "--toggle-collect=resize_work", "--dump-instr=yes",
         "--callgrind-out-file=%s-auto.%%p" % tag, args.bin, str(g), str(end),
-        "-1"], tag + "-auto")
+        "-1"] + look, tag + "-auto")
     b = re.search(r"bounds,(\d+),(\d+),(\d+)", o).groups()
     cnt = {p: int(n) for p, n in re.findall(r"phase,(\w+),inserts,(\d+)", o)}
     run(["nice", "-n", "19"] + VG + [
         "--callgrind-out-file=%s-presized.%%p" % tag, args.bin, str(g),
-        str(end), "presized", "-b", ",".join(b)], tag + "-presized")
+        str(end), "presized", "-b", ",".join(b)] + look, tag + "-presized")
     auto, pres = phases(tag + "-auto"), phases(tag + "-presized")
     print("growcount %d -> %d buckets, keys %d..%d (phase bounds %s), "
           "8 MiB LL" % (g, 2 * g, g - g // 64, end, ",".join(b)))
-    print("| phase | inserts | Ir/insert auto | Ir/insert presized | "
-          "LL misses/insert auto | LL misses/insert presized | auto / presized |")
+    op = "lookup" if args.lookups else "insert"
+    print("| phase | %ss | Ir/%s auto | Ir/%s presized | LL misses/%s auto "
+          "| LL misses/%s presized | auto / presized |" % ((op,) * 5))
     print("|---|---|---|---|---|---|---|")
     for p in PHASES:
         n = cnt.get(p, 0)
@@ -155,8 +161,8 @@ def main(argv=None):
         tot = [sum(v[0] for v in agg.values()),
                sum(v[1] for v in agg.values())]
         ins = sum(ll(auto[p]) for p in ("link", "retire") if p in auto)
-        print("resizer (%s): Ir %d, LL misses %d; the inserting thread's in "
-              "link + retire: %d (resizer / inserter %.2f)" % (
+        print("resizer (%s): Ir %d, LL misses %d; the counted operations' in "
+              "link + retire: %d (resizer / them %.2f)" % (
                   os.path.basename(thr[0]), tot[0], tot[1], ins,
                   tot[1] / ins if ins else float("nan")))
         for k, v in sorted(agg.items(), key=lambda kv: -kv[1][1]):
