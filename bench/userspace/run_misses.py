@@ -82,23 +82,38 @@ def parse_lines(f):
     """{(file, line): LL data misses (DLmr + DLmw)} of one callgrind dump
     written with --dump-instr=yes: which source line's loads and stores
     missed (the lookup's bucket entry, each node's next, the item's key or
-    value). Positions are "instr line", each absolute or relative (+n, -n,
-    * = the same); the line after a calls= line is the call's inclusive
-    cost, already counted at the callee's own lines, and skipped."""
-    import re
+    value); the positions as dump_costs() reads them."""
     res = {}
-    events, fl, addr, line, names, call = None, None, 0, 0, {}, False
+    for fl, _ob, _addr, line, e in dump_costs(f):
+        k = (fl, line)
+        res[k] = res.get(k, 0) + e.get("DLmr", 0) + e.get("DLmw", 0)
+    return res
+
+
+def dump_costs(f):
+    """Yields (file, object, instruction address, line, {event: count}) for
+    every cost line of one callgrind dump written with --dump-instr=yes.
+    Positions are "instr line", each absolute or relative (+n, -n, * = the
+    same); the line after a calls= line is the call's inclusive cost,
+    already counted at the callee's own lines, and skipped."""
+    import re
+    events, fl, ob, addr, line, call = None, None, None, 0, 0, False
+    names, objs = {}, {}
     for s in open(f):
         s = s.rstrip("\n")
         if s.startswith("events:"):
             events = s.split()[1:]
             continue
-        m = re.match(r"(c?)(fl|fi|fe)=\((\d+)\)(?: (.*))?$", s)
+        m = re.match(r"(c?)(fl|fi|fe|ob)=\((\d+)\)(?: (.*))?$", s)
         if m:
+            tab = objs if m.group(2) == "ob" else names
             if m.group(4):
-                names[m.group(3)] = m.group(4)
+                tab[m.group(3)] = m.group(4)
             if not m.group(1):
-                fl = names.get(m.group(3))
+                if m.group(2) == "ob":
+                    ob = tab.get(m.group(3))
+                else:
+                    fl = tab.get(m.group(3))
             continue
         if s.startswith("calls="):
             call = True
@@ -119,10 +134,7 @@ def parse_lines(f):
         if call:
             call = False
             continue
-        e = dict(zip(events, [int(x) for x in p[2:]]))
-        k = (fl, line)
-        res[k] = res.get(k, 0) + e.get("DLmr", 0) + e.get("DLmw", 0)
-    return res
+        yield fl, ob, addr, line, dict(zip(events, [int(x) for x in p[2:]]))
 
 
 def run_bench_misses(impl, keys, ops, ll, out, where=False):

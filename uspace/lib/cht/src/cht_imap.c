@@ -156,7 +156,8 @@ static inline __attribute__((always_inline)) bool im_lookup(cht_imap_t *m,
     uint64_t key, uint64_t g, uint64_t *val)
 {
 	unsigned a;
-	uint64_t b = im_index(__atomic_load_n(&m->state, __ATOMIC_ACQUIRE), g,
+	/* The readers' copy: a past state (cht_imap_t.rstate). */
+	uint64_t b = im_index(__atomic_load_n(&m->rstate, __ATOMIC_ACQUIRE), g,
 	    &a);
 	ibkt_t *bk = im_bucket(m, b);
 	for (;;) {
@@ -436,6 +437,7 @@ int cht__im_create(cht_imap_t **out, size_t expect_keys)
 	m->l0 = l0;
 	m->s0 = s0;
 	m->state = ((uint64_t) l0 << IM_S_BITS) | s0;
+	m->rstate = m->state;
 	uint64_t n = ((uint64_t) 1 << l0) + s0;
 	/* Map the segments of buckets [0, n). */
 	size_t bytes = ((size_t) 1 << IM_SEG0_BITS) * sizeof(ibkt_t);
@@ -602,7 +604,9 @@ long cht__im_get_many(cht_imap_t *m, const uint64_t *keys, size_t n,
 {
 	long hits = 0;
 	cht_rcu_read_lock();
-	uint64_t st = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
+	/* The readers' copy (cht_imap_t.rstate): the prefetches' buckets are
+	 * those im_lookup() starts at. */
+	uint64_t st = __atomic_load_n(&m->rstate, __ATOMIC_ACQUIRE);
 	unsigned a;
 	for (size_t i = 0; i < n && i < IM_AHEAD; i++)
 		__builtin_prefetch(im_bucket(m, im_index(st, im_hash(keys[i]),

@@ -191,6 +191,15 @@ static bool im_split(cht_imap_t *m)
 	uint64_t ns = b + 1 == bit ? ((uint64_t) (L + 1) << IM_S_BITS) :
 	    (st + 1);
 	__atomic_store_n(&m->state, ns, __ATOMIC_RELEASE);
+	/*
+	 * The readers' copy, every 2^L >> IM_RSTATE_SHIFT splits (each split
+	 * when that is 0) and at a new level (s = 0): release, after the
+	 * segment and the buckets the state leads to.
+	 */
+	uint64_t every = ((uint64_t) 1 << (unsigned) (ns >> IM_S_BITS)) >>
+	    IM_RSTATE_SHIFT;
+	if (every <= 1 || (ns & IM_S_MASK & (every - 1)) == 0)
+		__atomic_store_n(&m->rstate, ns, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -253,6 +262,10 @@ int cht__im_reserve(cht_imap_t *m, size_t keys)
 		if (ok)
 			__atomic_store_n(&m->splits, m->splits + 1,
 			    __ATOMIC_RELAXED);
+		if (!more)
+			/* Growth done: the readers' copy catches up. */
+			__atomic_store_n(&m->rstate, __atomic_load_n(&m->state,
+			    __ATOMIC_RELAXED), __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&m->split_lock);
 		if (!more)
 			return CHT_OK;

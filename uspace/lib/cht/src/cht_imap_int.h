@@ -60,9 +60,20 @@ typedef struct {
 	int64_t ovf;
 } __attribute__((aligned(64))) im_stripe_t;
 
+/**
+ * The readers' copy of the state (cht_imap_t.rstate) lags the state by less
+ * than 2^L >> IM_RSTATE_SHIFT splits (L the level): at most 1/1024 of the
+ * buckets, whose lookups take one step more (im_lookup()).
+ */
+#define IM_RSTATE_SHIFT 10
+
 struct cht_imap {
-	/** (L << IM_S_BITS) | s; written by the splitter (release), read acquire. */
-	uint64_t state;
+	/**
+	 * (L << IM_S_BITS) | s; written by the splitter (release) at every
+	 * split, read acquire by the writers (and by the splitter, its counters
+	 * beside it). Its line is the splitter's: lookups read rstate instead.
+	 */
+	uint64_t state __attribute__((aligned(64)));
 	/**
 	 * The bucket count the last load check asked for: ceil(items / 2.75)
 	 * at that check (raised only, CAS, relaxed; a hint: the splitter reads
@@ -75,6 +86,20 @@ struct cht_imap {
 	uint64_t splits;
 	/** The most splits one insert ran (relaxed): the bound's check. */
 	uint64_t max_op_splits;
+	/**
+	 * A past value of state, for lookups: written by the splitter (release,
+	 * after state) at most once per 2^L >> IM_RSTATE_SHIFT splits, at every
+	 * new level and when cht__im_reserve() ends, so a lookup does not take
+	 * the state's line from the splitter at every split (a line transfer per
+	 * lookup while the map grows: mapgrow_share.c). Any past state is
+	 * correct for a lookup: its buckets exist (segments are published
+	 * before the state that leads to them and never unmapped while the map
+	 * lives), and a bucket split since then says so in its depth, which
+	 * im_lookup() follows one level at a time. With l0, s0 and seg[] (read
+	 * by every lookup, written rarely) on a line the splitter does not write
+	 * at every split.
+	 */
+	uint64_t rstate __attribute__((aligned(64)));
 	/** The level and split point at creation (depth 0 in ctl means theirs). */
 	unsigned l0;
 	uint64_t s0;
