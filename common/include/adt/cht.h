@@ -261,6 +261,13 @@ typedef struct cht {
 			 */
 			bool destroying;
 		};
+		struct {
+			char tail_pad_[64];
+			/** The list's last node (CHT_TAIL_HASH, next 0): set by
+			 * cht_create(), then read-only; in the union's unused
+			 * second line (sizeof(cht_t) unchanged). */
+			cht_node_t tail;
+		};
 		char read_mostly_line_[128];
 	};
 	/**
@@ -296,6 +303,7 @@ typedef struct cht {
 _Static_assert(offsetof(cht_t, destroying) < 64 &&
     offsetof(cht_t, head) == 128, "cht_t: the read-mostly fields end 64 bytes "
     "before the written ones");
+_Static_assert(offsetof(cht_t, tail) == 64, "cht_t: the tail in line 2");
 
 /**
  * Load factors inside the table are fixed point with CHT_LOAD_SHIFT fraction
@@ -390,14 +398,20 @@ cht_link_t *cht_find(cht_t *h, void *key);
 /** Mark bits of cht_link_t.next. */
 #define CHT_LINK_MARKS   CHT_LINK_DELETED
 
+/** The tail's hash: even (walkers skip it as a dummy), above every item's
+ * (at most UINT64_MAX - 2) and dummy's, so every walk stops at the tail. */
+#define CHT_TAIL_HASH (UINT64_MAX - 1)
+
 /**
  * The table's hash of a user hash: the user's hash mixed so that its top bits
  * (the bucket index) are well distributed, with bit 0 set (items are odd,
- * bucket dummies even). Every path of the table computes item hashes here.
+ * bucket dummies even), below CHT_TAIL_HASH (UINT64_MAX becomes - 2). Every
+ * path of the table computes item hashes here.
  */
 static inline uint64_t cht_item_hash(size_t user_hash)
 {
-	return cht_mix_hash(user_hash) | 1;
+	uint64_t h = cht_mix_hash(user_hash) | 1;
+	return h == UINT64_MAX ? UINT64_MAX - 2 : h;
 }
 
 /**
@@ -444,9 +458,8 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 	    &b->d[bi + 1] : NULL;
 #endif
 	for (;;) {
+		/* Never NULL: the tail's hash ends the walk below. */
 		cht_node_t *n = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
-		if (!n)
-			return NULL;
 #ifdef CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY
 		if (n == stop)
 			return NULL;
@@ -513,11 +526,8 @@ static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
 	cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), cht__node_reclaim);
 }
 
-/**
- * Called by the thread whose CAS unlinked node @a n. A dummy needs nothing:
- * it lives in a retired bucket array, which the resizer frees a grace period
- * after it has seen all of the array's dummies unlinked.
- */
+/** Called by the thread whose CAS unlinked node @a n. A dummy needs nothing:
+ * the resizer frees its retired array after a grace period. */
 /* Model: verify/cht.pml */
 static inline void cht__unlinked(cht_t *h, cht_node_t *n)
 {
@@ -529,12 +539,11 @@ static inline void cht__unlinked(cht_t *h, cht_node_t *n)
  * Finds the position for @a hash after @a start: the first node with hash
  * >= @a hash (strict: > @a hash) and the link that points to it. Unlinks every
  * deleted node on the way (and reclaims it). Lock-free: restarts from @a start
- * when a CAS fails (Michael, SPAA 2002, search).
+ * when a CAS fails (Michael, SPAA 2002, search). @a hash <= CHT_TAIL_HASH
+ * (strict: <): every walk stops at the tail by its hash compare, no NULL test.
  *
- * Inlined into each caller (always_inline): with `strict` and the out
- * parameters known at the call site the walk is specialized, which saved 100
- * instructions per page fault and 21 per operation of chtbench 15 at 20 %
- * updates (icount, release A-RCU) over one shared out-of-line copy.
+ * always_inline: specialized per call site (strict, out parameters): 100
+ * instructions fewer per page fault, 21 per op of chtbench 15 at 20 % (icount).
  */
 /* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) void cht__search(cht_t *h,
@@ -546,24 +555,18 @@ retry:;
 	cht_node_t *cur = cht__ptr(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
 	uintptr_t nx;
 	/*
-	 * Two nodes per round (a, then b = a's successor), so that the node
-	 * before cur is always in the register of the other one and advancing
-	 * moves no register: 8 instructions per node on amd64 instead of 10
-	 * (chtbench 15 walks about 2.8 nodes per insert and per remove).
+	 * Two nodes per round (cur, then b, its successor): the node before cur
+	 * is always in the other's register, advancing moves none (8 per node
+	 * on amd64, not 10; chtbench 15 walks 2.8 per insert and per remove).
 	 */
-	while (cur) {
+	for (;;) {
 		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
 		if (__builtin_expect(nx & CHT_LINK_DELETED, 0))
 			goto deleted;
 		if (strict ? cur->hash > hash : cur->hash >= hash)
 			break;
-		/* Not deleted: nx has no mark bit set, it is the pointer. */
+		/* Not deleted: nx is the pointer, not NULL (cur is no tail). */
 		cht_node_t *b = (cht_node_t *) nx;
-		if (!b) {
-			prev = &cur->next;
-			cur = NULL;
-			break;
-		}
 		nx = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE);
 		if (__builtin_expect(nx & CHT_LINK_DELETED, 0)) {
 			prev = &cur->next;
@@ -579,18 +582,15 @@ retry:;
 		cur = (cht_node_t *) nx;
 		continue;
 deleted:;
-		/* cur is marked (its next is nx): unlink it from *prev. */
+		/* cur is marked (its next is nx): unlink it from *prev. Fails if
+		 * *prev changed or its node was deleted (marked): start over. */
 		uintptr_t expected = (uintptr_t) cur;
-		/*
-		 * Fails if *prev changed or prev's own node was deleted (its
-		 * next is marked then): start over.
-		 */
 		if (!__atomic_compare_exchange_n(prev, &expected,
 		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
 		    __ATOMIC_ACQUIRE))
 			goto retry;
 		cht__unlinked(h, cur);
-		cur = cht__ptr(nx);
+		cur = cht__ptr(nx);  /* the tail is never deleted */
 	}
 	*pprev = prev;
 	*pcur = cur;
@@ -614,11 +614,11 @@ static inline bool cht__mark_deleted(cht_node_t *n)
  * Adds @a d (+1, or -removed with @a up false) to the item count and asks for
  * a resize past the grow (@a up) or shrink limit of @a b. A split count
  * (Linux's percpu_counter) adds to the current CPU's (or stripe's) slot, atomic
- * (the thread may move), and folds the slot into item_cnt only at +batch
- * (inserts) or -batch (removes), where the check rides on the fold
- * (cht__count_fold() moves exactly what it read: item_cnt plus the slots is
- * the count at every step); a slot pushed the other way by a thread that moved
- * is folded by the next update of that direction. Batch 0: item_cnt alone.
+ * (the thread may move), and folds it into item_cnt only at +batch (inserts)
+ * or -batch (removes), where the check rides on the fold (cht__count_fold()
+ * moves exactly what it read: item_cnt plus the slots is the count at every
+ * step); a slot pushed the other way is folded by the next update of that
+ * direction. Batch 0: item_cnt alone.
  */
 static inline __attribute__((always_inline)) void cht__count_add(cht_t *h,
     int64_t d, bool up, cht_buckets_t *b)
@@ -678,7 +678,7 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 		cht__search(h, start, hash, !unique, &prev, &cur);
 		if (unique) {
 			/* The run of equal hashes starts at cur. */
-			for (cht_node_t *n = cur; n && n->hash == hash;) {
+			for (cht_node_t *n = cur; n->hash == hash;) {
 				uintptr_t nx = __atomic_load_n(&n->next,
 				    __ATOMIC_ACQUIRE);
 				if (!(nx & CHT_LINK_DELETED) &&
@@ -717,7 +717,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	bool only_first = false;  /* this call marked cur and no node after it */
 	uintptr_t nx = 0;         /* cur's next when marked (then final) */
 	/* Equal hashes: items (dummies are even); the run's first, cur, apart. */
-	if (cur && cur->hash == hash) {
+	if (cur->hash == hash) {
 		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
 		while (!(nx & CHT_LINK_DELETED) &&
 		    ops->key_equal(key, cht_link_of(cur))) {
@@ -732,7 +732,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 			}
 		}
 		/* Duplicates further down the run (cht_insert() allows them). */
-		for (cht_node_t *n = cht__ptr(nx); n && n->hash == hash;) {
+		for (cht_node_t *n = cht__ptr(nx); n->hash == hash;) {
 			uintptr_t nn = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 			if (!(nn & CHT_LINK_DELETED) &&
 			    ops->key_equal(key, cht_link_of(n))) {
