@@ -147,7 +147,7 @@
  *   common/include/adt/cht.h cht__search 38e0ac7642ec
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
  *   common/include/adt/cht.h cht__insert 15ef14c35da0
- *   common/include/adt/cht.h cht__remove_key 19d35ef8d266
+ *   common/include/adt/cht.h cht__remove_key 22e7d9562f94
  */
 
 #define NIL   0

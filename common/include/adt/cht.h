@@ -713,57 +713,56 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	uintptr_t *prev;
 	cht_node_t *cur;
 	cht__search(h, &b->d[hash >> b->shift], hash, false, &prev, &cur);
-	size_t removed = 0;
-	bool only_first = false;  /* this call marked cur and no node after it */
-	uintptr_t nx = 0;         /* cur's next when marked (then final) */
-	/* Equal hashes: items (dummies are even); the run's first, cur, apart. */
-	if (cur->hash == hash) {
-		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
-		while (!(nx & CHT_LINK_DELETED) &&
-		    ops->key_equal(key, cht_link_of(cur))) {
-			/* Mark it deleted (Michael 2002); another remover may win.
-			 * A failed CAS leaves the current next in nx: re-examine. */
-			if (__atomic_compare_exchange_n(&cur->next, &nx,
-			    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
-			    __ATOMIC_ACQUIRE)) {
-				removed = 1;
-				only_first = true;
-				break;
-			}
-		}
-		/* Duplicates further down the run (cht_insert() allows them). */
-		for (cht_node_t *n = cht__ptr(nx); n->hash == hash;) {
-			uintptr_t nn = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-			if (!(nn & CHT_LINK_DELETED) &&
-			    ops->key_equal(key, cht_link_of(n))) {
-				if (!__atomic_compare_exchange_n(&n->next, &nn,
-				    nn | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
-				    __ATOMIC_ACQUIRE))
-					continue;  /* nn is the current next */
-				removed++;
-				only_first = false;
-			}
-			n = cht__ptr(nn);
+	if (cur->hash != hash)  /* equal: an item (dummies are even) */
+		return 0;
+	size_t removed = 0;  /* the run's first, cur, apart */
+	uintptr_t nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
+	while (!(nx & CHT_LINK_DELETED) && ops->key_equal(key, cht_link_of(cur))) {
+		/* Mark it deleted (Michael 2002); another remover may win. A
+		 * failed CAS leaves the current next in nx: re-examine. */
+		if (__atomic_compare_exchange_n(&cur->next, &nx,
+		    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
+		    __ATOMIC_ACQUIRE)) {
+			/* Its next, now final, ends the run: no duplicates. */
+			if (__builtin_expect(cht__ptr(nx)->hash != hash, 1))
+				goto unlink_first;
+			removed = 1;
+			break;
 		}
 	}
-	if (removed) {
+	bool only_first = removed;  /* this call marked cur and none after it */
+	/* Duplicates further down the run (cht_insert() allows them). */
+	for (cht_node_t *n = cht__ptr(nx); n->hash == hash;) {
+		uintptr_t nn = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+		if (!(nn & CHT_LINK_DELETED) && ops->key_equal(key, cht_link_of(n))) {
+			if (!__atomic_compare_exchange_n(&n->next, &nn,
+			    nn | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
+			    __ATOMIC_ACQUIRE))
+				continue;  /* nn is the current next */
+			removed++;
+			only_first = false;
+		}
+		n = cht__ptr(nn);
+	}
+	if (!removed)
+		return 0;
+	if (!only_first) {
 		cht__count_add(h, -(int64_t) removed, false, b);
-		/*
-		 * The usual case, one item right after the link the search found:
-		 * unlink it with one CAS on that link (Michael 2002), to nx. The CAS fails
-		 * if the link changed or its node was deleted meanwhile (its next
-		 * is marked then); then, and for removed duplicates further down
-		 * the run, a search from the bucket unlinks them.
-		 */
-		uintptr_t expected = (uintptr_t) cur;
-		if (only_first && __atomic_compare_exchange_n(prev, &expected,
-		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
-		    __ATOMIC_RELAXED))
-			cht__unlinked_item(h, cht_link_of(cur));
-		else
-			cht__cleanup(h, hash);
+		cht__cleanup(h, hash);
+		return removed;
 	}
-	return removed;
+unlink_first:
+	cht__count_add(h, -1, false, b);
+	/* The usual case, one item after the link the search found: one CAS
+	 * on that link to nx (Michael 2002). It fails if the link changed or
+	 * its node was deleted (marked); then a search from the bucket unlinks. */
+	uintptr_t expected = (uintptr_t) cur;
+	if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) cht__ptr(nx),
+	    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		cht__unlinked_item(h, cht_link_of(cur));
+	else
+		cht__cleanup(h, hash);
+	return 1;
 }
 
 /**
