@@ -134,20 +134,20 @@
  *                         CAS on the marked next fails forever (liveness)
  *
  * Fingerprints (verify/fingerprint.py):
- *   common/adt/cht.c cht__node_reclaim 927e19da6d7e
- *   common/adt/cht.c dummy_link 71336c5ffd6d
+ *   common/adt/cht.c cht__node_reclaim 1a66a3f1f3e3
+ *   common/adt/cht.c dummy_link 0a3461988bdb
  *   common/adt/cht.c dummies_link fdcb7e79fcec
  *   common/adt/cht.c buckets_reclaim 39ec03d64396
- *   common/adt/cht.c dummies_retire 3ae03a8a6627
+ *   common/adt/cht.c dummies_retire 681b80fa3f0d
  *   common/adt/cht.c buckets_replace 149f844c9841
- *   common/adt/cht.c cht__cleanup e586b0792068
+ *   common/adt/cht.c cht__cleanup a8b4635bbe36
  *   common/include/adt/cht.h cht_find_fast a0f4e8a8a12b
- *   common/include/adt/cht.h cht__unlinked_item 7628e3ffe584
- *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
- *   common/include/adt/cht.h cht__search 38e0ac7642ec
+ *   common/include/adt/cht.h cht__unlinked_item 07fdf59944da
+ *   common/include/adt/cht.h cht__unlinked 26032384dd82
+ *   common/include/adt/cht.h cht__search 9eaa37e660ef
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
- *   common/include/adt/cht.h cht__insert 15ef14c35da0
- *   common/include/adt/cht.h cht__remove_key 22e7d9562f94
+ *   common/include/adt/cht.h cht__insert 495557da0a2a
+ *   common/include/adt/cht.h cht__remove_key d6083db6e988
  */
 
 #define NIL   0

@@ -141,7 +141,7 @@ static cht_buckets_t *buckets_alloc(size_t order)
 /* Model: verify/cht.pml */
 void cht__node_reclaim(cht_env_rcu_item_t *rcu)
 {
-	cht_link_t *l = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
+	cht_link_t *l = cht_link_of_rcu(rcu);
 	if (l->op->remove_callback)  /* l->op: set by cht__unlinked_item() */
 		l->op->remove_callback(l);
 }
@@ -165,7 +165,7 @@ static void dummy_link(cht_t *h, cht_node_t *start, cht_node_t *d)
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
-		search(h, start, d->hash, false, &prev, &cur);
+		search(h, h->op, start, d->hash, false, &prev, &cur);
 		__atomic_store_n(&d->next, (uintptr_t) cur, __ATOMIC_RELAXED);
 		uintptr_t expected = (uintptr_t) cur;
 		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) d,
@@ -246,7 +246,7 @@ static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
 			uintptr_t *prev;
 			cht_node_t *cur;
 			/* Passes d (hash <= d->hash) and unlinks it on its way. */
-			search(h, start, d->hash, true, &prev, &cur);
+			search(h, h->op, start, d->hash, true, &prev, &cur);
 		}
 		cht_env_rcu_read_unlock();
 	}
@@ -523,7 +523,7 @@ int cht_destroy(cht_t *h)
 	cht_env_rcu_read_lock();
 	uintptr_t *prev;
 	cht_node_t *cur;
-	search(h, &h->head, CHT_TAIL_HASH, false, &prev, &cur);
+	search(h, h->op, &h->head, CHT_TAIL_HASH, false, &prev, &cur);
 	cht_env_rcu_read_unlock();
 	/* Every remove callback has run after this. */
 	cht_env_rcu_barrier();
@@ -601,7 +601,7 @@ void cht__cleanup(cht_t *h, uint64_t hash)
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t *prev;
 	cht_node_t *cur;
-	search(h, lookup_start(b, hash), hash, true, &prev, &cur);
+	search(h, h->op, lookup_start(b, hash), hash, true, &prev, &cur);
 }
 
 size_t cht_remove_key(cht_t *h, void *key)

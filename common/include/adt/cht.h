@@ -21,7 +21,7 @@
  * Items are intrusive: embed a cht_link_t in your object. Duplicates (items that
  * compare equal) are allowed through cht_insert(); cht_insert_unique() refuses
  * them. Removed items are passed, exactly once and after a grace period, to
- * ops->remove_callback (from the RCU reclaimer: thread context).
+ * ops->remove_callback or ops->rcu_free (from the RCU reclaimer: thread).
  *
  * Item lifetime: an item belongs to the table from its insert until its
  * remove callback has run. Until then it must not be freed, changed in its
@@ -44,12 +44,11 @@
 /*
  * The environment: RCU, deferred work, allocation, atomics, assertions and
  * printing, as the cht_env_* names (docs/ARCHITECTURE.md, "One CHT, three
- * environments"). Each build names its environment's header explicitly with
- * -DCHT_ENV_HEADER: adt/cht_env_kernel.h (the kernel, top-level Makefile),
- * uspace/lib/cht/env/adt/cht_env_posix.h (libcht on Linux, uspace/Makefile,
- * or <cht.h> for libcht's users), uspace/lib/cht/osenv/adt/cht_env_os.h (the
- * OS's user tasks, the top-level Makefile's UCHT_FLAGS). The three names differ, so an include path that
- * reaches two environments cannot pick the wrong one silently.
+ * environments"). Each build names its header with -DCHT_ENV_HEADER:
+ * adt/cht_env_kernel.h (the kernel), uspace/lib/cht/env/adt/cht_env_posix.h
+ * (libcht on Linux; <cht.h> for its users), uspace/lib/cht/osenv/adt/
+ * cht_env_os.h (the OS's user tasks, UCHT_FLAGS). The names differ, so an
+ * include path that reaches two cannot pick the wrong one silently.
  */
 #ifndef CHT_ENV_HEADER
 #error "CHT_ENV_HEADER must name the CHT's environment header (see above)"
@@ -119,7 +118,19 @@ typedef struct cht_ops {
 	 * item, dropping a reference and rcu_call() are fine.
 	 */
 	void (*remove_callback)(cht_link_t *item);
+#ifdef CHT_ENV_OPS_RCU_FREE
+	/** Optional (the kernel; libcht's ABI fixes cht_ops_t's size): called
+	 * instead of remove_callback, alike, as the RCU callback of the item's
+	 * link itself (cht_link_of_rcu()): no wrapper call, no ops store. */
+	void (*rcu_free)(cht_env_rcu_item_t *rcu);
+#endif
 } cht_ops_t;
+
+/** The link whose RCU item @a rcu is (for cht_ops_t.rcu_free). */
+static inline cht_link_t *cht_link_of_rcu(cht_env_rcu_item_t *rcu)
+{
+	return (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
+}
 
 /**
  * Defines the four key functions of a table whose items are of type @a type,
@@ -180,14 +191,9 @@ typedef struct cht_buckets {
 	/** Deferred free of a replaced array (after its dummies are unlinked). */
 	cht_env_rcu_item_t rcu;
 	/**
-	 * The dummy node of each bucket, laid out in the array itself (as
-	 * liburcu's rculfhash lays out its bucket nodes), and all of them in the
-	 * list before the array is published: a resize builds a complete new
-	 * array of dummies and links them in first (Shalev and Shavit, JACM
-	 * 2006, initialize buckets eagerly instead of lazily), so a lookup's
-	 * first node is the one load d[bucket].next away and never comes from a
-	 * parent bucket. Once replaced, the array's dummies are unlinked and the
-	 * array freed after a grace period.
+	 * The dummy node of each bucket, in the array itself (as rculfhash's
+	 * bucket nodes), all in the list before the array is published (eager,
+	 * not Shalev and Shavit's lazy, initialization: cht.c's file comment).
 	 */
 	cht_node_t d[];
 } cht_buckets_t;
@@ -501,10 +507,9 @@ void cht__count_fold(cht_t *h, int64_t *slot, int64_t v, cht_buckets_t *b);
 void cht__cleanup(cht_t *h, uint64_t hash);
 
 /*
- * Hands an unlinked item to RCU: an environment whose RCU has a cheaper,
- * unordered call for frees (the kernel's rcu_call_batched()) names it;
- * otherwise the ordinary call. The order of remove callbacks is not part of
- * the table's contract.
+ * Hands an unlinked item to RCU: an environment's cheaper, unordered call for
+ * frees (the kernel's rcu_call_batched()), or the ordinary one (the order of
+ * remove callbacks is not part of the table's contract).
  */
 #ifndef cht_env_rcu_call_batched
 #define cht_env_rcu_call_batched(item, func) cht_env_rcu_call((item), (func))
@@ -520,19 +525,27 @@ static inline cht_node_t *cht__ptr(uintptr_t v)
  * its remove callback runs after a grace period.
  */
 /* Model: verify/cht.pml */
-static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
+static inline __attribute__((always_inline)) void cht__unlinked_item(
+    cht_t *h, cht_link_t *l, const cht_ops_t *const ops)
 {
-	l->op = h->op;
+#ifdef CHT_ENV_OPS_RCU_FREE
+	if (ops->rcu_free) {
+		cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), ops->rcu_free);
+		return;
+	}
+#endif
+	l->op = ops;
 	cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), cht__node_reclaim);
 }
 
 /** Called by the thread whose CAS unlinked node @a n. A dummy needs nothing:
  * the resizer frees its retired array after a grace period. */
 /* Model: verify/cht.pml */
-static inline void cht__unlinked(cht_t *h, cht_node_t *n)
+static inline __attribute__((always_inline)) void cht__unlinked(cht_t *h,
+    cht_node_t *n, const cht_ops_t *const ops)
 {
 	if (n->hash & 1)
-		cht__unlinked_item(h, cht_link_of(n));
+		cht__unlinked_item(h, cht_link_of(n), ops);
 }
 
 /**
@@ -547,8 +560,8 @@ static inline void cht__unlinked(cht_t *h, cht_node_t *n)
  */
 /* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) void cht__search(cht_t *h,
-    cht_node_t *start, uint64_t hash, bool strict, uintptr_t **pprev,
-    cht_node_t **pcur)
+    const cht_ops_t *const ops, cht_node_t *start, uint64_t hash, bool strict,
+    uintptr_t **pprev, cht_node_t **pcur)
 {
 retry:;
 	uintptr_t *prev = &start->next;
@@ -589,7 +602,7 @@ deleted:;
 		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
 		    __ATOMIC_ACQUIRE))
 			goto retry;
-		cht__unlinked(h, cur);
+		cht__unlinked(h, cur, ops);
 		cur = cht__ptr(nx);  /* the tail is never deleted */
 	}
 	*pprev = prev;
@@ -657,25 +670,19 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	cht_node_t *start = &b->d[hash >> b->shift];
 	/*
-	 * Count the item before it is linked. A remover can only find it after
-	 * the release CAS below (its loads of `next` acquire), so this increment
-	 * happens before the remover's decrement and an exactly counted table's
-	 * count never goes below the number of linked items (it used to wrap to
-	 * 2^64-1 when a remover decremented first). A refused unique insert takes
-	 * its count back.
-	 */
+	 * Count the item before it is linked: a remover finds it only after the
+	 * release CAS below (its loads of `next` acquire), so an exact count is
+	 * never below the items linked (it wrapped to 2^64-1 when a remover
+	 * decremented first). A refused unique insert takes it back. */
 	cht__count_add(h, 1, true, b);
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
-		/*
-		 * Plain inserts go after the run of equal hashes: an update that
-		 * inserts a duplicate and then removes the old item must not let a
-		 * lookup standing on the old (now deleted) item skip the new one.
-		 * Unique inserts go before the run, so two racing unique inserts of
-		 * equal items conflict on the same CAS (and see each other on retry).
-		 */
-		cht__search(h, start, hash, !unique, &prev, &cur);
+		/* Plain inserts go after the run of equal hashes (a lookup on an
+		 * old duplicate removed after the insert must not skip the new
+		 * one); unique ones before it, so that two racing unique inserts
+		 * of equal items conflict on one CAS (and see each other). */
+		cht__search(h, ops, start, hash, !unique, &prev, &cur);
 		if (unique) {
 			/* The run of equal hashes starts at cur. */
 			for (cht_node_t *n = cur; n->hash == hash;) {
@@ -712,7 +719,7 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t *prev;
 	cht_node_t *cur;
-	cht__search(h, &b->d[hash >> b->shift], hash, false, &prev, &cur);
+	cht__search(h, ops, &b->d[hash >> b->shift], hash, false, &prev, &cur);
 	if (cur->hash != hash)  /* equal: an item (dummies are even) */
 		return 0;
 	size_t removed = 0;  /* the run's first, cur, apart */
@@ -759,7 +766,7 @@ unlink_first:
 	uintptr_t expected = (uintptr_t) cur;
 	if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) cht__ptr(nx),
 	    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		cht__unlinked_item(h, cht_link_of(cur));
+		cht__unlinked_item(h, cht_link_of(cur), ops);
 	else
 		cht__cleanup(h, hash);
 	return 1;
@@ -834,12 +841,10 @@ bool cht_remove_item(cht_t *h, cht_link_t *item);
 void cht_set_max_load(cht_t *h, size_t max_load);
 
 /**
- * cht_set_max_load() with a fractional limit: the table grows when the
- * average load exceeds @a num / @a den items per bucket (rounded down to a
- * multiple of 1/CHT_LOAD_ONE, at most CHT_MAX_LOAD_LIMIT) and shrinks below a
- * quarter of it. memcached's own table grows at 3/2, and its tests expect the
- * sizes that follow from that. Asks the resizer to bring the table to the
- * size that fits, as cht_set_max_load() does.
+ * cht_set_max_load() with a fractional limit: grows above @a num / @a den
+ * items per bucket (rounded down to a multiple of 1/CHT_LOAD_ONE, at most
+ * CHT_MAX_LOAD_LIMIT), shrinks below a quarter of it (memcached grows at 3/2);
+ * asks the resizer for the size that fits, as cht_set_max_load() does.
  * @return CHT_OK, or CHT_EINVAL for a NULL table, @a den 0 or above
  * SIZE_MAX / CHT_LOAD_ONE, or a limit below 1/CHT_LOAD_ONE.
  * Context: any; never blocks.
@@ -847,15 +852,12 @@ void cht_set_max_load(cht_t *h, size_t max_load);
 int cht_set_max_load_frac(cht_t *h, size_t num, size_t den);
 
 /**
- * Sets the load at which the table grows (as cht_set_max_load()) and brings
- * the table to the size that fits in the calling thread, not on the work
- * queue: returns when the resize is complete. If a resize is already in flight
- * on the work queue, waits for it first (polling, 1 ms). For benchmarks and
- * tests that want each resize finished before the next and run on a CPU of
- * their choice (chtbench 18 wires its resizer away from the readers).
+ * Sets the grow load (as cht_set_max_load()) and resizes to fit in the calling
+ * thread, not on the work queue, returning when done; first waits (polling,
+ * 1 ms) for a resize in flight. For benchmarks and tests that want each resize
+ * finished before the next, on a CPU of their choice (chtbench 18).
  * @return CHT_OK, or CHT_EINVAL for @a max_load 0 or a table being destroyed.
- * Context: thread, may sleep (waits for grace periods); not in a reader
- * section.
+ * Context: thread, may sleep (grace periods); not in a reader section.
  */
 int cht_resize(cht_t *h, size_t max_load);
 
@@ -885,11 +887,10 @@ void cht_get_stats(cht_t *h, cht_stats_t *st);
 /**
  * For tests: the item count as summed, not clamped at 0 as cht_count() and
  * cht_get_stats() clamp it. *@a split (if not NULL) says whether the table
- * counts in per-CPU slots now. A table that counts in item_cnt alone
- * (!*split) reads one word, so the value is the count at one instant: with
- * every item counted before its linking CAS it is never below the number of
- * items linked, and never negative (test chtcount). A split count read while
- * updates fold may be off either way. Any context.
+ * counts in per-CPU slots now. Counting in item_cnt alone (!*split), one
+ * word is read: the count at one instant, never below the items linked nor
+ * negative (test chtcount). A split count read while updates fold may be
+ * off either way. Any context.
  */
 int64_t cht_count_raw(cht_t *h, bool *split);
 
