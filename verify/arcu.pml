@@ -153,7 +153,7 @@
  *   kernel/generic/src/synch/rcu.c rcu_run_gp a02389ee27de
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
- *   kernel/generic/src/synch/rcu.c reclaimer_thread 810a737ca4a0
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread b7b0efaf6fe0
  *   kernel/generic/src/synch/rcu_arcu.c record_cs_qs 4361fb4801f2
  *   kernel/generic/src/synch/rcu_arcu.c rcu_read_unlock_preempted 824e24c08acd
  *   kernel/generic/src/synch/rcu_arcu.c arcu_after_thread_ran 4ca450a93192

@@ -69,6 +69,16 @@
  * release in cht__insert() has no variant (the inserted item is last in
  * its range here, so a stale next would hide nothing).
  *
+ * The list's end: the code ends it at a tail sentinel (cht_t.tail: hash
+ * CHT_TAIL_HASH, above every item and dummy hash; never marked, never
+ * unlinked; its next 0) and its walks stop there by their hash compare
+ * (no NULL test); the model ends it at NIL and its walks stop at NIL. The
+ * two are the same under the renaming NIL <-> &h->tail: a walk that stops
+ * at NIL stops at the tail, an insert at the end links next = NIL (the
+ * tail) with a CAS that expects NIL (the tail), a lookup that reaches NIL
+ * returns NULL where the code reads the tail's hash, above the key's, and
+ * returns NULL; nothing is ever marked, unlinked or inserted after either.
+ *
  * After every free (the reclaimer's, and the variant that frees at once),
  * reach_check() walks the list from the head and from every bucket of the
  * published array: a freed node reachable from the table fails at once
@@ -124,20 +134,20 @@
  *                         CAS on the marked next fails forever (liveness)
  *
  * Fingerprints (verify/fingerprint.py):
- *   common/adt/cht.c cht__node_reclaim 927e19da6d7e
- *   common/adt/cht.c dummy_link 71336c5ffd6d
- *   common/adt/cht.c dummies_link 0389cae72660
+ *   common/adt/cht.c cht__node_reclaim 1a66a3f1f3e3
+ *   common/adt/cht.c dummy_link 0a3461988bdb
+ *   common/adt/cht.c dummies_link fdcb7e79fcec
  *   common/adt/cht.c buckets_reclaim 39ec03d64396
- *   common/adt/cht.c dummies_retire 3ae03a8a6627
+ *   common/adt/cht.c dummies_retire 681b80fa3f0d
  *   common/adt/cht.c buckets_replace 149f844c9841
- *   common/adt/cht.c cht__cleanup e586b0792068
- *   common/include/adt/cht.h cht_find_fast 15f17aa6bcf2
- *   common/include/adt/cht.h cht__unlinked_item 7628e3ffe584
- *   common/include/adt/cht.h cht__unlinked cc9f2c63f7e0
- *   common/include/adt/cht.h cht__search 03b5860f77fb
+ *   common/adt/cht.c cht__cleanup a8b4635bbe36
+ *   common/include/adt/cht.h cht_find_fast a0f4e8a8a12b
+ *   common/include/adt/cht.h cht__unlinked_item 07fdf59944da
+ *   common/include/adt/cht.h cht__unlinked 26032384dd82
+ *   common/include/adt/cht.h cht__search 9eaa37e660ef
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0
- *   common/include/adt/cht.h cht__insert 2b314ff1336e
- *   common/include/adt/cht.h cht__remove_key d3b9b42ff3be
+ *   common/include/adt/cht.h cht__insert 495557da0a2a
+ *   common/include/adt/cht.h cht__remove_key d6083db6e988
  */
 
 #define NIL   0

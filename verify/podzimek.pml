@@ -139,7 +139,7 @@
  *   kernel/generic/src/synch/rcu.c rcu_run_gp a02389ee27de
  *   kernel/generic/src/synch/rcu.c rcu_preempted_reader_left_locked 5016e895b4d9
  *   kernel/generic/src/synch/rcu.c rcu_add_preempted_locked 0c58b1d05303
- *   kernel/generic/src/synch/rcu.c reclaimer_thread 810a737ca4a0
+ *   kernel/generic/src/synch/rcu.c reclaimer_thread b7b0efaf6fe0
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_record_qs 0102dd8da7fd
  *   kernel/generic/src/synch/rcu_podzimek.c remove_preempted d79e97c796e4
  *   kernel/generic/src/synch/rcu_podzimek.c rcu_read_lock_slow 808eb3af9a16

@@ -13,7 +13,9 @@
  * i << (64 - k), the first value of the bucket's range, so a dummy and an item
  * never compare equal and the dummy of a range precedes all its items. A dummy
  * node is a cht_node_t (next, hash); an item's cht_link_t begins with one.
- * h->head (hash 0) is a sentinel before everything.
+ * h->head (hash 0) is a sentinel before everything, h->tail (CHT_TAIL_HASH,
+ * even, above every item and dummy hash; next 0) one after everything: every
+ * walk stops at a node by its hash compare, so none tests for NULL.
  *
  * The bucket array (h->b) holds the dummies themselves (b->d[i], as liburcu's
  * rculfhash lays out its bucket nodes), so a lookup reaches its bucket's first
@@ -139,7 +141,7 @@ static cht_buckets_t *buckets_alloc(size_t order)
 /* Model: verify/cht.pml */
 void cht__node_reclaim(cht_env_rcu_item_t *rcu)
 {
-	cht_link_t *l = (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
+	cht_link_t *l = cht_link_of_rcu(rcu);
 	if (l->op->remove_callback)  /* l->op: set by cht__unlinked_item() */
 		l->op->remove_callback(l);
 }
@@ -163,7 +165,7 @@ static void dummy_link(cht_t *h, cht_node_t *start, cht_node_t *d)
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
-		search(h, start, d->hash, false, &prev, &cur);
+		search(h, h->op, start, d->hash, false, &prev, &cur);
 		__atomic_store_n(&d->next, (uintptr_t) cur, __ATOMIC_RELAXED);
 		uintptr_t expected = (uintptr_t) cur;
 		if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) d,
@@ -197,7 +199,7 @@ static void dummies_link(cht_t *h, cht_buckets_t *nb, cht_buckets_t *from)
 		cht_env_assert(h->head.next == 0);
 		for (size_t i = 0; i + 1 < n; i++)
 			nb->d[i].next = (uintptr_t) &nb->d[i + 1];
-		nb->d[n - 1].next = 0;
+		nb->d[n - 1].next = (uintptr_t) &h->tail;
 		h->head.next = (uintptr_t) &nb->d[0];
 		return;
 	}
@@ -244,7 +246,7 @@ static void dummies_retire(cht_t *h, cht_buckets_t *old, cht_buckets_t *nb)
 			uintptr_t *prev;
 			cht_node_t *cur;
 			/* Passes d (hash <= d->hash) and unlinks it on its way. */
-			search(h, start, d->hash, true, &prev, &cur);
+			search(h, h->op, start, d->hash, true, &prev, &cur);
 		}
 		cht_env_rcu_read_unlock();
 	}
@@ -468,6 +470,8 @@ int cht_create_named(cht_t *h, const char *name, size_t init_size,
 	h->name = name ? name : "cht";
 	h->head.hash = 0;
 	h->head.next = 0;
+	h->tail.hash = CHT_TAIL_HASH;
+	h->tail.next = 0;
 	cht_buckets_t *b = buckets_alloc(order);
 	if (!b)
 		return CHT_ENOMEM;
@@ -519,14 +523,15 @@ int cht_destroy(cht_t *h)
 	cht_env_rcu_read_lock();
 	uintptr_t *prev;
 	cht_node_t *cur;
-	search(h, &h->head, UINT64_MAX, true, &prev, &cur);
+	search(h, h->op, &h->head, CHT_TAIL_HASH, false, &prev, &cur);
 	cht_env_rcu_read_unlock();
 	/* Every remove callback has run after this. */
 	cht_env_rcu_barrier();
 
-	/* Only the dummies of h->b remain (the table is empty). */
+	/* Only the dummies of h->b remain (the table is empty), then the tail. */
 	size_t left = 0;
-	for (cht_node_t *n = ptr_of(h->head.next); n; n = ptr_of(n->next)) {
+	for (cht_node_t *n = ptr_of(h->head.next); n != &h->tail;
+	    n = ptr_of(n->next)) {
 		cht_env_assert(is_dummy(n));
 		left++;
 	}
@@ -596,7 +601,7 @@ void cht__cleanup(cht_t *h, uint64_t hash)
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t *prev;
 	cht_node_t *cur;
-	search(h, lookup_start(b, hash), hash, true, &prev, &cur);
+	search(h, h->op, lookup_start(b, hash), hash, true, &prev, &cur);
 }
 
 size_t cht_remove_key(cht_t *h, void *key)

@@ -21,7 +21,7 @@
  * Items are intrusive: embed a cht_link_t in your object. Duplicates (items that
  * compare equal) are allowed through cht_insert(); cht_insert_unique() refuses
  * them. Removed items are passed, exactly once and after a grace period, to
- * ops->remove_callback (from the RCU reclaimer: thread context).
+ * ops->remove_callback or ops->rcu_free (from the RCU reclaimer: thread).
  *
  * Item lifetime: an item belongs to the table from its insert until its
  * remove callback has run. Until then it must not be freed, changed in its
@@ -44,12 +44,11 @@
 /*
  * The environment: RCU, deferred work, allocation, atomics, assertions and
  * printing, as the cht_env_* names (docs/ARCHITECTURE.md, "One CHT, three
- * environments"). Each build names its environment's header explicitly with
- * -DCHT_ENV_HEADER: adt/cht_env_kernel.h (the kernel, top-level Makefile),
- * uspace/lib/cht/env/adt/cht_env_posix.h (libcht on Linux, uspace/Makefile,
- * or <cht.h> for libcht's users), uspace/lib/cht/osenv/adt/cht_env_os.h (the
- * OS's user tasks, the top-level Makefile's UCHT_FLAGS). The three names differ, so an include path that
- * reaches two environments cannot pick the wrong one silently.
+ * environments"). Each build names its header with -DCHT_ENV_HEADER:
+ * adt/cht_env_kernel.h (the kernel), uspace/lib/cht/env/adt/cht_env_posix.h
+ * (libcht on Linux; <cht.h> for its users), uspace/lib/cht/osenv/adt/
+ * cht_env_os.h (the OS's user tasks, UCHT_FLAGS). The names differ, so an
+ * include path that reaches two cannot pick the wrong one silently.
  */
 #ifndef CHT_ENV_HEADER
 #error "CHT_ENV_HEADER must name the CHT's environment header (see above)"
@@ -119,7 +118,19 @@ typedef struct cht_ops {
 	 * item, dropping a reference and rcu_call() are fine.
 	 */
 	void (*remove_callback)(cht_link_t *item);
+#ifdef CHT_ENV_OPS_RCU_FREE
+	/** Optional (the kernel; libcht's ABI fixes cht_ops_t's size): called
+	 * instead of remove_callback, alike, as the RCU callback of the item's
+	 * link itself (cht_link_of_rcu()): no wrapper call, no ops store. */
+	void (*rcu_free)(cht_env_rcu_item_t *rcu);
+#endif
 } cht_ops_t;
+
+/** The link whose RCU item @a rcu is (for cht_ops_t.rcu_free). */
+static inline cht_link_t *cht_link_of_rcu(cht_env_rcu_item_t *rcu)
+{
+	return (cht_link_t *) ((char *) rcu - offsetof(cht_link_t, rcu));
+}
 
 /**
  * Defines the four key functions of a table whose items are of type @a type,
@@ -180,14 +191,9 @@ typedef struct cht_buckets {
 	/** Deferred free of a replaced array (after its dummies are unlinked). */
 	cht_env_rcu_item_t rcu;
 	/**
-	 * The dummy node of each bucket, laid out in the array itself (as
-	 * liburcu's rculfhash lays out its bucket nodes), and all of them in the
-	 * list before the array is published: a resize builds a complete new
-	 * array of dummies and links them in first (Shalev and Shavit, JACM
-	 * 2006, initialize buckets eagerly instead of lazily), so a lookup's
-	 * first node is the one load d[bucket].next away and never comes from a
-	 * parent bucket. Once replaced, the array's dummies are unlinked and the
-	 * array freed after a grace period.
+	 * The dummy node of each bucket, in the array itself (as rculfhash's
+	 * bucket nodes), all in the list before the array is published (eager,
+	 * not Shalev and Shavit's lazy, initialization: cht.c's file comment).
 	 */
 	cht_node_t d[];
 } cht_buckets_t;
@@ -261,6 +267,13 @@ typedef struct cht {
 			 */
 			bool destroying;
 		};
+		struct {
+			char tail_pad_[64];
+			/** The list's last node (CHT_TAIL_HASH, next 0): set by
+			 * cht_create(), then read-only; in the union's unused
+			 * second line (sizeof(cht_t) unchanged). */
+			cht_node_t tail;
+		};
 		char read_mostly_line_[128];
 	};
 	/**
@@ -296,6 +309,7 @@ typedef struct cht {
 _Static_assert(offsetof(cht_t, destroying) < 64 &&
     offsetof(cht_t, head) == 128, "cht_t: the read-mostly fields end 64 bytes "
     "before the written ones");
+_Static_assert(offsetof(cht_t, tail) == 64, "cht_t: the tail in line 2");
 
 /**
  * Load factors inside the table are fixed point with CHT_LOAD_SHIFT fraction
@@ -390,14 +404,20 @@ cht_link_t *cht_find(cht_t *h, void *key);
 /** Mark bits of cht_link_t.next. */
 #define CHT_LINK_MARKS   CHT_LINK_DELETED
 
+/** The tail's hash: even (walkers skip it as a dummy), above every item's
+ * (at most UINT64_MAX - 2) and dummy's, so every walk stops at the tail. */
+#define CHT_TAIL_HASH (UINT64_MAX - 1)
+
 /**
  * The table's hash of a user hash: the user's hash mixed so that its top bits
  * (the bucket index) are well distributed, with bit 0 set (items are odd,
- * bucket dummies even). Every path of the table computes item hashes here.
+ * bucket dummies even), below CHT_TAIL_HASH (UINT64_MAX becomes - 2). Every
+ * path of the table computes item hashes here.
  */
 static inline uint64_t cht_item_hash(size_t user_hash)
 {
-	return cht_mix_hash(user_hash) | 1;
+	uint64_t h = cht_mix_hash(user_hash) | 1;
+	return h == UINT64_MAX ? UINT64_MAX - 2 : h;
 }
 
 /**
@@ -444,9 +464,8 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 	    &b->d[bi + 1] : NULL;
 #endif
 	for (;;) {
+		/* Never NULL: the tail's hash ends the walk below. */
 		cht_node_t *n = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
-		if (!n)
-			return NULL;
 #ifdef CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY
 		if (n == stop)
 			return NULL;
@@ -488,10 +507,9 @@ void cht__count_fold(cht_t *h, int64_t *slot, int64_t v, cht_buckets_t *b);
 void cht__cleanup(cht_t *h, uint64_t hash);
 
 /*
- * Hands an unlinked item to RCU: an environment whose RCU has a cheaper,
- * unordered call for frees (the kernel's rcu_call_batched()) names it;
- * otherwise the ordinary call. The order of remove callbacks is not part of
- * the table's contract.
+ * Hands an unlinked item to RCU: an environment's cheaper, unordered call for
+ * frees (the kernel's rcu_call_batched()), or the ordinary one (the order of
+ * remove callbacks is not part of the table's contract).
  */
 #ifndef cht_env_rcu_call_batched
 #define cht_env_rcu_call_batched(item, func) cht_env_rcu_call((item), (func))
@@ -507,63 +525,61 @@ static inline cht_node_t *cht__ptr(uintptr_t v)
  * its remove callback runs after a grace period.
  */
 /* Model: verify/cht.pml */
-static inline void cht__unlinked_item(cht_t *h, cht_link_t *l)
+static inline __attribute__((always_inline)) void cht__unlinked_item(
+    cht_t *h, cht_link_t *l, const cht_ops_t *const ops)
 {
-	l->op = h->op;
+#ifdef CHT_ENV_OPS_RCU_FREE
+	if (ops->rcu_free) {
+		cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), ops->rcu_free);
+		return;
+	}
+#endif
+	l->op = ops;
 	cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), cht__node_reclaim);
 }
 
-/**
- * Called by the thread whose CAS unlinked node @a n. A dummy needs nothing:
- * it lives in a retired bucket array, which the resizer frees a grace period
- * after it has seen all of the array's dummies unlinked.
- */
+/** Called by the thread whose CAS unlinked node @a n. A dummy needs nothing:
+ * the resizer frees its retired array after a grace period. */
 /* Model: verify/cht.pml */
-static inline void cht__unlinked(cht_t *h, cht_node_t *n)
+static inline __attribute__((always_inline)) void cht__unlinked(cht_t *h,
+    cht_node_t *n, const cht_ops_t *const ops)
 {
 	if (n->hash & 1)
-		cht__unlinked_item(h, cht_link_of(n));
+		cht__unlinked_item(h, cht_link_of(n), ops);
 }
 
 /**
  * Finds the position for @a hash after @a start: the first node with hash
  * >= @a hash (strict: > @a hash) and the link that points to it. Unlinks every
  * deleted node on the way (and reclaims it). Lock-free: restarts from @a start
- * when a CAS fails (Michael, SPAA 2002, search).
+ * when a CAS fails (Michael, SPAA 2002, search). @a hash <= CHT_TAIL_HASH
+ * (strict: <): every walk stops at the tail by its hash compare, no NULL test.
  *
- * Inlined into each caller (always_inline): with `strict` and the out
- * parameters known at the call site the walk is specialized, which saved 100
- * instructions per page fault and 21 per operation of chtbench 15 at 20 %
- * updates (icount, release A-RCU) over one shared out-of-line copy.
+ * always_inline: specialized per call site (strict, out parameters): 100
+ * instructions fewer per page fault, 21 per op of chtbench 15 at 20 % (icount).
  */
 /* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) void cht__search(cht_t *h,
-    cht_node_t *start, uint64_t hash, bool strict, uintptr_t **pprev,
-    cht_node_t **pcur)
+    const cht_ops_t *const ops, cht_node_t *start, uint64_t hash, bool strict,
+    uintptr_t **pprev, cht_node_t **pcur)
 {
 retry:;
 	uintptr_t *prev = &start->next;
 	cht_node_t *cur = cht__ptr(__atomic_load_n(prev, __ATOMIC_ACQUIRE));
 	uintptr_t nx;
 	/*
-	 * Two nodes per round (a, then b = a's successor), so that the node
-	 * before cur is always in the register of the other one and advancing
-	 * moves no register: 8 instructions per node on amd64 instead of 10
-	 * (chtbench 15 walks about 2.8 nodes per insert and per remove).
+	 * Two nodes per round (cur, then b, its successor): the node before cur
+	 * is always in the other's register, advancing moves none (8 per node
+	 * on amd64, not 10; chtbench 15 walks 2.8 per insert and per remove).
 	 */
-	while (cur) {
+	for (;;) {
 		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
 		if (__builtin_expect(nx & CHT_LINK_DELETED, 0))
 			goto deleted;
 		if (strict ? cur->hash > hash : cur->hash >= hash)
 			break;
-		/* Not deleted: nx has no mark bit set, it is the pointer. */
+		/* Not deleted: nx is the pointer, not NULL (cur is no tail). */
 		cht_node_t *b = (cht_node_t *) nx;
-		if (!b) {
-			prev = &cur->next;
-			cur = NULL;
-			break;
-		}
 		nx = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE);
 		if (__builtin_expect(nx & CHT_LINK_DELETED, 0)) {
 			prev = &cur->next;
@@ -579,18 +595,15 @@ retry:;
 		cur = (cht_node_t *) nx;
 		continue;
 deleted:;
-		/* cur is marked (its next is nx): unlink it from *prev. */
+		/* cur is marked (its next is nx): unlink it from *prev. Fails if
+		 * *prev changed or its node was deleted (marked): start over. */
 		uintptr_t expected = (uintptr_t) cur;
-		/*
-		 * Fails if *prev changed or prev's own node was deleted (its
-		 * next is marked then): start over.
-		 */
 		if (!__atomic_compare_exchange_n(prev, &expected,
 		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
 		    __ATOMIC_ACQUIRE))
 			goto retry;
-		cht__unlinked(h, cur);
-		cur = cht__ptr(nx);
+		cht__unlinked(h, cur, ops);
+		cur = cht__ptr(nx);  /* the tail is never deleted */
 	}
 	*pprev = prev;
 	*pcur = cur;
@@ -614,11 +627,11 @@ static inline bool cht__mark_deleted(cht_node_t *n)
  * Adds @a d (+1, or -removed with @a up false) to the item count and asks for
  * a resize past the grow (@a up) or shrink limit of @a b. A split count
  * (Linux's percpu_counter) adds to the current CPU's (or stripe's) slot, atomic
- * (the thread may move), and folds the slot into item_cnt only at +batch
- * (inserts) or -batch (removes), where the check rides on the fold
- * (cht__count_fold() moves exactly what it read: item_cnt plus the slots is
- * the count at every step); a slot pushed the other way by a thread that moved
- * is folded by the next update of that direction. Batch 0: item_cnt alone.
+ * (the thread may move), and folds it into item_cnt only at +batch (inserts)
+ * or -batch (removes), where the check rides on the fold (cht__count_fold()
+ * moves exactly what it read: item_cnt plus the slots is the count at every
+ * step); a slot pushed the other way is folded by the next update of that
+ * direction. Batch 0: item_cnt alone.
  */
 static inline __attribute__((always_inline)) void cht__count_add(cht_t *h,
     int64_t d, bool up, cht_buckets_t *b)
@@ -657,28 +670,22 @@ static inline __attribute__((always_inline)) bool cht__insert(cht_t *h,
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	cht_node_t *start = &b->d[hash >> b->shift];
 	/*
-	 * Count the item before it is linked. A remover can only find it after
-	 * the release CAS below (its loads of `next` acquire), so this increment
-	 * happens before the remover's decrement and an exactly counted table's
-	 * count never goes below the number of linked items (it used to wrap to
-	 * 2^64-1 when a remover decremented first). A refused unique insert takes
-	 * its count back.
-	 */
+	 * Count the item before it is linked: a remover finds it only after the
+	 * release CAS below (its loads of `next` acquire), so an exact count is
+	 * never below the items linked (it wrapped to 2^64-1 when a remover
+	 * decremented first). A refused unique insert takes it back. */
 	cht__count_add(h, 1, true, b);
 	for (;;) {
 		uintptr_t *prev;
 		cht_node_t *cur;
-		/*
-		 * Plain inserts go after the run of equal hashes: an update that
-		 * inserts a duplicate and then removes the old item must not let a
-		 * lookup standing on the old (now deleted) item skip the new one.
-		 * Unique inserts go before the run, so two racing unique inserts of
-		 * equal items conflict on the same CAS (and see each other on retry).
-		 */
-		cht__search(h, start, hash, !unique, &prev, &cur);
+		/* Plain inserts go after the run of equal hashes (a lookup on an
+		 * old duplicate removed after the insert must not skip the new
+		 * one); unique ones before it, so that two racing unique inserts
+		 * of equal items conflict on one CAS (and see each other). */
+		cht__search(h, ops, start, hash, !unique, &prev, &cur);
 		if (unique) {
 			/* The run of equal hashes starts at cur. */
-			for (cht_node_t *n = cur; n && n->hash == hash;) {
+			for (cht_node_t *n = cur; n->hash == hash;) {
 				uintptr_t nx = __atomic_load_n(&n->next,
 				    __ATOMIC_ACQUIRE);
 				if (!(nx & CHT_LINK_DELETED) &&
@@ -712,58 +719,57 @@ static inline __attribute__((always_inline)) size_t cht__remove_key(cht_t *h,
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	uintptr_t *prev;
 	cht_node_t *cur;
-	cht__search(h, &b->d[hash >> b->shift], hash, false, &prev, &cur);
-	size_t removed = 0;
-	bool only_first = false;  /* this call marked cur and no node after it */
-	uintptr_t nx = 0;         /* cur's next when marked (then final) */
-	/* Equal hashes: items (dummies are even); the run's first, cur, apart. */
-	if (cur && cur->hash == hash) {
-		nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
-		while (!(nx & CHT_LINK_DELETED) &&
-		    ops->key_equal(key, cht_link_of(cur))) {
-			/* Mark it deleted (Michael 2002); another remover may win.
-			 * A failed CAS leaves the current next in nx: re-examine. */
-			if (__atomic_compare_exchange_n(&cur->next, &nx,
-			    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
-			    __ATOMIC_ACQUIRE)) {
-				removed = 1;
-				only_first = true;
-				break;
-			}
-		}
-		/* Duplicates further down the run (cht_insert() allows them). */
-		for (cht_node_t *n = cht__ptr(nx); n && n->hash == hash;) {
-			uintptr_t nn = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-			if (!(nn & CHT_LINK_DELETED) &&
-			    ops->key_equal(key, cht_link_of(n))) {
-				if (!__atomic_compare_exchange_n(&n->next, &nn,
-				    nn | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
-				    __ATOMIC_ACQUIRE))
-					continue;  /* nn is the current next */
-				removed++;
-				only_first = false;
-			}
-			n = cht__ptr(nn);
+	cht__search(h, ops, &b->d[hash >> b->shift], hash, false, &prev, &cur);
+	if (cur->hash != hash)  /* equal: an item (dummies are even) */
+		return 0;
+	size_t removed = 0;  /* the run's first, cur, apart */
+	uintptr_t nx = __atomic_load_n(&cur->next, __ATOMIC_ACQUIRE);
+	while (!(nx & CHT_LINK_DELETED) && ops->key_equal(key, cht_link_of(cur))) {
+		/* Mark it deleted (Michael 2002); another remover may win. A
+		 * failed CAS leaves the current next in nx: re-examine. */
+		if (__atomic_compare_exchange_n(&cur->next, &nx,
+		    nx | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
+		    __ATOMIC_ACQUIRE)) {
+			/* Its next, now final, ends the run: no duplicates. */
+			if (__builtin_expect(cht__ptr(nx)->hash != hash, 1))
+				goto unlink_first;
+			removed = 1;
+			break;
 		}
 	}
-	if (removed) {
+	bool only_first = removed;  /* this call marked cur and none after it */
+	/* Duplicates further down the run (cht_insert() allows them). */
+	for (cht_node_t *n = cht__ptr(nx); n->hash == hash;) {
+		uintptr_t nn = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+		if (!(nn & CHT_LINK_DELETED) && ops->key_equal(key, cht_link_of(n))) {
+			if (!__atomic_compare_exchange_n(&n->next, &nn,
+			    nn | CHT_LINK_DELETED, false, __ATOMIC_ACQ_REL,
+			    __ATOMIC_ACQUIRE))
+				continue;  /* nn is the current next */
+			removed++;
+			only_first = false;
+		}
+		n = cht__ptr(nn);
+	}
+	if (!removed)
+		return 0;
+	if (!only_first) {
 		cht__count_add(h, -(int64_t) removed, false, b);
-		/*
-		 * The usual case, one item right after the link the search found:
-		 * unlink it with one CAS on that link (Michael 2002), to nx. The CAS fails
-		 * if the link changed or its node was deleted meanwhile (its next
-		 * is marked then); then, and for removed duplicates further down
-		 * the run, a search from the bucket unlinks them.
-		 */
-		uintptr_t expected = (uintptr_t) cur;
-		if (only_first && __atomic_compare_exchange_n(prev, &expected,
-		    (uintptr_t) cht__ptr(nx), false, __ATOMIC_ACQ_REL,
-		    __ATOMIC_RELAXED))
-			cht__unlinked_item(h, cht_link_of(cur));
-		else
-			cht__cleanup(h, hash);
+		cht__cleanup(h, hash);
+		return removed;
 	}
-	return removed;
+unlink_first:
+	cht__count_add(h, -1, false, b);
+	/* The usual case, one item after the link the search found: one CAS
+	 * on that link to nx (Michael 2002). It fails if the link changed or
+	 * its node was deleted (marked); then a search from the bucket unlinks. */
+	uintptr_t expected = (uintptr_t) cur;
+	if (__atomic_compare_exchange_n(prev, &expected, (uintptr_t) cht__ptr(nx),
+	    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		cht__unlinked_item(h, cht_link_of(cur), ops);
+	else
+		cht__cleanup(h, hash);
+	return 1;
 }
 
 /**
@@ -835,12 +841,10 @@ bool cht_remove_item(cht_t *h, cht_link_t *item);
 void cht_set_max_load(cht_t *h, size_t max_load);
 
 /**
- * cht_set_max_load() with a fractional limit: the table grows when the
- * average load exceeds @a num / @a den items per bucket (rounded down to a
- * multiple of 1/CHT_LOAD_ONE, at most CHT_MAX_LOAD_LIMIT) and shrinks below a
- * quarter of it. memcached's own table grows at 3/2, and its tests expect the
- * sizes that follow from that. Asks the resizer to bring the table to the
- * size that fits, as cht_set_max_load() does.
+ * cht_set_max_load() with a fractional limit: grows above @a num / @a den
+ * items per bucket (rounded down to a multiple of 1/CHT_LOAD_ONE, at most
+ * CHT_MAX_LOAD_LIMIT), shrinks below a quarter of it (memcached grows at 3/2);
+ * asks the resizer for the size that fits, as cht_set_max_load() does.
  * @return CHT_OK, or CHT_EINVAL for a NULL table, @a den 0 or above
  * SIZE_MAX / CHT_LOAD_ONE, or a limit below 1/CHT_LOAD_ONE.
  * Context: any; never blocks.
@@ -848,15 +852,12 @@ void cht_set_max_load(cht_t *h, size_t max_load);
 int cht_set_max_load_frac(cht_t *h, size_t num, size_t den);
 
 /**
- * Sets the load at which the table grows (as cht_set_max_load()) and brings
- * the table to the size that fits in the calling thread, not on the work
- * queue: returns when the resize is complete. If a resize is already in flight
- * on the work queue, waits for it first (polling, 1 ms). For benchmarks and
- * tests that want each resize finished before the next and run on a CPU of
- * their choice (chtbench 18 wires its resizer away from the readers).
+ * Sets the grow load (as cht_set_max_load()) and resizes to fit in the calling
+ * thread, not on the work queue, returning when done; first waits (polling,
+ * 1 ms) for a resize in flight. For benchmarks and tests that want each resize
+ * finished before the next, on a CPU of their choice (chtbench 18).
  * @return CHT_OK, or CHT_EINVAL for @a max_load 0 or a table being destroyed.
- * Context: thread, may sleep (waits for grace periods); not in a reader
- * section.
+ * Context: thread, may sleep (grace periods); not in a reader section.
  */
 int cht_resize(cht_t *h, size_t max_load);
 
@@ -886,11 +887,10 @@ void cht_get_stats(cht_t *h, cht_stats_t *st);
 /**
  * For tests: the item count as summed, not clamped at 0 as cht_count() and
  * cht_get_stats() clamp it. *@a split (if not NULL) says whether the table
- * counts in per-CPU slots now. A table that counts in item_cnt alone
- * (!*split) reads one word, so the value is the count at one instant: with
- * every item counted before its linking CAS it is never below the number of
- * items linked, and never negative (test chtcount). A split count read while
- * updates fold may be off either way. Any context.
+ * counts in per-CPU slots now. Counting in item_cnt alone (!*split), one
+ * word is read: the count at one instant, never below the items linked nor
+ * negative (test chtcount). A split count read while updates fold may be
+ * off either way. Any context.
  */
 int64_t cht_count_raw(cht_t *h, bool *split);
 

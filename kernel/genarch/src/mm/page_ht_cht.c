@@ -43,9 +43,10 @@ static bool op_key_equal(void *key, const cht_link_t *item)
 	return r->as_id == k->as_id && r->page == k->page;
 }
 
-static void op_remove_callback(cht_link_t *item)
+/** The remove callback, called by RCU directly (cht_ops_t.rcu_free). */
+static void op_rcu_free(rcu_item_t *rcu)
 {
-	rec_free((pte_rec_t *) item);
+	rec_free((pte_rec_t *) cht_link_of_rcu(rcu));
 }
 
 static const cht_ops_t ops = {
@@ -53,7 +54,7 @@ static const cht_ops_t ops = {
 	.key_hash = op_key_hash,
 	.equal = op_equal,
 	.key_equal = op_key_equal,
-	.remove_callback = op_remove_callback,
+	.rcu_free = op_rcu_free,
 };
 
 /**

@@ -85,6 +85,12 @@ static inline bool cht_env_work_enqueue(cht_env_work_t *w,
 }
 
 /**
+ * cht_ops_t.rcu_free: a table's items may go straight to rcu_call_batched()
+ * with the user's own callback (no wrapper; the kernel has no ABI to keep).
+ */
+#define CHT_ENV_OPS_RCU_FREE 1
+
+/**
  * The split item count has one slot per CPU (cht_t.cnt_slots): created
  * tables size it from cpu_count, which is final before the first table is
  * made (as_init() runs after the APs are up).

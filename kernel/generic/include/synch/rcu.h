@@ -287,7 +287,8 @@ void rcu_get_stats(rcu_stats_t *st);
  * Any context.
  */
 void rcu_cpu_get_stats(unsigned cpu, rcu_cpu_stats_t *st);
-/** Pending callbacks on all CPUs (racy sum, for tests and statistics). */
+/** Pending callbacks on all CPUs (racy sum, for tests and statistics; of a
+ * long batched stack at most 1,001 until its batch runs: docs/RCU.md). */
 size_t rcu_pending_callbacks(void);
 
 /* The inline reader functions of the flavour built in. */

@@ -117,16 +117,18 @@ static void fixed_teardown(void)
 cht_t bench_cht;
 static bool bench_cht_live;
 
-static void fi_remove_cb(cht_link_t *l)
+/** The remove callback, called by RCU directly (cht_ops_t.rcu_free). */
+static void fi_rcu_free(rcu_item_t *rcu)
 {
-	slab_free(fitem_cache, container_of(l, fitem_t, clink));
+	slab_free(fitem_cache, container_of(cht_link_of_rcu(rcu), fitem_t,
+	    clink));
 }
 
 CHT_DEFINE_U64_KEY(fi, fitem_t, clink, key, cht_u64_identity)
 
 static const cht_ops_t fi_ops = {
 	CHT_U64_KEY_OPS(fi),
-	.remove_callback = fi_remove_cb,
+	.rcu_free = fi_rcu_free,
 };
 
 /** Removes every item of bench_cht and destroys it. */
