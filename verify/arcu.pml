@@ -303,6 +303,11 @@ inline run_gp(gp, pending, sb, leave) {
 		fi;
 		pending = !(c0_last_seen == gp || c0_idle)
 	od;
+	/* smp_call() returns once arcu_sample_cpu() ran: its call slot (on
+	 * smp_call()'s stack) and its argument &gp (rcu_alg_detect()'s) die
+	 * when rcu_alg_detect() returns; a call still pending then would run
+	 * on a dead stack frame */
+	assert(!ipi_pending);
 #ifndef BROKEN_NO_WAIT_PREEMPTED
 	/* wait_for_preempted_readers(): under the lock, while the list is
 	 * not empty, raise detector_waits_readers, unlock, sleep in

@@ -481,7 +481,7 @@ def pan_run(d, pml, defs, mode):
     return "ok"
 
 
-def run_mutant(model, m_id, idx, src, quick=False):
+def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
     d = os.path.join(WORK, model, m_id.split(":", 1)[1].replace(":", "-"))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -496,7 +496,8 @@ def run_mutant(model, m_id, idx, src, quick=False):
     if quick:
         # the first pass: safety in the cheapest scenario only; a mutant
         # it does not kill is left for the full run (not recorded)
-        scen = scen[:1]
+        # (--quick-in NAME: that scenario instead, when it runs the lines)
+        scen = [s for s in scen if s[0] == quick_in] or scen[:1]
     for mode in (("safety",) if quick else ("safety", "liveness")):
         # liveness in the two cheapest scenarios that run the lines (cht:
         # cht_list and cht_collide, or cht_shrink and cht_grow)
@@ -697,6 +698,10 @@ def main():
                     help="a first pass: safety in each mutant's cheapest "
                     "scenario only, recording kills, time-outs and bounds "
                     "(a mutant that passes is left for a full run)")
+    ap.add_argument("--quick-in", metavar="SCENARIO",
+                    help="with --quick: run the safety search in this "
+                    "scenario (e.g. podzimek_migrate) instead of the "
+                    "cheapest, for a mutant whose lines it runs")
     ap.add_argument("--rekey", metavar="DIR",
                     help="rewrite the results recorded with the old key (a "
                     "hash of the whole mutant text) for the models as they "
@@ -764,7 +769,8 @@ def main():
             with lock:
                 running[0] += 1
             try:
-                r = run_mutant(model, m_id, idx, src, quick=args.quick)
+                r = run_mutant(model, m_id, idx, src, quick=args.quick,
+                               quick_in=args.quick_in)
             finally:
                 with lock:
                     running[0] -= 1

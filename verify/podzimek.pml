@@ -291,7 +291,13 @@ inline reader_left() {
  * scheduler). memory_barrier(), the seq_cst store of last_seen_gp, the
  * exchange of is_delaying_gp, memory_barrier_after_atomic(), the
  * announcement. */
+#define T_PID 0         /* T is the first active proctype: its _pid */
 inline record_qs(guard, was, cpu) {
+	/* "Preemption off" (rcu_record_qs()'s contract: it reads CPU itself,
+	 * the model passes it as cpu): T's slow paths call it with preemption
+	 * disabled, on the CPU they read after disabling it (the scheduler's
+	 * hooks run it in their own context) */
+	assert(_pid != T_PID || (pd && cpu == t_cpu));
 #ifndef BROKEN_NO_QS_MB_AFTER
 	atomic { guard && QS_BARRIER && !qs_late -> last_seen[cpu] = cur_gp };
 #else
