@@ -142,7 +142,7 @@
  *   common/adt/cht.c buckets_replace 149f844c9841
  *   common/adt/cht.c cht__cleanup a8b4635bbe36
  *   common/include/adt/cht.h cht_find_fast a0f4e8a8a12b
- *   common/include/adt/cht.h cht__unlinked_item 07fdf59944da
+ *   common/include/adt/cht.h cht__unlinked_item cc4b566ab15d
  *   common/include/adt/cht.h cht__unlinked 26032384dd82
  *   common/include/adt/cht.h cht__search 9eaa37e660ef
  *   common/include/adt/cht.h cht__mark_deleted e153fd535cb0

@@ -528,6 +528,7 @@ static inline cht_node_t *cht__ptr(uintptr_t v)
 static inline __attribute__((always_inline)) void cht__unlinked_item(
     cht_t *h, cht_link_t *l, const cht_ops_t *const ops)
 {
+	(void) h;	/* unused since the ops travel with the call */
 #ifdef CHT_ENV_OPS_RCU_FREE
 	if (ops->rcu_free) {
 		cht_env_rcu_call_batched(cht_env_rcu_item_of(&l->rcu), ops->rcu_free);
