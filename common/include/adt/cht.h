@@ -520,10 +520,8 @@ static inline cht_node_t *cht__ptr(uintptr_t v)
 	return (cht_node_t *) (v & ~CHT_LINK_MARKS);
 }
 
-/**
- * Called by the thread whose CAS unlinked item @a l (exactly one per item):
- * its remove callback runs after a grace period.
- */
+/** Called by the thread whose CAS unlinked item @a l (exactly one per item):
+ * its remove callback runs after a grace period. */
 /* Model: verify/cht.pml */
 static inline __attribute__((always_inline)) void cht__unlinked_item(
     cht_t *h, cht_link_t *l, const cht_ops_t *const ops)
