@@ -312,6 +312,21 @@ static int phase_stop;
  *  helper thread that must act inside the phase waits for it). */
 static uint64_t phase_gen;
 
+/**
+ * Waits until @a t's background resizes and reclamation are done
+ * (impl->settle(), @a times times), offline for the table's RCU around the
+ * wait (a QSBR thread that blocks must not hold grace periods up).
+ */
+static void settle_offline(void *t, int times)
+{
+	if (impl->offline)
+		impl->offline();
+	for (int i = 0; i < times; i++)
+		impl->settle(t);
+	if (impl->online)
+		impl->online();
+}
+
 static void *worker_main(void *p)
 {
 	worker_t *w = p;
@@ -950,11 +965,7 @@ static void phase_resize(void *t, double secs, int rounds)
 		round_suffix(rs, sizeof(rs), base, rd, rounds);
 		for (int k = 0; k < 2; k++) {
 			impl->resize(t, sizes[k] >> impl->resize_shift);
-			if (impl->offline)
-				impl->offline();
-			impl->settle(t);
-			if (impl->online)
-				impl->online();
+			settle_offline(t, 1);
 			char wl[48];
 			snprintf(wl, sizeof(wl), "resize-fixed-%s", k == 0 ? "n" :
 			    "m");
@@ -1291,11 +1302,7 @@ static size_t fill_to_last_grow(void *t, size_t *filled)
 			total_errors += r.errors;
 			done = (size_t) g + 1;
 		}
-		if (impl->offline)
-			impl->offline();
-		impl->settle(t);
-		if (impl->online)
-			impl->online();
+		settle_offline(t, 1);
 		if (impl->grow_at(t) == g) {
 			fprintf(stderr, "%s: crossing: the table did not grow past "
 			    "its grow point %ld\n", impl->name, g);
@@ -1460,11 +1467,7 @@ static void phase_crossing(void)
 		    "to cross", no_point ? "no grow point at or below N" :
 		    "the table does not say its size", lo, hi);
 	err += check_keys(t, "crossing-check", 0, hi, true);
-	if (impl->offline)
-		impl->offline();
-	impl->settle(t);
-	if (impl->online)
-		impl->online();
+	settle_offline(t, 1);
 	impl->destroy(t);
 	/*
 	 * The control: the same window into a table created for max(N, 5/4 hi)
@@ -1489,11 +1492,7 @@ static void phase_crossing(void)
 			out("crossing", T, "max_over_presized", mx / last_max_us);
 		}
 		err += check_keys(t, "crossing-presized-check", 0, hi, true);
-		if (impl->offline)
-			impl->offline();
-		impl->settle(t);
-		if (impl->online)
-			impl->online();
+		settle_offline(t, 1);
 		impl->destroy(t);
 	}
 	if (err) {
@@ -1661,11 +1660,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	    (double) (rss1 - rss0));
 	out(gname, T, "anon_huge_mb", (double) proc_kb("/proc/self/smaps_rollup",
 	    "AnonHugePages:") / 1048576.0);
-	if (impl->offline)
-		impl->offline();
-	impl->settle(t);  /* a resize the last inserts asked for */
-	if (impl->online)
-		impl->online();
+	settle_offline(t, 1);  /* a resize the last inserts asked for */
 	out(gname, T, "buckets", (double) impl->buckets(t));
 	out(gname, T, "grow_events", (double) nev);
 	for (int i = 0; i < nev; i++)
@@ -1721,12 +1716,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	uint64_t rerr = check_ring(t, true);
 	out("check", T, "ring_errors", (double) rerr);
 	errors += rerr;
-	if (impl->offline)
-		impl->offline();
-	impl->settle(t);
-	impl->settle(t);
-	if (impl->online)
-		impl->online();
+	settle_offline(t, 2);
 	impl->destroy(t);
 	if (has(phases, "crossing"))
 		phase_crossing();
