@@ -97,6 +97,29 @@ def test_big_workloads_correct(test_run):
         assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX, (
             "%s: %d bytes of heap left after the teardown" % (
                 peer, d[("memory", "heap_left_bytes")]))
+        _check_memory_reported(peer, d)
+
+
+#: The bytes a table must at least hold per 8-byte key and value: the key
+#: and the value (ck_hs is a set: its value is the key).
+MIN_BYTES_PER_KEY = {"ckhs": 8}
+
+
+def _check_memory_reported(peer, d):
+    """Every table reports its memory the same way: RSS and the allocator's
+    figure (malloc's bytes in use plus what the library mapped itself,
+    bench/userspace/mapcount.c), per key, after the growth and the presized
+    growth; neither may be missing or below what the keys and values alone
+    take. The allocator's figure was 0.03 bytes per key for TBB's tables
+    (tbbmalloc maps its own memory) and 9 for the managed inline map (its
+    bucket segments are mmap'ed) before mapcount.c."""
+    least = MIN_BYTES_PER_KEY.get(peer, 16)
+    for wl in ("grow", "grow-presized"):
+        for m in ("bytes_per_key_heap", "bytes_per_key_rss"):
+            v = d.get((wl, m))
+            assert v is not None, "%s: %s reports no %s" % (peer, wl, m)
+            assert v >= least, "%s: %s %s %.2f, below the %d bytes its " \
+                "keys and values take" % (peer, wl, m, v, least)
 
 
 def _check_crossing_placed(peer, d):

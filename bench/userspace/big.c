@@ -38,7 +38,8 @@
  * sub-buckets per power of two, relative error <= 2^-HSUB) per thread and
  * phase, in TSC ticks, reported in ns; per second a coarser one (2^TSUB)
  * for the timeline. Memory: RSS (statm), peak RSS (VmHWM) and the
- * allocator's figure (mallinfo2: in use, sbrk and mmap). Transparent huge
+ * allocator's figure (bench_heap_bytes(): mallinfo2's in use and mmapped,
+ * plus what the libraries mapped themselves, mapcount.c). Transparent huge
  * pages: the system's mode and the process's AnonHugePages; the driver runs
  * the THP variant with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (malloc
  * madvises its memory MADV_HUGEPAGE), which is what a table that allocates
@@ -184,11 +185,8 @@ typedef struct rec {
 static void rec_init(rec_t *r, uint64_t start)
 {
 	if (!r->tl) {
-		r->tl = mmap(NULL, TL_MAX_SECS * sizeof(tl_sec_t),
-		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-		    MAP_NORESERVE, -1, 0);
-		if (r->tl == MAP_FAILED)
-			abort();
+		/* The harness's own: not in the allocator's figure. */
+		r->tl = bench_map_own(TL_MAX_SECS * sizeof(tl_sec_t));
 	} else {
 		/* Give the pages back: the next phase starts from zero. */
 		madvise(r->tl, TL_MAX_SECS * sizeof(tl_sec_t), MADV_DONTNEED);
@@ -1630,6 +1628,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	impl->thread_init();
 	malloc_trim(0);
 	size_t heap0 = bench_heap_bytes(), rss0 = bench_rss_bytes();
+	size_t mapped0 = bench_mapped_bytes();
 	reset_peak_rss();
 	if (scatter_n)
 		scatter_free_chunks();
@@ -1656,6 +1655,10 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	out(gname, T, "final_heap_mb", (double) (heap1 - heap0) / 1048576.0);
 	out(gname, T, "bytes_per_key_rss", (double) (rss1 - rss0) / (double) N);
 	out(gname, T, "bytes_per_key_heap", (double) (heap1 - heap0) / (double) N);
+	/* The part of it mapped outside malloc (mapcount.c: tbbmalloc, the
+	 * managed map's segments), 0 for a table that only mallocs. */
+	out(gname, T, "bytes_per_key_mapped", (double) (bench_mapped_bytes() -
+	    mapped0) / (double) N);
 	out(gname, T, "peak_over_final_rss", (double) (hwm - rss0) /
 	    (double) (rss1 - rss0));
 	out(gname, T, "anon_huge_mb", (double) proc_kb("/proc/self/smaps_rollup",

@@ -269,6 +269,7 @@ def table_rows(peers, d):
             grow2_p999=grow2_p999, grow2_max=g("B", "grow", 2, "max_us"),
             pre2_p999=pre2_p999, pre2_max=g("P", "grow-presized", 2, "max_us"),
             bpk=g("B", "grow", 2, "bytes_per_key_rss"),
+            bpk_alloc=g("B", "grow", 2, "bytes_per_key_heap"),
             peak_final=g("B", "grow", 2, "peak_over_final_rss"),
             hit1=g("A", "lookup-hit", 1, "mops"),
             hit2=g("B", "lookup-hit", 2, "mops"),
@@ -294,6 +295,7 @@ COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
         ("grow2", "grow 2t Mops/s"), ("grow2_p999", "grow 2t p99.9 ns"),
         ("grow2_max", "grow 2t max us"), ("pre2_p999", "presized 2t p99.9 ns"),
         ("pre2_max", "presized 2t max us"), ("bpk", "RSS bytes/key"),
+        ("bpk_alloc", "alloc bytes/key"),
         ("peak_final", "peak/final RSS"), ("hit1", "hit 1t Mops/s"),
         ("hit2", "hit 2t Mops/s"), ("hit1_thp", "hit 1t THP Mops/s"),
         ("miss2", "miss 2t Mops/s"), ("czipf2", "C zipf 2t"),
@@ -432,7 +434,9 @@ def section(meta, trs, pngs, failures):
         "P: presized, H: huge pages); latency from log-linear histograms "
         "(relative error <= 1/64), soak writes timed from their scheduled "
         "start; memory is RSS above the process's start (peak from VmHWM) "
-        "and the allocator's figure (mallinfo2). Single run, no repetitions: "
+        "and the allocator's figure (`alloc bytes/key`: mallinfo2's in use "
+        "and mmapped plus the anonymous memory the library mapped itself, "
+        "bench/userspace/mapcount.c). Single run, no repetitions: "
         "ratios within this table only. Errors: lost keys, wrong values, "
         "failed operations, absent keys found (must be 0).",
         "",
