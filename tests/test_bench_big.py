@@ -30,8 +30,8 @@ BIN = os.path.join(REPO, "build", "bench-userspace", "bench_us")
 WORKLOADS = (["grow", "lookup-hit", "lookup-miss"]
              + ["ycsb-%s-%s" % (m, d) for m in "cbafd"
                 for d in ("uniform", "zipf")]
-             + ["soak-lookups-alone", "soak-lookups", "soak-writes", "check",
-                "crossing", "crossing-check"])
+             + ["shrink", "soak-lookups-alone", "soak-lookups", "soak-writes",
+                "check", "crossing", "crossing-check"])
 #: The heap a table may keep after its teardown (per-thread caches of the
 #: libraries: ck_epoch records, liburcu's thread registry, TBB's pools).
 HEAP_LEFT_MAX = 256 << 10
@@ -70,9 +70,12 @@ def test_big_workloads_correct(test_run):
     rc, rows, meta = test_run
     assert not meta["failures"], "\n".join(meta["failures"])
     assert rc == 0
-    by = {}
+    by, b_run = {}, {}
     for r in rows:
         by.setdefault(r["peer"], {})[(r["workload"], r["metric"])] = r["value"]
+        if r["run"] == "B":
+            b_run.setdefault(r["peer"], {})[(r["workload"], r["metric"])] = \
+                r["value"]
     keys = meta["keys"]
     for peer in meta["peers"]:
         d = by.get(peer)
@@ -89,15 +92,54 @@ def test_big_workloads_correct(test_run):
         assert ("grow-presized", "errors") in d, "%s: no presized run" % peer
         assert d[("grow", "ops")] == keys
         assert d[("grow-presized", "ops")] == keys
-        # Churn and YCSB D move and extend the key window: the check saw at
-        # least the N keys, every one present.
-        assert d[("check", "keys")] >= keys
+        # Churn and YCSB D move and extend the key window, the shrink cuts
+        # it to an eighth: the check saw exactly the kept keys.
+        # (The presized run checks its N keys: the B run's rows here.)
+        b = b_run[peer]
+        assert b[("check", "keys")] == b[("shrink", "keys_after")]
+        _check_shrink(peer, b)
         assert d[("crossing-check", "keys")] == d[("crossing", "to_keys")]
         _check_crossing_placed(peer, d)
         assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX, (
             "%s: %d bytes of heap left after the teardown" % (
                 peer, d[("memory", "heap_left_bytes")]))
         _check_memory_reported(peer, d)
+
+
+#: The tables that give memory back when their keys are deleted: their
+#: nodes are freed (after a grace period) and their bucket arrays shrink.
+#: The others keep it: open addressing (ck, libcuckoo) never shrinks, TBB's
+#: tbbmalloc keeps its pools, the managed maps' allocators keep slabs until a
+#: later reclaim or decay, and the inline 8-byte map never shrinks.
+SHRINKS = ("cht", "lfht-memb", "lfht-qsbr", "rwlock", "chtmap")
+
+
+def _check_shrink(peer, d):
+    """The shrink (the window's keys deleted down to an eighth, big.c
+    phase_shrink()): every delete succeeded, every deleted key is absent,
+    the counts exact; no table holds more memory after deleting; a table
+    that shrinks (SHRINKS) gave back at least half of what its growth took
+    and, where it says its size, has fewer buckets."""
+    g = lambda m: d[("shrink", m)]
+    n, kept = g("keys_before"), g("keys_after")
+    assert n >= d[("grow", "ops")] and kept == n // 8, (peer, n, kept)
+    assert g("ops") == n - kept, "%s: %d deletes for %d keys" % (
+        peer, g("ops"), n - kept)
+    assert g("errors") == 0 and g("absent_errors") == 0, (
+        "%s: shrink: %d failed deletes, %d deleted keys found" % (
+            peer, g("errors"), g("absent_errors")))
+    before, after = g("heap_before_mb"), g("heap_settled_mb")
+    assert after <= before + 0.0625, "%s: %.3f MiB after deleting, %.3f " \
+        "before" % (peer, after, before)
+    if peer in SHRINKS:
+        grown = d[("grow", "final_heap_mb")]
+        assert before - after >= grown / 2, "%s: deleting 7/8 of the keys " \
+            "gave back %.3f MiB of the %.3f its growth took" % (
+                peer, before - after, grown)
+        if g("buckets_before") > 0:
+            assert g("buckets_after") < g("buckets_before"), (
+                "%s: still %d buckets after the shrink" % (
+                    peer, g("buckets_after")))
 
 
 #: The bytes a table must at least hold per 8-byte key and value: the key

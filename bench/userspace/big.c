@@ -15,6 +15,9 @@
  *             tables with neither print "unsupported"
  *   churn     each thread removes its oldest key and inserts a new one
  *             (-c SECS); memory sampled every second
+ *   shrink    the keys deleted down to an eighth, every delete timed;
+ *             memory before, after the deletes and after the table
+ *             settled; every deleted key absent (phase_shrink())
  *   soak      -L SECS of lookups only, then -S SECS of lookups beside one
  *             writer rate-limited to -r WRITES/s (latency from each write's
  *             scheduled start: no coordinated omission)
@@ -1156,7 +1159,9 @@ static void body_check(worker_t *w)
 	for (size_t i = w->lo + (size_t) w->id; i < w->hi; i += (size_t) w->threads) {
 		uint64_t key = key_present(i);
 		uint64_t t0 = tsc();
-		int ok = impl->lookup(w->t, key, &v) && value_ok(key, v);
+		/* kind 2 (the shrink): the remove alone, timed. */
+		int ok = w->kind == 2 ? impl->remove(w->t, key) :
+		    impl->lookup(w->t, key, &v) && value_ok(key, v);
 		if (ok && w->kind == 1)
 			ok = impl->remove(w->t, key);
 		uint64_t t1 = tsc();
@@ -1186,6 +1191,78 @@ static uint64_t check_keys(void *t, const char *name, size_t lo, size_t hi,
 	out(name, th, "errors", (double) r.errors);
 	out(name, th, "seconds", r.secs);
 	return r.errors;
+}
+
+/* --- shrink ------------------------------------------------------------------------------------ */
+
+/** The allocator's figure and RSS at the process's start (main()). */
+static size_t heap_start, rss_start;
+
+/** The allocator's figure and RSS above the process's start, rows
+ *  heap_WHEN_mb and rss_WHEN_mb of the shrink; returns the allocator's
+ *  figure above the start, the RSS above it in @a rss (bytes). */
+static double shrink_mem(const char *when, double *rss)
+{
+	char m[48];
+	double heap = (double) bench_heap_bytes() - (double) heap_start;
+	*rss = (double) bench_rss_bytes() - (double) rss_start;
+	snprintf(m, sizeof(m), "heap_%s_mb", when);
+	out("shrink", T, m, heap / 1048576.0);
+	snprintf(m, sizeof(m), "rss_%s_mb", when);
+	out("shrink", T, m, *rss / 1048576.0);
+	return heap;
+}
+
+/*
+ * The shrink: the table's present keys [win_lo, win_hi) deleted down to the
+ * first eighth, every delete timed (one thread when remove is not safe
+ * beside others); then every deleted key looked up (must be absent), and the
+ * memory before, right after the deletes, and after the table settled (its
+ * shrinking resize and deferred frees done) and malloc_trim(0) (glibc
+ * returns what it can). Rows: the deletes' throughput and percentiles,
+ * keys_before, keys_after, buckets_before, buckets_after (-1: the table does
+ * not say), heap_*_mb and rss_*_mb above the process's start (before,
+ * deleted, settled), heap_ and rss_settled_over_before, absent_errors. The
+ * window ends at the kept keys. It runs before the soak, whose ring of
+ * other keys would stay in the table.
+ */
+static void phase_shrink(void *t)
+{
+	size_t n = win_hi - win_lo, keep = win_lo + n / 8;
+	double rss0, rss1, rss2;
+	int th = impl->no_concurrent_remove ? 1 : T;
+	settle_offline(t, 1);
+	long b0 = impl->buckets(t);
+	double h0 = shrink_mem("before", &rss0);
+	worker_t w[MAXT];
+	for (int i = 0; i < th; i++)
+		w[i] = (worker_t) { .threads = th, .t = t, .body = body_check,
+		    .lo = keep, .hi = win_hi, .kind = 2 };
+	phase_res_t r = run_phase("shrink", w, th, 0, win_hi - keep);
+	report("shrink", th, th, &r);
+	(void) shrink_mem("deleted", &rss1);
+	settle_offline(t, 2);
+	malloc_trim(0);
+	double h2 = shrink_mem("settled", &rss2);
+	long b1 = impl->buckets(t);
+	uint64_t v, absent = 0;
+	for (size_t i = keep; i < win_hi; i++) {
+		if (impl->lookup(t, key_present(i), &v))
+			absent++;
+		quiesce(i);
+	}
+	out("shrink", T, "keys_before", (double) n);
+	out("shrink", T, "keys_after", (double) (keep - win_lo));
+	out("shrink", T, "buckets_before", (double) b0);
+	out("shrink", T, "buckets_after", (double) b1);
+	out("shrink", T, "heap_settled_over_before", h2 / h0);
+	out("shrink", T, "rss_settled_over_before", rss2 / rss0);
+	out("shrink", T, "absent_errors", (double) absent);
+	progress("shrink", "%zu -> %zu keys, %ld -> %ld buckets, heap %.3g -> "
+	    "%.3g GB, rss %.3g -> %.3g GB", n, keep - win_lo, b0, b1, h0 / 1e9,
+	    h2 / 1e9, rss0 / 1e9, rss2 / 1e9);
+	total_errors += absent;
+	win_hi = keep;
 }
 
 /** The absent-key ring of the soak: the last RING inserted present, the
@@ -1521,8 +1598,8 @@ static void usage(void)
 	    "  -F N: before the phases, N small chunks freed in scattered "
 	    "order into the arena\n      the first phase's worker takes (a "
 	    "slow mallinfo2(), as after 1e8 items)\n"
-	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,soak,crossing "
-	    "(check always runs)\n");
+	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,shrink,soak,"
+	    "crossing\n  (check always runs)\n");
 	exit(2);
 }
 
@@ -1595,7 +1672,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	double secs = 5, churn = 10, soak = 10, alone = 3, rate = 200000;
 	bool pre = false, quit = false, also1 = false;
 	int rounds = 1;
-	const char *phases = "grow,lookup,ycsb,resize,churn,soak,crossing";
+	const char *phases =
+	    "grow,lookup,ycsb,resize,churn,shrink,soak,crossing";
 	int opt;
 	optind = 3;
 	while ((opt = getopt(argc, argv, "k:t:PQXF:d:c:L:S:r:w:x:R:1h")) != -1) {
@@ -1628,6 +1706,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	impl->thread_init();
 	malloc_trim(0);
 	size_t heap0 = bench_heap_bytes(), rss0 = bench_rss_bytes();
+	heap_start = heap0;
+	rss_start = rss0;
 	size_t mapped0 = bench_mapped_bytes();
 	reset_peak_rss();
 	if (scatter_n)
@@ -1706,6 +1786,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		phase_resize(t, secs, rounds);
 	if (has(phases, "churn"))
 		phase_churn(t, churn);
+	if (has(phases, "shrink"))
+		phase_shrink(t);
 	if (has(phases, "soak"))
 		phase_soak(t, alone, soak, rate);
 	if (quit) {

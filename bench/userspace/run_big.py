@@ -137,7 +137,7 @@ def processes(peers, impls, plan):
         for name in peers:
             runs.append(("B", name, [
                 "-k", k, "-d", str(plan["d"]), "-t", "2", "-w",
-                "grow,lookup,ycsb,resize,churn,soak,crossing",
+                "grow,lookup,ycsb,resize,churn,shrink,soak,crossing",
                 "-c", str(plan["churn"]), "-L", str(plan["alone"]),
                 "-S", str(plan["soak"]), "-r", str(plan["rate"])], None))
             pimpl, pargs = presized_of(impls, name)
@@ -148,7 +148,8 @@ def processes(peers, impls, plan):
         base = ["-k", k, "-d", str(plan["d"])]
         soak = plan["soak_cht"] if name.startswith("cht") else plan["soak"]
         runs.append(("A", name, base + ["-t", "1", "-w",
-                                        "grow,lookup,ycsb,crossing"], None))
+                                        "grow,lookup,ycsb,shrink,crossing"],
+                     None))
         runs.append(("B", name, base + [
             "-t", "2", "-w", "grow,lookup,ycsb,resize,churn,soak",
             "-c", str(plan["churn"]), "-L", str(plan["alone"]),
@@ -287,6 +288,10 @@ def table_rows(peers, d):
             soak_l_max=g("B", "soak-lookups", 1, "max_us"),
             alone_l_max=g("B", "soak-lookups-alone", 1, "max_us"),
             cross_max=g("A", "crossing", 1, "max_us"),
+            shrink1=g("A", "shrink", 1, "mops"),
+            shrink_p999=g("A", "shrink", 1, "p999_ns"),
+            shrink_max=g("A", "shrink", 1, "max_us"),
+            shrink_heap=g("A", "shrink", 1, "heap_settled_over_before"),
             errors=errs))
     return out
 
@@ -307,7 +312,10 @@ COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
         ("soak_w_max", "soak write max us"),
         ("soak_l_max", "soak lookup max us"),
         ("alone_l_max", "lookups alone max us"),
-        ("cross_max", "crossing max us"), ("errors", "errors")]
+        ("cross_max", "crossing max us"),
+        ("shrink1", "shrink to N/8 1t Mops/s"),
+        ("shrink_p999", "shrink p99.9 ns"), ("shrink_max", "shrink max us"),
+        ("shrink_heap", "alloc after/before shrink"), ("errors", "errors")]
 
 
 def md_table(trs):
