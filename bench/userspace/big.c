@@ -43,7 +43,8 @@
  * for the timeline. Memory: RSS (statm), peak RSS (VmHWM) and the
  * allocator's figure (bench_heap_bytes(): mallinfo2's in use and mmapped,
  * plus what the libraries mapped themselves, mapcount.c). Transparent huge
- * pages: the system's mode and the process's AnonHugePages; the driver runs
+ * pages: the system's mode (enabled, defrag) and the process's
+ * AnonHugePages at the end of every phase (row anon_huge_mb); the driver runs
  * the THP variant with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (malloc
  * madvises its memory MADV_HUGEPAGE), which is what a table that allocates
  * through malloc allows.
@@ -352,6 +353,9 @@ typedef struct {
 	 * time spent inside mallinfo2(). */
 	unsigned heap_stale;
 	double heap_sample_max_s, heap_lock_share;
+	/* Transparent huge pages at the phase's end (smaps_rollup's
+	 * AnonHugePages), bytes. */
+	size_t anon_huge;
 } phase_res_t;
 
 /*
@@ -522,6 +526,7 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 	r.heap_lock_share = hs.busy / (now_s() - t0);
 	/* The workers are gone: a slow sample delays nobody's operation. */
 	r.heap_end = bench_heap_bytes();
+	r.anon_huge = proc_kb("/proc/self/smaps_rollup", "AnonHugePages:");
 	return r;
 }
 
@@ -559,6 +564,9 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 	out(wl, threads, "heap_stale_secs", (double) r->heap_stale);
 	out(wl, threads, "heap_sample_max_ms", r->heap_sample_max_s * 1e3);
 	out(wl, threads, "heap_lock_share", r->heap_lock_share);
+	/* Huge pages per phase: the THP-on (hugetlb=1) and default runs of
+	 * every table say how much of their memory they got. */
+	out(wl, threads, "anon_huge_mb", (double) r->anon_huge / 1048576.0);
 	last_p999_ns = last_max_us = 0;
 	if (all.n == 0)
 		return;
@@ -1650,17 +1658,32 @@ static void scatter_free_chunks(void)
 		pthread_join(t, NULL);
 }
 
-static void thp_info(void)
+/** The first line of @a path into @a buf (@a len bytes), "unknown" if
+ *  unreadable. */
+static void first_line(const char *path, char *buf, size_t len)
 {
-	char buf[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	FILE *f = fopen(path, "r");
+	buf[0] = 0;
 	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
+		if (!fgets(buf, (int) len, f))
 			buf[0] = 0;
 		fclose(f);
 	}
 	buf[strcspn(buf, "\n")] = 0;
-	info("thp_enabled", buf[0] ? buf : "unknown");
+	if (!buf[0])
+		snprintf(buf, len, "unknown");
+}
+
+/* The system's THP mode (enabled, defrag) and the tunables of this run. */
+static void thp_info(void)
+{
+	char buf[128];
+	first_line("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+	    sizeof(buf));
+	info("thp_enabled", buf);
+	first_line("/sys/kernel/mm/transparent_hugepage/defrag", buf,
+	    sizeof(buf));
+	info("thp_defrag", buf);
 	const char *tun = getenv("GLIBC_TUNABLES");
 	info("glibc_tunables", tun ? tun : "");
 }
@@ -1741,8 +1764,6 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	    mapped0) / (double) N);
 	out(gname, T, "peak_over_final_rss", (double) (hwm - rss0) /
 	    (double) (rss1 - rss0));
-	out(gname, T, "anon_huge_mb", (double) proc_kb("/proc/self/smaps_rollup",
-	    "AnonHugePages:") / 1048576.0);
 	settle_offline(t, 1);  /* a resize the last inserts asked for */
 	out(gname, T, "buckets", (double) impl->buckets(t));
 	out(gname, T, "grow_events", (double) nev);

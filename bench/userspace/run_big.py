@@ -15,8 +15,11 @@ BENCH_REGISTER), one process per table and configuration:
     P  presized (the library's presized variant, or created for N), 1 and
        2 threads (quick: 2): grow only
     H  huge pages: A's grow and lookups with GLIBC_TUNABLES=
-       glibc.malloc.hugetlb=1 (malloc madvises MADV_HUGEPAGE); quick: libcht
-       only
+       glibc.malloc.hugetlb=1 (malloc madvises MADV_HUGEPAGE); quick: six
+       tables (libcht's two, cds_lfht qsbr, libcuckoo, ck_hs, TBB's hash
+       map). Every phase reports AnonHugePages (smaps_rollup) at its end:
+       the A run's growth (THP as the system and library leave it) and the
+       H run's are side by side in the summary
 
 Before anything runs, the free memory (MemAvailable) is compared with each
 table's estimate (its adapter's est_bytes_per_key x N + the harness's own
@@ -62,11 +65,13 @@ PLANS = {
     # soak), soak: seconds; rate: soak writes per second.
     "full": dict(keys=100_000_000, d=5, churn=60, alone=20, soak=120,
                  soak_cht=600, rate=200_000),
-    # quick: the huge-page run for libcht only, the presized growth at 2
+    # quick: the huge-page run for six tables, the presized growth at 2
     # threads only (2^22 keys and all of them took 20 min for 2 of 9 tables
     # on this host at load 11).
     "quick": dict(keys=1 << 21, d=0.5, churn=5, alone=2, soak=5,
-                  soak_cht=10, rate=200_000, thp_only="cht",
+                  soak_cht=10, rate=200_000,
+                  thp_only=("cht", "chtmap-u64", "lfht-qsbr", "cuckoo",
+                            "ckhs", "tbb-hm"),
                   presized_threads=("2",)),
     # make test: correctness only (counts, lost keys, memory back).
     "test": dict(keys=1 << 14, d=0.05, churn=0.2, alone=0.1, soak=0.2,
@@ -158,7 +163,7 @@ def processes(peers, impls, plan):
         for t in plan.get("presized_threads", ("1", "2")):
             runs.append(("P", pimpl, ["-k", k, "-t", t, "-w", "grow", "-Q"]
                          + pargs, None))
-        if plan.get("thp_only", name) != name:
+        if name not in plan.get("thp_only", (name,)):
             continue
         runs.append(("H", name, base + ["-t", "1", "-w", "grow,lookup", "-Q",
                                         "-x", "@thp"],
@@ -275,6 +280,8 @@ def table_rows(peers, d):
             hit1=g("A", "lookup-hit", 1, "mops"),
             hit2=g("B", "lookup-hit", 2, "mops"),
             hit1_thp=g("H", "lookup-hit@thp", 1, "mops"),
+            thp_off=g("A", "grow", 1, "anon_huge_mb"),
+            thp_on=g("H", "grow@thp", 1, "anon_huge_mb"),
             miss2=g("B", "lookup-miss", 2, "mops"),
             czipf2=g("B", "ycsb-c-zipf", 2, "mops"),
             a_uni2=g("B", "ycsb-a-uniform", 2, "mops"),
@@ -303,6 +310,8 @@ COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
         ("bpk_alloc", "alloc bytes/key"),
         ("peak_final", "peak/final RSS"), ("hit1", "hit 1t Mops/s"),
         ("hit2", "hit 2t Mops/s"), ("hit1_thp", "hit 1t THP Mops/s"),
+        ("thp_off", "AnonHugePages MB default"),
+        ("thp_on", "AnonHugePages MB hugetlb=1"),
         ("miss2", "miss 2t Mops/s"), ("czipf2", "C zipf 2t"),
         ("a_uni2", "A uniform 2t"), ("a_zipf2", "A zipf 2t"),
         ("resize_ratio", "resizing/fixed"), ("churn_flat", "churn heap flat %"),
