@@ -1759,9 +1759,12 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	out(gname, T, "bytes_per_key_rss", (double) (rss1 - rss0) / (double) N);
 	out(gname, T, "bytes_per_key_heap", (double) (heap1 - heap0) / (double) N);
 	/* The part of it mapped outside malloc (mapcount.c: tbbmalloc, the
-	 * managed map's segments), 0 for a table that only mallocs. */
+	 * managed map's segments; resident), 0 for a table that only mallocs;
+	 * and those mappings' whole size (reserved, touched or not). */
 	out(gname, T, "bytes_per_key_mapped", (double) (bench_mapped_bytes() -
 	    mapped0) / (double) N);
+	out(gname, T, "bytes_per_key_mapped_virtual", (double)
+	    bench_mapped_virtual_bytes() / (double) N);
 	out(gname, T, "peak_over_final_rss", (double) (hwm - rss0) /
 	    (double) (rss1 - rss0));
 	settle_offline(t, 1);  /* a resize the last inserts asked for */
