@@ -209,8 +209,24 @@ void bench_sleep_us(long us);
 /** TSC ticks per nanosecond, measured over a sleep of @a us microseconds. */
 double bench_tsc_per_ns(long us);
 
-/** Bytes the allocator has handed out (mallinfo2: in use plus mmapped). */
+/**
+ * The allocator's figure, the same for every table: the bytes glibc's malloc
+ * has handed out (mallinfo2: in use plus its mmapped chunks) plus the
+ * resident part of the writable anonymous memory the libraries mapped
+ * themselves (bench_mapped_bytes(): tbbmalloc, libcht's map segments).
+ */
 size_t bench_heap_bytes(void);
+/** Resident bytes of the writable anonymous memory mapped outside malloc
+ *  (mapcount.c: mincore() over the recorded mappings). */
+size_t bench_mapped_bytes(void);
+/** The same mappings' whole size, resident or not. */
+size_t bench_mapped_virtual_bytes(void);
+/**
+ * @a len bytes of zeroed anonymous memory (MAP_NORESERVE) for the harness's
+ * own buffers, left out of bench_mapped_bytes(); never unmapped. Aborts when
+ * the kernel refuses.
+ */
+void *bench_map_own(size_t len);
 
 /**
  * 64-byte items on 64-byte boundaries, for the adapters of the documented

@@ -15,6 +15,9 @@
  *             tables with neither print "unsupported"
  *   churn     each thread removes its oldest key and inserts a new one
  *             (-c SECS); memory sampled every second
+ *   shrink    the keys deleted down to an eighth, every delete timed;
+ *             memory before, after the deletes and after the table
+ *             settled; every deleted key absent (phase_shrink())
  *   soak      -L SECS of lookups only, then -S SECS of lookups beside one
  *             writer rate-limited to -r WRITES/s (latency from each write's
  *             scheduled start: no coordinated omission)
@@ -38,8 +41,10 @@
  * sub-buckets per power of two, relative error <= 2^-HSUB) per thread and
  * phase, in TSC ticks, reported in ns; per second a coarser one (2^TSUB)
  * for the timeline. Memory: RSS (statm), peak RSS (VmHWM) and the
- * allocator's figure (mallinfo2: in use, sbrk and mmap). Transparent huge
- * pages: the system's mode and the process's AnonHugePages; the driver runs
+ * allocator's figure (bench_heap_bytes(): mallinfo2's in use and mmapped,
+ * plus what the libraries mapped themselves, mapcount.c). Transparent huge
+ * pages: the system's mode (enabled, defrag) and the process's
+ * AnonHugePages at the end of every phase (row anon_huge_mb); the driver runs
  * the THP variant with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (malloc
  * madvises its memory MADV_HUGEPAGE), which is what a table that allocates
  * through malloc allows.
@@ -184,11 +189,8 @@ typedef struct rec {
 static void rec_init(rec_t *r, uint64_t start)
 {
 	if (!r->tl) {
-		r->tl = mmap(NULL, TL_MAX_SECS * sizeof(tl_sec_t),
-		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-		    MAP_NORESERVE, -1, 0);
-		if (r->tl == MAP_FAILED)
-			abort();
+		/* The harness's own: not in the allocator's figure. */
+		r->tl = bench_map_own(TL_MAX_SECS * sizeof(tl_sec_t));
 	} else {
 		/* Give the pages back: the next phase starts from zero. */
 		madvise(r->tl, TL_MAX_SECS * sizeof(tl_sec_t), MADV_DONTNEED);
@@ -312,6 +314,21 @@ static int phase_stop;
  *  helper thread that must act inside the phase waits for it). */
 static uint64_t phase_gen;
 
+/**
+ * Waits until @a t's background resizes and reclamation are done
+ * (impl->settle(), @a times times), offline for the table's RCU around the
+ * wait (a QSBR thread that blocks must not hold grace periods up).
+ */
+static void settle_offline(void *t, int times)
+{
+	if (impl->offline)
+		impl->offline();
+	for (int i = 0; i < times; i++)
+		impl->settle(t);
+	if (impl->online)
+		impl->online();
+}
+
 static void *worker_main(void *p)
 {
 	worker_t *w = p;
@@ -336,6 +353,9 @@ typedef struct {
 	 * time spent inside mallinfo2(). */
 	unsigned heap_stale;
 	double heap_sample_max_s, heap_lock_share;
+	/* Transparent huge pages at the phase's end (smaps_rollup's
+	 * AnonHugePages), bytes. */
+	size_t anon_huge;
 } phase_res_t;
 
 /*
@@ -506,6 +526,7 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 	r.heap_lock_share = hs.busy / (now_s() - t0);
 	/* The workers are gone: a slow sample delays nobody's operation. */
 	r.heap_end = bench_heap_bytes();
+	r.anon_huge = proc_kb("/proc/self/smaps_rollup", "AnonHugePages:");
 	return r;
 }
 
@@ -543,6 +564,9 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 	out(wl, threads, "heap_stale_secs", (double) r->heap_stale);
 	out(wl, threads, "heap_sample_max_ms", r->heap_sample_max_s * 1e3);
 	out(wl, threads, "heap_lock_share", r->heap_lock_share);
+	/* Huge pages per phase: the THP-on (hugetlb=1) and default runs of
+	 * every table say how much of their memory they got. */
+	out(wl, threads, "anon_huge_mb", (double) r->anon_huge / 1048576.0);
 	last_p999_ns = last_max_us = 0;
 	if (all.n == 0)
 		return;
@@ -950,11 +974,7 @@ static void phase_resize(void *t, double secs, int rounds)
 		round_suffix(rs, sizeof(rs), base, rd, rounds);
 		for (int k = 0; k < 2; k++) {
 			impl->resize(t, sizes[k] >> impl->resize_shift);
-			if (impl->offline)
-				impl->offline();
-			impl->settle(t);
-			if (impl->online)
-				impl->online();
+			settle_offline(t, 1);
 			char wl[48];
 			snprintf(wl, sizeof(wl), "resize-fixed-%s", k == 0 ? "n" :
 			    "m");
@@ -1147,7 +1167,9 @@ static void body_check(worker_t *w)
 	for (size_t i = w->lo + (size_t) w->id; i < w->hi; i += (size_t) w->threads) {
 		uint64_t key = key_present(i);
 		uint64_t t0 = tsc();
-		int ok = impl->lookup(w->t, key, &v) && value_ok(key, v);
+		/* kind 2 (the shrink): the remove alone, timed. */
+		int ok = w->kind == 2 ? impl->remove(w->t, key) :
+		    impl->lookup(w->t, key, &v) && value_ok(key, v);
 		if (ok && w->kind == 1)
 			ok = impl->remove(w->t, key);
 		uint64_t t1 = tsc();
@@ -1177,6 +1199,78 @@ static uint64_t check_keys(void *t, const char *name, size_t lo, size_t hi,
 	out(name, th, "errors", (double) r.errors);
 	out(name, th, "seconds", r.secs);
 	return r.errors;
+}
+
+/* --- shrink ------------------------------------------------------------------------------------ */
+
+/** The allocator's figure and RSS at the process's start (main()). */
+static size_t heap_start, rss_start;
+
+/** The allocator's figure and RSS above the process's start, rows
+ *  heap_WHEN_mb and rss_WHEN_mb of the shrink; returns the allocator's
+ *  figure above the start, the RSS above it in @a rss (bytes). */
+static double shrink_mem(const char *when, double *rss)
+{
+	char m[48];
+	double heap = (double) bench_heap_bytes() - (double) heap_start;
+	*rss = (double) bench_rss_bytes() - (double) rss_start;
+	snprintf(m, sizeof(m), "heap_%s_mb", when);
+	out("shrink", T, m, heap / 1048576.0);
+	snprintf(m, sizeof(m), "rss_%s_mb", when);
+	out("shrink", T, m, *rss / 1048576.0);
+	return heap;
+}
+
+/*
+ * The shrink: the table's present keys [win_lo, win_hi) deleted down to the
+ * first eighth, every delete timed (one thread when remove is not safe
+ * beside others); then every deleted key looked up (must be absent), and the
+ * memory before, right after the deletes, and after the table settled (its
+ * shrinking resize and deferred frees done) and malloc_trim(0) (glibc
+ * returns what it can). Rows: the deletes' throughput and percentiles,
+ * keys_before, keys_after, buckets_before, buckets_after (-1: the table does
+ * not say), heap_*_mb and rss_*_mb above the process's start (before,
+ * deleted, settled), heap_ and rss_settled_over_before, absent_errors. The
+ * window ends at the kept keys. It runs before the soak, whose ring of
+ * other keys would stay in the table.
+ */
+static void phase_shrink(void *t)
+{
+	size_t n = win_hi - win_lo, keep = win_lo + n / 8;
+	double rss0, rss1, rss2;
+	int th = impl->no_concurrent_remove ? 1 : T;
+	settle_offline(t, 1);
+	long b0 = impl->buckets(t);
+	double h0 = shrink_mem("before", &rss0);
+	worker_t w[MAXT];
+	for (int i = 0; i < th; i++)
+		w[i] = (worker_t) { .threads = th, .t = t, .body = body_check,
+		    .lo = keep, .hi = win_hi, .kind = 2 };
+	phase_res_t r = run_phase("shrink", w, th, 0, win_hi - keep);
+	report("shrink", th, th, &r);
+	(void) shrink_mem("deleted", &rss1);
+	settle_offline(t, 2);
+	malloc_trim(0);
+	double h2 = shrink_mem("settled", &rss2);
+	long b1 = impl->buckets(t);
+	uint64_t v, absent = 0;
+	for (size_t i = keep; i < win_hi; i++) {
+		if (impl->lookup(t, key_present(i), &v))
+			absent++;
+		quiesce(i);
+	}
+	out("shrink", T, "keys_before", (double) n);
+	out("shrink", T, "keys_after", (double) (keep - win_lo));
+	out("shrink", T, "buckets_before", (double) b0);
+	out("shrink", T, "buckets_after", (double) b1);
+	out("shrink", T, "heap_settled_over_before", h2 / h0);
+	out("shrink", T, "rss_settled_over_before", rss2 / rss0);
+	out("shrink", T, "absent_errors", (double) absent);
+	progress("shrink", "%zu -> %zu keys, %ld -> %ld buckets, heap %.3g -> "
+	    "%.3g GB, rss %.3g -> %.3g GB", n, keep - win_lo, b0, b1, h0 / 1e9,
+	    h2 / 1e9, rss0 / 1e9, rss2 / 1e9);
+	total_errors += absent;
+	win_hi = keep;
 }
 
 /** The absent-key ring of the soak: the last RING inserted present, the
@@ -1291,11 +1385,7 @@ static size_t fill_to_last_grow(void *t, size_t *filled)
 			total_errors += r.errors;
 			done = (size_t) g + 1;
 		}
-		if (impl->offline)
-			impl->offline();
-		impl->settle(t);
-		if (impl->online)
-			impl->online();
+		settle_offline(t, 1);
 		if (impl->grow_at(t) == g) {
 			fprintf(stderr, "%s: crossing: the table did not grow past "
 			    "its grow point %ld\n", impl->name, g);
@@ -1460,11 +1550,7 @@ static void phase_crossing(void)
 		    "to cross", no_point ? "no grow point at or below N" :
 		    "the table does not say its size", lo, hi);
 	err += check_keys(t, "crossing-check", 0, hi, true);
-	if (impl->offline)
-		impl->offline();
-	impl->settle(t);
-	if (impl->online)
-		impl->online();
+	settle_offline(t, 1);
 	impl->destroy(t);
 	/*
 	 * The control: the same window into a table created for max(N, 5/4 hi)
@@ -1489,11 +1575,7 @@ static void phase_crossing(void)
 			out("crossing", T, "max_over_presized", mx / last_max_us);
 		}
 		err += check_keys(t, "crossing-presized-check", 0, hi, true);
-		if (impl->offline)
-			impl->offline();
-		impl->settle(t);
-		if (impl->online)
-			impl->online();
+		settle_offline(t, 1);
 		impl->destroy(t);
 	}
 	if (err) {
@@ -1524,8 +1606,8 @@ static void usage(void)
 	    "  -F N: before the phases, N small chunks freed in scattered "
 	    "order into the arena\n      the first phase's worker takes (a "
 	    "slow mallinfo2(), as after 1e8 items)\n"
-	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,soak,crossing "
-	    "(check always runs)\n");
+	    "  PHASES: comma list of grow,lookup,ycsb,resize,churn,shrink,soak,"
+	    "crossing\n  (check always runs)\n");
 	exit(2);
 }
 
@@ -1576,17 +1658,32 @@ static void scatter_free_chunks(void)
 		pthread_join(t, NULL);
 }
 
-static void thp_info(void)
+/** The first line of @a path into @a buf (@a len bytes), "unknown" if
+ *  unreadable. */
+static void first_line(const char *path, char *buf, size_t len)
 {
-	char buf[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	FILE *f = fopen(path, "r");
+	buf[0] = 0;
 	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
+		if (!fgets(buf, (int) len, f))
 			buf[0] = 0;
 		fclose(f);
 	}
 	buf[strcspn(buf, "\n")] = 0;
-	info("thp_enabled", buf[0] ? buf : "unknown");
+	if (!buf[0])
+		snprintf(buf, len, "unknown");
+}
+
+/* The system's THP mode (enabled, defrag) and the tunables of this run. */
+static void thp_info(void)
+{
+	char buf[128];
+	first_line("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+	    sizeof(buf));
+	info("thp_enabled", buf);
+	first_line("/sys/kernel/mm/transparent_hugepage/defrag", buf,
+	    sizeof(buf));
+	info("thp_defrag", buf);
 	const char *tun = getenv("GLIBC_TUNABLES");
 	info("glibc_tunables", tun ? tun : "");
 }
@@ -1598,7 +1695,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	double secs = 5, churn = 10, soak = 10, alone = 3, rate = 200000;
 	bool pre = false, quit = false, also1 = false;
 	int rounds = 1;
-	const char *phases = "grow,lookup,ycsb,resize,churn,soak,crossing";
+	const char *phases =
+	    "grow,lookup,ycsb,resize,churn,shrink,soak,crossing";
 	int opt;
 	optind = 3;
 	while ((opt = getopt(argc, argv, "k:t:PQXF:d:c:L:S:r:w:x:R:1h")) != -1) {
@@ -1631,6 +1729,9 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	impl->thread_init();
 	malloc_trim(0);
 	size_t heap0 = bench_heap_bytes(), rss0 = bench_rss_bytes();
+	heap_start = heap0;
+	rss_start = rss0;
+	size_t mapped0 = bench_mapped_bytes();
 	reset_peak_rss();
 	if (scatter_n)
 		scatter_free_chunks();
@@ -1657,15 +1758,16 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	out(gname, T, "final_heap_mb", (double) (heap1 - heap0) / 1048576.0);
 	out(gname, T, "bytes_per_key_rss", (double) (rss1 - rss0) / (double) N);
 	out(gname, T, "bytes_per_key_heap", (double) (heap1 - heap0) / (double) N);
+	/* The part of it mapped outside malloc (mapcount.c: tbbmalloc, the
+	 * managed map's segments; resident), 0 for a table that only mallocs;
+	 * and those mappings' whole size (reserved, touched or not). */
+	out(gname, T, "bytes_per_key_mapped", (double) (bench_mapped_bytes() -
+	    mapped0) / (double) N);
+	out(gname, T, "bytes_per_key_mapped_virtual", (double)
+	    bench_mapped_virtual_bytes() / (double) N);
 	out(gname, T, "peak_over_final_rss", (double) (hwm - rss0) /
 	    (double) (rss1 - rss0));
-	out(gname, T, "anon_huge_mb", (double) proc_kb("/proc/self/smaps_rollup",
-	    "AnonHugePages:") / 1048576.0);
-	if (impl->offline)
-		impl->offline();
-	impl->settle(t);  /* a resize the last inserts asked for */
-	if (impl->online)
-		impl->online();
+	settle_offline(t, 1);  /* a resize the last inserts asked for */
 	out(gname, T, "buckets", (double) impl->buckets(t));
 	out(gname, T, "grow_events", (double) nev);
 	for (int i = 0; i < nev; i++)
@@ -1708,6 +1810,8 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		phase_resize(t, secs, rounds);
 	if (has(phases, "churn"))
 		phase_churn(t, churn);
+	if (has(phases, "shrink"))
+		phase_shrink(t);
 	if (has(phases, "soak"))
 		phase_soak(t, alone, soak, rate);
 	if (quit) {
@@ -1721,12 +1825,7 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	uint64_t rerr = check_ring(t, true);
 	out("check", T, "ring_errors", (double) rerr);
 	errors += rerr;
-	if (impl->offline)
-		impl->offline();
-	impl->settle(t);
-	impl->settle(t);
-	if (impl->online)
-		impl->online();
+	settle_offline(t, 2);
 	impl->destroy(t);
 	if (has(phases, "crossing"))
 		phase_crossing();

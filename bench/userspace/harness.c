@@ -801,7 +801,7 @@ void bench_line_free(void *p)
 size_t bench_heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + bench_mapped_bytes();
 }
 
 size_t bench_rss_bytes(void)

@@ -15,8 +15,11 @@ BENCH_REGISTER), one process per table and configuration:
     P  presized (the library's presized variant, or created for N), 1 and
        2 threads (quick: 2): grow only
     H  huge pages: A's grow and lookups with GLIBC_TUNABLES=
-       glibc.malloc.hugetlb=1 (malloc madvises MADV_HUGEPAGE); quick: libcht
-       only
+       glibc.malloc.hugetlb=1 (malloc madvises MADV_HUGEPAGE); quick: six
+       tables (libcht's two, cds_lfht qsbr, libcuckoo, ck_hs, TBB's hash
+       map). Every phase reports AnonHugePages (smaps_rollup) at its end:
+       the A run's growth (THP as the system and library leave it) and the
+       H run's are side by side in the summary
 
 Before anything runs, the free memory (MemAvailable) is compared with each
 table's estimate (its adapter's est_bytes_per_key x N + the harness's own
@@ -62,11 +65,13 @@ PLANS = {
     # soak), soak: seconds; rate: soak writes per second.
     "full": dict(keys=100_000_000, d=5, churn=60, alone=20, soak=120,
                  soak_cht=600, rate=200_000),
-    # quick: the huge-page run for libcht only, the presized growth at 2
+    # quick: the huge-page run for six tables, the presized growth at 2
     # threads only (2^22 keys and all of them took 20 min for 2 of 9 tables
     # on this host at load 11).
     "quick": dict(keys=1 << 21, d=0.5, churn=5, alone=2, soak=5,
-                  soak_cht=10, rate=200_000, thp_only="cht",
+                  soak_cht=10, rate=200_000,
+                  thp_only=("cht", "chtmap-u64", "lfht-qsbr", "cuckoo",
+                            "ckhs", "tbb-hm"),
                   presized_threads=("2",)),
     # make test: correctness only (counts, lost keys, memory back).
     "test": dict(keys=1 << 14, d=0.05, churn=0.2, alone=0.1, soak=0.2,
@@ -137,7 +142,7 @@ def processes(peers, impls, plan):
         for name in peers:
             runs.append(("B", name, [
                 "-k", k, "-d", str(plan["d"]), "-t", "2", "-w",
-                "grow,lookup,ycsb,resize,churn,soak,crossing",
+                "grow,lookup,ycsb,resize,churn,shrink,soak,crossing",
                 "-c", str(plan["churn"]), "-L", str(plan["alone"]),
                 "-S", str(plan["soak"]), "-r", str(plan["rate"])], None))
             pimpl, pargs = presized_of(impls, name)
@@ -148,7 +153,8 @@ def processes(peers, impls, plan):
         base = ["-k", k, "-d", str(plan["d"])]
         soak = plan["soak_cht"] if name.startswith("cht") else plan["soak"]
         runs.append(("A", name, base + ["-t", "1", "-w",
-                                        "grow,lookup,ycsb,crossing"], None))
+                                        "grow,lookup,ycsb,shrink,crossing"],
+                     None))
         runs.append(("B", name, base + [
             "-t", "2", "-w", "grow,lookup,ycsb,resize,churn,soak",
             "-c", str(plan["churn"]), "-L", str(plan["alone"]),
@@ -157,7 +163,7 @@ def processes(peers, impls, plan):
         for t in plan.get("presized_threads", ("1", "2")):
             runs.append(("P", pimpl, ["-k", k, "-t", t, "-w", "grow", "-Q"]
                          + pargs, None))
-        if plan.get("thp_only", name) != name:
+        if name not in plan.get("thp_only", (name,)):
             continue
         runs.append(("H", name, base + ["-t", "1", "-w", "grow,lookup", "-Q",
                                         "-x", "@thp"],
@@ -269,10 +275,13 @@ def table_rows(peers, d):
             grow2_p999=grow2_p999, grow2_max=g("B", "grow", 2, "max_us"),
             pre2_p999=pre2_p999, pre2_max=g("P", "grow-presized", 2, "max_us"),
             bpk=g("B", "grow", 2, "bytes_per_key_rss"),
+            bpk_alloc=g("B", "grow", 2, "bytes_per_key_heap"),
             peak_final=g("B", "grow", 2, "peak_over_final_rss"),
             hit1=g("A", "lookup-hit", 1, "mops"),
             hit2=g("B", "lookup-hit", 2, "mops"),
             hit1_thp=g("H", "lookup-hit@thp", 1, "mops"),
+            thp_off=g("A", "grow", 1, "anon_huge_mb"),
+            thp_on=g("H", "grow@thp", 1, "anon_huge_mb"),
             miss2=g("B", "lookup-miss", 2, "mops"),
             czipf2=g("B", "ycsb-c-zipf", 2, "mops"),
             a_uni2=g("B", "ycsb-a-uniform", 2, "mops"),
@@ -286,6 +295,10 @@ def table_rows(peers, d):
             soak_l_max=g("B", "soak-lookups", 1, "max_us"),
             alone_l_max=g("B", "soak-lookups-alone", 1, "max_us"),
             cross_max=g("A", "crossing", 1, "max_us"),
+            shrink1=g("A", "shrink", 1, "mops"),
+            shrink_p999=g("A", "shrink", 1, "p999_ns"),
+            shrink_max=g("A", "shrink", 1, "max_us"),
+            shrink_heap=g("A", "shrink", 1, "heap_settled_over_before"),
             errors=errs))
     return out
 
@@ -294,8 +307,11 @@ COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
         ("grow2", "grow 2t Mops/s"), ("grow2_p999", "grow 2t p99.9 ns"),
         ("grow2_max", "grow 2t max us"), ("pre2_p999", "presized 2t p99.9 ns"),
         ("pre2_max", "presized 2t max us"), ("bpk", "RSS bytes/key"),
+        ("bpk_alloc", "alloc bytes/key"),
         ("peak_final", "peak/final RSS"), ("hit1", "hit 1t Mops/s"),
         ("hit2", "hit 2t Mops/s"), ("hit1_thp", "hit 1t THP Mops/s"),
+        ("thp_off", "AnonHugePages MB default"),
+        ("thp_on", "AnonHugePages MB hugetlb=1"),
         ("miss2", "miss 2t Mops/s"), ("czipf2", "C zipf 2t"),
         ("a_uni2", "A uniform 2t"), ("a_zipf2", "A zipf 2t"),
         ("resize_ratio", "resizing/fixed"), ("churn_flat", "churn heap flat %"),
@@ -305,7 +321,10 @@ COLS = [("peer", "table"), ("grow1", "grow 1t Mops/s"),
         ("soak_w_max", "soak write max us"),
         ("soak_l_max", "soak lookup max us"),
         ("alone_l_max", "lookups alone max us"),
-        ("cross_max", "crossing max us"), ("errors", "errors")]
+        ("cross_max", "crossing max us"),
+        ("shrink1", "shrink to N/8 1t Mops/s"),
+        ("shrink_p999", "shrink p99.9 ns"), ("shrink_max", "shrink max us"),
+        ("shrink_heap", "alloc after/before shrink"), ("errors", "errors")]
 
 
 def md_table(trs):
@@ -432,7 +451,9 @@ def section(meta, trs, pngs, failures):
         "P: presized, H: huge pages); latency from log-linear histograms "
         "(relative error <= 1/64), soak writes timed from their scheduled "
         "start; memory is RSS above the process's start (peak from VmHWM) "
-        "and the allocator's figure (mallinfo2). Single run, no repetitions: "
+        "and the allocator's figure (`alloc bytes/key`: mallinfo2's in use "
+        "and mmapped plus the anonymous memory the library mapped itself, "
+        "bench/userspace/mapcount.c). Single run, no repetitions: "
         "ratios within this table only. Errors: lost keys, wrong values, "
         "failed operations, absent keys found (must be 0).",
         "",

@@ -149,13 +149,14 @@ def section(meta, s, peers):
               % (T, "s" if T > 1 else "") +
               "latency from the scheduled start is not used here: every "
               "insert is timed by itself):", "",
-              "| table | Mops/s | p99.9 ns | max us | RSS bytes/key |",
-              "|---|---|---|---|---|"]
+              "| table | Mops/s | p99.9 ns | max us | RSS bytes/key "
+              "| alloc bytes/key |",
+              "|---|---|---|---|---|---|"]
     for p in peers:
         g = lambda metric: s.get((p, "grow-presized", T, metric), [])
-        lines.append("| %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (
             p, cell(g("mops")), cell(g("p999_ns"), 0), cell(g("max_us"), 0),
-            cell(g("bytes_per_key_rss"))))
+            cell(g("bytes_per_key_rss")), cell(g("bytes_per_key_heap"))))
     if meta.get("grow"):
         lines += ["", "Growing from empty (%d thread%s, once per pass), "
                   % (T, "s" if T > 1 else "") +
