@@ -491,6 +491,8 @@ inline complete_check(rn, rk, rb, seen) {
 active proctype C() {
 	int take, seen;
 	byte w0, w1, w2, i, rn, rk, rb;
+	byte it;        /* ghost: iterations of the batch's walk below (it ends:
+	                 * one per node slot, NN in all) */
 	bool freed_reachable;
 	do
 	:: pend != 0 ->
@@ -505,8 +507,10 @@ active proctype C() {
 				:: else
 				fi;
 				i++
+				; it++; assert(it <= NN)
 			:: else -> break
 			od;
+			assert(it <= NN); it = 0;
 			/* arrays: bit 16 + b */
 			if
 			:: take & (1 << 16) -> assert(!freed[2]); freed[2] = 1; freed[3] = 1
