@@ -119,6 +119,10 @@
  *                         unlinked instead of K2
  *   BROKEN_REMOVE_ANY_KEY (cht_collide) the remove marks every equal hash,
  *                         without key_equal()
+ *   BROKEN_REMOVE_MARKED  (cht_twin) the remove's mark without its !MARKED
+ *                         test: the CAS that "marks" an item another remover
+ *                         marked succeeds (the value is unchanged), so both
+ *                         removers count K2 (the counts sum to 2)
  *   BROKEN_SEARCH_RETRY_PREV (cht_collide, cht_grow; liveness) after a
  *                         failed unlink CAS the walk goes on from prev instead
  *                         of the start: when prev is deleted its CAS fails
@@ -192,6 +196,8 @@ byte insec[3];
 byte gen[3];
 
 bool done0, done1, done2;
+/* cht_twin: what each of the two cht_remove_key(9) calls returned */
+byte twin_removed[2];
 /* bit n: node n is on the initial list (init_check()); constant after init */
 int initmask;
 
@@ -398,10 +404,12 @@ inline remove(me, h, k, b, prev, cur, nx, ok, n, removed, only_first, t) {
 	:: n != NIL && hash[n] == h ->
 		run_load(n, nx);
 		if
-#ifndef BROKEN_REMOVE_ANY_KEY
-		:: !MARKED(nx) && key[n] == k ->
-#else
+#if defined(BROKEN_REMOVE_ANY_KEY)
 		:: !MARKED(nx) ->
+#elif defined(BROKEN_REMOVE_MARKED)
+		:: key[n] == k ->       /* marks again an item already marked */
+#else
+		:: !MARKED(nx) && key[n] == k ->
 #endif
 #ifndef BROKEN_NO_MARK
 			atomic {
@@ -533,6 +541,10 @@ active proctype C() {
 	assert(called[KI] && freed[KI] && freed[4]);
 #elif defined(COLLIDE)
 	assert(called[K2] && freed[K2] && called[KD] && freed[KD] && !called[KC]);
+#elif defined(TWIN)
+	/* K2 counted by exactly one of the two removers */
+	assert(called[K2] && freed[K2] &&
+	    twin_removed[0] + twin_removed[1] == 1);
 #else
 	assert(called[K2] && freed[K2]);
 #endif
@@ -596,6 +608,9 @@ proctype P0() {
 	remove(0, 9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
 #ifdef COLLIDE
 	remove_missed = (removed != 2);
+#elif defined(TWIN)
+	/* I may have removed K2: the sum is checked at the end */
+	remove_missed = (removed > 1); twin_removed[0] = removed;
 #else
 	remove_missed = (removed != 1);
 #endif
@@ -604,12 +619,22 @@ proctype P0() {
 	done0 = 1
 }
 
-/* P1 = I: cht_insert(KI) */
+/* P1 = I: cht_insert(KI); in cht_twin then, in the same section, a second
+ * cht_remove_key(9), racing U's: "concurrent removers of the same items
+ * split them" (cht.h): the two counts sum to 1 (checked by C at the end) */
 proctype P1() {
 	byte b, start, prev, cur, nx;
 	bool ok;
+#ifdef TWIN
+	byte n, removed, t;
+	bool only_first;
+#endif
 	rcu_lock(1);
 	insert(1, KI, 11, b, start, prev, cur, nx, ok);
+#ifdef TWIN
+	remove(1, 9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
+	twin_removed[1] = removed;
+#endif
 	rcu_unlock(1);
 	done1 = 1
 }

@@ -95,7 +95,10 @@ MODELS = {
     "urcu": [("urcu", []), ("urcu_fence", ["-DFENCE"])],
     "urcu_cb": [("urcu_cb", [])],
     "cht": [("cht_list", []), ("cht_collide", ["-DCOLLIDE"]),
-            ("cht_shrink", ["-DSHRINK"]), ("cht_grow", ["-DGROW"])],
+            ("cht_shrink", ["-DSHRINK"]), ("cht_grow", ["-DGROW"]),
+            # last, so liveness stays in cht_list and cht_collide: the
+            # cht_list set-up with a second remover of K2 (1.13 M states)
+            ("cht_twin", ["-DTWIN"])],
 }
 
 #: liveness runs in this many of the scenarios that run a mutant's lines
@@ -126,7 +129,7 @@ CHECKS = {
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
            r"present = |CHECK\(res\)|init_check\(|complete_check\(|"
-           r"retired_check\(",
+           r"retired_check\(|twin_removed",
 }
 
 BLOCK = re.compile(r"^(?:active\s+)?(?:proctype|inline)\s+(\w+)\s*\(|^init\b")
