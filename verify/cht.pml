@@ -32,11 +32,14 @@
  * An item's key is its hash but for KC (key[]); lookups and removes compare
  * the hash, then the key (key_equal()).
  *
- * Three scenarios (one file):
+ * Five scenarios (one file):
  *   default (cht_list): the table of array A holding K1 and K2; U removes
  *     the absent key 41 (hash 9, K2's: returns 0, unlinks nothing), then K2,
  *     I inserts KI (right after K2 in the list: the classic lost insert),
  *     L looks up K1, KI and K2; C the reclaimer.
+ *   -DTWIN (cht_twin): as cht_list, and I, after its insert and in the
+ *     same section, removes key 9 too: two cht_remove_key() of K2 race,
+ *     their counts must sum to 1 (C asserts it at the end).
  *   -DCOLLIDE (cht_collide): as cht_list, with KC (hash 9, another key)
  *     and KD (K2's duplicate) linked: A1 -> KC -> K2 -> KD. U removes key
  *     9 (K2 and KD: removed 2, only_first false, so cht__cleanup()), L
@@ -100,7 +103,8 @@
  * (remove_missed), each search of dummies_retire() leaves its old dummy off
  * the list (retired_check()), every item's callback is queued once and runs once,
  * the removed item and the retired arrays are freed by the end. Liveness
- * (ltl all_done, pan -a -f): every process finishes (no update retries
+ * (ltl all_done, pan -a -f): every process finishes, the reclaimer too, so
+ * every callback runs and C's final checks are reached (no update retries
  * forever).
  *
  * Broken variants (spin -DBROKEN_xxx):
@@ -196,6 +200,7 @@ byte insec[3];
 byte gen[3];
 
 bool done0, done1, done2;
+bool doneC;             /* the reclaimer ended (ran every callback) */
 /* cht_twin: what each of the two cht_remove_key(9) calls returned */
 byte twin_removed[2];
 /* bit n: node n is on the initial list (init_check()); constant after init */
@@ -548,10 +553,13 @@ active proctype C() {
 #else
 	assert(called[K2] && freed[K2]);
 #endif
-	complete_check(rn, rk, rb, seen)
+	complete_check(rn, rk, rb, seen);
+	doneC = 1
 }
 
-ltl all_done { <> (done0 && done1 && done2) }
+/* every process finishes, the reclaimer too: every callback runs (its
+ * assertions above are checked only when it gets there) */
+ltl all_done { <> (done0 && done1 && done2 && doneC) }
 
 init {
 	byte rn, rk, rb;

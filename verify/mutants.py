@@ -129,7 +129,7 @@ CHECKS = {
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
            r"present = |CHECK\(res\)|init_check\(|complete_check\(|"
-           r"retired_check\(|twin_removed",
+           r"retired_check\(|twin_removed|\bdoneC\b",
 }
 
 BLOCK = re.compile(r"^(?:active\s+)?(?:proctype|inline)\s+(\w+)\s*\(|^init\b")
