@@ -32,11 +32,14 @@
  * An item's key is its hash but for KC (key[]); lookups and removes compare
  * the hash, then the key (key_equal()).
  *
- * Three scenarios (one file):
+ * Five scenarios (one file):
  *   default (cht_list): the table of array A holding K1 and K2; U removes
  *     the absent key 41 (hash 9, K2's: returns 0, unlinks nothing), then K2,
  *     I inserts KI (right after K2 in the list: the classic lost insert),
  *     L looks up K1, KI and K2; C the reclaimer.
+ *   -DTWIN (cht_twin): as cht_list, and I, after its insert and in the
+ *     same section, removes key 9 too: two cht_remove_key() of K2 race,
+ *     their counts must sum to 1 (C asserts it at the end).
  *   -DCOLLIDE (cht_collide): as cht_list, with KC (hash 9, another key)
  *     and KD (K2's duplicate) linked: A1 -> KC -> K2 -> KD. U removes key
  *     9 (K2 and KD: removed 2, only_first false, so cht__cleanup()), L
@@ -100,7 +103,8 @@
  * (remove_missed), each search of dummies_retire() leaves its old dummy off
  * the list (retired_check()), every item's callback is queued once and runs once,
  * the removed item and the retired arrays are freed by the end. Liveness
- * (ltl all_done, pan -a -f): every process finishes (no update retries
+ * (ltl all_done, pan -a -f): every process finishes, the reclaimer too, so
+ * every callback runs and C's final checks are reached (no update retries
  * forever).
  *
  * Broken variants (spin -DBROKEN_xxx):
@@ -119,6 +123,10 @@
  *                         unlinked instead of K2
  *   BROKEN_REMOVE_ANY_KEY (cht_collide) the remove marks every equal hash,
  *                         without key_equal()
+ *   BROKEN_REMOVE_MARKED  (cht_twin) the remove's mark without its !MARKED
+ *                         test: the CAS that "marks" an item another remover
+ *                         marked succeeds (the value is unchanged), so both
+ *                         removers count K2 (the counts sum to 2)
  *   BROKEN_SEARCH_RETRY_PREV (cht_collide, cht_grow; liveness) after a
  *                         failed unlink CAS the walk goes on from prev instead
  *                         of the start: when prev is deleted its CAS fails
@@ -192,6 +200,9 @@ byte insec[3];
 byte gen[3];
 
 bool done0, done1, done2;
+bool doneC;             /* the reclaimer ended (ran every callback) */
+/* cht_twin: what each of the two cht_remove_key(9) calls returned */
+byte twin_removed[2];
 /* bit n: node n is on the initial list (init_check()); constant after init */
 int initmask;
 
@@ -398,10 +409,12 @@ inline remove(me, h, k, b, prev, cur, nx, ok, n, removed, only_first, t) {
 	:: n != NIL && hash[n] == h ->
 		run_load(n, nx);
 		if
-#ifndef BROKEN_REMOVE_ANY_KEY
-		:: !MARKED(nx) && key[n] == k ->
-#else
+#if defined(BROKEN_REMOVE_ANY_KEY)
 		:: !MARKED(nx) ->
+#elif defined(BROKEN_REMOVE_MARKED)
+		:: key[n] == k ->       /* marks again an item already marked */
+#else
+		:: !MARKED(nx) && key[n] == k ->
 #endif
 #ifndef BROKEN_NO_MARK
 			atomic {
@@ -491,6 +504,8 @@ inline complete_check(rn, rk, rb, seen) {
 active proctype C() {
 	int take, seen;
 	byte w0, w1, w2, i, rn, rk, rb;
+	byte it;        /* ghost: iterations of the batch's walk below (it ends:
+	                 * one per node slot, NN in all) */
 	bool freed_reachable;
 	do
 	:: pend != 0 ->
@@ -505,8 +520,10 @@ active proctype C() {
 				:: else
 				fi;
 				i++
+				; it++; assert(it <= NN)
 			:: else -> break
 			od;
+			assert(it <= NN); it = 0;
 			/* arrays: bit 16 + b */
 			if
 			:: take & (1 << 16) -> assert(!freed[2]); freed[2] = 1; freed[3] = 1
@@ -529,13 +546,20 @@ active proctype C() {
 	assert(called[KI] && freed[KI] && freed[4]);
 #elif defined(COLLIDE)
 	assert(called[K2] && freed[K2] && called[KD] && freed[KD] && !called[KC]);
+#elif defined(TWIN)
+	/* K2 counted by exactly one of the two removers */
+	assert(called[K2] && freed[K2] &&
+	    twin_removed[0] + twin_removed[1] == 1);
 #else
 	assert(called[K2] && freed[K2]);
 #endif
-	complete_check(rn, rk, rb, seen)
+	complete_check(rn, rk, rb, seen);
+	doneC = 1
 }
 
-ltl all_done { <> (done0 && done1 && done2) }
+/* every process finishes, the reclaimer too: every callback runs (its
+ * assertions above are checked only when it gets there) */
+ltl all_done { <> (done0 && done1 && done2 && doneC) }
 
 init {
 	byte rn, rk, rb;
@@ -592,6 +616,9 @@ proctype P0() {
 	remove(0, 9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
 #ifdef COLLIDE
 	remove_missed = (removed != 2);
+#elif defined(TWIN)
+	/* I may have removed K2: the sum is checked at the end */
+	remove_missed = (removed > 1); twin_removed[0] = removed;
 #else
 	remove_missed = (removed != 1);
 #endif
@@ -600,12 +627,22 @@ proctype P0() {
 	done0 = 1
 }
 
-/* P1 = I: cht_insert(KI) */
+/* P1 = I: cht_insert(KI); in cht_twin then, in the same section, a second
+ * cht_remove_key(9), racing U's: "concurrent removers of the same items
+ * split them" (cht.h): the two counts sum to 1 (checked by C at the end) */
 proctype P1() {
 	byte b, start, prev, cur, nx;
 	bool ok;
+#ifdef TWIN
+	byte n, removed, t;
+	bool only_first;
+#endif
 	rcu_lock(1);
 	insert(1, KI, 11, b, start, prev, cur, nx, ok);
+#ifdef TWIN
+	remove(1, 9, 9, b, prev, cur, nx, ok, n, removed, only_first, t);
+	twin_removed[1] = removed;
+#endif
 	rcu_unlock(1);
 	done1 = 1
 }

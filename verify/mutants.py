@@ -95,7 +95,10 @@ MODELS = {
     "urcu": [("urcu", []), ("urcu_fence", ["-DFENCE"])],
     "urcu_cb": [("urcu_cb", [])],
     "cht": [("cht_list", []), ("cht_collide", ["-DCOLLIDE"]),
-            ("cht_shrink", ["-DSHRINK"]), ("cht_grow", ["-DGROW"])],
+            ("cht_shrink", ["-DSHRINK"]), ("cht_grow", ["-DGROW"]),
+            # last, so liveness stays in cht_list and cht_collide: the
+            # cht_list set-up with a second remover of K2 (1.13 M states)
+            ("cht_twin", ["-DTWIN"])],
 }
 
 #: liveness runs in this many of the scenarios that run a mutant's lines
@@ -126,7 +129,7 @@ CHECKS = {
     "urcu_cb": r"\bpre\[|\bposted\b|\bbefore_b\b|\bnran\b|\bran\[",
     "cht": r"\bcalled\[|present_missed|removed_found|remove_missed|"
            r"present = |CHECK\(res\)|init_check\(|complete_check\(|"
-           r"retired_check\(",
+           r"retired_check\(|twin_removed|\bdoneC\b",
 }
 
 BLOCK = re.compile(r"^(?:active\s+)?(?:proctype|inline)\s+(\w+)\s*\(|^init\b")
@@ -493,6 +496,10 @@ def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
     scen = [(n, defs) for n, defs in MODELS[model]
             if all(i in active_lines(lines, defs) for i in idx)]
     verdict, by = "survived", ""
+    # a time-out or a bound is final only if no later run kills the mutant
+    # (a search too large in one scenario, e.g. cht_grow's safety, can end
+    # in an error in another, e.g. cht_shrink's liveness)
+    unfinished = None
     if quick:
         # the first pass: safety in the cheapest scenario only; a mutant
         # it does not kill is left for the full run (not recorded)
@@ -507,14 +514,15 @@ def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
             if r.startswith("stillborn"):
                 verdict, by = "stillborn", r
                 break
-            if r != "ok":
-                verdict = r.split(":")[0]
-                if verdict == "error":
-                    verdict = "killed"
-                by = "%s %s" % (name, r)
+            if r.startswith("error"):
+                verdict, by = "killed", "%s %s" % (name, r)
                 break
+            if r != "ok" and unfinished is None:
+                unfinished = (r.split(":")[0], "%s %s" % (name, r))
         if verdict != "survived":
             break
+    if verdict == "survived" and unfinished is not None:
+        verdict, by = unfinished
     shutil.rmtree(d, ignore_errors=True)
     if quick and verdict == "survived":
         return None         # a time-out or a bound is final: recorded
@@ -585,8 +593,36 @@ def sample_ids(model, muts, n, seed):
     return set(pick)
 
 
+def carry_from_keys(dirs, models):
+    """{(id, code key in the current model): code key of the same id in an
+    earlier version DIR/<model>.pml} for each DIR of --carry-from"""
+    keys = {}
+    for snap in dirs:
+        for model in models:
+            path = os.path.join(snap, model + ".pml")
+            if not os.path.exists(path):
+                continue
+            old = dict((m[0], src_key(m[4])) for m in generate(model, path)[0])
+            for m in generate(model)[0]:
+                if m[0] in old:
+                    keys.setdefault((m[0], src_key(m[4])), []).append(
+                        old[m[0]])
+    return keys
+
+
+def carried_from(results, keys, m_id, h):
+    """the result of mutant m_id (code key h) recorded for an earlier
+    version named by --carry-from, a kill first, else None"""
+    found = None
+    for k in keys.get((m_id, h), []):
+        r = results.get((m_id, k))
+        if r is not None and (found is None or r["verdict"] == "killed"):
+            found = r
+    return found
+
+
 def table(models, results, eq, details=False, carry=False, sample=0,
-          seed=0):
+          seed=0, carry_keys=None):
     rows = []
     keys = ("mutants", "killed", "bound", "timeout", "survived",
             "equivalent", "stillborn", "pending", "carried")
@@ -605,6 +641,10 @@ def table(models, results, eq, details=False, carry=False, sample=0,
         for m_id, op, idx, desc, src in muts:
             h = src_key(src)
             r = results.get((m_id, h))
+            if r is None and carry_keys:
+                r = carried_from(results, carry_keys, m_id, h)
+                if r is not None:
+                    c["carried"] += 1
             if r is None and carry:
                 r = carried.get(m_id)
                 if r is not None:
@@ -694,6 +734,12 @@ def main():
                     "a model (valid for kills when the model changed only by a "
                     "stronger property: an added assertion or ltl conjunct "
                     "keeps every error; survivors are carried as survivors)")
+    ap.add_argument("--carry-from", action="append", default=[],
+                    metavar="DIR",
+                    help="like --carry, but only the results recorded for "
+                    "the version of each model in DIR/<model>.pml (e.g. "
+                    "git show HEAD~1:verify/cht.pml), valid when the "
+                    "current model only adds assertions to it; repeatable")
     ap.add_argument("--quick", action="store_true",
                     help="a first pass: safety in each mutant's cheapest "
                     "scenario only, recording kills, time-outs and bounds "
@@ -728,6 +774,7 @@ def main():
         os.makedirs(WORK, exist_ok=True)
         results = load_results()
         carried = by_id(results) if args.carry else {}
+        ckeys = carry_from_keys(args.carry_from, models)
         todo = []
         for model in models:
             muts = generate(model)[0]
@@ -739,6 +786,9 @@ def main():
                 c = carried.get(m_id)
                 if c is not None and c["verdict"] != "survived":
                     continue        # a kill or a bound carried (--carry)
+                c = carried_from(results, ckeys, m_id, h)
+                if c is not None and c["verdict"] == "killed":
+                    continue        # a kill carried (--carry-from)
                 if (m_id, h) not in results:
                     todo.append((model, m_id, idx, desc, src, h))
         if args.ids:
@@ -794,6 +844,8 @@ def main():
     results = load_results()
     tab, surv, tot = table(models, results, eq, details=True,
                            carry=args.carry, sample=args.sample,
+                           carry_keys=carry_from_keys(args.carry_from,
+                                                      models),
                            seed=args.seed)
     print()
     print(tab)

@@ -266,6 +266,13 @@ RUNS += model_runs("cht_collide", [
      "cht__search() continues from prev after a failed unlink CAS "
      "(prev deleted: retries forever)"),
 ], pml="cht.pml", defs=["-DCOLLIDE"], short=False)
+# cht_list with a second cht_remove_key(9) in I's section: concurrent
+# removers split the items (cht.h), the two counts sum to 1
+RUNS += model_runs("cht_twin", [
+    ("BROKEN_REMOVE_MARKED", "safety", r"assertion violated",
+     "cht_remove_key() marks an item without its !MARKED test: both "
+     "removers count K2"),
+], pml="cht.pml", defs=["-DTWIN"], short=False)
 RUNS += model_runs("cht_grow", [
     ("BROKEN_PUBLISH_EARLY", "safety", MISS,
      "the new array is published before its dummies are linked"),
