@@ -138,6 +138,8 @@ static inline void rcu_slab_free(struct slab_cache *cache, void *obj)
 	/* Set only while this thread runs callbacks (exec_batch()). */
 	rcu_free_batch_t *b = THREAD->rcu_free_batch;
 	size_t n;
+	/* Callbacks run with interrupts enabled; a handler would find b. */
+	assert(b == NULL || !interrupts_disabled());
 	/*
 	 * The rest out of line: inlined, its call made the callback save three
 	 * registers on every free (12 instructions, chtbench 15, icount).

@@ -48,6 +48,10 @@
  *   lock held and installs the magazine in the CPU's slot: the objects a CPU
  *   allocates while its RCU-deferred frees wait for their grace period come a
  *   magazine at a time, not one lock hold each.
+ * **Bulk frees.** slab_free_bulk() frees an array of objects of one cache
+ *   with one interrupts-disabled section per run that fits the current
+ *   magazine (a full one is exchanged by slab_free()); RCU's reclaimer hands
+ *   it the frees its callbacks gathered (rcu_slab_free()).
  * **The depot's working set** (Bonwick and Adams, "Magazines and Vmem", USENIX
  * 2001, section 3.6). The depot keeps what the cache's recent demand needs: the
  * fewest full (and empty) magazines it held during each interval of
