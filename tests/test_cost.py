@@ -17,7 +17,7 @@ suite that hold (``make bench-cost`` prints the whole table):
   more in the CHT build than in the locked build (the update fast paths
   cht_insert_fast() / cht_remove_key_fast() and the inline rcu_call());
 * with 100 % updates too, the CHT (15) costs no more than the bucket-locked
-  table (14) (issue 42's goal; the CHT's frees reach the slab in bulk from
+  table (14) (the CHT's frees reach the slab in bulk from
   the reclaimer, rcu_slab_free(), where the bucket-locked table frees each
   item under its lock);
 * deferring a free through RCU costs little: replacing a list element and
