@@ -52,6 +52,12 @@
  *   STRESS_TOTAL / CPUs callbacks, at least STRESS_MIN, at most
  *   STRESS_OUTSTANDING in flight) per CPU; the counts are exact and memory
  *   returns.
+ * - rcu_slab_free and slab_free_bulk: SFREE_OBJS objects of a cache of its
+ *   own freed by rcu_call() callbacks with rcu_slab_free(), and a callback of
+ *   another function posted after them on the same CPU: it finds none of
+ *   them in use (the reclaimer's gathered frees are done before it), nor
+ *   does the caller after rcu_barrier(); then two rounds of SFREE_BULK
+ *   objects allocated and freed with one slab_free_bulk().
  * At the end (after rcu_barrier) no callback may be pending and the live heap
  * allocations, net of the threads that exist, must equal those at the start
  * (re-read a bounded number of times: exited threads are released
@@ -283,6 +289,7 @@ static const rcu1_part_t parts[] = {
 	{ "many empty callbacks", rcu1_part_nop_cbs },
 	{ "sequence check", rcu1_part_seq },
 	{ "stress: a reader and an updater per CPU", rcu1_part_stress },
+	{ "rcu_slab_free and slab_free_bulk", rcu1_part_slab_free },
 };
 
 /** The failure reasons of the parts, "part: reason; ..." (bounded). */

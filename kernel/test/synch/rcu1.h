@@ -88,5 +88,6 @@ const char *rcu1_part_nop_cbs(void);
 const char *rcu1_part_nop_readers(void);
 const char *rcu1_part_seq(void);
 const char *rcu1_part_stress(void);
+const char *rcu1_part_slab_free(void);
 
 #endif

@@ -1,9 +1,10 @@
 /** @file rcu1_parts2.c
  * The kernel test `rcu1` (see rcu1.c), parts a thread exiting in a reader,
- * many empty readers, many empty callbacks, the sequence check and the
- * stress.
+ * many empty readers, many empty callbacks, the sequence check, the
+ * stress and the frees of rcu_slab_free() and slab_free_bulk().
  */
 #include "rcu1.h"
+#include <mm/slab.h>
 
 /* ---- part: a thread exits inside a reader section ----------------------- */
 
@@ -500,4 +501,130 @@ const char *rcu1_part_stress(void)
 	TPRINTF("rcu1:   %u readers (%zu sections), %u updaters, %zu callbacks\n",
 	    nr, atomic_get(&stress_reads), nu, posted);
 	return NULL;
+}
+
+/* ---- part: rcu_slab_free() and slab_free_bulk() ------------------------- */
+
+/** Objects freed through RCU: not a multiple of RCU_FREE_BATCH. */
+#define SFREE_OBJS 1000
+/** Objects of the direct slab_free_bulk() rounds. */
+#define SFREE_BULK 100
+
+typedef struct {
+	rcu_item_t item;
+	uint64_t payload[2];
+} sfree_obj_t;
+
+/** The part's own cache; set before any callback is posted. */
+static slab_cache_t *sfree_cache;
+/** Objects in use that sfree_check_cb() saw (atomics); SIZE_MAX: not run. */
+static size_t sfree_seen;
+
+static void sfree_cb(rcu_item_t *it)
+{
+	rcu_slab_free(sfree_cache, container_of(it, sfree_obj_t, item));
+}
+
+/** Posted after the frees on the same CPU: runs after them (rcu_call order). */
+static void sfree_check_cb(rcu_item_t *it)
+{
+	slab_cache_stats_t st;
+	slab_cache_get_stats(sfree_cache, &st);
+	__atomic_store_n(&sfree_seen, st.objs_in_use, __ATOMIC_RELEASE);
+	free(it);
+}
+
+/** Objects of the part's cache in use (slab_alloc() minus slab_free()). */
+static size_t sfree_in_use(void)
+{
+	slab_cache_stats_t st;
+	slab_cache_get_stats(sfree_cache, &st);
+	return st.objs_in_use;
+}
+
+/**
+ * SFREE_BULK objects allocated and given back with one slab_free_bulk(),
+ * twice (the second round takes the first's objects from the magazines).
+ */
+static const char *sfree_bulk_rounds(sfree_obj_t **o)
+{
+	for (unsigned round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < SFREE_BULK; i++) {
+			o[i] = slab_alloc(sfree_cache, SLAB_KM_NONE);
+			if (!o[i]) {
+				slab_free_bulk(sfree_cache, (void **) o, i);
+				return "out of memory";
+			}
+			o[i]->payload[0] = i;
+		}
+		for (unsigned i = 0; i < SFREE_BULK; i++) {
+			if (o[i]->payload[0] != i)
+				return "slab_alloc gave one object twice";
+		}
+		slab_free_bulk(sfree_cache, (void **) o, SFREE_BULK);
+		if (sfree_in_use() != 0)
+			return "objects in use after slab_free_bulk";
+	}
+	return NULL;
+}
+
+/**
+ * Frees through RCU callbacks with rcu_slab_free() (the reclaimer gathers
+ * them and frees them in bulk): a callback of another function posted after
+ * them on the same CPU must find every one of them back in the cache, and
+ * so must the caller after rcu_barrier(). Then slab_free_bulk() directly.
+ */
+static const char *sfree_run(sfree_obj_t **o)
+{
+	for (unsigned i = 0; i < SFREE_OBJS; i++) {
+		o[i] = slab_alloc(sfree_cache, SLAB_KM_NONE);
+		if (!o[i]) {
+			slab_free_bulk(sfree_cache, (void **) o, i);
+			return "out of memory";
+		}
+	}
+	rcu_item_t *check = malloc(sizeof(*check));
+	if (!check) {
+		slab_free_bulk(sfree_cache, (void **) o, SFREE_OBJS);
+		return "out of memory";
+	}
+	__atomic_store_n(&sfree_seen, SIZE_MAX, __ATOMIC_RELAXED);
+	/* One CPU for all: its callbacks run in the order posted. */
+	preemption_disable();
+	for (unsigned i = 0; i < SFREE_OBJS; i++)
+		rcu_call(&o[i]->item, sfree_cb);
+	rcu_call(check, sfree_check_cb);
+	preemption_enable();
+	rcu_barrier();
+	size_t seen = __atomic_load_n(&sfree_seen, __ATOMIC_ACQUIRE);
+	size_t after = sfree_in_use();
+	if (seen != 0 || after != 0) {
+		snprintf(rcu1_reason_buf, sizeof(rcu1_reason_buf), "rcu_slab_free: "
+		    "%zu of %u objects in use at a later callback (SIZE_MAX: it "
+		    "did not run), %zu after rcu_barrier", seen, SFREE_OBJS, after);
+		return rcu1_reason_buf;
+	}
+	return sfree_bulk_rounds(o);
+}
+
+const char *rcu1_part_slab_free(void)
+{
+	sfree_obj_t **o = malloc(SFREE_OBJS * sizeof(*o));
+	if (!o)
+		return "out of memory";
+	sfree_cache = slab_cache_create("rcu1-sfree", sizeof(sfree_obj_t), 0,
+	    NULL, NULL, 0);
+	if (!sfree_cache) {
+		free(o);
+		return "slab_cache_create failed";
+	}
+	const char *err = sfree_run(o);
+	free(o);
+	if (slab_cache_destroy(sfree_cache) != EOK && !err)
+		err = "slab_cache_destroy failed after the frees";
+	if (!err)
+		TPRINTF("rcu1:   %u objects freed through rcu_slab_free, %u twice "
+		    "with slab_free_bulk: none in use after\n", SFREE_OBJS,
+		    SFREE_BULK);
+	return err;
 }

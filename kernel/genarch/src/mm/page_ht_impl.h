@@ -137,20 +137,23 @@ static pte_rec_t *rec_alloc(uint64_t as_id, uintptr_t page, const pte_t *pte)
 	return r;
 }
 
-/** Frees a record (and its frame) that no CPU can reach any more. */
+/**
+ * Frees a record (and its frame) that no CPU can reach any more. RCU
+ * callbacks only (rcu_slab_free()).
+ */
 static void rec_free(pte_rec_t *r)
 {
 	pte_t pte = rec_pte(r);
 	if (pte.flags & PTE_REC_FREE_FRAME)
 		frame_free(pte.frame, 1);
-	slab_free(rec_cache, r);
+	rcu_slab_free(rec_cache, r);
 }
 
 static void frame_rcu_free(rcu_item_t *item)
 {
 	frame_rcu_t *f = container_of(item, frame_rcu_t, rcu);
 	frame_free(f->frame, 1);
-	slab_free(frame_rcu_cache, f);
+	rcu_slab_free(frame_rcu_cache, f);
 }
 
 /**

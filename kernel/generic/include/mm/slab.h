@@ -206,6 +206,18 @@ void *slab_alloc(slab_cache_t *cache, unsigned kmflags);
 void slab_free(slab_cache_t *cache, void *obj);
 
 /**
+ * Returns the @a n objects @a objs (each as slab_free() wants it: constructed,
+ * from slab_alloc(cache)) to @a cache, as @a n slab_free() calls would, but with
+ * one interrupts-disabled section per run that fits the CPU's current magazine
+ * (the objects are copied in); a full magazine is exchanged by an ordinary
+ * slab_free() of the next object. For frees that arrive in runs: RCU callbacks
+ * through rcu_slab_free() (Linux has kmem_cache_free_bulk() for the same).
+ * Debug and KASAN builds free one object at a time (their checks and
+ * quarantine). @a n may be 0. Context: as slab_free().
+ */
+void slab_free_bulk(slab_cache_t *cache, void **objs, size_t n);
+
+/**
  * Gives memory back to the frame allocator: flushes the depots (destructing their
  * objects and returning them to their slabs), flushes the magazines of the calling
  * CPU (or of every online CPU with SLAB_RECLAIM_ALL), frees the magazines and every

@@ -117,6 +117,11 @@ typedef struct thread {
 	bool rcu_preempted;
 	/** Link in an RCU preempted-readers list; protected by the RCU preempt lock. */
 	link_t rcu_preempt_link;
+	/**
+	 * The free batch of the callbacks this thread (a reclaimer) is running
+	 * (rcu_slab_free()); NULL outside them. The thread itself only.
+	 */
+	struct rcu_free_batch *rcu_free_batch;
 
 	/** Address space the thread runs in (NULL: kernel); holds a reference.
 	 * Written by the thread itself with interrupts disabled. */

@@ -69,6 +69,29 @@ static inline void rcu_call(rcu_item_t *item, rcu_func_t func);
 static inline void rcu_call_batched(rcu_item_t *item, rcu_func_t func);
 
 /**
+ * Frees @a obj to the slab cache @a cache from an RCU callback: as
+ * slab_free(cache, obj), but the reclaimer gathers the frees of the callbacks
+ * it runs in a row (up to RCU_FREE_BATCH objects of one cache) and hands
+ * them to slab_free_bulk() together, before it runs a callback of another
+ * function and at the end of the batch; a grace period's thousands of frees
+ * then take one magazine section per run instead of one each (Linux's
+ * kfree_rcu() batches into kfree_bulk() for the same). Outside a callback
+ * the reclaimer runs it is slab_free() (any thread context).
+ * Context: RCU callbacks (or thread context); not interrupt handlers.
+ */
+static inline void rcu_slab_free(struct slab_cache *cache, void *obj);
+
+/** Frees the objects gathered in @a b (rcu_slab_free()) and empties it. */
+void rcu_free_batch_flush(rcu_free_batch_t *b);
+
+/**
+ * rcu_slab_free() when its batch is full, holds another cache's objects or
+ * is absent (not in a callback the reclaimer runs): flushes the batch and
+ * starts it with @a obj, or calls slab_free(). Context: as rcu_slab_free().
+ */
+void rcu_slab_free_slow(struct slab_cache *cache, void *obj);
+
+/**
  * Blocks until a grace period has elapsed: every reader section that existed
  * when it was called has ended. Thread context, not in a reader section (that
  * would deadlock: asserted), may sleep.

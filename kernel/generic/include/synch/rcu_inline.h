@@ -9,6 +9,7 @@
 #include <cpu.h>
 #include <atomic.h>
 #include <arch/asm.h>
+#include <mm/slab.h>
 
 /*
  * The running thread's reader count, one instruction per update (both
@@ -130,6 +131,26 @@ static inline void rcu_call_batched(rcu_item_t *item, rcu_func_t func)
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	if (unlikely(old == NULL))
 		rcu_call_batched_first(c);
+}
+
+static inline void rcu_slab_free(struct slab_cache *cache, void *obj)
+{
+	/* Set only while this thread runs callbacks (exec_batch()). */
+	rcu_free_batch_t *b = THREAD->rcu_free_batch;
+	size_t n;
+	/* Callbacks run with interrupts enabled; a handler would find b. */
+	assert(b == NULL || !interrupts_disabled());
+	/*
+	 * The rest out of line: inlined, its call made the callback save three
+	 * registers on every free (12 instructions, chtbench 15, icount).
+	 */
+	if (likely(b != NULL && b->cache == cache &&
+	    (n = b->n) < RCU_FREE_BATCH)) {
+		b->objs[n] = obj;
+		b->n = n + 1;
+		return;
+	}
+	rcu_slab_free_slow(cache, obj);
 }
 
 #endif

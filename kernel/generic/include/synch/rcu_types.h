@@ -17,6 +17,23 @@ typedef struct rcu_item {
 	struct rcu_item *next;
 } rcu_item_t;
 
+struct slab_cache;
+
+/** Objects a run of RCU callbacks frees with rcu_slab_free(), at most. */
+#define RCU_FREE_BATCH 32
+
+/**
+ * The frees gathered by rcu_slab_free() while the reclaimer runs a batch of
+ * callbacks: up to RCU_FREE_BATCH objects of one slab cache, handed to
+ * slab_free_bulk() together. On the reclaimer's stack (exec_batch()); used by
+ * that thread only (thread_t.rcu_free_batch).
+ */
+typedef struct rcu_free_batch {
+	struct slab_cache *cache;
+	size_t n;
+	void *objs[RCU_FREE_BATCH];
+} rcu_free_batch_t;
+
 /**
  * Per-CPU RCU state (a member of cpu_t). Fields say what protects them.
  */

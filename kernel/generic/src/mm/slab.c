@@ -48,6 +48,10 @@
  *   lock held and installs the magazine in the CPU's slot: the objects a CPU
  *   allocates while its RCU-deferred frees wait for their grace period come a
  *   magazine at a time, not one lock hold each.
+ * **Bulk frees.** slab_free_bulk() frees an array of objects of one cache
+ *   with one interrupts-disabled section per run that fits the current
+ *   magazine (a full one is exchanged by slab_free()); RCU's reclaimer hands
+ *   it the frees its callbacks gathered (rcu_slab_free()).
  * **The depot's working set** (Bonwick and Adams, "Magazines and Vmem", USENIX
  * 2001, section 3.6). The depot keeps what the cache's recent demand needs: the
  * fewest full (and empty) magazines it held during each interval of
@@ -666,6 +670,50 @@ void *slab_alloc(slab_cache_t *c, unsigned kmflags)
 		kasan_slab_alloc(c, obj, c->obj_size);
 #endif
 	return obj;
+}
+
+void slab_free_bulk(slab_cache_t *c, void **objs, size_t n)
+{
+#if defined(CONFIG_DEBUG) || defined(CONFIG_KASAN)
+	for (size_t i = 0; i < n; i++)
+		slab_free(c, objs[i]);
+#else
+	assert(c != NULL && c->magic == SLAB_CACHE_MAGIC);
+	while (n > 0) {
+		if (likely(cache_has_magazines(c))) {
+			/* The fast path of mag_obj_put(), a run at a time. */
+			ipl_t ipl = interrupts_disable();
+			unsigned id = CPU->id;
+			slab_cpu_cache_t *cc = &c->cpu[id];
+			slab_magazine_t *m = cc->current;
+			if (likely(!cpu_flush_requested(id) && m != NULL &&
+			    m->busy < m->size)) {
+				size_t k = m->size - m->busy;
+				if (k > n)
+					k = n;
+				void **dst = &m->objs[m->busy];
+				/* Unrolled: 2.75 instructions an object, not 5. */
+#pragma GCC unroll 4
+				for (size_t i = 0; i < k; i++)
+					dst[i] = objs[i];
+				m->busy += k;
+				/* Statistics: CPU-local, interrupts disabled. */
+				__atomic_store_n(&cc->hits, __atomic_load_n(&cc->hits,
+				    __ATOMIC_RELAXED) + k, __ATOMIC_RELAXED);
+				__atomic_store_n(&cc->frees, __atomic_load_n(&cc->frees,
+				    __ATOMIC_RELAXED) + k, __ATOMIC_RELAXED);
+				interrupts_restore(ipl);
+				objs += k;
+				n -= k;
+				continue;
+			}
+			interrupts_restore(ipl);
+		}
+		/* Magazine full (or none, or a flush pending): the exchange. */
+		slab_free(c, *objs++);
+		n--;
+	}
+#endif
 }
 
 void slab_free(slab_cache_t *c, void *obj)

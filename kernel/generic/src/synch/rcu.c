@@ -287,14 +287,30 @@ static void exec_batch(cpu_t *c)
 	c->rcu.cur_cbs = NULL;
 	c->rcu.cur_cnt = 0;
 	size_t n = 0;
+	/* rcu_slab_free()'s batch: this thread's frees, flushed below. */
+	rcu_free_batch_t fb = { .cache = NULL, .n = 0 };
+	thread_t *self = THREAD;
+	self->rcu_free_batch = &fb;
+	rcu_func_t last = NULL;
 	lockdep_rcu_cb_enter();
 	kasan_rcu_cb_enter();
 	while (head) {
 		rcu_item_t *next = head->next;
+		/*
+		 * A callback of another function (rcu_barrier()'s marker,
+		 * rcu_synchronize()'s wake-up) finds every free of the ones
+		 * before it done, as without the batch.
+		 */
+		if (unlikely(head->func != last)) {
+			rcu_free_batch_flush(&fb);
+			last = head->func;
+		}
 		head->func(head);
 		head = next;
 		n++;
 	}
+	rcu_free_batch_flush(&fb);
+	self->rcu_free_batch = NULL;
 	kasan_rcu_cb_exit();
 	lockdep_rcu_cb_exit();
 	c->rcu.stat_posted += n - counted;
@@ -302,6 +318,25 @@ static void exec_batch(cpu_t *c)
 	c->rcu.stat_batches++;
 	if (n > c->rcu.stat_max_batch)
 		c->rcu.stat_max_batch = n;
+}
+
+void rcu_free_batch_flush(rcu_free_batch_t *b)
+{
+	if (b->n != 0)
+		slab_free_bulk(b->cache, b->objs, b->n);
+	b->n = 0;
+}
+
+void rcu_slab_free_slow(struct slab_cache *cache, void *obj)
+{
+	rcu_free_batch_t *b = THREAD->rcu_free_batch;
+	if (b == NULL) {
+		slab_free(cache, obj);
+		return;
+	}
+	rcu_free_batch_flush(b);
+	b->cache = cache;
+	b->objs[b->n++] = obj;
 }
 
 /**

@@ -120,7 +120,7 @@ static bool bench_cht_live;
 /** The remove callback, called by RCU directly (cht_ops_t.rcu_free). */
 static void fi_rcu_free(rcu_item_t *rcu)
 {
-	slab_free(fitem_cache, container_of(cht_link_of_rcu(rcu), fitem_t,
+	rcu_slab_free(fitem_cache, container_of(cht_link_of_rcu(rcu), fitem_t,
 	    clink));
 }
 
