@@ -833,8 +833,9 @@ bool cht_remove_item(cht_t *h, cht_link_t *item);
 /**
  * Changes the average load per bucket at which the table grows (it shrinks
  * below a quarter of it) and asks the background resizer to bring the table to
- * the size that fits, in the fewest steps (automatic shrinks go further). Used by benchmarks and tests to force resizes (e.g. the
- * relativistic paper's 2^13 <-> 2^14 experiment). @a max_load >= 1.
+ * the size that fits, in the fewest steps (automatic shrinks go further).
+ * Used by benchmarks and tests to force resizes (e.g. the relativistic
+ * paper's 2^13 <-> 2^14 experiment). @a max_load >= 1.
  * Context: any outside a reader section or inside one; never blocks.
  */
 void cht_set_max_load(cht_t *h, size_t max_load);
