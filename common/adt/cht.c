@@ -406,19 +406,39 @@ static void shrink(cht_t *h)
 		__atomic_fetch_add(&h->stat_shrinks, 1, __ATOMIC_RELAXED);
 }
 
-/** Resizes until the item count fits the thresholds (one resize at a time). */
+/**
+ * Resizes until the item count fits the thresholds (one resize at a time).
+ *
+ * A table grows above its grow limit and starts to shrink below a quarter of
+ * it (the hysteresis: a grow leaves half the limit, so neither is undone by
+ * a few updates). An automatic shrink, once started, goes on halving while
+ * the halved table still holds the items within its grow limit, so after a
+ * mass delete the table has the size a growth to the same count reaches
+ * (load above half the limit), as cds_lfht's shrink to its count does.
+ * Stopping at the quarter instead left up to 4 times the buckets a grown
+ * table has (2^14 keys deleted to 2^11: 8192 buckets, not 2048;
+ * bench/RESULTS.md, "Big-Memory harness"). A forced resize (a new limit,
+ * cht_set_max_load*(), cht_resize()) stops at the quarter: it moves the table
+ * the fewest steps into the band, which the resize experiments rely on (one
+ * halving from a limit that only the larger size exceeds).
+ */
 static void resize_once(cht_t *h)
 {
+	/* An automatic shrink is under way: halve down to the grow limit. */
+	bool shrinking = false;
 	for (int steps = 0; steps < 2 * MAX_ORDER;) {
 		int64_t items = count_sum(h);
 		cht_buckets_t *b = cht_env_rcu_access_owned(h->b);
+		bool forced = __atomic_load_n(&h->resize_forced, __ATOMIC_ACQUIRE);
 		if (items > (int64_t) grow_limit(h, b->order) && b->order < MAX_ORDER) {
 			grow(h);
 			h->last_grow_ms = cht_env_now_ms();
+			shrinking = false;
 		} else if (b->order > h->min_order &&
-		    items < (int64_t) (grow_limit(h, b->order) / 4)) {
-			if (!__atomic_load_n(&h->resize_forced, __ATOMIC_ACQUIRE) &&
-			    cht_env_now_ms() - h->last_grow_ms <
+		    (items < (int64_t) (grow_limit(h, b->order) / 4) ||
+		    (shrinking && !forced &&
+		    items <= (int64_t) grow_limit(h, b->order - 1)))) {
+			if (!forced && cht_env_now_ms() - h->last_grow_ms <
 			    CHT_SHRINK_HOLDOFF_MS) {
 				/* Not counted as a step: re-check after a pause. */
 				cht_env_sleep_ms(CHT_HOLDOFF_POLL_MS);
@@ -427,6 +447,7 @@ static void resize_once(cht_t *h)
 				continue;
 			}
 			shrink(h);
+			shrinking = !forced;
 		} else {
 			break;
 		}

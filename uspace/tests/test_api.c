@@ -617,6 +617,52 @@ static void *race_thread(void *p)
 	return NULL;
 }
 
+/*
+ * An automatic shrink after a mass delete goes down to the size a growth to
+ * the same count reaches, not only into the band: 2^14 items at load 1
+ * (2^14 buckets) deleted to 2248 (a little above an eighth, so not on a
+ * threshold) must leave at most 2 * 2248 / 1 buckets (4096; a grown table
+ * of 2248 items has 4096). A shrink that stopped at a quarter of the grow
+ * limit left 8192 (load 0.27). A forced resize still moves the table only
+ * into the band: at cht_set_max_load(4) 2248 items would fit 1024 buckets,
+ * but the shrink from 4096 stops at 2048, where 2248 is not below
+ * 4 * 2048 / 4 (the resize experiments rely on one step).
+ */
+static void test_shrink_deep(void)
+{
+	enum { N = 1 << 14, KEEP = 2248 };
+	cht_t h;
+	val_t *v = calloc(N, sizeof(val_t));
+	CHECK_EQ(cht_u_create(&h, 1, 1, 1, &kops), CHT_OK);
+	for (int i = 0; i < N; i++) {
+		set_val(&v[i], (size_t) i, (uint64_t) i);
+		CHECK_EQ(cht_u_insert_unique(&h, &v[i].link, NULL), CHT_OK);
+	}
+	CHECK(wait_buckets(&h, N, N), "%d items at load 1: %zu buckets", N,
+	    buckets_of(&h));
+	for (uint64_t i = KEEP; i < N; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	/* Settled (not resizing) at 4096 buckets: load above 1/2. */
+	bool ok = wait_buckets(&h, 2048, 2 * KEEP);
+	size_t b = buckets_of(&h);
+	printf("test_api: shrink: %d -> %d items, %d -> %zu buckets\n", N, KEEP,
+	    N, b);
+	CHECK(ok, "%d items left of %d at load 1: %zu buckets, more than "
+	    "2 * %d", KEEP, N, b, KEEP);
+	cht_rcu_read_lock();
+	for (uint64_t i = 0; i < KEEP; i++)
+		CHECK(cht_find(&h, &i) == &v[i].link, "lost %lu after the shrink",
+		    (unsigned long) i);
+	cht_rcu_read_unlock();
+	CHECK_EQ(cht_u_set_max_load(&h, 4), CHT_OK);
+	CHECK(wait_buckets(&h, 2048, 2048), "%d items at load 4: %zu buckets",
+	    KEEP, buckets_of(&h));
+	for (uint64_t i = 0; i < KEEP; i++)
+		CHECK_EQ(cht_u_remove_key(&h, &i), 1);
+	CHECK_EQ(cht_u_destroy(&h), CHT_OK);
+	free(v);
+}
+
 static void test_unique_race(void)
 {
 	cht_t h;
@@ -833,6 +879,7 @@ int main(void)
 	test_errors();
 	test_kv();
 	test_resize();
+	test_shrink_deep();
 	test_unique_race();
 	test_rcu();
 	test_print();

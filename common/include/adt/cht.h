@@ -332,9 +332,9 @@ _Static_assert(offsetof(cht_t, tail) == 64, "cht_t: the tail in line 2");
 
 /**
  * Creates a table with 2^k >= @a init_size buckets (at least @a min_size),
- * growing when items exceed @a max_load per bucket on average and shrinking when
- * they drop below a quarter of that. @a max_load 0 means the default (4 in the
- * kernel; the userspace library's environment sets 1).
+ * growing above @a max_load items per bucket on average, shrinking below a
+ * quarter of that down to the size a growth to the same count reaches. @a
+ * max_load 0 means the default (4 in the kernel; libcht's environment sets 1).
  * Resizes run as deferred work (the system work queue in the kernel, a worker
  * thread in userspace); updates only request them with a non-blocking enqueue,
  * so no operation other than cht_create() and cht_destroy() ever blocks. (The
@@ -833,8 +833,9 @@ bool cht_remove_item(cht_t *h, cht_link_t *item);
 /**
  * Changes the average load per bucket at which the table grows (it shrinks
  * below a quarter of it) and asks the background resizer to bring the table to
- * the size that fits. Used by benchmarks and tests to force resizes (e.g. the
- * relativistic paper's 2^13 <-> 2^14 experiment). @a max_load >= 1.
+ * the size that fits, in the fewest steps (automatic shrinks go further).
+ * Used by benchmarks and tests to force resizes (e.g. the relativistic
+ * paper's 2^13 <-> 2^14 experiment). @a max_load >= 1.
  * Context: any outside a reader section or inside one; never blocks.
  */
 void cht_set_max_load(cht_t *h, size_t max_load);
