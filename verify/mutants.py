@@ -55,6 +55,7 @@ sample, an estimate of the model's, not a full score.
 
 import argparse
 import concurrent.futures
+import fcntl
 import hashlib
 import json
 import random
@@ -504,8 +505,32 @@ def pan_run(d, pml, defs, mode, stats=None):
     return "ok"
 
 
+#: run_mutant()'s answer when another process is running the same mutant
+BUSY = "busy"
+
+
 def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
+    """The result of one mutant (None: --quick left it for the full run;
+    BUSY: another process holds its directory, nothing was run). Two
+    processes given the same id (e.g. two --ids lists that meet) used to
+    share the directory: the second's rmtree broke the first's run ("a
+    stillborn: gcc" recorded beside its "survived"); a lock on the mutant
+    now lets only one run it."""
+    os.makedirs(os.path.join(WORK, model), exist_ok=True)
     d = os.path.join(WORK, model, m_id.split(":", 1)[1].replace(":", "-"))
+    lk = open(d + ".lock", "w")
+    try:
+        fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lk.close()
+        return BUSY
+    try:
+        return _run_mutant(model, m_id, idx, src, d, quick, quick_in)
+    finally:
+        lk.close()
+
+
+def _run_mutant(model, m_id, idx, src, d, quick, quick_in):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     pml = model + ".pml"
@@ -851,10 +876,11 @@ def main():
                     running[0] -= 1
             with lock:
                 done[0] += 1
-                if r is None:
-                    print("[%d/%d %.0fs] %-28s left for the full run" % (
-                        done[0], len(todo), time.monotonic() - t0, m_id),
-                        flush=True)
+                if r is None or r == BUSY:
+                    print("[%d/%d %.0fs] %-28s %s" % (
+                        done[0], len(todo), time.monotonic() - t0, m_id,
+                        "left for the full run" if r is None else
+                        "run by another process now: skipped"), flush=True)
                     return
                 r.update(id=m_id, src=h, desc=desc)
                 with open(RESULTS, "a") as f:
