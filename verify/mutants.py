@@ -31,10 +31,12 @@ as stillborn and left out.
 Ids are stable (model, operator, a hash of the line(s) before and after and
 the occurrence), so verify/equivalent.txt and the result file survive edits
 elsewhere in the model. Results go to build/verify/mutants/results.jsonl,
-one line per mutant (keyed by id and the mutant's code): a run that is
-stopped resumes where it was, skipping every mutant recorded for the same
-code. verify/mutants-results.jsonl, a copy committed after a round, is read
-as well (so a fresh worktree resumes from it); to keep a round's results:
+one line per mutant (keyed by id and the mutant's code; "runs" lists each
+pan run's scenario, mode, states stored and memory in MB as pan printed
+them): a run that is stopped resumes where it was, skipping every mutant
+recorded for the same code. verify/mutants-results.jsonl, a copy
+committed after a round, is read as well (so a fresh worktree resumes
+from it); to keep a round's results:
 cp build/verify/mutants/results.jsonl verify/mutants-results.jsonl.
 
     python3 verify/mutants.py                 # every model, -j2, a table
@@ -53,6 +55,7 @@ sample, an estimate of the model's, not a full score.
 
 import argparse
 import concurrent.futures
+import fcntl
 import hashlib
 import json
 import random
@@ -442,8 +445,22 @@ def sh(cmd, cwd, timeout=None, limit=False):
         return None, out
 
 
-def pan_run(d, pml, defs, mode):
-    """'error: ...', 'bound: ...', 'ok' or 'stillborn: ...'."""
+def pan_stats(out):
+    """{'states': states stored, 'mb': total memory usage} from pan's
+    output (what it printed; empty when it printed no summary)"""
+    st = {}
+    m = re.search(r"^\s*([\d.e+]+) states, stored", out, re.M)
+    if m:
+        st["states"] = int(float(m.group(1)))
+    m = re.search(r"^\s*([\d.]+)\s+total actual memory usage", out, re.M)
+    if m:
+        st["mb"] = round(float(m.group(1)))
+    return st
+
+
+def pan_run(d, pml, defs, mode, stats=None):
+    """'error: ...', 'bound: ...', 'ok' or 'stillborn: ...'; appends pan's
+    figures (states stored, memory) to @stats when given."""
     rc, out = sh(["spin"] + defs + ["-a", pml], d, 120)
     if rc != 0:
         return "stillborn: spin: " + (out.strip().splitlines() or ["?"])[-1]
@@ -463,6 +480,10 @@ def pan_run(d, pml, defs, mode):
     if rc != 0:
         return "stillborn: gcc"
     rc, out = sh(["./pan"] + args, d, WALL, limit=True)
+    if stats is not None:
+        st = pan_stats(out)
+        st["mode"] = mode
+        stats.append(st)
     if rc is None:
         return "timeout: over %d s of wall time (%s)" % (WALL, mode)
     if rc in (-signal.SIGXCPU, -signal.SIGKILL):
@@ -484,8 +505,32 @@ def pan_run(d, pml, defs, mode):
     return "ok"
 
 
+#: run_mutant()'s answer when another process is running the same mutant
+BUSY = "busy"
+
+
 def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
+    """The result of one mutant (None: --quick left it for the full run;
+    BUSY: another process holds its directory, nothing was run). Two
+    processes given the same id (e.g. two --ids lists that meet) used to
+    share the directory: the second's rmtree broke the first's run ("a
+    stillborn: gcc" recorded beside its "survived"); a lock on the mutant
+    now lets only one run it."""
+    os.makedirs(os.path.join(WORK, model), exist_ok=True)
     d = os.path.join(WORK, model, m_id.split(":", 1)[1].replace(":", "-"))
+    lk = open(d + ".lock", "w")
+    try:
+        fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lk.close()
+        return BUSY
+    try:
+        return _run_mutant(model, m_id, idx, src, d, quick, quick_in)
+    finally:
+        lk.close()
+
+
+def _run_mutant(model, m_id, idx, src, d, quick, quick_in):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     pml = model + ".pml"
@@ -500,6 +545,7 @@ def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
     # (a search too large in one scenario, e.g. cht_grow's safety, can end
     # in an error in another, e.g. cht_shrink's liveness)
     unfinished = None
+    runs = []           # pan's figures per run (scenario, mode, states, MB)
     if quick:
         # the first pass: safety in the cheapest scenario only; a mutant
         # it does not kill is left for the full run (not recorded)
@@ -510,7 +556,11 @@ def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
         # cht_list and cht_collide, or cht_shrink and cht_grow)
         for name, defs in (scen if mode == "safety" else
                            scen[:LIVENESS_SCENARIOS[model]]):
-            r = pan_run(d, pml, defs, mode)
+            stats = []
+            r = pan_run(d, pml, defs, mode, stats)
+            for st in stats:
+                st["scenario"] = name
+            runs += stats
             if r.startswith("stillborn"):
                 verdict, by = "stillborn", r
                 break
@@ -528,7 +578,7 @@ def run_mutant(model, m_id, idx, src, quick=False, quick_in=None):
         return None         # a time-out or a bound is final: recorded
     return {"verdict": verdict, "by": by, "secs": round(time.monotonic() - t0,
                                                          1),
-            "scenarios": [n for n, _ in scen]}
+            "scenarios": [n for n, _ in scen], "runs": runs}
 
 
 def load_results():
@@ -826,10 +876,11 @@ def main():
                     running[0] -= 1
             with lock:
                 done[0] += 1
-                if r is None:
-                    print("[%d/%d %.0fs] %-28s left for the full run" % (
-                        done[0], len(todo), time.monotonic() - t0, m_id),
-                        flush=True)
+                if r is None or r == BUSY:
+                    print("[%d/%d %.0fs] %-28s %s" % (
+                        done[0], len(todo), time.monotonic() - t0, m_id,
+                        "left for the full run" if r is None else
+                        "run by another process now: skipped"), flush=True)
                     return
                 r.update(id=m_id, src=h, desc=desc)
                 with open(RESULTS, "a") as f:
