@@ -177,7 +177,12 @@ class TestSysfuzz:
         for i in range(3):
             out = k.cmd("run -b sysfuzz -s %d -t 600 -n %d" % (
                 SEED + 100 + i, THREADS), CMD_TIMEOUT)
-            m = re.search(r"^task (\d+) \(sysfuzz\) started in the "
+            # Not anchored at the line's start: the fuzzer's own
+            # console_write() calls (junk shown as '.') can land on the
+            # console before the line on the same line (CI of d657d91:
+            # "..task 3 (sysfuzz) started in the background"; the run
+            # was then never killed and its output broke the next tests).
+            m = re.search(r"task (\d+) \(sysfuzz\) started in the "
                           r"background$", out, re.MULTILINE)
             assert m, out
             tid = m.group(1)
