@@ -179,7 +179,7 @@ class TestSysfuzz:
                 SEED + 100 + i, THREADS), CMD_TIMEOUT)
             # Not anchored at the line's start: the fuzzer's own
             # console_write() calls (junk shown as '.') can land on the
-            # console before the line on the same line (CI of d657d91:
+            # console before the line on the same line (a CI run printed
             # "..task 3 (sysfuzz) started in the background"; the run
             # was then never killed and its output broke the next tests).
             m = re.search(r"task (\d+) \(sysfuzz\) started in the "
