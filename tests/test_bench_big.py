@@ -133,7 +133,14 @@ FEWER_BUCKETS = ("cht", "rwlock", "chtmap")
 #: that load (what a growth to the same count leaves). libcht's default
 #: limit is 1 (uspace's cht_env_posix.h). A shrink that stopped once the
 #: load was back at a quarter of the limit left 4x (2^14 keys: 8192 buckets
-#: for 2048, bench/RESULTS.md).
+#: for 2048, bench/RESULTS.md). With that rule put back (bench_us rebuilt
+#: from it), 3 of 4 runs of the test plan failed here (14,343 kept keys in
+#: 32,768 buckets, 14,025 in 32,768, 17,013 in 65,536) and one passed
+#: (17,113 in 32,768: the shrink ran while the deletes went on, and the
+#: table's approximate count saw the quarter when the keys were just above
+#: a power of two); the fixed rule left 16,384 for 12,247-15,284 kept keys
+#: in 3 of 3. The deterministic test of the rule is test_api's
+#: test_shrink_deep (uspace/tests).
 SHRINK_LOAD = {"cht": 1.0}
 
 
@@ -250,6 +257,45 @@ def test_crossing_at_the_librarys_grow_point(big):
     _check_crossing_placed("cht", d)
     assert d[("crossing-check", "errors")] == 0
     assert d[("memory", "heap_left_bytes")] < HEAP_LEFT_MAX
+
+
+def test_crossing_tail_attribution(big):
+    """-A files each insert of the crossing window and of its presized
+    control by what the kernel did to the inserting thread meanwhile (a
+    page fault, a context switch, neither: before or after the grow
+    published) and says how many of the phase's slowest 0.1 % each class
+    holds (bench/RESULTS.md, "Where the crossing's tail goes"). Asserted:
+    the classes count every timed insert exactly once; the faulting inserts
+    are no more than the threads' page faults (the phase's `faults` row,
+    getrusage(RUSAGE_THREAD) around each worker's body), and the window
+    took some (its items are new heap in a new process; the control's may
+    reuse pages the trim before it did not give back: glibc trims the top
+    of a thread's arena only on free, 2 faults in 1 of 25 runs here); the
+    slowest 0.1 % is split among the classes; the control has no "after
+    publish" inserts (its table never grows)."""
+    p = subprocess.run([BIN, "big", "cht", "-k", "65536", "-t", "2", "-A",
+                        "-w", "crossing"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _rows(p.stdout, "cht")
+    classes = ("clean_before_publish", "clean_after_publish", "fault",
+               "switch")
+    for wl in ("crossing", "crossing-presized"):
+        ops = d[(wl, "ops")]
+        filed = sum(d[(wl, "attrib_%s_ops" % c)] for c in classes)
+        assert filed == ops, "%s: %d inserts filed of %d" % (wl, filed, ops)
+        least = 1 if wl == "crossing" else 0
+        assert least <= d[(wl, "attrib_fault_ops")] <= d[(wl, "faults")], (
+            "%s: %d faulting inserts, %d page faults" % (
+                wl, d[(wl, "attrib_fault_ops")], d[(wl, "faults")]))
+        above = sum(d[(wl, "attrib_%s_above_p999" % c)] for c in classes)
+        assert above == d[(wl, "attrib_above_p999")]
+        assert above <= ops / 1000 + 1, (wl, above, ops)
+        assert d[(wl, "switches")] >= d[(wl, "attrib_switch_ops")]
+        assert 0 <= d[(wl, "switches_preempted")] <= d[(wl, "switches")]
+    assert d[("crossing", "attrib_clean_after_publish_ops")] > 0, (
+        "no insert after the grow published: the window did not cross")
+    assert d[("crossing-presized", "attrib_clean_after_publish_ops")] == 0
 
 
 def test_check_catches_a_lost_key(big):

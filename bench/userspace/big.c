@@ -68,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -224,6 +225,52 @@ static inline void rec_add(rec_t *r, uint64_t lat, uint64_t end)
 	__atomic_store_n(&r->ops, r->ops + 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * -A: where the crossing's tail goes. Each insert of the crossing window and
+ * of its presized control is bracketed (outside its timed interval) by
+ * getrusage(RUSAGE_THREAD) and filed by what the kernel did to the inserting
+ * thread meanwhile: a page fault (ru_minflt/ru_majflt moved: malloc's heap
+ * touching a new page), a context switch (ru_nvcsw/ru_nivcsw moved), or
+ * neither ("clean"); a clean insert of the window is filed by whether the
+ * new bucket count was already seen (cross_seen: the grow published) or not.
+ * report_attrib() gives each class's count, p50 and p99.9 and how many of
+ * the phase's slowest 0.1 % it holds. The two syscalls per insert slow the
+ * loop (the resizer gets more done per insert): the shares, not the
+ * percentiles of an -A run, are what it measures.
+ */
+enum { AT_CLEAN_BEFORE, AT_CLEAN_AFTER, AT_FAULT, AT_SWITCH, AT_N };
+static const char *const at_name[AT_N] = {
+	"clean_before_publish", "clean_after_publish", "fault", "switch",
+};
+static bool attrib;          /* -A */
+static bool attrib_active;   /* set around the crossing phases only */
+static hist_t *attrib_h;     /* [MAXT][AT_N], allocated by -A */
+
+static inline void attrib_begin(struct rusage *ru)
+{
+	if (attrib_active)
+		getrusage(RUSAGE_THREAD, ru);
+}
+
+static inline void attrib_end(int id, const struct rusage *ru0, uint64_t lat,
+    bool published)
+{
+	if (!attrib_active)
+		return;
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	int c = published ? AT_CLEAN_AFTER : AT_CLEAN_BEFORE;
+	if (ru.ru_minflt != ru0->ru_minflt || ru.ru_majflt != ru0->ru_majflt)
+		c = AT_FAULT;
+	else if (ru.ru_nvcsw != ru0->ru_nvcsw || ru.ru_nivcsw != ru0->ru_nivcsw)
+		c = AT_SWITCH;
+	hist_t *h = &attrib_h[id * AT_N + c];
+	h->c[h_index(lat, HSUB)]++;
+	h->n++;
+	if (lat > h->max)
+		h->max = lat;
+}
+
 /* --- memory ------------------------------------------------------------------------------- */
 
 /** A "Key:   N kB" line of @a path, in bytes (0 if absent). */
@@ -305,6 +352,10 @@ struct worker {
 	size_t pairs;           /* churn: pairs done */
 	double rate;            /* soak: writes per second */
 	uint64_t hits, misses;
+	/* What the kernel did to the thread during its body (getrusage(
+	 * RUSAGE_THREAD)): page faults, context switches (all, and those
+	 * where it was preempted rather than blocked). */
+	long faults, switches, preempted;
 };
 
 #define MAXT 16
@@ -334,7 +385,15 @@ static void *worker_main(void *p)
 	worker_t *w = p;
 	impl->thread_init();
 	bench_thread_go(impl, w->bar);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_THREAD, &ru0);
 	w->body(w);
+	getrusage(RUSAGE_THREAD, &ru1);
+	w->faults = (ru1.ru_minflt - ru0.ru_minflt) +
+	    (ru1.ru_majflt - ru0.ru_majflt);
+	w->switches = (ru1.ru_nvcsw - ru0.ru_nvcsw) +
+	    (ru1.ru_nivcsw - ru0.ru_nivcsw);
+	w->preempted = ru1.ru_nivcsw - ru0.ru_nivcsw;
 	if (impl->offline)
 		impl->offline();
 	impl->thread_fini();
@@ -356,6 +415,8 @@ typedef struct {
 	/* Transparent huge pages at the phase's end (smaps_rollup's
 	 * AnonHugePages), bytes. */
 	size_t anon_huge;
+	/* The workers' page faults and context switches (worker_t). */
+	long faults, switches, preempted;
 } phase_res_t;
 
 /*
@@ -519,6 +580,9 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 	for (int i = 0; i < threads; i++) {
 		r.ops += recs[i].h.n;
 		r.errors += recs[i].errors;
+		r.faults += w[i].faults;
+		r.switches += w[i].switches;
+		r.preempted += w[i].preempted;
 	}
 	r.rss_end = bench_rss_bytes();
 	r.heap_stale = hs.stale;
@@ -567,6 +631,11 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 	/* Huge pages per phase: the THP-on (hugetlb=1) and default runs of
 	 * every table say how much of their memory they got. */
 	out(wl, threads, "anon_huge_mb", (double) r->anon_huge / 1048576.0);
+	/* A page fault costs an insert microseconds (a new heap page): the
+	 * crossing and its control compare fairly only with like counts. */
+	out(wl, threads, "faults", (double) r->faults);
+	out(wl, threads, "switches", (double) r->switches);
+	out(wl, threads, "switches_preempted", (double) r->preempted);
 	last_p999_ns = last_max_us = 0;
 	if (all.n == 0)
 		return;
@@ -617,6 +686,69 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 	fflush(stdout);
 }
 
+/*
+ * -A: the classes' rows for the phase just run (attrib_h, T threads):
+ * attrib_CLASS_ops, _p50_ns, _p999_ns, _max_us and _above_p999 (how many
+ * of its inserts lie in histogram buckets above the phase's p99.9 bucket:
+ * the slowest 0.1 %, as the histogram resolves them); then clears attrib_h.
+ */
+static void report_attrib(const char *wl)
+{
+	static hist_t all, cls;
+	memset(&all, 0, sizeof(all));
+	for (int i = 0; i < T * AT_N; i++) {
+		for (unsigned b = 0; b < HBUCKETS(HSUB); b++)
+			all.c[b] += attrib_h[i].c[b];
+		all.n += attrib_h[i].n;
+	}
+	if (all.n == 0)
+		return;
+	/* The p99.9's bucket (h_quantile() returns its upper value). */
+	uint64_t want = (uint64_t) (0.999 * (double) all.n), acc = 0;
+	unsigned pb = 0;
+	for (unsigned b = 0; b < HBUCKETS(HSUB); b++) {
+		acc += all.c[b];
+		if (acc > want) {
+			pb = b;
+			break;
+		}
+	}
+	uint64_t above_all = 0;
+	for (int c = 0; c < AT_N; c++) {
+		memset(&cls, 0, sizeof(cls));
+		for (int t = 0; t < T; t++) {
+			const hist_t *h = &attrib_h[t * AT_N + c];
+			for (unsigned b = 0; b < HBUCKETS(HSUB); b++)
+				cls.c[b] += h->c[b];
+			cls.n += h->n;
+			if (h->max > cls.max)
+				cls.max = h->max;
+		}
+		uint64_t above = 0;
+		for (unsigned b = pb + 1; b < HBUCKETS(HSUB); b++)
+			above += cls.c[b];
+		above_all += above;
+		char m[64];
+		snprintf(m, sizeof(m), "attrib_%s_ops", at_name[c]);
+		out(wl, T, m, (double) cls.n);
+		snprintf(m, sizeof(m), "attrib_%s_above_p999", at_name[c]);
+		out(wl, T, m, (double) above);
+		if (!cls.n)
+			continue;
+		snprintf(m, sizeof(m), "attrib_%s_p50_ns", at_name[c]);
+		out(wl, T, m, (double) h_quantile(cls.c, NULL, HBUCKETS(HSUB),
+		    HSUB, cls.n, 0.5) * ns_per_tsc);
+		snprintf(m, sizeof(m), "attrib_%s_p999_ns", at_name[c]);
+		out(wl, T, m, (double) h_quantile(cls.c, NULL, HBUCKETS(HSUB),
+		    HSUB, cls.n, 0.999) * ns_per_tsc);
+		snprintf(m, sizeof(m), "attrib_%s_max_us", at_name[c]);
+		out(wl, T, m, (double) cls.max * ns_per_tsc / 1000);
+	}
+	out(wl, T, "attrib_above_p999", (double) above_all);
+	out(wl, T, "attrib_p999_ns", (double) h_upper(pb, HSUB) * ns_per_tsc);
+	memset(attrib_h, 0, (size_t) MAXT * AT_N * sizeof(hist_t));
+}
+
 /* --- values ------------------------------------------------------------------------------------ */
 
 #define V_INIT 0x5555u
@@ -649,12 +781,15 @@ static void body_grow(worker_t *w)
 	size_t k = 0;
 	for (size_t i = w->lo + (size_t) w->id; i < w->hi; i += (size_t) w->threads) {
 		uint64_t key = key_present(i);
+		struct rusage ru0;
+		attrib_begin(&ru0);
 		uint64_t t0 = tsc();
 		/* -X: key 7 is "inserted" without reaching the table: the
 		 * check must find it missing (tests/test_bench_big.py). */
 		int ok = drop_one && i == 7 ? 1 :
 		    impl->insert(w->t, key, key ^ V_INIT);
 		uint64_t t1 = tsc();
+		attrib_end(w->id, &ru0, t1 - t0, false);
 		rec_add(w->rec, t1 - t0, t1);
 		if (!ok)
 			w->rec->errors++;
@@ -1328,9 +1463,13 @@ static void body_cross(worker_t *w)
 	    i < __atomic_load_n(&cross_end, __ATOMIC_RELAXED);
 	    i += (size_t) w->threads) {
 		uint64_t key = key_present(i);
+		struct rusage ru0;
+		attrib_begin(&ru0);
 		uint64_t t0 = tsc();
 		int ok = impl->insert(w->t, key, key ^ V_INIT);
 		uint64_t t1 = tsc();
+		attrib_end(w->id, &ru0, t1 - t0,
+		    __atomic_load_n(&cross_seen, __ATOMIC_RELAXED) != 0);
 		rec_add(w->rec, t1 - t0, t1);
 		if (!ok)
 			w->rec->errors++;
@@ -1508,7 +1647,9 @@ static void phase_crossing(void)
 	for (int i = 0; i < T; i++)
 		wk[i] = (worker_t) { .threads = T, .t = t, .body = body_cross,
 		    .lo = lo, .hi = hi_max };
+	attrib_active = attrib;
 	phase_res_t r = run_phase("crossing", wk, T, 0, cross_min - lo);
+	attrib_active = false;
 	long b1 = impl->buckets(t);
 	/* The window's keys: [lo, hi), hi one past the highest inserted. */
 	size_t hi = lo, gaps = 0;
@@ -1519,6 +1660,8 @@ static void phase_crossing(void)
 	uint64_t err = cross_gaps(t, hi, &gaps);
 	report("crossing", T, T, &r);
 	double p999 = last_p999_ns, mx = last_max_us;
+	if (attrib)
+		report_attrib("crossing");
 	/*
 	 * A table that says its size but did not cross a power of two in the
 	 * whole grow phase (libcuckoo's first table holds 2^18 keys) has no
@@ -1558,16 +1701,31 @@ static void phase_crossing(void)
 	 * exactly hi keys grew inside the window, at 95 % of its slots), so
 	 * that the crossing's tail is compared with inserts that no resize can
 	 * have slowed; its buckets before and after are in the rows.
+	 *
+	 * The heap is trimmed first (the crossing's table was destroyed: its
+	 * items' pages are free), so that the control's inserts take their
+	 * memory from new pages, as the window's did. Without the trim they
+	 * reused the destroyed table's resident chunks and took no page
+	 * fault, while 1.6 % of the window's inserts faulted in a new heap
+	 * page: -A at 1e7 keys filed 37-74 % of the window's slowest 0.1 %
+	 * under page faults and 1 insert of the control's 1.1-1.6 M, which
+	 * made the p99.9 ratio 6-12x (bench/RESULTS.md, "Where the crossing's
+	 * tail goes").
 	 */
 	if (!impl->presized) {
+		malloc_trim(0);
 		size_t pn = hi + hi / 4 > N ? hi + hi / 4 : N;
 		t = impl->create(pn, pn);
 		phase_res_t rf = fill(t, "crossing-presized-fill", 0, lo);
 		total_errors += rf.errors;
 		long pb0 = impl->buckets(t);
+		attrib_active = attrib;
 		phase_res_t rp = fill(t, "crossing-presized", lo, hi);
+		attrib_active = false;
 		long pb1 = impl->buckets(t);
 		report("crossing-presized", T, T, &rp);
+		if (attrib)
+			report_attrib("crossing-presized");
 		out("crossing-presized", T, "buckets_before", (double) pb0);
 		out("crossing-presized", T, "buckets_after", (double) pb1);
 		if (last_p999_ns > 0 && last_max_us > 0) {
@@ -1594,7 +1752,7 @@ static void usage(void)
 	    "[-c CHURN_SECS]\n"
 	    "       [-L LOOKUP_ALONE_SECS] [-S SOAK_SECS] [-r WRITES_PER_S] "
 	    "[-w PHASES] [-x SUFFIX] [-Q]\n"
-	    "       [-R ROUNDS] [-1] [-X] [-F N]\n"
+	    "       [-R ROUNDS] [-1] [-X] [-A] [-F N]\n"
 	    "  -Q: no check and no teardown at the end (not with crossing)\n"
 	    "  -R: the lookup, ycsb and resize phases ROUNDS times, interleaved; "
 	    "each round's rows\n"
@@ -1603,6 +1761,9 @@ static void usage(void)
 	    "round\n"
 	    "  -X: negative control: key 7 is never inserted (the check must "
 	    "fail)\n"
+	    "  -A: the crossing's inserts filed by what the kernel did to the "
+	    "thread (page fault,\n      context switch, neither): each class's "
+	    "percentiles and share of the p99.9\n"
 	    "  -F N: before the phases, N small chunks freed in scattered "
 	    "order into the arena\n      the first phase's worker takes (a "
 	    "slow mallinfo2(), as after 1e8 items)\n"
@@ -1699,13 +1860,14 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	    "grow,lookup,ycsb,resize,churn,shrink,soak,crossing";
 	int opt;
 	optind = 3;
-	while ((opt = getopt(argc, argv, "k:t:PQXF:d:c:L:S:r:w:x:R:1h")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:PQXAF:d:c:L:S:r:w:x:R:1h")) != -1) {
 		switch (opt) {
 		case 'k': N = strtoull(optarg, NULL, 0); break;
 		case 't': T = atoi(optarg); break;
 		case 'P': pre = true; break;
 		case 'Q': quit = true; break;
 		case 'X': drop_one = true; break;
+		case 'A': attrib = true; break;
 		case 'F': scatter_n = strtoull(optarg, NULL, 0); break;
 		case 'd': secs = atof(optarg); break;
 		case 'c': churn = atof(optarg); break;
@@ -1724,6 +1886,10 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 		usage();
 	if (16 * N < ZLEN)
 		ZLEN = 16 * N;
+	if (attrib) {
+		/* The harness's own: not in the allocator's figure. */
+		attrib_h = bench_map_own((size_t) MAXT * AT_N * sizeof(hist_t));
+	}
 	calibrate();
 	thp_info();
 	impl->thread_init();
