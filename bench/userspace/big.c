@@ -243,7 +243,10 @@ static const char *const at_name[AT_N] = {
 	"clean_before_publish", "clean_after_publish", "fault", "switch",
 };
 static bool attrib;          /* -A */
-static bool attrib_active;   /* set around the crossing phases only */
+/* Set around the crossing phases only, by the main thread before
+ * run_phase() creates the workers and cleared after it joined them:
+ * pthread_create() and pthread_join() order it with every worker's read. */
+static bool attrib_active;
 static hist_t *attrib_h;     /* [MAXT][AT_N], allocated by -A */
 
 static inline void attrib_begin(struct rusage *ru)
