@@ -1625,6 +1625,14 @@ static void phase_crossing(void)
 	size_t at = 0, lo, hi_max, filled = 0;
 	long before = -1, after = -1;
 	const char *how;
+	/*
+	 * The memory the phases before freed (the full run's table of N
+	 * keys) goes back first, so that the window's items take new pages
+	 * as its control's do (below); glibc keeps at most the top of each
+	 * thread arena's last heap (64 MiB).
+	 */
+	malloc_trim(0);
+	size_t rss_before = bench_rss_bytes();
 	void *t = impl->create(N, 0);
 	if (impl->grow_at && (at = fill_to_last_grow(t, &filled)) > 0) {
 		/*
@@ -1762,9 +1770,6 @@ static void phase_crossing(void)
 		progress("crossing", "%s: the window [%zu, %zu) is not verified "
 		    "to cross", no_point ? "no grow point at or below N" :
 		    "the table does not say its size", lo, hi);
-	err += check_keys(t, "crossing-check", 0, hi, true);
-	settle_offline(t, 1);
-	impl->destroy(t);
 	/*
 	 * The control: the same window into a table created for max(N, 5/4 hi)
 	 * keys (as the presized run creates it for N; libcuckoo's table for
@@ -1772,18 +1777,38 @@ static void phase_crossing(void)
 	 * that the crossing's tail is compared with inserts that no resize can
 	 * have slowed; its buckets before and after are in the rows.
 	 *
-	 * The heap is trimmed first (the crossing's table was destroyed: its
-	 * items' pages are free), so that the control's inserts take their
-	 * memory from new pages, as the window's did. Without the trim they
-	 * reused the destroyed table's resident chunks and took no page
-	 * fault, while 1.6 % of the window's inserts faulted in a new heap
-	 * page: -A at 1e7 keys filed 37-74 % of the window's slowest 0.1 %
-	 * under page faults and 1 insert of the control's 1.1-1.6 M, which
-	 * made the p99.9 ratio 6-12x (bench/RESULTS.md, "Where the crossing's
-	 * tail goes").
+	 * Its inserts must take their memory from new pages, as the window's
+	 * did. When it ran after the crossing's table was destroyed they
+	 * reused that table's resident chunks and took no page fault, while
+	 * 1.6 % of the window's inserts faulted in a new heap page: -A at 1e7
+	 * keys filed 37-74 % of the window's slowest 0.1 % under page faults
+	 * and 1 insert of the control's 1.1-1.6 M, which made the p99.9 ratio
+	 * 6-12x (bench/RESULTS.md, "Where the crossing's tail goes").
+	 * malloc_trim(0) after the destroy did not fix it: glibc keeps the top
+	 * of a thread arena's last heap, which is the whole heap of a small
+	 * table (2^16 and 2^20 keys: the control 1 fault per 300-500 inserts
+	 * against the window's 1 per 64) and 8-64 MiB of a large one. So the
+	 * crossing's table stays while the control runs, where the memory
+	 * allows it (MemAvailable at least 5/4 of what the crossing's table
+	 * holds; row control_beside_window 1), and the control cannot reuse
+	 * its pages; else it is destroyed and the heap trimmed first (row 0).
 	 */
-	if (!impl->presized) {
+	void *crossed_t = t;
+	size_t held = bench_rss_bytes() > rss_before ? bench_rss_bytes() -
+	    rss_before : 0;
+	bool beside = !impl->presized && proc_kb("/proc/meminfo",
+	    "MemAvailable:") >= held + held / 4;
+	/* Every key checked; removed (and its item freed) only after the
+	 * control when the table stays beside it. */
+	err += check_keys(t, "crossing-check", 0, hi, !beside);
+	settle_offline(t, 1);
+	if (!beside) {
+		impl->destroy(crossed_t);
+		crossed_t = NULL;
 		malloc_trim(0);
+	}
+	out("crossing", T, "control_beside_window", (double) beside);
+	if (!impl->presized) {
 		size_t pn = hi + hi / 4 > N ? hi + hi / 4 : N;
 		t = impl->create(pn, pn);
 		phase_res_t rf = fill(t, "crossing-presized-fill", 0, lo);
@@ -1805,6 +1830,11 @@ static void phase_crossing(void)
 		err += check_keys(t, "crossing-presized-check", 0, hi, true);
 		settle_offline(t, 1);
 		impl->destroy(t);
+	}
+	if (crossed_t) {
+		err += check_keys(crossed_t, "crossing-remove", 0, hi, true);
+		settle_offline(crossed_t, 1);
+		impl->destroy(crossed_t);
 	}
 	if (err) {
 		fprintf(stderr, "%s: crossing check failed (%llu errors)\n",

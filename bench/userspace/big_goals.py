@@ -151,7 +151,8 @@ def crossing_section(runs, md):
                       g("buckets_before"), g("buckets_after"), g("p50_ns"),
                       g("p99_ns"), g("p999_ns"), g("max_us"),
                       g("p999_ns", "grow"), g("max_us", "grow"),
-                      g("errors") + g("errors", "crossing-check")))
+                      g("errors") + g("errors", "crossing-check")
+                      + (g("errors", "crossing-remove") or 0)))
     md.append("")
 
 
@@ -183,7 +184,7 @@ def crossing_window_section(runs, md):
         pre = lambda m: g(m, "crossing-presized")
         err = sum(g("errors", wl) or 0 for wl in (
             "crossing", "crossing-check", "crossing-presized",
-            "crossing-presized-check"))
+            "crossing-presized-check", "crossing-remove"))
         md.append("| %s | %d | %d - %d | %s | %s | %.2f | %.0f | %.1f | %.2f "
                   "| %.0f | %.1f | %.2f | %.2f | %d |" % (
                       n, g("at_keys"), g("from_keys"), g("to_keys"), bb, cr,
