@@ -145,6 +145,14 @@ void cht__im_stats(cht_imap_t *m, size_t *items, size_t *buckets,
 void cht__im_split_stats(cht_imap_t *m, uint64_t *splits,
     uint64_t *max_per_insert);
 /**
+ * Populate-ahead of the bucket segments (cht_imap_grow.c,
+ * im_populate_ahead()), counts of the process: requests queued for the
+ * worker, ranges it faulted in, and requests that failed (no worker, or
+ * madvise(MADV_POPULATE_WRITE) refused: a kernel before 5.14, or the map
+ * was destroyed first). Any thread; relaxed reads.
+ */
+void cht__im_pop_stats(uint64_t *requested, uint64_t *done, uint64_t *failed);
+/**
  * The same for a cht_map_u64_t (cht_map.c; for the tests, which link the
  * static archive or the objects). @return CHT_OK, CHT_EINVAL (NULL or the
  * chained layout).
