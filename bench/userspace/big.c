@@ -1786,7 +1786,7 @@ static void phase_crossing(void)
 	 * 6-12x (bench/RESULTS.md, "Where the crossing's tail goes").
 	 * malloc_trim(0) after the destroy did not fix it: glibc keeps the top
 	 * of a thread arena's last heap, which is the whole heap of a small
-	 * table (2^16 and 2^20 keys: the control 1 fault per 300-500 inserts
+	 * table (2^16 and 2^20 keys: the control 1 fault per 300-700 inserts
 	 * against the window's 1 per 64) and 8-64 MiB of a large one. So the
 	 * crossing's table stays while the control runs, where the memory
 	 * allows it (MemAvailable at least 5/4 of what the crossing's table
