@@ -828,6 +828,64 @@ static void test_inline_populate_ahead(void)
 }
 
 /*
+ * The slab reserve (cht_spare.c): once a growing map has carved enough
+ * slabs, the worker keeps spares faulted in ahead and the refills carve
+ * them instead of calling the system allocator; destroying the map returns
+ * them with its slabs. Grows a map to 400,000 keys (about 50 slabs of
+ * overflow lines: a bound of 6 spares, refilled when 3 or fewer are left,
+ * so at least 2 whenever the bound is 2 or more), waits (5 s at most) for
+ * 2 spares, inserts 100,000 keys more (12-16 slabs carved), and requires
+ * every spare held when that began to be carved in it (they can only leave
+ * through a refill, or a reclaim's trim, which needs the slab list to
+ * shrink: a growth frees no slab); after the deletes and the destroy, no
+ * spare held and the reservation back (check_emptied()).
+ */
+static uint64_t spare_key(uint64_t i)
+{
+	return i * 0x9e3779b97f4a7c15ull + 7;
+}
+
+static void test_inline_slab_reserve(void)
+{
+	cht_map_u64_t *m;
+	uint64_t t0, m0, t1, m1, v;
+	size_t held = 0;
+	const uint64_t n0 = 400000, n1 = 500000;
+	CHECK_EQ(cht_map_u64_create(&m, 0), CHT_OK);
+	cht_rcu_barrier();
+	size_t base = reserved_of(m);
+	for (uint64_t i = 0; i < n0; i++)
+		CHECK_EQ(cht_map_u64_insert(m, spare_key(i), i), CHT_OK);
+	for (int i = 0; i < 5000; i++) {
+		cht__ma_spare_stats(&t0, &m0, &held);
+		if (held >= 2)
+			break;
+		usleep(1000);
+	}
+	size_t held0 = held;
+	for (uint64_t i = n0; i < n1; i++)
+		CHECK_EQ(cht_map_u64_insert(m, spare_key(i), i), CHT_OK);
+	cht__ma_spare_stats(&t1, &m1, &held);
+	printf("test_map: slab reserve: %zu spares held after %llu keys; the "
+	    "next %llu inserts carved %llu slabs from a spare, %llu without "
+	    "one\n", held0, (unsigned long long) n0,
+	    (unsigned long long) (n1 - n0), (unsigned long long) (t1 - t0),
+	    (unsigned long long) (m1 - m0));
+	CHECK(held0 >= 2, "%zu spares held after %llu keys, expected 2",
+	    held0, (unsigned long long) n0);
+	CHECK(t1 - t0 >= held0, "%llu slabs from a spare, expected at least "
+	    "%zu", (unsigned long long) (t1 - t0), held0);
+	for (uint64_t i = 0; i < n1; i++)
+		CHECK(cht_map_u64_get(m, spare_key(i), &v) == CHT_OK && v == i,
+		    "key %llu", (unsigned long long) i);
+	for (uint64_t i = 0; i < n1; i++)
+		CHECK_EQ(cht_map_u64_delete(m, spare_key(i)), CHT_OK);
+	check_emptied(m, base, "slab reserve");
+	cht__ma_spare_stats(&t1, &m1, &held);
+	CHECK(held == 0, "%zu spares held after the destroy", held);
+}
+
+/*
  * Churn at constant size on one thread (delete the oldest key, insert a new
  * one, three turnovers of 100,000 keys): the overflow lines stay as packed as
  * growth left them (a delete from a head moves a line's key into it), every
@@ -1155,6 +1213,7 @@ int main(int argc, char **argv)
 	test_concurrent(secs);
 	test_inline_reserve();
 	test_inline_populate_ahead();
+	test_inline_slab_reserve();
 	test_inline_churn_packed();
 	test_inline_concurrent(secs, false);
 	test_inline_concurrent(secs, true);

@@ -4,7 +4,8 @@
  * caches, a depot of chains between them, wholly free slabs returned to the
  * system by reclaim() (on the library's worker thread, or at a map's
  * destroy). The batched deferred frees (cht__ma_retire(),
- * cht__ma_retire64()) are in cht_retire.c.
+ * cht__ma_retire64()) are in cht_retire.c; the slab reserve, which a refill
+ * carves a new slab from when the worker has one ready, in cht_spare.c.
  */
 #include <cht.h>
 #include <cht_map.h>
@@ -27,7 +28,7 @@ static const uint32_t cls_size[] = {
 #define NCLS (sizeof(cls_size) / sizeof(cls_size[0]))
 /** Class of a large object (aligned_alloc()). */
 #define CLS_LARGE CHT__MA_CLS_LARGE
-#define SLAB_BYTES ((size_t) 64 * 1024)
+#define SLAB_BYTES CHT__MA_SLAB_BYTES
 /** Objects a thread keeps per class before it passes a chain to the depot. */
 #define TC_MAX 256
 /** Objects per chain between a thread cache and the depot. */
@@ -106,6 +107,8 @@ typedef struct tcache {
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 static fobj_t *depot[NCLS];           /* chains of objects; alloc_lock */
 static slab_t *slabs;                 /* doubly linked; alloc_lock */
+/** Slabs in the list: written under alloc_lock, read by cht__ma_nslabs(). */
+static size_t nslabs;
 static tcache_t *tcaches;             /* alloc_lock */
 static int64_t bytes_exited;          /* counters of exited threads; alloc_lock */
 static size_t reserved;               /* atomics */
@@ -342,7 +345,11 @@ static unsigned cls_of(size_t size)
 	return CLS_LARGE;
 }
 
-/** Refills class @a k of @a c: a chain from the depot, else a new slab. */
+/**
+ * Refills class @a k of @a c: a chain from the depot, else a new slab, a
+ * spare of the slab reserve (cht_spare.c) when it is SLAB_BYTES and there
+ * is one.
+ */
 static bool tc_refill(tcache_t *c, unsigned k)
 {
 	CHT_IMP_BEGIN(t0);
@@ -359,10 +366,13 @@ static bool tc_refill(tcache_t *c, unsigned k)
 		CHT_IMP_END(t0, CHT_IMP_REFILL);
 		return true;
 	}
+	size_t n_after = nslabs + 1;
 	pthread_mutex_unlock(&alloc_lock);
 	size_t sz = cls_size[k];
 	size_t bytes = SLAB_BYTES > 64 * sz ? SLAB_BYTES : 64 * sz;
-	char *s = aligned_alloc(64, bytes);
+	char *s = bytes == SLAB_BYTES ? cht__spare_take(n_after) : NULL;
+	if (!s)
+		s = aligned_alloc(64, bytes);
 	if (!s)
 		return false;
 	__atomic_fetch_add(&reserved, bytes, __ATOMIC_RELAXED);
@@ -378,6 +388,7 @@ static bool tc_refill(tcache_t *c, unsigned k)
 	if (slabs)
 		slabs->prev = sl;
 	slabs = sl;
+	__atomic_store_n(&nslabs, nslabs + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&alloc_lock);
 	fobj_t *head = NULL;
 	for (unsigned i = n; i-- > 0;) {
@@ -674,6 +685,7 @@ static slab_t *depot_return(fobj_t *const kh[NCLS], fobj_t *const kt[NCLS],
 			s->next->prev = s->prev;
 		s->next = dead;
 		dead = s;
+		__atomic_store_n(&nslabs, nslabs - 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&alloc_lock);
 	return dead;
@@ -747,6 +759,8 @@ static void reclaim(reclaim_kind_t kind)
 	 * a running one, then finds reserved final.
 	 */
 	slabs_free(dead);
+	/* The slab reserve follows the list down. */
+	cht__spare_trim(cht__ma_nslabs());
 	uint64_t t1 = now_ns();
 	reclaim_next_ns = t1 + RECLAIM_IDLE * (t1 - t0);
 	pthread_mutex_unlock(&reclaim_lock);
@@ -865,34 +879,12 @@ __thread cht_im_prof_t cht__im_prof;
 uint64_t cht__im_prof_reclaims, cht__im_prof_reclaim_tsc;
 #endif
 
-void *cht__ma_alloc64(void)
-{
-	uint8_t cls;
-	CHT_IMP_BEGIN(t0);
-	void *p = cht__ma_alloc(64, &cls);
-	CHT_IMP_END(t0, CHT_IMP_ALLOC);
-	if (p && cls != CHT__MA_CLS64) {
-		/* No thread cache (out of memory): not a class-64 object. */
-		cht__ma_free(p, cls, 64);
-		return NULL;
-	}
-	return p;
-}
-
-void cht__ma_free64(void *p)
-{
-	cht__ma_free(p, CHT__MA_CLS64, 64);
-}
-
-void cht__ma_settle(void)
-{
-	cht__ma_flush_retired();
-	cht_rcu_barrier();
-	cht__ma_flush_reclaimer();
-	reclaim(RECLAIM_FORCE);
-}
-
 size_t cht__ma_reserved(void)
 {
-	return __atomic_load_n(&reserved, __ATOMIC_RELAXED);
+	return __atomic_load_n(&reserved, __ATOMIC_RELAXED) + cht__spare_bytes();
+}
+
+size_t cht__ma_nslabs(void)
+{
+	return __atomic_load_n(&nslabs, __ATOMIC_RELAXED);
 }

@@ -114,8 +114,39 @@ void cht__ma_retire64(void *p);
  * Not inside a reader section.
  */
 void cht__ma_settle(void);
-/** Bytes the allocator holds from the system (cht_map_stats_t.reserved_bytes). */
+/**
+ * Bytes the allocator holds from the system (cht_map_stats_t.reserved_bytes),
+ * the slab reserve's included.
+ */
 size_t cht__ma_reserved(void);
+/** Slabs in the allocator's list now (relaxed read: a figure, no lock). */
+size_t cht__ma_nslabs(void);
+
+/* The slab reserve (cht_spare.c). */
+/** Bytes of a slab of the classes up to 1 KiB, and of a spare. */
+#define CHT__MA_SLAB_BYTES ((size_t) 64 * 1024)
+/**
+ * A block of CHT__MA_SLAB_BYTES, 64-byte aligned and faulted in, from the
+ * reserve, or NULL when it is empty (the caller allocates one itself).
+ * Asks the library's worker to fill the reserve up to its bound for
+ * @a nslabs slabs in the list (the one about to be carved counted). Any
+ * thread; takes the reserve's lock, so not under the allocator's.
+ */
+void *cht__spare_take(size_t nslabs);
+/**
+ * Frees the spares beyond the reserve's bound for @a nslabs slabs (after a
+ * reclaim shrank the list). Any thread, not under the allocator's lock.
+ */
+void cht__spare_trim(size_t nslabs);
+/** Bytes of the spares held now (relaxed read). */
+size_t cht__spare_bytes(void);
+/**
+ * Counts of the process: slabs carved from a spare the worker had ready,
+ * refills that found the reserve empty and allocated the slab themselves,
+ * and the spares held now. Any thread: relaxed reads, the last under the
+ * reserve's lock.
+ */
+void cht__ma_spare_stats(uint64_t *taken, uint64_t *missed, size_t *held);
 /** Registers the calling thread with the RCU if it is not yet. */
 int cht__ma_ensure_reg(void);
 

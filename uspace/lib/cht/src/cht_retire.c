@@ -4,7 +4,8 @@
  * batch frees them after a grace period (cht__ma_free() of cht_alloc.c, on
  * the RCU reclaimer thread): CHT_MAP_RETIRE_BATCH replaced values or removed
  * items of any class per batch, RETIRE64_BATCH overflow lines of the inline
- * map per batch of their own.
+ * map per batch of their own. Also the class-64 wrappers of the inline map
+ * and cht__ma_settle(), which waits for every batch.
  */
 #include <cht.h>
 #include <cht_map.h>
@@ -175,4 +176,33 @@ void cht__ma_retire64(void *p)
 	rb64->p[rb64->n] = p;
 	if (++rb64->n == RETIRE64_BATCH)
 		flush_rb64();
+}
+
+/* --- the inline map's overflow lines (class 64), and the settle ---------------- */
+
+void *cht__ma_alloc64(void)
+{
+	uint8_t cls;
+	CHT_IMP_BEGIN(t0);
+	void *p = cht__ma_alloc(64, &cls);
+	CHT_IMP_END(t0, CHT_IMP_ALLOC);
+	if (p && cls != CHT__MA_CLS64) {
+		/* No thread cache (out of memory): not a class-64 object. */
+		cht__ma_free(p, cls, 64);
+		return NULL;
+	}
+	return p;
+}
+
+void cht__ma_free64(void *p)
+{
+	cht__ma_free(p, CHT__MA_CLS64, 64);
+}
+
+void cht__ma_settle(void)
+{
+	cht__ma_flush_retired();
+	cht_rcu_barrier();
+	cht__ma_flush_reclaimer();
+	cht__ma_reclaim();
 }
