@@ -290,6 +290,11 @@ def test_crossing_tail_attribution(big):
         assert above <= ops / 1000 + 1, (wl, above, ops)
         assert d[(wl, "switches")] >= d[(wl, "attrib_switch_ops")]
         assert 0 <= d[(wl, "switches_preempted")] <= d[(wl, "switches")]
+        # The host's steal (ms over all CPUs, read in ticks of 10 ms) fits
+        # in the phase's CPU time.
+        ncpu = os.cpu_count() or 1
+        assert 0 <= d[(wl, "steal_ms")] <= (
+            d[(wl, "seconds")] * 1e3 + 20) * ncpu, d[(wl, "steal_ms")]
     assert d[("crossing", "attrib_clean_after_publish_ops")] > 0, (
         "no insert after the grow published: the window did not cross")
     assert d[("crossing-presized", "attrib_clean_after_publish_ops")] == 0

@@ -292,6 +292,26 @@ static size_t proc_kb(const char *path, const char *key)
 	return v;
 }
 
+/**
+ * The host's steal time so far, all CPUs, in ms (/proc/stat's "cpu" line,
+ * eighth field, in USER_HZ ticks): the time the host ran something else on
+ * a vCPU that had work. A timed phase on a VM collects it in both of the
+ * runs it compares; the longer one collects more. 0 where not reported.
+ */
+static double steal_ms(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8] = { 0 };
+	if (f) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+			v[7] = 0;
+		fclose(f);
+	}
+	long hz = sysconf(_SC_CLK_TCK);
+	return hz > 0 ? (double) v[7] * 1e3 / (double) hz : 0;
+}
+
 /** Resets VmHWM (peak RSS) to the current RSS (Linux >= 4.0). */
 static void reset_peak_rss(void)
 {
@@ -467,6 +487,9 @@ typedef struct {
 	 * on a host whose CPUs the workers and the libraries' threads fill,
 	 * each may preempt one of them). */
 	long monitor_switches;
+	/* The host's steal time over the phase, ms summed over the CPUs
+	 * (steal_ms()). */
+	double steal_ms;
 } phase_res_t;
 
 /*
@@ -534,6 +557,7 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 	pthread_mutex_unlock(&ph_lock);
 	struct rusage mru0, mru1;
 	getrusage(RUSAGE_THREAD, &mru0);
+	double steal0 = steal_ms();
 	pthread_barrier_init(&bar, NULL, (unsigned) threads + 1);
 	for (int i = 0; i < threads; i++) {
 		w[i].bar = &bar;
@@ -653,6 +677,7 @@ static phase_res_t run_phase(const char *name, worker_t *w, int threads,
 	getrusage(RUSAGE_THREAD, &mru1);
 	r.monitor_switches = (mru1.ru_nvcsw - mru0.ru_nvcsw) +
 	    (mru1.ru_nivcsw - mru0.ru_nivcsw);
+	r.steal_ms = steal_ms() - steal0;
 	r.rss_end = bench_rss_bytes();
 	r.heap_stale = hs.stale;
 	r.heap_sample_max_s = hs.max;
@@ -706,6 +731,7 @@ static void report(const char *wl, int threads, int nrec, const phase_res_t *r)
 	out(wl, threads, "switches", (double) r->switches);
 	out(wl, threads, "switches_preempted", (double) r->preempted);
 	out(wl, threads, "monitor_switches", (double) r->monitor_switches);
+	out(wl, threads, "steal_ms", r->steal_ms);
 	last_p999_ns = last_max_us = 0;
 	if (all.n == 0)
 		return;

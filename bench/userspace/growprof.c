@@ -13,9 +13,14 @@
  * each insert timed with rdtsc. Around every insert it also reads
  * the thread's rusage (involuntary and voluntary context switches, minor
  * faults; -n: not read) and the RCU's batch count (the reclaimer ran).
+ * With the rusage it reads the thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
+ * which leaves out the time the host did not run the vCPU (steal, where the
+ * guest kernel accounts it: PARAVIRT_TIME_ACCOUNTING).
  * Every insert slower than NS ns (default 2000) is attributed to one cause,
  * in this order: it was switched out (a context switch of the inserting
- * thread inside it), it faulted a page in, a phase of the profile took more
+ * thread inside it), it was stolen (its thread's CPU time is less than half
+ * of it: the host ran something else on the vCPU), it faulted a page in, a
+ * phase of the profile took more
  * than half of it (split, segment, alloc, refill, slab, rcu_call), else
  * "unexplained". Prints p50/p99/p99.9/max, the slow inserts per cause (count
  * and share of the inserts), and the totals of each phase.
@@ -59,7 +64,8 @@ static const char *phase_name[CHT_IMP_N] = {
 	"split", "segment", "alloc64", "refill", "slab", "rcu_call", "lockwait",
 };
 
-enum { C_SWITCH, C_FAULT, C_PHASE0, C_UNEXPL = C_PHASE0 + CHT_IMP_N, C_N };
+enum { C_SWITCH, C_STOLEN, C_FAULT, C_PHASE0, C_UNEXPL = C_PHASE0 + CHT_IMP_N,
+	C_N };
 
 
 /** The slowest inserts of a thread. */
@@ -81,6 +87,7 @@ static size_t n;
 static int T = 1;
 static bool ru = true;
 static uint64_t thr;
+static double nspt;  /* ns per tsc tick */
 static uint32_t *lat;
 static pthread_barrier_t start;
 
@@ -99,8 +106,11 @@ static void *run(void *arg)
 		    __ATOMIC_RELAXED);
 		cht_rcu_stats_t q0, q1;
 		cht_rcu_get_stats(&q0);
-		if (ru)
+		struct timespec c0, c1;
+		if (ru) {
 			getrusage(RUSAGE_THREAD, &r0);
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		}
 		uint64_t t0 = tsc();
 		if (cht_map_u64_insert(m, key_present(i), i) != CHT_OK) {
 			fprintf(stderr, "growprof: insert %zu failed\n", i);
@@ -110,9 +120,16 @@ static void *run(void *arg)
 		lat[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t) d;
 		if (d < thr)
 			continue;
-		if (ru)
+		if (ru) {
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 			getrusage(RUSAGE_THREAD, &r1);
+		}
 		cht_rcu_get_stats(&q1);
+		/* The thread's CPU time in the insert: with the kernel's steal
+		 * accounting (PARAVIRT_TIME_ACCOUNTING) it leaves out the time
+		 * the host did not run the vCPU. */
+		double cpu_ns = ru ? (c1.tv_sec - c0.tv_sec) * 1e9 +
+		    (c1.tv_nsec - c0.tv_nsec) : 0;
 		bool rcu_ran = q1.batches != q0.batches;
 		w->slow_rcu += rcu_ran;
 		int c;
@@ -148,6 +165,8 @@ static void *run(void *arg)
 				}
 			w->sw_rcu += rcu_ran;
 			w->sw_none += !any;
+		} else if (ru && (double) d * nspt - cpu_ns >= (double) d * nspt / 2) {
+			c = C_STOLEN;
 		} else if (flt > 0) {
 			c = C_FAULT;
 		} else if (bk >= 0 && best * 2 >= d) {
@@ -177,7 +196,8 @@ static void *run(void *arg)
 
 static const char *cause(int c)
 {
-	return c == C_SWITCH ? "switched out" : c == C_FAULT ? "page fault" :
+	return c == C_SWITCH ? "switched out" : c == C_STOLEN ? "stolen" :
+	    c == C_FAULT ? "page fault" :
 	    c == C_UNEXPL ? "unexplained" : phase_name[c - C_PHASE0];
 }
 
@@ -203,7 +223,7 @@ int main(int argc, char **argv)
 	}
 	if (T < 1 || T > 64 || n < 1)
 		return 2;
-	double nspt = ns_per_tsc();
+	nspt = ns_per_tsc();
 	thr = (uint64_t) (thr_ns / nspt);
 	if (cht_map_u64_create_opts(&m, pre ? n : 0, CHT_MAP_U64_INLINE) !=
 	    CHT_OK)
@@ -298,5 +318,11 @@ int main(int argc, char **argv)
 	    cht__im_prof_reclaim_tsc * nspt / 1e6,
 	    (unsigned long long) q.gps, (unsigned long long) q.batches,
 	    (unsigned long long) q.callbacks_run);
+	uint64_t sp_taken, sp_missed;
+	size_t sp_held;
+	cht__ma_spare_stats(&sp_taken, &sp_missed, &sp_held);
+	printf("  slab reserve: %llu slabs from a spare, %llu without one, "
+	    "%zu spares held\n", (unsigned long long) sp_taken,
+	    (unsigned long long) sp_missed, sp_held);
 	return 0;
 }
