@@ -450,13 +450,16 @@ def test_rounds_repeat_every_point(big, tmp_path):
     """`bench_us big -R 3 -1` (run_big_reps.py's repetitions): every lookup
     point at 2 threads and at 1, every YCSB point, once per round, each
     round's rows marked #1..#3 and free of errors; the driver reports each
-    point as the median of its samples."""
+    point as the median of its samples. It runs the driver's own build step
+    as `make -C uspace bench-big-reps` does (bench_us is built: a no-op
+    make), which had stopped working (`build() missing 1 required
+    positional argument`) with no test to say so."""
     from bench.userspace import run_big_reps
     out = str(tmp_path)
     rc = run_big_reps.main(["--keys", "16384", "--passes", "2", "--rounds",
                             "3", "--secs", "0.02", "--only", "chtmap-u64,cht",
                             "--out", out, "--results",
-                            os.path.join(out, "R.md"), "--no-build"])
+                            os.path.join(out, "R.md")])
     import json
     with open(os.path.join(out, "big-reps-2t.json")) as f:
         doc = json.load(f)

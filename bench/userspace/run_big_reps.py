@@ -251,7 +251,7 @@ def main(argv=None):
                       a.results)
         return 0
     if not a.no_build:
-        rb.build()
+        rb.build("bench-big-reps")
     impls = rb.list_impls()
     peers = [p for p in a.only.split(",") if p in impls]
     grow = [p for p in a.grow.split(",") if p in peers]
