@@ -51,7 +51,7 @@ END = "<!-- userspace-big:end -->"
 VARIANT_SUFFIXES = ("-presized", "-ptr", "-a64")
 #: Tables of `bench_us list` that are no peer: the single-threaded ideal
 #: open-addressing table is the floor of the miss count (`bench_us misses`).
-NOT_PEERS = ("ideal",)
+NOT_PEERS = ("ideal", "ideal-node")
 #: The order of the report; tables not named here follow in list order.
 ORDER = ["cht", "cht-map", "lfht-memb", "lfht-qsbr", "cuckoo", "ckhs", "ckht",
          "tbb-hm", "tbb-um", "rwlock"]
