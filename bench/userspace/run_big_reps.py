@@ -176,13 +176,21 @@ def section(meta, s, peers):
                 cell(g("grow", "bytes_per_key_rss")),
                 cell(g("grow", "peak_over_final_rss"))))
     if meta.get("batched"):
-        lines += ["", "Batched lookups (`getmany_time %s 4194304 5`, 1 "
-                  "thread, a map of as many keys that the program fills itself: "
-                  "`cht_map_u64_get()` one key at a "
-                  "time against `cht_map_u64_get_many()` in batches of 64, "
+        got = meta["batched"]
+        if isinstance(got, str):   # a report of the one-line format
+            got = ["map: " + got]
+        both = any(ln.startswith("intrusive:") for ln in got)
+        lines += ["", "Batched lookups (`getmany_time %s%s 4194304 5`, 1 "
+                  "thread, a table of as many keys that the program fills "
+                  "itself: the managed map's `cht_map_u64_get()` one key at a "
+                  "time against `cht_map_u64_get_many()` in batches of 64%s; "
                   "interleaved; no per-operation timer, so both are faster "
-                  "than the harness's hits above):" % meta["keys"], "",
-                  "    " + meta["batched"]]
+                  "than the harness's hits above):" % (
+                      "[-i] " if both else "", meta["keys"],
+                      ", and with `-i` the intrusive API's `cht_find_fast()` "
+                      "against `cht_find_many()` (one bucket per key, items "
+                      "of one line)" if both else ""), ""]
+        lines += ["    " + ln for ln in got]
     if meta.get("failures"):
         lines += ["", "Runs that failed or were refused:", ""]
         lines += ["- %s" % f for f in meta["failures"]]
@@ -297,15 +305,22 @@ def main(argv=None):
                         label, impl, rc, " | ".join(extra["stderr"][-3:])))
     batched = None
     if "chtmap-u64" in peers and a.threads == 1 or a.batched:
+        # The managed map's get_many() and the intrusive API's
+        # cht_find_many(), each against its own single lookups.
         exe = os.path.join(os.path.dirname(rb.BIN), "getmany_time")
-        rb.log("batched lookups: getmany_time %d 4194304 5" % keys)
         import subprocess
-        p = subprocess.run([exe, str(keys), "4194304", "5"],
-                           stdout=subprocess.PIPE, text=True)
-        batched = " ".join(ln for ln in p.stdout.splitlines()
-                           if ln.startswith("keys "))
-        if p.returncode or not batched:
-            failures.append("getmany_time (exit %d)" % p.returncode)
+        batched = []
+        for flag in ([], ["-i"]):
+            cmd = [exe] + flag + [str(keys), "4194304", "5"]
+            rb.log("batched lookups: %s" % " ".join(cmd[1:]))
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+            got = [ln for ln in p.stdout.splitlines()
+                   if ln.startswith("keys ")]
+            batched += ["%s: %s" % ("intrusive" if flag else "map", ln)
+                        for ln in got]
+            if p.returncode or not got:
+                failures.append("getmany_time %s(exit %d)" % (
+                    " ".join(flag) + " " if flag else "", p.returncode))
     ld = [x for x in loads if x is not None]
     meta = dict(keys=keys, peers=peers, grow=grow, passes=a.passes,
                 threads=a.threads, batched=batched,
