@@ -266,6 +266,111 @@ static void test_find_many(void)
 	CHECK_EQ(cht_destroy(&h), CHT_OK);
 }
 
+/*
+ * cht_find_many() beside a writer: the keys 3k (k < FM_STABLE) stay in the
+ * table, the keys 3k + 1 are inserted and removed in waves of FM_WAVE, so the
+ * table grows and shrinks (its bucket arrays replaced) and items are
+ * unlinked and freed after grace periods while the batches prefetch and
+ * read their first and second nodes; the keys 3k + 2 are never inserted.
+ * Every batch must find every stable key (its own item), no absent key, and
+ * a churned key only as its own item. ASan's build sees a read of a freed
+ * node, TSan's a race.
+ */
+enum { FM_STABLE = 2000, FM_WAVE = 20000, FM_BATCH = 64 };
+static int fm_stop;
+
+static void *fm_writer(void *arg)
+{
+	cht_t *h = arg;
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+	while (!__atomic_load_n(&fm_stop, __ATOMIC_RELAXED)) {
+		for (uint64_t k = 0; k < FM_WAVE; k++) {
+			fm_item_t *it = malloc(sizeof(*it));
+			it->key = 3 * k + 1;
+			cht_rcu_read_lock();
+			cht_insert(h, &it->link);
+			cht_rcu_read_unlock();
+		}
+		for (uint64_t k = 0; k < FM_WAVE; k++) {
+			uint64_t key = 3 * k + 1;
+			cht_rcu_read_lock();
+			CHECK_EQ(cht_remove_key(h, &key), 1);
+			cht_rcu_read_unlock();
+		}
+	}
+	CHECK_EQ(cht_rcu_unregister_thread(), CHT_OK);
+	return NULL;
+}
+
+static void test_find_many_concurrent(double secs)
+{
+	cht_t h;
+	CHECK_EQ(cht_rcu_register_thread(), CHT_OK);
+	CHECK_EQ(cht_create(&h, 1, 1, 0, &fm_ops), CHT_OK);
+	for (uint64_t k = 0; k < FM_STABLE; k++) {
+		fm_item_t *it = malloc(sizeof(*it));
+		it->key = 3 * k;
+		cht_rcu_read_lock();
+		cht_insert(&h, &it->link);
+		cht_rcu_read_unlock();
+	}
+	pthread_t w;
+	__atomic_store_n(&fm_stop, 0, __ATOMIC_RELAXED);
+	tu_spawn(&w, fm_writer, &h);
+	uint64_t s = 12345, qk[FM_BATCH], t_end = tu_now_ns() +
+	    (uint64_t) (secs * 1e9);
+	void *qp[FM_BATCH];
+	cht_link_t *out[FM_BATCH];
+	long batches = 0, bad = 0;
+	size_t max_buckets = 0;
+	for (int i = 0; i < FM_BATCH; i++)
+		qp[i] = &qk[i];
+	while (tu_now_ns() < t_end) {
+		size_t want = 0;
+		for (int i = 0; i < FM_BATCH; i++) {
+			uint64_t r = tu_rand(&s);
+			qk[i] = 3 * (r % FM_WAVE) + (r >> 60) % 3;
+			want += qk[i] % 3 == 0 && qk[i] < 3 * FM_STABLE;
+		}
+		cht_rcu_read_lock();
+		size_t got = cht_find_many(&h, qp, FM_BATCH, out);
+		size_t stable = 0;
+		for (int i = 0; i < FM_BATCH; i++) {
+			bool must = qk[i] % 3 == 0 && qk[i] < 3 * FM_STABLE;
+			bool may = must || qk[i] % 3 == 1;
+			uint64_t k = out[i] ? cht_item_of(out[i], fm_item_t,
+			    link)->key : UINT64_MAX;
+			if ((must && k != qk[i]) || (!may && out[i]) ||
+			    (out[i] && k != qk[i]))
+				bad++;
+			stable += must && k == qk[i];
+		}
+		cht_stats_t st;
+		cht_get_stats(&h, &st);
+		cht_rcu_read_unlock();
+		max_buckets = st.buckets > max_buckets ? st.buckets : max_buckets;
+		if (got < want || stable != want)
+			bad++;
+		batches++;
+	}
+	__atomic_store_n(&fm_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(w, NULL);
+	printf("test_map: find_many beside a writer: %ld batches of %d, "
+	    "%ld wrong, up to %zu buckets\n", batches, FM_BATCH, bad,
+	    max_buckets);
+	CHECK_EQ(bad, 0);
+	CHECK(batches > 0 && max_buckets >= 8192, "%ld batches, %zu buckets",
+	    batches, max_buckets);
+	for (uint64_t k = 0; k < FM_STABLE; k++) {
+		uint64_t key = 3 * k;
+		cht_rcu_read_lock();
+		CHECK_EQ(cht_remove_key(&h, &key), 1);
+		cht_rcu_read_unlock();
+	}
+	CHECK_EQ(cht_rcu_barrier(), CHT_OK);
+	CHECK_EQ(cht_destroy(&h), CHT_OK);
+}
+
 /* --- concurrent ------------------------------------------------------------------ */
 
 typedef struct {
@@ -1207,6 +1312,7 @@ int main(int argc, char **argv)
 	test_inline_growth();
 	test_inline_growth_no_reclaim();
 	test_find_many();
+	test_find_many_concurrent(secs / 2);
 	test_exit_after_full_batch();
 	test_memory_baseline();
 	test_memory_returned();

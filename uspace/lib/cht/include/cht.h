@@ -181,9 +181,11 @@ cht_t *cht_kv_table(cht_kv_t *kv);
 /**
  * Batched lookup (userspace only): out[i] = cht_find(h, keys[i]) for i < @a n,
  * with the bucket entries of the keys 2 * CHT_FIND_MANY_AHEAD ahead
- * prefetched and the first nodes of the keys CHT_FIND_MANY_AHEAD ahead
- * prefetched from them, so that the cache misses of independent lookups
- * overlap instead of following one another (DRAMHiT, Narayanan et al.,
+ * prefetched, the first nodes of the keys CHT_FIND_MANY_AHEAD ahead
+ * prefetched from them, and the second nodes of the keys
+ * CHT_FIND_MANY_AHEAD / 2 ahead whose first node lies below their hash
+ * (uspace/lib/cht/README.md, "Batching"), so that the cache misses of
+ * independent lookups overlap instead of following one another (DRAMHiT, Narayanan et al.,
  * EuroSys 2023: batching and prefetching in a fixed-size table; here on the
  * resizable table, whose walks stay the ordinary wait-free ones: a resize or
  * an insert during the batch costs a wasted prefetch, never a wrong result).

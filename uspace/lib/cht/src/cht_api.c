@@ -292,10 +292,18 @@ size_t cht_find_many(cht_t *h, void *const *keys, size_t n, cht_link_t **out)
 	 */
 	uint64_t ring[2 * CHT_FIND_MANY_AHEAD + 1];
 	const size_t rn = 2 * a + 1;
+	cht_node_t *first[2 * CHT_FIND_MANY_AHEAD + 1];
 	size_t found = 0;
 	for (size_t i = 0; i < n && i < 2 * a; i++) {
 		ring[i % rn] = cht_item_hash(op->key_hash(keys[i]));
 		__builtin_prefetch(&b->d[ring[i % rn] >> b->shift], 0, 0);
+	}
+	/* Stage two of the first a keys (stage three reads first[]). */
+	for (size_t i = 0; i < n && i < a; i++) {
+		uintptr_t nx = __atomic_load_n(&b->d[ring[i] >> b->shift].next,
+		    __ATOMIC_ACQUIRE);
+		first[i] = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
+		__builtin_prefetch(first[i], 0, 0);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (i + 2 * a < n) {
@@ -304,10 +312,31 @@ size_t cht_find_many(cht_t *h, void *const *keys, size_t n, cht_link_t **out)
 			__builtin_prefetch(&b->d[hh >> b->shift], 0, 0);
 		}
 		if (i + a < n) {
-			/* A hint only (relaxed): the walk below is the real one. */
+			/*
+			 * A hint only: the walk below is the real one. Acquire
+			 * (as the walk's load of a bucket): stage three reads the
+			 * node's hash, written before the insert's release CAS
+			 * published it; a relaxed load would not order that read
+			 * after the write (TSan reports it).
+			 */
 			uintptr_t nx = __atomic_load_n(&b->d[ring[(i + a) % rn] >>
-			    b->shift].next, __ATOMIC_RELAXED);
-			__builtin_prefetch((void *) (nx & ~CHT_LINK_MARKS), 0, 0);
+			    b->shift].next, __ATOMIC_ACQUIRE);
+			first[(i + a) % rn] = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
+			__builtin_prefetch(first[(i + a) % rn], 0, 0);
+		}
+		if (i + a / 2 < n) {
+			/*
+			 * Stage three: the second node, when the first lies below
+			 * the key's hash (the walk will pass it). The node is not
+			 * freed before this reader section ends, however it was
+			 * unlinked meanwhile; its next is only prefetched (relaxed:
+			 * a hint, never dereferenced here).
+			 */
+			cht_node_t *f = first[(i + a / 2) % rn];
+			if (__atomic_load_n(&f->hash, __ATOMIC_RELAXED) <
+			    ring[(i + a / 2) % rn])
+				__builtin_prefetch((void *) (__atomic_load_n(&f->next,
+				    __ATOMIC_RELAXED) & ~CHT_LINK_MARKS), 0, 0);
 		}
 		out[i] = cht_find(h, keys[i]);
 		found += out[i] != NULL;
