@@ -17,7 +17,10 @@
  * quoted include path, uspace/Makefile).
  */
 #include "cht_map_int.h"
+#include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -1303,6 +1306,42 @@ static void test_inline_reuse(double secs)
 	CHECK_EQ(cht_map_u64_destroy(m), CHT_OK);
 }
 
+/*
+ * The library's helper threads (the RCU reclaimer, the worker that resizes,
+ * populates ahead and keeps the spare slabs) run SCHED_BATCH, so that their
+ * wake-ups do not preempt the user's threads (rcu.c, start_helper()); the
+ * user's threads keep their own policy. Run after the tests that started
+ * both helpers.
+ */
+static void test_helpers_sched_batch(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	CHECK(d != NULL, "no /proc/self/task");
+	if (!d)
+		return;
+	int batch = 0, other = 0, self_policy = -1;
+	pid_t self = (pid_t) syscall(SYS_gettid);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		pid_t tid = (pid_t) atoi(e->d_name);
+		if (tid <= 0)
+			continue;
+		int pol = sched_getscheduler(tid);
+		if (tid == self)
+			self_policy = pol;
+		else if (pol == SCHED_BATCH)
+			batch++;
+		else
+			other++;
+	}
+	closedir(d);
+	printf("test_map: helper threads SCHED_BATCH %d, other %d; this "
+	    "thread's policy %d\n", batch, other, self_policy);
+	CHECK_EQ(self_policy, SCHED_OTHER);
+	CHECK(batch >= 2, "%d helper threads SCHED_BATCH (the reclaimer and "
+	    "the worker expected)", batch);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = tu_seconds(argc, argv, 1.5);
@@ -1320,6 +1359,7 @@ int main(int argc, char **argv)
 	test_inline_reserve();
 	test_inline_populate_ahead();
 	test_inline_slab_reserve();
+	test_helpers_sched_batch();
 	test_inline_churn_packed();
 	test_inline_concurrent(secs, false);
 	test_inline_concurrent(secs, true);
