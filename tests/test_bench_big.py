@@ -70,7 +70,7 @@ def test_run(big, tmp_path_factory):
 
 def test_every_peer_listed(big):
     peers = big.peers_of(big.list_impls())
-    for p in ("cht", "lfht-memb", "lfht-qsbr", "cuckoo", "ckhs", "tbb-hm",
+    for p in ("cht", "chtmap-u64", "lfht-memb", "lfht-qsbr", "cuckoo", "ckhs", "tbb-hm",
               "tbb-um", "rwlock"):
         assert p in peers, "%s missing from the big run's tables %s" % (
             p, peers)

@@ -53,8 +53,8 @@ VARIANT_SUFFIXES = ("-presized", "-ptr", "-a64")
 #: open-addressing table is the floor of the miss count (`bench_us misses`).
 NOT_PEERS = ("ideal", "ideal-node")
 #: The order of the report; tables not named here follow in list order.
-ORDER = ["cht", "cht-map", "lfht-memb", "lfht-qsbr", "cuckoo", "ckhs", "ckht",
-         "tbb-hm", "tbb-um", "rwlock"]
+ORDER = ["cht", "chtmap-u64", "chtmap-u64-chained", "chtmap", "lfht-memb",
+         "lfht-qsbr", "cuckoo", "ckhs", "ckht", "tbb-hm", "tbb-um", "rwlock"]
 
 #: Harness memory besides the table: zipfian streams (16 MB per thread),
 #: timelines, the libraries' thread caches.
@@ -101,12 +101,17 @@ def list_impls():
     return impls
 
 
+def order_key(listed):
+    """Sort key of the report: ORDER first, then the order of ``listed``."""
+    return lambda n: (ORDER.index(n) if n in ORDER else len(ORDER),
+                      listed.index(n))
+
+
 def peers_of(impls, only=None):
     """The tables of the run: every impl that is not a variant of another."""
     names = [n for n in impls
              if not n.endswith(VARIANT_SUFFIXES) and n not in NOT_PEERS]
-    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER),
-                              list(impls).index(n)))
+    names.sort(key=order_key(list(impls)))
     if only:
         names = [n for n in names if n in only]
     return names
@@ -535,7 +540,7 @@ def main(argv=None):
             doc = json.load(f)
         meta = doc.pop("meta")
         rows = doc.pop("rows")
-        peers = meta["peers"]
+        peers = sorted(meta["peers"], key=order_key(meta["peers"]))
         write_outputs(rows, doc, meta, peers, a.out, a.results)
         return 0
     if not a.no_build:
