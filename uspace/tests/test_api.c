@@ -869,6 +869,65 @@ static void test_create_unregistered(void)
 	}
 }
 
+/*
+ * Whether the mapping of /proc/self/smaps that holds @a addr lists @a flag
+ * among its VmFlags (-1: not found).
+ */
+static int vma_flag(uintptr_t addr, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	bool in = false;
+	int r = -1;
+	while (r < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		/* A mapping's first line: "lo-hi perms ..." (no field line
+		 * starts with hex digits and a '-'). */
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = lo <= addr && addr < hi;
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			r = 0;
+			for (char *s = strtok(line + 8, " \n"); s;
+			    s = strtok(NULL, " \n"))
+				if (strcmp(s, flag) == 0)
+					r = 1;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/*
+ * A big table's bucket array is advised for transparent huge pages
+ * (cht_env_malloc(), CHT_ENV_HUGE_MIN): its mapping says "hg"
+ * (VM_HUGEPAGE) in /proc/self/smaps. 2^20 buckets of 16 bytes, never
+ * resized (min = init). Skipped where the kernel has no THP.
+ */
+static void test_huge_bucket_array(void)
+{
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
+		printf("test_api: no transparent huge pages here, the hint not "
+		    "checked\n");
+		return;
+	}
+	cht_t h;
+	const size_t n = (size_t) 1 << 20;
+	CHECK_EQ(cht_create(&h, n, n, 0, &ops), CHT_OK);
+	cht_rcu_read_lock();
+	cht_buckets_t *b = cht_rcu_access(h.b);
+	CHECK_EQ(b->order, 20);
+	uintptr_t mid = (uintptr_t) &b->d[n / 2];
+	cht_rcu_read_unlock();
+	int hg = vma_flag(mid, "hg");
+	printf("test_api: a bucket array of %zu MiB: VmFlags hg %d\n",
+	    n * sizeof(b->d[0]) >> 20, hg);
+	CHECK(hg == 1, "the bucket array's mapping is not advised for huge "
+	    "pages (VmFlags hg: %d)", hg);
+	CHECK_EQ(cht_destroy(&h), CHT_OK);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -883,6 +942,7 @@ int main(void)
 	test_unique_race();
 	test_rcu();
 	test_print();
+	test_huge_bucket_array();
 	CHECK_EQ(cht_rcu_barrier(), CHT_OK);
 	return tu_finish("test_api");
 }

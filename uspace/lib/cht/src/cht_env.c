@@ -1,7 +1,8 @@
 /** @file cht_env.c
- * Userspace side of the CHT environment (lib/cht/env/adt/cht_env_posix.h): the resize worker
- * thread, the table registry, sleeping and assertion failures. One source
- * for both userspace environments, Linux (uspace/lib/cht/env) and the OS's
+ * Userspace side of the CHT environment (lib/cht/env/adt/cht_env_posix.h):
+ * the resize worker thread, the table registry, the table's allocations,
+ * sleeping and assertion failures. One source for both userspace
+ * environments, Linux (uspace/lib/cht/env) and the OS's
  * uspace/lib/c (uspace/lib/cht/osenv, CHT_OS_BUILD), over the platform
  * layer of the RCU (cht_rcu_plat.h).
  */
@@ -30,6 +31,20 @@ size_t cht_env_cnt_nslots(void)
 	while ((long) n < cpus && n < 1024)
 		n <<= 1;
 	return n;
+}
+
+void *cht_env_malloc(size_t size)
+{
+	void *p = malloc(size);
+	if (p && size >= CHT_ENV_HUGE_MIN) {
+		/* The whole pages inside the block; THP uses the aligned 2 MiB
+		 * stretches among them. */
+		const uintptr_t pg = 4096;
+		uintptr_t a = ((uintptr_t) p + pg - 1) & ~(pg - 1);
+		uintptr_t e = ((uintptr_t) p + size) & ~(pg - 1);
+		cht_plat_advise_huge((void *) a, (size_t) (e - a));
+	}
+	return p;
 }
 
 void cht_env_sleep_ms(unsigned ms)

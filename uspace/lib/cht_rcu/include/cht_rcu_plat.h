@@ -11,6 +11,7 @@
  *   monotonic clock    CLOCK_MONOTONIC           SYS_CLOCK_NS
  *   CPU count          sysconf                   SYS_CPU_COUNT
  *   error message      stderr                    the console
+ *   huge-page hint     madvise(MADV_HUGEPAGE)    none (a no-op)
  *
  * What is not here stays in rcu.c under #ifdef: the writer's barrier
  * (membarrier(2) on Linux, SYS_MEMBARRIER on the OS) and where the reader
@@ -29,6 +30,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,6 +82,17 @@ static inline uint64_t cht_plat_now_ms(void)
 	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
+/**
+ * Asks for transparent huge pages on the pages [@a p, @a p + @a n) (both
+ * multiples of the page size): madvise(MADV_HUGEPAGE). A hint: a kernel
+ * without THP, or THP set to "never", refuses or ignores it, and nothing
+ * else changes.
+ */
+static inline void cht_plat_advise_huge(void *p, size_t n)
+{
+	(void) madvise(p, n, MADV_HUGEPAGE);
+}
+
 #else /* CHT_OS_BUILD: the OS's uspace/lib/c */
 
 #include <stdio.h>
@@ -129,6 +142,9 @@ static inline uint64_t cht_plat_now_ms(void)
 {
 	return (uint64_t) sys_clock_ns() / 1000000;
 }
+
+/** No transparent huge pages in the OS: a no-op. */
+#define cht_plat_advise_huge(p, n) ((void) (p), (void) (n))
 
 /** CPUs of the machine (SYS_CPU_COUNT; at least 1). */
 static inline long cht_plat_ncpus(void)

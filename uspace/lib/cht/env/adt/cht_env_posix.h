@@ -10,7 +10,8 @@
  *
  *   RCU            libcht's own userspace RCU (cht_rcu.h, memb flavour)
  *   deferred work  one background worker thread of the library (resizes)
- *   allocation     malloc/free
+ *   allocation     malloc/free; an array of CHT_ENV_HUGE_MIN bytes or more
+ *                  (the bucket arrays of big tables) advised for huge pages
  *   assertions     on unless CHT_NDEBUG; a failure prints and aborts (only
  *                  misuse of the raw kernel API can trigger one: the cht_u_*
  *                  API checks first and returns error codes)
@@ -133,7 +134,19 @@ size_t cht_env_cnt_nslots(void);
 /** The calling (registered) thread's slot among @a n (a power of two). */
 #define cht_env_cnt_slot(n)    ((size_t) cht_rcu_self.stripe & ((n) - 1))
 
-#define cht_env_malloc(size)   malloc(size)
+/** Arrays from this many bytes up get the huge-page hint (cht_env_malloc). */
+#define CHT_ENV_HUGE_MIN ((size_t) 4 << 20)
+/**
+ * The table's allocations (cht.c: its bucket arrays and count slots):
+ * malloc(@a size), and for @a size >= CHT_ENV_HUGE_MIN the whole pages
+ * inside the block advised for transparent huge pages before anything is
+ * written to them (cht_plat_advise_huge(): MADV_HUGEPAGE on Linux, nothing
+ * in the OS). At 1e8 keys a lookup's bucket is a random line of a 2-8 GiB
+ * array: on 4 KiB pages nearly every lookup also misses the TLB and walks
+ * page tables that do not fit the caches (uspace/lib/cht/README.md, "Huge
+ * pages"). Any thread; may sleep (as malloc). @return the block, or NULL.
+ */
+void *cht_env_malloc(size_t size);
 #define cht_env_free(ptr)      free(ptr)
 #ifdef CHT_NDEBUG
 #define cht_env_assert(expr)   ((void) 0)
