@@ -46,6 +46,15 @@
  * (bench_us misses, 2^22 keys: 3.53 against 2.49). The load (items per
  * bucket) sets the rest: cht_create_load(), and uspace/lib/cht/README.md,
  * "Load and item layout", for the counts and bytes per key of each choice.
+ *
+ * Huge pages, for tables of tens of millions of items: the library advises
+ * its bucket arrays of 4 MiB or more for transparent huge pages
+ * (MADV_HUGEPAGE; THP set to "madvise", the usual default, honours it);
+ * the items are yours: allocate them from memory advised the same way (a
+ * pool of 2 MiB-aligned chunks with madvise(MADV_HUGEPAGE), or glibc's
+ * GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for the whole process). At 1e8 keys
+ * on 4 KiB pages nearly every lookup also walks the page tables for its
+ * bucket and again for its item (README.md there, "Huge pages").
  */
 #ifndef CHT_USPACE_H_
 #define CHT_USPACE_H_
