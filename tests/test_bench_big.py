@@ -545,3 +545,44 @@ def test_forced_resize_rounds(big):
         assert d[("resize-resizing#%d" % rd, "resizes")] >= 2
         assert (d[("resize-resizing#%d" % rd, "buckets_b")] * 2
                 == d[("resize-resizing#%d" % rd, "buckets_a")])
+
+
+def test_resume_continues_a_cut_run(big, tmp_path):
+    """A run cut after its first process resumes from the second: the first
+    process's rows come from big.partial.json (a sentinel value put there
+    survives, so it was not run again), the others run, and the finished
+    run removes the file; a partial file of another run is refused."""
+    import json
+    argv = ["--test", "--only", "cht,rwlock", "--no-plots", "--no-build",
+            "--resume"]
+    full = tmp_path / "full"
+    assert big.main(argv + ["--out", str(full)]) == 0
+    assert not (full / "big.partial.json").exists()
+    doc = json.loads((full / "big.json").read_text())
+    runs = big.processes(doc["meta"]["peers"], big.list_impls(),
+                         dict(big.PLANS["test"]))
+    first = (runs[0][0], runs[0][1])
+    mine = [r for r in doc["rows"] if (r["run"], r["impl"]) == first]
+    assert mine, "no rows of the first process %s" % (first,)
+    for r in mine:
+        r["value"] = -4242.0
+    ident = dict(plan="test", keys=doc["meta"]["keys"],
+                 peers=doc["meta"]["peers"],
+                 runs=["%s %s" % (r[0], r[1]) for r in runs])
+    cut = tmp_path / "cut"
+    big.save_partial(str(cut / "big.partial.json"), ident, 1, 1.0, mine,
+                     dict(timeline=[], cdf=[], events=[], info={}), [])
+    assert big.main(argv + ["--out", str(cut)]) == 0
+    assert not (cut / "big.partial.json").exists()
+    res = json.loads((cut / "big.json").read_text())["rows"]
+    kept = [r for r in res if (r["run"], r["impl"]) == first]
+    assert kept and all(r["value"] == -4242.0 for r in kept), \
+        "the first process ran again"
+    key = lambda r: (r["run"], r["impl"], r["workload"], r["metric"])
+    assert sorted(map(key, res)) == sorted(map(key, doc["rows"]))
+    other = tmp_path / "other"
+    ident["keys"] += 1
+    big.save_partial(str(other / "big.partial.json"), ident, 1, 1.0, mine,
+                     dict(timeline=[], cdf=[], events=[], info={}), [])
+    with pytest.raises(SystemExit):
+        big.main(argv + ["--out", str(other)])

@@ -3,7 +3,7 @@
     make -C uspace bench-big                    (KEYS=1e8: about two hours)
     make -C uspace bench-big QUICK=1            (2^21 keys, short phases)
     python3 -m bench.userspace.run_big [--quick] [--keys N] [--only a,b]
-        [--skip-unfit] [--report-only] [--out DIR] [--results FILE]
+        [--skip-unfit] [--report-only] [--resume] [--out DIR] [--results FILE]
 
 Runs `bench_us big` (bench/userspace/big.c) for every table a user could
 pick (`bench_us list`: every auto-resized adapter that stores 8-byte keys
@@ -28,6 +28,11 @@ run, or only that table with --skip-unfit), and the check is repeated
 before every process. Writes bench/results/userspace/big.{csv,json}, the
 figures big-*.png and the section between <!-- userspace-big:begin --> and
 <!-- userspace-big:end --> of bench/RESULTS.md.
+
+A full run takes hours: after every process the rows so far are saved in
+big.partial.json (next to big.json), and --resume continues a run that was
+cut (the same plan, keys and tables) from the first process it had not
+finished; a finished run removes the file.
 """
 
 import argparse
@@ -517,6 +522,42 @@ def write_outputs(rows, extra, meta, peers, out, results, quiet=False):
     return trs
 
 
+def save_partial(path, ident, done, spent, rows, extra, failures):
+    """Records a run in progress: its first ``done`` processes finished."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(dict(ident=ident, done=done, spent=spent, rows=rows,
+                       extra={k: v for k, v in extra.items()
+                              if k != "stderr"},
+                       failures=failures), f)
+    os.replace(tmp, path)
+
+
+def resume_state(path, ident, rows, extra, failures, resume):
+    """(processes already done, seconds they took): from ``path`` when
+    resuming a run of the same ``ident`` (rows, extra and failures filled
+    in), else (0, 0). A run that does not match is refused: a resumed
+    report must not mix two plans."""
+    if not resume:
+        return 0, 0.0
+    if not os.path.exists(path):
+        log("--resume: no %s, starting from the first process" % path)
+        return 0, 0.0
+    with open(path) as f:
+        doc = json.load(f)
+    if doc["ident"] != ident:
+        raise SystemExit("--resume: %s records another run (plan, keys, "
+                         "tables or processes differ)" % path)
+    rows.extend(doc["rows"])
+    for k, v in doc["extra"].items():
+        extra[k] = v
+    failures[:] = doc["failures"]
+    log("--resume: %d of %d processes done (%.1f min), continuing" % (
+        doc["done"], len(ident["runs"]), doc["spent"] / 60))
+    return doc["done"], doc["spent"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -526,6 +567,8 @@ def main(argv=None):
     ap.add_argument("--only", default=None)
     ap.add_argument("--skip-unfit", action="store_true")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the run that big.partial.json records")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--out", default=OUT)
@@ -574,8 +617,15 @@ def main(argv=None):
     runs = processes(peers, impls, plan)
     rows, extra = [], dict(timeline=[], cdf=[], events=[], info={},
                            stderr=[])
-    t_start = time.monotonic()
+    partial = os.path.join(a.out, "big.partial.json")
+    ident = dict(plan=mode, keys=keys, peers=peers,
+                 runs=["%s %s" % (r[0], r[1]) for r in runs])
+    done, spent = resume_state(partial, ident, rows, extra, failures,
+                               a.resume)
+    t_start = time.monotonic() - spent
     for i, (label, impl, args, env) in enumerate(runs):
+        if i < done:
+            continue
         peer = impl[:-len("-presized")] if impl.endswith("-presized") else impl
         need = estimate(impls, peer, keys)
         avail = mem_available()
@@ -594,7 +644,10 @@ def main(argv=None):
         if rc != 0:
             tail = " | ".join(extra["stderr"][-3:])
             failures.append("%s %s (exit %d): %s" % (label, impl, rc, tail))
-    extra.pop("stderr")
+        if mode != "test" or a.resume:
+            save_partial(partial, ident, i + 1, time.monotonic() - t_start,
+                         rows, extra, failures)
+    extra.pop("stderr", None)
     meta = dict(plan=mode, keys=keys, peers=peers, cpu=cpu_model(),
                 cpus=os.cpu_count(), date=time.strftime("%Y-%m-%d %H:%M UTC",
                                                         time.gmtime()),
@@ -605,6 +658,8 @@ def main(argv=None):
     results = None if mode == "test" else a.results
     write_outputs(rows, extra, meta, peers, a.out, results,
                   quiet=mode == "test")
+    if os.path.exists(partial):
+        os.remove(partial)
     log("done in %s; %d failure(s)" % (meta["duration"], len(failures)))
     for f in failures:
         log("  " + f)

@@ -3,7 +3,8 @@
 round [range] (hit, miss), and the medians of the per-pass ratios of each
 table's median against cuckoo's and ideal-node's of the same pass.
 
-    summarize.py [DIR] [PREFIX]     (PREFIX: p, or h for the THP passes)
+    summarize.py [DIR] [PREFIX]     (PREFIX: p; h for the THP passes and a
+                                     for the A/B of ../huge-pages)
 """
 import collections
 import glob
