@@ -77,6 +77,17 @@ def test_every_peer_listed(big):
     assert not [p for p in peers if p.endswith(("-presized", "-ptr"))]
 
 
+def test_report_order_names_real_tables(big):
+    """Every name in the report's ORDER is a table of the big run: a name
+    that no table has (a renamed peer) silently sends that table to the end
+    of the report (it once named ``cht-map`` after the map was renamed)."""
+    peers = big.peers_of(big.list_impls())
+    stale = [n for n in big.ORDER if n not in peers]
+    assert not stale, "ORDER names no table of the big run: %s (tables %s)" % (
+        stale, peers)
+    assert len(set(big.ORDER)) == len(big.ORDER), "ORDER repeats a name"
+
+
 def test_big_workloads_correct(test_run):
     rc, rows, meta = test_run
     assert not meta["failures"], "\n".join(meta["failures"])
