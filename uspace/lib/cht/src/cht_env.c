@@ -36,14 +36,8 @@ size_t cht_env_cnt_nslots(void)
 void *cht_env_malloc(size_t size)
 {
 	void *p = malloc(size);
-	if (p && size >= CHT_ENV_HUGE_MIN) {
-		/* The whole pages inside the block; THP uses the aligned 2 MiB
-		 * stretches among them. */
-		const uintptr_t pg = 4096;
-		uintptr_t a = ((uintptr_t) p + pg - 1) & ~(pg - 1);
-		uintptr_t e = ((uintptr_t) p + size) & ~(pg - 1);
-		cht_plat_advise_huge((void *) a, (size_t) (e - a));
-	}
+	if (p && size >= CHT_ENV_HUGE_MIN)
+		cht_plat_advise_huge(p, size);
 	return p;
 }
 

@@ -83,14 +83,21 @@ static inline uint64_t cht_plat_now_ms(void)
 }
 
 /**
- * Asks for transparent huge pages on the pages [@a p, @a p + @a n) (both
- * multiples of the page size): madvise(MADV_HUGEPAGE). A hint: a kernel
- * without THP, or THP set to "never", refuses or ignores it, and nothing
- * else changes.
+ * Asks for transparent huge pages on the whole pages inside the block
+ * [@a p, @a p + @a n) (any address and length: the block is rounded inward to
+ * the system's page size, sysconf(_SC_PAGESIZE), 4, 16 or 64 KiB on the
+ * CPUs we build for): madvise(MADV_HUGEPAGE). A hint: a kernel without THP,
+ * or THP set to "never", refuses or ignores it, and nothing else changes.
+ * Any thread; does not sleep beyond the system call.
  */
 static inline void cht_plat_advise_huge(void *p, size_t n)
 {
-	(void) madvise(p, n, MADV_HUGEPAGE);
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t pg = ps > 0 ? (uintptr_t) ps : 4096;
+	uintptr_t a = ((uintptr_t) p + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t) p + n) & ~(pg - 1);
+	if (e > a)
+		(void) madvise((void *) a, (size_t) (e - a), MADV_HUGEPAGE);
 }
 
 #else /* CHT_OS_BUILD: the OS's uspace/lib/c */
