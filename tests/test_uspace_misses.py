@@ -41,17 +41,26 @@ def rm():
 
 
 @pytest.fixture(scope="module")
-def counts(rm):
+def runs(rm):
+    """impl -> run_one()'s full result (every event per phase), each impl
+    run once per module."""
     memo = {}
 
     def get(impl):
         if impl not in memo:
             memo[impl], _ = rm.run_one(impl, KEYS, OPS, LL)
             print("%-20s %s" % (impl, "  ".join(
-                "%s %.3f" % (p, memo[impl][p]["ll_per_op"])
-                for p in rm.PHASES)))
-        return {p: memo[impl][p]["ll_per_op"] for p in rm.PHASES}
+                "%s %.3f (%.2f mispredicts)" % (
+                    p, memo[impl][p]["ll_per_op"],
+                    memo[impl][p]["bcm_per_op"]) for p in rm.PHASES)))
+        return memo[impl]
     return get
+
+
+@pytest.fixture(scope="module")
+def counts(rm, runs):
+    """impl -> {phase: LL misses per operation}."""
+    return lambda impl: {p: runs(impl)[p]["ll_per_op"] for p in rm.PHASES}
 
 
 def test_deterministic(rm):
