@@ -77,7 +77,9 @@ def valgrind_argv(ll, outfile, where=False):
     # libcht's helper threads hardly ever ran: a table resized by its worker
     # (cht, chtmap, chtmap-u64-chained) did not grow while the prefill
     # inserted 2^22 keys into ever longer chains (over 10 minutes, not
-    # done). With the ticket lock they take turns; the counts of the other
+    # done; seen with --branch-sim on, which slows every thread, and at nice
+    # 0 and -15 alike; not tried without it). With the ticket lock they
+    # take turns; the counts of the other
     # tables are unchanged (cht: 3.52 / 1.82 / 3.28 / 3.07 against 3.52 /
     # 1.82 / 3.23 / 3.06 before).
     return ["valgrind", "--tool=callgrind", "--collect-atstart=no",
