@@ -1,6 +1,6 @@
 """Big-Memory benchmark: every peer at 1e8 keys.
 
-    make -C uspace bench-big                    (KEYS=1e8: about two hours)
+    make -C uspace bench-big                    (KEYS=1e8: about 5 hours here)
     make -C uspace bench-big QUICK=1            (2^21 keys, short phases)
     python3 -m bench.userspace.run_big [--quick] [--keys N] [--only a,b]
         [--skip-unfit] [--report-only] [--resume] [--out DIR] [--results FILE]
