@@ -2,7 +2,9 @@
  * cht.pml -- the CHT (relativistic split-ordered list): insert, remove (mark,
  * then unlink) and a grow and a shrink racing lookups.
  *
- * Models common/include/adt/cht.h: cht_find_fast() (the lookup; libcht's
+ * Models common/include/adt/cht.h: cht__find_hashed() (the lookup's walk,
+ * which cht_find_fast() calls with the key's hash, and libcht's batched
+ * cht_find_many_fast() with a hash it computed for its prefetches; libcht's
  * CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY, off in the kernel, is not a separate
  * path here: it returns NULL on reaching &b->d[i + 1], the next dummy of the
  * array the lookup started from, where the modelled lookup reads that
@@ -149,7 +151,7 @@
  *   common/adt/cht.c dummies_retire 681b80fa3f0d
  *   common/adt/cht.c buckets_replace 149f844c9841
  *   common/adt/cht.c cht__cleanup a8b4635bbe36
- *   common/include/adt/cht.h cht_find_fast a0f4e8a8a12b
+ *   common/include/adt/cht.h cht__find_hashed 2375539e50cd
  *   common/include/adt/cht.h cht__unlinked_item cc4b566ab15d
  *   common/include/adt/cht.h cht__unlinked 26032384dd82
  *   common/include/adt/cht.h cht__search 9eaa37e660ef
@@ -348,8 +350,8 @@ inline access_b(me, b) {
 	atomic { assert(insec[me] > 0); b = hb }
 }
 
-/* cht_find_fast(), inside the caller's section (it asserts
- * cht_env_rcu_read_locked()); res = the node or NIL */
+/* cht_find_fast() (its walk, cht__find_hashed()), inside the caller's
+ * section (it asserts cht_env_rcu_read_locked()); res = the node or NIL */
 inline lookup(me, h, k, res, b, nx, n) {
 	access_b(me, b);
 	atomic { CHECK(START(b, h)); nx = next[START(b, h)] };

@@ -64,10 +64,8 @@
 typedef struct cht_node {
 	/** Next node | mark bits (CHT_LINK_DELETED). Atomics. */
 	uintptr_t next;
-	/**
-	 * Mixed hash | 1 for an item, the first hash of its bucket's range for
-	 * a dummy. Written before the node is linked, then read-only.
-	 */
+	/** Mixed hash | 1 for an item, the first hash of its bucket's range for
+	 * a dummy. Written before the node is linked, then read-only. */
 	uint64_t hash;
 } cht_node_t;
 
@@ -198,10 +196,8 @@ typedef struct cht_buckets {
 	cht_node_t d[];
 } cht_buckets_t;
 
-/**
- * One slot of the split item count: a delta not yet folded into
- * cht_t.item_cnt, alone on its cache line. Atomics (relaxed).
- */
+/** One slot of the split item count: a delta not yet folded into
+ * cht_t.item_cnt, alone on its cache line. Atomics (relaxed). */
 typedef struct cht_cnt_slot {
 	int64_t delta;
 	char pad[64 - sizeof(int64_t)];
@@ -261,10 +257,7 @@ typedef struct cht {
 			 * correct).
 			 */
 			size_t cnt_batch;
-			/**
-			 * The table is being destroyed: no new resize requests.
-			 * Atomics.
-			 */
+			/** Being destroyed: no new resize requests. Atomics. */
 			bool destroying;
 		};
 		struct {
@@ -420,46 +413,27 @@ static inline uint64_t cht_item_hash(size_t user_hash)
 	return h == UINT64_MAX ? UINT64_MAX - 2 : h;
 }
 
-/**
- * cht_find() specialized at compile time: @a ops must be a constant (the
- * address of a `static const cht_ops_t`), so that the compiler folds
- * ops->key_hash and ops->key_equal into direct calls and inlines them into the
- * lookup (as Linux's rhashtable_lookup_fast() does with its const
- * rhashtable_params). @a ops must be the ops the table was created with.
- * Wait-free, no writes to shared memory, no indirect calls when inlined; the
- * stored hash is compared before the key, so key_equal() runs only on a hash
- * match. Inside a reader section; same guarantees and result as cht_find().
- *
- * Cost (release amd64, chtbench 12, icount): see bench/RESULTS.md.
- */
 #ifndef cht_env_fault_lookup
-/**
- * Called at the start of every fast lookup: an environment may define it to
+/** Called at the start of every fast lookup: an environment may define it to
  * inject the shared write the CHT's read path must not have (the kernel's
- * sharedcount negative control, adt/cht_env_kernel.h); nothing by default.
- */
+ * sharedcount negative control, adt/cht_env_kernel.h); nothing by default. */
 #define cht_env_fault_lookup() ((void) 0)
 #endif
 
+/* cht_find_fast()'s walk from the key's table hash @a hash, for callers that
+ * computed it already (the batched lookup). Private; same context. */
 /* Model: verify/cht.pml */
-static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
-    cht_t *h, void *key, const cht_ops_t *const ops)
+static inline __attribute__((always_inline)) cht_link_t *cht__find_hashed(
+    cht_t *h, void *key, uint64_t hash, const cht_ops_t *const ops)
 {
-	cht_env_assert(cht_env_rcu_read_locked());
-	cht_env_assert(ops == h->op);
-	cht_env_fault_lookup();
-	uint64_t hash = cht_item_hash(ops->key_hash(key));
 	cht_buckets_t *b = cht_env_rcu_access(h->b);
 	size_t bi = hash >> b->shift;
 	uintptr_t nx = __atomic_load_n(&b->d[bi].next, __ATOMIC_ACQUIRE);
 #ifdef CHT_ENV_LOOKUP_STOP_AT_NEXT_DUMMY
-	/*
-	 * The dummy of the next bucket of b (none after the last): its hash,
+	/* The dummy of the next bucket of b (none after the last): its hash,
 	 * (bi + 1) << shift, is above every hash of bucket bi and never changes,
-	 * so a walk that reaches it returns NULL without reading it, which is
-	 * what reading it would decide (one line fewer when it lies in the next
-	 * line of the array: a miss that ends the bucket).
-	 */
+	 * so a walk that reaches it returns NULL without reading it, as reading it
+	 * would decide (one line fewer when it lies in the array's next line). */
 	const cht_node_t *stop = bi + 1 < ((size_t) 1 << b->order) ?
 	    &b->d[bi + 1] : NULL;
 #endif
@@ -481,6 +455,27 @@ static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
 				return cht_link_of(n);
 		}
 	}
+}
+
+/**
+ * cht_find() specialized at compile time: @a ops must be a constant (the
+ * address of a `static const cht_ops_t`), so that the compiler folds
+ * ops->key_hash and ops->key_equal into direct calls and inlines them into the
+ * lookup (as Linux's rhashtable_lookup_fast() does with its const
+ * rhashtable_params). @a ops must be the ops the table was created with.
+ * Wait-free, no writes to shared memory, no indirect calls when inlined; the
+ * stored hash is compared before the key, so key_equal() runs only on a hash
+ * match. Inside a reader section; same guarantees and result as cht_find().
+ *
+ * Cost (release amd64, chtbench 12, icount): see bench/RESULTS.md.
+ */
+static inline __attribute__((always_inline)) cht_link_t *cht_find_fast(
+    cht_t *h, void *key, const cht_ops_t *const ops)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	cht_env_assert(ops == h->op);
+	cht_env_fault_lookup();
+	return cht__find_hashed(h, key, cht_item_hash(ops->key_hash(key)), ops);
 }
 
 /*
