@@ -214,7 +214,8 @@ static void test_exit_after_full_batch(void)
 	CHECK_EQ(cht_map_destroy(m), CHT_OK);
 }
 
-/* cht_find_many() on the intrusive API: the same answers as cht_find(). */
+/* cht_find_many() and cht_find_many_fast() on the intrusive API: the same
+ * answers as cht_find(). */
 typedef struct {
 	cht_link_t link;
 	uint64_t key;
@@ -243,7 +244,7 @@ static void test_find_many(void)
 	}
 	static uint64_t qk[Q];
 	static void *qp[Q];
-	static cht_link_t *out[Q];
+	static cht_link_t *out[Q], *out_fast[Q];
 	for (unsigned i = 0; i < Q; i++) {
 		qk[i] = (uint64_t) ((i * 7919u) % (3 * N));  /* a third present */
 		qp[i] = &qk[i];
@@ -253,12 +254,17 @@ static void test_find_many(void)
 	for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 		size_t want = 0;
 		size_t got = cht_find_many(&h, qp, lens[l], out);
+		size_t got_fast = cht_find_many_fast(&h, qp, lens[l], out_fast,
+		    &fm_ops);
 		for (size_t i = 0; i < lens[l]; i++) {
 			cht_link_t *one = cht_find(&h, qp[i]);
 			CHECK(out[i] == one, "find_many[%zu] of %zu", i, lens[l]);
+			CHECK(out_fast[i] == one, "find_many_fast[%zu] of %zu", i,
+			    lens[l]);
 			want += one != NULL;
 		}
 		CHECK_EQ(got, want);
+		CHECK_EQ(got_fast, want);
 	}
 	for (uint64_t k = 0; k < N; k++) {
 		uint64_t key = k * 3;
@@ -270,7 +276,8 @@ static void test_find_many(void)
 }
 
 /*
- * cht_find_many() beside a writer: the keys 3k (k < FM_STABLE) stay in the
+ * cht_find_many() and cht_find_many_fast() (every other batch) beside a
+ * writer: the keys 3k (k < FM_STABLE) stay in the
  * table, the keys 3k + 1 are inserted and removed in waves of FM_WAVE, so the
  * table grows and shrinks (its bucket arrays replaced) and items are
  * unlinked and freed after grace periods while the batches prefetch and
@@ -336,7 +343,8 @@ static void test_find_many_concurrent(double secs)
 			want += qk[i] % 3 == 0 && qk[i] < 3 * FM_STABLE;
 		}
 		cht_rcu_read_lock();
-		size_t got = cht_find_many(&h, qp, FM_BATCH, out);
+		size_t got = batches % 2 ? cht_find_many(&h, qp, FM_BATCH, out) :
+		    cht_find_many_fast(&h, qp, FM_BATCH, out, &fm_ops);
 		size_t stable = 0;
 		for (int i = 0; i < FM_BATCH; i++) {
 			bool must = qk[i] % 3 == 0 && qk[i] < 3 * FM_STABLE;

@@ -206,6 +206,88 @@ size_t cht_find_many(cht_t *h, void *const *keys, size_t n, cht_link_t **out);
 /** How far cht_find_many() prefetches ahead (keys). */
 #define CHT_FIND_MANY_AHEAD 8
 
+/**
+ * cht_find_many() specialized at compile time, as cht_find_fast() is
+ * cht_find(): @a ops must be a constant (the address of a `static const
+ * cht_ops_t`), the ops the table was created with, so that the keys' hashes
+ * and comparisons are inlined. Each key is hashed once, for the prefetches
+ * and the walk both (cht_find_many() is this function with the table's ops:
+ * indirect calls, the same single hash). Same context, guarantees and results
+ * as cht_find_many().
+ * @return the number of keys found.
+ */
+static inline __attribute__((always_inline)) size_t cht_find_many_fast(
+    cht_t *h, void *const *keys, size_t n, cht_link_t **out,
+    const cht_ops_t *const ops)
+{
+	cht_env_assert(cht_env_rcu_read_locked());
+	cht_env_assert(ops == h->op);
+	/*
+	 * The prefetches use the bucket array current at entry; each walk
+	 * below loads h->b again (cht__find_hashed()), so a resize during the
+	 * batch costs wasted prefetches, never a wrong result.
+	 */
+	cht_buckets_t *b = cht_env_rcu_access(h->b);
+	enum { A = CHT_FIND_MANY_AHEAD, RN = 2 * CHT_FIND_MANY_AHEAD + 1 };
+	/*
+	 * The keys' table hashes, computed once: stage one needs them 2A keys
+	 * ahead, stage two A keys ahead, the walk at the key itself. A ring of
+	 * 2A + 1 entries: the slot written at key i (for key i + 2A) is not
+	 * the one read for key i.
+	 */
+	uint64_t ring[RN];
+	cht_node_t *first[RN];
+	size_t found = 0;
+	for (size_t i = 0; i < n && i < 2 * A; i++) {
+		ring[i] = cht_item_hash(ops->key_hash(keys[i]));
+		__builtin_prefetch(&b->d[ring[i] >> b->shift], 0, 0);
+	}
+	/* Stage two of the first A keys (stage three reads first[]). */
+	for (size_t i = 0; i < n && i < A; i++) {
+		uintptr_t nx = __atomic_load_n(&b->d[ring[i] >> b->shift].next,
+		    __ATOMIC_ACQUIRE);
+		first[i] = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
+		__builtin_prefetch(first[i], 0, 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i + 2 * A < n) {
+			uint64_t hh = cht_item_hash(ops->key_hash(keys[i + 2 * A]));
+			ring[(i + 2 * A) % RN] = hh;
+			__builtin_prefetch(&b->d[hh >> b->shift], 0, 0);
+		}
+		if (i + A < n) {
+			/*
+			 * A hint only: the walk below is the real one. Acquire
+			 * (as the walk's load of a bucket): stage three reads the
+			 * node's hash, written before the insert's release CAS
+			 * published it; a relaxed load would not order that read
+			 * after the write (TSan reports it).
+			 */
+			uintptr_t nx = __atomic_load_n(&b->d[ring[(i + A) % RN] >>
+			    b->shift].next, __ATOMIC_ACQUIRE);
+			first[(i + A) % RN] = (cht_node_t *) (nx & ~CHT_LINK_MARKS);
+			__builtin_prefetch(first[(i + A) % RN], 0, 0);
+		}
+		if (i + A / 2 < n) {
+			/*
+			 * Stage three: the second node, when the first lies below
+			 * the key's hash (the walk will pass it). The node is not
+			 * freed before this reader section ends, however it was
+			 * unlinked meanwhile; its next is only prefetched (relaxed:
+			 * a hint, never dereferenced here).
+			 */
+			cht_node_t *f = first[(i + A / 2) % RN];
+			if (__atomic_load_n(&f->hash, __ATOMIC_RELAXED) <
+			    ring[(i + A / 2) % RN])
+				__builtin_prefetch((void *) (__atomic_load_n(&f->next,
+				    __ATOMIC_RELAXED) & ~CHT_LINK_MARKS), 0, 0);
+		}
+		out[i] = cht__find_hashed(h, keys[i], ring[i % RN], ops);
+		found += out[i] != NULL;
+	}
+	return found;
+}
+
 /* The managed map: the library allocates and frees the items (cht_map.h). */
 #include <cht_map.h>
 
