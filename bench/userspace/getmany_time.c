@@ -2,17 +2,23 @@
  * Batched against single lookups of libcht, timed (the goal "the batched
  * lookup at least 1.5x libcht's own single lookups"):
  *
- *   getmany_time [-i] [KEYS] [LOOKUPS] [REPS]     (default 2^22, 2^22, 3)
+ *   getmany_time [-i [-H]] [KEYS] [LOOKUPS] [REPS]   (default 2^22, 2^22, 3)
  *
  * Fills a table with KEYS random keys, then per repetition looks up LOOKUPS
- * random present keys once one at a time and once in batches of 64,
- * interleaved, 1 thread; prints Mops/s of each and their ratio (median of the
- * repetitions). The table: the 8-byte managed map (cht_map_u64_get() against
- * cht_map_u64_get_many()), or with -i the intrusive API as <cht.h> documents
- * it for 8-byte keys (cht_find_fast() against cht_find_many(), each inside a
- * reader section; one bucket per key, items of one cache line each from a
- * pool of 2 MiB chunks, CHT_ITEM_ALIGN). A timing on a shared host: read it as
- * a ratio from one run, never as a test.
+ * random present keys (rounded down to blocks of 16384) once one at a time
+ * and once in batches of 64 for each batched call, 1 thread. The measures
+ * are interleaved block by block, each on a different block at any moment
+ * (rep() says how), so that a slow spell of the host falls on all of them.
+ * Prints, per measure, the median Mops/s of the repetitions [lowest-highest]
+ * and the median of the per-repetition ratios to the single lookups
+ * [lowest-highest]. The table: the 8-byte managed map (cht_map_u64_get()
+ * against cht_map_u64_get_many()), or with -i the intrusive API as <cht.h>
+ * documents it for 8-byte keys (cht_find_fast() against cht_find_many() and
+ * against cht_find_many_fast(), the batch specialized for the constant ops as
+ * cht_find_fast() is; each inside a reader section; one bucket per key, items
+ * of one cache line each from a pool of 2 MiB chunks, CHT_ITEM_ALIGN, on
+ * 4 KiB pages, or with -H advised for transparent huge pages). A timing on a
+ * shared host: read it as a ratio from one run, never as a test.
  */
 #define _GNU_SOURCE
 #include <cht.h>
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "prng.h"
 
 #define BATCH 64
@@ -83,6 +90,9 @@ CHT_DEFINE_U64_KEY(it, item_t, link, key, cht_u64_identity)
 static const cht_ops_t it_ops = { CHT_U64_KEY_OPS(it) };
 static cht_t table;
 
+/* -H: the item chunks advised for transparent huge pages. */
+static int huge_items;
+
 /* Items of one line each, carved from 2 MiB chunks (never freed: the
  * program exits). */
 static item_t *item_alloc(void)
@@ -93,6 +103,11 @@ static item_t *item_alloc(void)
 		bump = aligned_alloc((size_t) 2 << 20, (size_t) 2 << 20);
 		if (!bump)
 			return NULL;
+		if (huge_items && madvise(bump, (size_t) 2 << 20,
+		    MADV_HUGEPAGE) != 0) {
+			perror("madvise(MADV_HUGEPAGE)");
+			huge_items = 0;  /* say it once; 4 KiB pages then */
+		}
 		end = bump + ((size_t) 2 << 20);
 	}
 	item_t *p = (item_t *) (void *) bump;
@@ -133,24 +148,39 @@ static int it_one(uint64_t key, uint64_t *val)
 	return l ? 0 : -1;
 }
 
-static size_t it_many(const uint64_t *keys, uint64_t *vals)
+/* A batch of BATCH keys through cht_find_many(), or with @a fast through
+ * cht_find_many_fast() with the constant ops. */
+static inline __attribute__((always_inline)) size_t it_batch(
+    const uint64_t *keys, uint64_t *vals, int fast)
 {
 	void *kp[BATCH];
 	cht_link_t *out[BATCH];
 	for (size_t i = 0; i < BATCH; i++)
 		kp[i] = (void *) &keys[i];
 	cht_rcu_read_lock();
-	size_t found = cht_find_many(&table, kp, BATCH, out);
+	size_t found = fast ? cht_find_many_fast(&table, kp, BATCH, out, &it_ops) :
+	    cht_find_many(&table, kp, BATCH, out);
 	for (size_t i = 0; i < BATCH; i++)
 		vals[i] = out[i] ? cht_item_of(out[i], item_t, link)->value : 0;
 	cht_rcu_read_unlock();
 	return found;
 }
 
+static size_t it_many(const uint64_t *keys, uint64_t *vals)
+{
+	return it_batch(keys, vals, 0);
+}
+
+static size_t it_many_fast(const uint64_t *keys, uint64_t *vals)
+{
+	return it_batch(keys, vals, 1);
+}
+
 static void it_report(void)
 {
-	printf("intrusive: %zu keys, one bucket per key, items of %d bytes\n",
-	    cht_count(&table), CHT_ITEM_ALIGN);
+	printf("intrusive: %zu keys, one bucket per key, items of %d bytes%s\n",
+	    cht_count(&table), CHT_ITEM_ALIGN,
+	    huge_items ? ", advised for huge pages (-H)" : "");
 }
 
 /* --- the timing ----------------------------------------------------------- */
@@ -158,36 +188,71 @@ static void it_report(void)
 typedef struct {
 	int (*fill)(size_t n);
 	int (*one)(uint64_t key, uint64_t *val);
-	size_t (*many)(const uint64_t *keys, uint64_t *vals);
+	/* Batches of BATCH keys; many[1] NULL where there is no second one. */
+	size_t (*many[2])(const uint64_t *keys, uint64_t *vals);
 	void (*report)(void);
-	const char *one_name, *many_name;
+	const char *one_name, *many_name[2];
 } api_t;
 
 static const api_t apis[2] = {
-	{ map_fill, map_one, map_many, map_report, "get", "get_many" },
-	{ it_fill, it_one, it_many, it_report, "find", "find_many" },
+	{ map_fill, map_one, { map_many, NULL }, map_report, "get",
+	  { "get_many", NULL } },
+	{ it_fill, it_one, { it_many, it_many_fast }, it_report, "find",
+	  { "find_many", "find_many_fast" } },
 };
 
-/* One repetition: @a q single lookups, then as many in batches; their
- * Mops/s in *one and *many; the values' sum into *sum (+ and -). */
-static int rep(const api_t *a, const uint64_t *keys, uint64_t *vals, size_t q,
-    double *one, double *many, uint64_t *sum)
+/* Keys per block of the interleaving (a multiple of BATCH). */
+#define BLOCK 16384
+
+/*
+ * Measure @a m (0 single lookups, 1 and 2 the batches) over the @a bs keys
+ * at @a keys: the seconds it took, the values read into @a vals; -1 when a
+ * key was not found.
+ */
+static double block(const api_t *a, int m, const uint64_t *keys,
+    uint64_t *vals, size_t bs)
 {
 	double t0 = now();
-	for (size_t i = 0; i < q; i++) {
-		uint64_t v;
-		if (a->one(keys[i], &v) != 0)
-			return -1;
-		*sum += v;
+	if (m == 0) {
+		for (size_t i = 0; i < bs; i++)
+			if (a->one(keys[i], &vals[i]) != 0)
+				return -1;
+	} else {
+		for (size_t i = 0; i < bs; i += BATCH)
+			if (a->many[m - 1](keys + i, vals + i) != BATCH)
+				return -1;
 	}
-	*one = (double) q / (now() - t0) / 1e6;
-	t0 = now();
-	for (size_t i = 0; i + BATCH <= q; i += BATCH)
-		if (a->many(keys + i, vals + i) != BATCH)
-			return -1;
-	*many = (double) (q / BATCH * BATCH) / (now() - t0) / 1e6;
-	for (size_t i = 0; i < q / BATCH * BATCH; i++)
-		*sum -= vals[i];
+	return now() - t0;
+}
+
+/*
+ * One repetition of the @a nm measures over the @a q keys (q / BLOCK blocks):
+ * each measure looks up every block once, the measures interleaved block by
+ * block (the first rotating) and each on its own third of the blocks at any
+ * moment, so that a block's lines are cold for every measure and a slow
+ * spell of the host falls on all of them alike. Mops/s of measure m into
+ * mops[m], the sum of the values it read into sums[m]; -1 on a lost key.
+ */
+static int rep(const api_t *a, int nm, const uint64_t *keys, uint64_t *vals,
+    size_t q, double *mops, uint64_t *sums)
+{
+	size_t nb = q / BLOCK;
+	double secs[3] = { 0, 0, 0 };
+	for (int m = 0; m < nm; m++)
+		sums[m] = 0;
+	for (size_t b = 0; b < nb; b++)
+		for (int j = 0; j < nm; j++) {
+			int m = (int) ((b + (size_t) j) % (size_t) nm);
+			size_t at = (b + (size_t) m * nb / (size_t) nm) % nb * BLOCK;
+			double t = block(a, m, keys + at, vals + at, BLOCK);
+			if (t < 0)
+				return -1;
+			secs[m] += t;
+			for (size_t i = at; i < at + BLOCK; i++)
+				sums[m] += vals[i];
+		}
+	for (int m = 0; m < nm; m++)
+		mops[m] = (double) (nb * BLOCK) / secs[m] / 1e6;
 	return 0;
 }
 
@@ -195,12 +260,16 @@ int main(int argc, char **argv)
 {
 	int intrusive = argc > 1 && strcmp(argv[1], "-i") == 0;
 	argc -= intrusive, argv += intrusive;
+	if (intrusive && argc > 1 && strcmp(argv[1], "-H") == 0)
+		huge_items = 1, argc--, argv++;
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 0) : (size_t) 1 << 22;
 	size_t q = argc > 2 ? strtoull(argv[2], NULL, 0) : (size_t) 1 << 22;
 	int reps = argc > 3 ? atoi(argv[3]) : 3;
-	if (reps < 1 || reps > 15 || n < 1 || q < BATCH)
+	if (reps < 1 || reps > 15 || n < 1 || q < BLOCK)
 		return 2;
+	q = q / BLOCK * BLOCK;
 	const api_t *a = &apis[intrusive];
+	int nm = a->many[1] ? 3 : 2;
 	uint64_t *keys = malloc(q * sizeof(uint64_t));
 	uint64_t *vals = malloc(q * sizeof(uint64_t));
 	if (!keys || !vals || a->fill(n) != 0)
@@ -210,18 +279,31 @@ int main(int argc, char **argv)
 		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
 		keys[i] = prng_fmix64(2 * (s % n) + 2);
 	}
-	double one[15], many[15];
-	uint64_t sum = 0;
-	for (int r = 0; r < reps; r++)
-		if (rep(a, keys, vals, q, &one[r], &many[r], &sum) != 0)
+	double r[3][15], ratio[3][15];
+	/* Every measure must read the same values: their sums agree. */
+	int ok = 1;
+	for (int k = 0; k < reps; k++) {
+		uint64_t sums[3];
+		double mops[3];
+		if (rep(a, nm, keys, vals, q, mops, sums) != 0)
 			return 1;
-	qsort(one, (size_t) reps, sizeof(double), cmp);
-	qsort(many, (size_t) reps, sizeof(double), cmp);
-	printf("keys %zu lookups %zu reps %d: %s %.2f Mops/s (%.2f-%.2f), "
-	    "%s %.2f Mops/s (%.2f-%.2f), ratio %.2f%s\n", n, q, reps,
-	    a->one_name, one[reps / 2], one[0], one[reps - 1], a->many_name,
-	    many[reps / 2], many[0], many[reps - 1],
-	    many[reps / 2] / one[reps / 2], sum == 0 ? "" : " (values differ!)");
+		for (int m = 0; m < nm; m++) {
+			r[m][k] = mops[m];
+			ratio[m][k] = mops[m] / mops[0];
+			ok &= sums[m] == sums[0];
+		}
+	}
+	for (int m = 0; m < nm; m++) {
+		qsort(r[m], (size_t) reps, sizeof(double), cmp);
+		qsort(ratio[m], (size_t) reps, sizeof(double), cmp);
+	}
+	printf("keys %zu lookups %zu reps %d: %s %.2f Mops/s (%.2f-%.2f)", n, q,
+	    reps, a->one_name, r[0][reps / 2], r[0][0], r[0][reps - 1]);
+	for (int m = 1; m < nm; m++)
+		printf(", %s %.2f Mops/s (%.2f-%.2f), ratio %.2f (%.2f-%.2f)",
+		    a->many_name[m - 1], r[m][reps / 2], r[m][0], r[m][reps - 1],
+		    ratio[m][reps / 2], ratio[m][0], ratio[m][reps - 1]);
+	printf("%s\n", ok ? "" : " (values differ!)");
 	a->report();
-	return sum == 0 ? 0 : 1;
+	return ok ? 0 : 1;
 }

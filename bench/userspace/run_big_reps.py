@@ -188,8 +188,9 @@ def section(meta, s, peers):
                   "than the harness's hits above):" % (
                       "[-i] " if both else "", meta["keys"],
                       ", and with `-i` the intrusive API's `cht_find_fast()` "
-                      "against `cht_find_many()` (one bucket per key, items "
-                      "of one line)" if both else ""), ""]
+                      "against `cht_find_many()` and `cht_find_many_fast()` "
+                      "(one bucket per key, items of one line)" if both
+                      else ""), ""]
         lines += ["    " + ln for ln in got]
     if meta.get("failures"):
         lines += ["", "Runs that failed or were refused:", ""]
