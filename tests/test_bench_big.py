@@ -579,7 +579,10 @@ def test_resume_continues_a_cut_run(big, tmp_path):
         r["value"] = -4242.0
     ident = dict(plan="test", keys=doc["meta"]["keys"],
                  peers=doc["meta"]["peers"],
-                 runs=["%s %s" % (r[0], r[1]) for r in runs])
+                 runs=["%s %s" % (r[0], r[1]) for r in runs],
+                 host="%s, %d CPUs" % (big.cpu_model(), os.cpu_count()),
+                 source=big.source_fingerprint()[0])
+    assert doc["meta"]["source"] == ident["source"]
     cut = tmp_path / "cut"
     big.save_partial(str(cut / "big.partial.json"), ident, 1, 1.0, mine,
                      dict(timeline=[], cdf=[], events=[], info={}), [])
@@ -591,9 +594,40 @@ def test_resume_continues_a_cut_run(big, tmp_path):
         "the first process ran again"
     key = lambda r: (r["run"], r["impl"], r["workload"], r["metric"])
     assert sorted(map(key, res)) == sorted(map(key, doc["rows"]))
-    other = tmp_path / "other"
-    ident["keys"] += 1
-    big.save_partial(str(other / "big.partial.json"), ident, 1, 1.0, mine,
-                     dict(timeline=[], cdf=[], events=[], info={}), [])
-    with pytest.raises(SystemExit):
-        big.main(argv + ["--out", str(other)])
+    segs = json.loads((cut / "big.json").read_text())["meta"]["segments"]
+    assert [(g["first"], g["last"]) for g in segs][-1] == (2, len(runs)), \
+        segs
+    # Another run's file is refused, naming what differs: here the keys,
+    # then the sources bench_us was built from (a library changed between
+    # the sessions a run spans), then the host.
+    for key, value in (("keys", ident["keys"] + 1),
+                       ("source", "0" * 64), ("host", "another CPU, 64 CPUs")):
+        other = tmp_path / ("other-" + key)
+        changed = dict(ident, **{key: value})
+        big.save_partial(str(other / "big.partial.json"), changed, 1, 1.0,
+                         mine, dict(timeline=[], cdf=[], events=[], info={}),
+                         [])
+        with pytest.raises(SystemExit) as e:
+            big.main(argv + ["--out", str(other)])
+        assert "(%s differs)" % key in str(e.value), str(e.value)
+        assert (other / "big.partial.json").exists()
+
+
+def test_source_files_follow_the_build(big, tmp_path):
+    """The fingerprint that guards a resumed run covers what bench_us is
+    built from: the harness, the adapters, libcht's sources and headers
+    (the shared table's too), a peer's system header and the Makefiles,
+    named relative to the repository; the dependency-file parser reads a
+    continued first rule and ignores -MP's phony header rules."""
+    names = big.source_files()
+    for want in ("bench/userspace/big.c", "bench/userspace/impl_cuckoo.cc",
+                 "uspace/lib/cht/src/cht_imap.c", "common/adt/cht.c",
+                 "common/include/adt/cht.h", "uspace/lib/cht/include/cht.h",
+                 "bench/userspace/Makefile", "uspace/Makefile"):
+        assert want in names, "%s not in the fingerprint" % want
+    assert any("/urcu/" in n and n.startswith("/usr/") for n in names), \
+        "no liburcu header in the fingerprint"
+    d = tmp_path / "x.d"
+    d.write_text("x.o: a.c \\\n b.h /usr/include/c.h\n\nb.h:\n\n"
+                 "/usr/include/c.h:\n")
+    assert big.depfile_sources(str(d)) == ["a.c", "b.h", "/usr/include/c.h"]

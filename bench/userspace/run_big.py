@@ -31,12 +31,19 @@ figures big-*.png and the section between <!-- userspace-big:begin --> and
 
 A full run takes hours: after every process the rows so far are saved in
 big.partial.json (next to big.json), and --resume continues a run that was
-cut (the same plan, keys and tables) from the first process it had not
-finished; a finished run removes the file.
+cut from the first process it had not finished; a finished run removes the
+file. The file may be committed, so that a run spans sessions and fresh
+checkouts: a resume is refused unless the plan, keys, tables, processes,
+host (CPU model and count) and the sources of bench_us and libcht.a (every
+file their objects' dependency files name, system headers included, the two
+Makefiles and the compilers' versions: source_fingerprint()) are those of
+the cut run. Each stretch of the run is recorded with its dates (meta
+"segments", printed in the report).
 """
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import subprocess
@@ -44,8 +51,8 @@ import sys
 import time
 
 from bench import results_md
-from bench.userspace.common import (BIN, OUT, RESULTS_MD, build,
-                                    cpu_model, mem_available,
+from bench.userspace.common import (BIN, OUT, REPO, RESULTS_MD, build,
+                                    cpu_model, loadavg, mem_available,
                                     pyplot_or_none, save_fig)
 
 BEGIN = "<!-- userspace-big:begin -->"
@@ -136,6 +143,10 @@ def estimate(impls, name, keys):
     if pre in impls:
         e = max(e, impls[pre]["est"])
     return int(e * keys) + HARNESS_BYTES
+
+
+def now_utc():
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 
 
 def gb(b):
@@ -467,6 +478,21 @@ def section(meta, trs, pngs, failures):
         "ratios within this table only. Errors: lost keys, wrong values, "
         "failed operations, absent keys found (must be 0).",
         "",
+    ]
+    segs = meta.get("segments") or []
+    if len(segs) > 1:
+        lines += [
+            "The run was cut and resumed (`--resume`), so it ran in %d "
+            "stretches, each on the same host and the same sources (sha256 "
+            "%s of what bench_us was built from): %s." % (
+                len(segs), (meta.get("source") or "?")[:16],
+                "; ".join("processes %d-%d %s to %s (load %.2f at start)"
+                          % (g["first"], g["last"], g["started"],
+                             g["ended"] or "?", g["load"])
+                          for g in segs)),
+            "",
+        ]
+    lines += [
         md_table(trs),
         "",
     ]
@@ -522,23 +548,87 @@ def write_outputs(rows, extra, meta, peers, out, results, quiet=False):
     return trs
 
 
-def save_partial(path, ident, done, spent, rows, extra, failures):
-    """Records a run in progress: its first ``done`` processes finished."""
+def depfile_sources(path):
+    """The files a compiler dependency file (-MD -MP) names as the first
+    rule's prerequisites: the object's source and every header it read."""
+    with open(path) as f:
+        text = f.read().replace("\\\n", " ")
+    first = text.split("\n", 1)[0]
+    return first.split(":", 1)[1].split() if ":" in first else []
+
+
+def source_files(repo=REPO):
+    """{name: real path} of what bench_us is built from: every file named
+    by the dependency files of its objects and of libcht.a's (`make -s -C
+    bench/userspace bench-us-depfiles`, `make -s -C uspace lib-depfiles`:
+    sources, the library's and the peers' headers) and the two Makefiles
+    (flags). A file inside the repository is named relative to it, so two
+    checkouts of one commit agree. Exits when the build's dependency files
+    are missing (build bench_us first)."""
+    deps = []
+    for d, target in ((os.path.join(repo, "bench", "userspace"),
+                       "bench-us-depfiles"),
+                      (os.path.join(repo, "uspace"), "lib-depfiles")):
+        out = subprocess.run(["make", "-s", "--no-print-directory", "-C", d,
+                              target], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit("source_files: make %s failed: %s"
+                             % (target, out.stderr.strip()))
+        deps += out.stdout.split()
+    files = {os.path.join(repo, "bench", "userspace", "Makefile"),
+             os.path.join(repo, "uspace", "Makefile")}
+    for dep in deps:
+        if not os.path.exists(dep):
+            raise SystemExit("source_files: %s is missing (build bench_us "
+                             "first)" % dep)
+        files.update(os.path.normpath(os.path.join(os.path.dirname(dep), x))
+                     for x in depfile_sources(dep))
+    root = os.path.realpath(repo) + os.sep
+    named = {}
+    for path in files:
+        real = os.path.realpath(path)
+        named[real[len(root):] if real.startswith(root) else real] = real
+    return named
+
+
+def source_fingerprint(repo=REPO):
+    """(sha256 hex, number of files) over source_files(): each file's name
+    and content hash in name order, then the first line of `gcc --version`
+    and `g++ --version`. Two builds with one fingerprint compiled the same
+    text with the same compilers."""
+    named = source_files(repo)
+    h = hashlib.sha256()
+    for name, real in sorted(named.items()):
+        with open(real, "rb") as f:
+            h.update(b"%s\0%s\0" % (name.encode(),
+                                      hashlib.sha256(f.read()).digest()))
+    for cc in ("gcc", "g++"):
+        v = subprocess.run([cc, "--version"], capture_output=True, text=True)
+        h.update(v.stdout.split("\n", 1)[0].encode() + b"\0")
+    return h.hexdigest(), len(named)
+
+
+def save_partial(path, ident, done, spent, rows, extra, failures,
+                 segments=()):
+    """Records a run in progress: its first ``done`` processes finished;
+    ``segments``: the stretches it ran in so far (dates, processes)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(dict(ident=ident, done=done, spent=spent, rows=rows,
                        extra={k: v for k, v in extra.items()
                               if k != "stderr"},
-                       failures=failures), f)
+                       failures=failures, segments=list(segments)), f,
+                  indent=0)
     os.replace(tmp, path)
 
 
-def resume_state(path, ident, rows, extra, failures, resume):
+def resume_state(path, ident, rows, extra, failures, resume, segments=None):
     """(processes already done, seconds they took): from ``path`` when
-    resuming a run of the same ``ident`` (rows, extra and failures filled
-    in), else (0, 0). A run that does not match is refused: a resumed
-    report must not mix two plans."""
+    resuming a run of the same ``ident`` (rows, extra, failures and the
+    earlier ``segments`` filled in), else (0, 0). A run that does not match
+    is refused, naming what differs: a resumed report must not mix two
+    plans, two hosts or two builds of the tables."""
     if not resume:
         return 0, 0.0
     if not os.path.exists(path):
@@ -547,12 +637,18 @@ def resume_state(path, ident, rows, extra, failures, resume):
     with open(path) as f:
         doc = json.load(f)
     if doc["ident"] != ident:
-        raise SystemExit("--resume: %s records another run (plan, keys, "
-                         "tables or processes differ)" % path)
+        diff = sorted(k for k in set(ident) | set(doc["ident"])
+                      if ident.get(k) != doc["ident"].get(k))
+        raise SystemExit("--resume: %s records another run (%s differ%s); "
+                         "start it again without --resume"
+                         % (path, ", ".join(diff),
+                            "s" if len(diff) == 1 else ""))
     rows.extend(doc["rows"])
     for k, v in doc["extra"].items():
         extra[k] = v
     failures[:] = doc["failures"]
+    if segments is not None:
+        segments[:] = doc.get("segments", [])
     log("--resume: %d of %d processes done (%.1f min), continuing" % (
         doc["done"], len(ident["runs"]), doc["spent"] / 60))
     return doc["done"], doc["spent"]
@@ -618,11 +714,18 @@ def main(argv=None):
     rows, extra = [], dict(timeline=[], cdf=[], events=[], info={},
                            stderr=[])
     partial = os.path.join(a.out, "big.partial.json")
+    source, nfiles = source_fingerprint()
     ident = dict(plan=mode, keys=keys, peers=peers,
-                 runs=["%s %s" % (r[0], r[1]) for r in runs])
+                 runs=["%s %s" % (r[0], r[1]) for r in runs],
+                 host="%s, %d CPUs" % (cpu_model(), os.cpu_count()),
+                 source=source)
+    log("sources: %d files, sha256 %s" % (nfiles, source[:16]))
+    segments = []
     done, spent = resume_state(partial, ident, rows, extra, failures,
-                               a.resume)
+                               a.resume, segments)
     t_start = time.monotonic() - spent
+    segments.append(dict(first=done + 1, last=done, started=now_utc(),
+                         ended=None, load=round(loadavg()[0], 2)))
     for i, (label, impl, args, env) in enumerate(runs):
         if i < done:
             continue
@@ -644,16 +747,17 @@ def main(argv=None):
         if rc != 0:
             tail = " | ".join(extra["stderr"][-3:])
             failures.append("%s %s (exit %d): %s" % (label, impl, rc, tail))
+        segments[-1].update(last=i + 1, ended=now_utc())
         if mode != "test" or a.resume:
             save_partial(partial, ident, i + 1, time.monotonic() - t_start,
-                         rows, extra, failures)
+                         rows, extra, failures, segments)
     extra.pop("stderr", None)
     meta = dict(plan=mode, keys=keys, peers=peers, cpu=cpu_model(),
-                cpus=os.cpu_count(), date=time.strftime("%Y-%m-%d %H:%M UTC",
-                                                        time.gmtime()),
+                cpus=os.cpu_count(), date=now_utc(),
                 duration="%.1f min" % ((time.monotonic() - t_start) / 60),
                 thp=extra["info"].get("thp_enabled", "unknown"),
-                failures=failures, no_plots=a.no_plots,
+                failures=failures, no_plots=a.no_plots, segments=segments,
+                source=source,
                 settings={k: v for k, v in plan.items()})
     results = None if mode == "test" else a.results
     write_outputs(rows, extra, meta, peers, a.out, results,
