@@ -18,6 +18,7 @@ Needs the peers (make -C uspace bench-deps); skipped without them.
 
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -634,3 +635,42 @@ def test_source_files_follow_the_build(big, tmp_path):
     d.write_text("x.o: a.c \\\n b.h /usr/include/c.h\n\nb.h:\n\n"
                  "/usr/include/c.h:\n")
     assert big.depfile_sources(str(d)) == ["a.c", "b.h", "/usr/include/c.h"]
+
+
+def test_until_stops_between_processes(big, tmp_path, monkeypatch):
+    """--until ends a stretch before a process that would not finish by the
+    deadline (here every process after the first is said to take 1e9 s):
+    the first process's rows stay in big.partial.json with its duration, and
+    --resume without --until finishes the run from the second process."""
+    import json
+    out = tmp_path / "until"
+    argv = ["--test", "--only", "cht,rwlock", "--no-plots", "--no-build",
+            "--resume", "--out", str(out)]
+    monkeypatch.setattr(big, "expected_secs",
+                        lambda label, took, keys: 1e9 if took else 0.0)
+    hhmm = time.strftime("%H:%M", time.gmtime(time.time() + 3600))
+    assert big.main(argv + ["--until", hhmm]) == 0
+    part = json.loads((out / "big.partial.json").read_text())
+    assert part["done"] == 1, part["done"]
+    assert list(part["extra"]["took"]) == [part["ident"]["runs"][0]]
+    assert not (out / "big.json").exists()
+    monkeypatch.undo()
+    assert big.main(argv) == 0
+    doc = json.loads((out / "big.json").read_text())
+    assert sorted(doc["took"]) == sorted(part["ident"]["runs"])
+    segs = doc["meta"]["segments"]
+    assert [(g["first"], g["last"]) for g in segs] == [
+        (1, 1), (2, len(part["ident"]["runs"]))], segs
+
+
+def test_until_deadline_and_estimates(big):
+    day = 86400 * 20000
+    assert big.deadline_of("00:00", now=day + 10) == day + 86400
+    assert big.deadline_of("12:30", now=day + 10) == day + 12 * 3600 + 1800
+    for bad in ("25:00", "12", "ab:cd", "12:60"):
+        with pytest.raises(SystemExit):
+            big.deadline_of(bad)
+    took = {"A cht": 400.0, "B cht": 900.0, "A ckhs": 500.0}
+    assert big.expected_secs("A", took, 10 ** 8) == 500.0
+    assert big.expected_secs("H", took, 10 ** 8) == big.DEFAULT_TOOK["H"]
+    assert big.expected_secs("H", {}, 10 ** 7) == big.DEFAULT_TOOK["H"] / 10

@@ -3,7 +3,8 @@
     make -C uspace bench-big                    (KEYS=1e8: about 5 hours here)
     make -C uspace bench-big QUICK=1            (2^21 keys, short phases)
     python3 -m bench.userspace.run_big [--quick] [--keys N] [--only a,b]
-        [--skip-unfit] [--report-only] [--resume] [--out DIR] [--results FILE]
+        [--skip-unfit] [--report-only] [--resume] [--until HH:MM]
+        [--out DIR] [--results FILE]
 
 Runs `bench_us big` (bench/userspace/big.c) for every table a user could
 pick (`bench_us list`: every auto-resized adapter that stores 8-byte keys
@@ -38,7 +39,11 @@ host (CPU model and count) and the sources of bench_us and libcht.a (every
 file their objects' dependency files name, system headers included, the two
 Makefiles and the compilers' versions: source_fingerprint()) are those of
 the cut run. Each stretch of the run is recorded with its dates (meta
-"segments", printed in the report).
+"segments", printed in the report). --until HH:MM (UTC) ends a stretch
+cleanly: a process is not started when it would not end by then, judged by
+the longest process of its kind (A, B, P or H) so far in the run (before
+any, the full plan's typical durations, DEFAULT_TOOK), and the next
+--resume starts with it.
 """
 
 import argparse
@@ -147,6 +152,37 @@ def estimate(impls, name, keys):
 
 def now_utc():
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
+#: Seconds a process of each kind took at 1e8 keys (round 4, session 17:
+#: libcht's tables and cds_lfht memb), for --until before the run has
+#: measured one of its own kind; scaled by keys for other plans.
+DEFAULT_TOOK = {"A": 800, "B": 1000, "P": 120, "H": 120}
+
+
+def deadline_of(hhmm, now=None):
+    """The epoch time of the next HH:MM UTC (today, or tomorrow when it
+    has passed)."""
+    now = time.time() if now is None else now
+    try:
+        h, m = (int(x) for x in hhmm.split(":"))
+        if not (0 <= h < 24 and 0 <= m < 60):
+            raise ValueError
+    except ValueError:
+        raise SystemExit("--until %s: not HH:MM" % hhmm)
+    day = now - now % 86400
+    t = day + h * 3600 + m * 60
+    return t if t > now else t + 86400
+
+
+def expected_secs(label, took, keys):
+    """How long a process of kind ``label`` should take: the longest one of
+    that kind in ``took`` ({"LABEL impl": seconds}), else DEFAULT_TOOK
+    scaled to ``keys``."""
+    mine = [v for k, v in took.items() if k.split(" ", 1)[0] == label]
+    if mine:
+        return max(mine)
+    return DEFAULT_TOOK.get(label, 0) * keys / 1e8
 
 
 def gb(b):
@@ -668,6 +704,9 @@ def main(argv=None):
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--resume", action="store_true",
                     help="continue the run that big.partial.json records")
+    ap.add_argument("--until", default=None, metavar="HH:MM",
+                    help="start no process that would not end by HH:MM UTC "
+                    "(with --resume: a run spread over sessions)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--out", default=OUT)
@@ -727,6 +766,8 @@ def main(argv=None):
     done, spent = resume_state(partial, ident, rows, extra, failures,
                                a.resume, segments)
     t_start = time.monotonic() - spent
+    extra.setdefault("took", {})
+    deadline = deadline_of(a.until) if a.until else None
     segments.append(dict(first=done + 1, last=done, started=now_utc(),
                          ended=None, load=round(loadavg()[0], 2)))
     for i, (label, impl, args, env) in enumerate(runs):
@@ -741,12 +782,22 @@ def main(argv=None):
             log(msg)
             failures.append(msg)
             continue
+        if deadline is not None:
+            exp = expected_secs(label, extra["took"], keys)
+            if time.time() + exp > deadline:
+                log("--until %s: stopping before (%d/%d) %s %s, which "
+                    "should take %.0f min (%.0f min left); %d of %d "
+                    "processes done: --resume continues" % (
+                        a.until, i + 1, len(runs), label, impl, exp / 60,
+                        max(0, deadline - time.time()) / 60, i, len(runs)))
+                return 0
         log("(%d/%d) %s %s %s" % (i + 1, len(runs), label, impl,
                                   " ".join(args)))
         extra["stderr"] = []
         rc, secs = run_one(label, impl, args, env, peer, rows, extra,
                            quiet=mode == "test")
         log("    %s %s: exit %d, %.1f s" % (label, impl, rc, secs))
+        extra["took"]["%s %s" % (label, impl)] = round(secs, 1)
         if rc != 0:
             tail = " | ".join(extra["stderr"][-3:])
             failures.append("%s %s (exit %d): %s" % (label, impl, rc, tail))
