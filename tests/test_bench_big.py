@@ -674,3 +674,36 @@ def test_until_deadline_and_estimates(big):
     assert big.expected_secs("A", took, 10 ** 8) == 500.0
     assert big.expected_secs("H", took, 10 ** 8) == big.DEFAULT_TOOK["H"]
     assert big.expected_secs("H", {}, 10 ** 7) == big.DEFAULT_TOOK["H"] / 10
+
+
+def test_report_partial_shows_the_finished_tables(big, tmp_path,
+                                                  monkeypatch):
+    """A run cut after its first table (--until) reports that table in its
+    RESULTS section, marked in progress with the count of processes done,
+    and leaves the table still to run out; no big.json is written (the
+    data stay in the partial file). The quick plan's outputs have names of
+    their own, beside the full run's."""
+    out = tmp_path / "part"
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n")
+    argv = ["--test", "--only", "cht,rwlock", "--no-plots", "--no-build",
+            "--out", str(out)]
+    monkeypatch.setattr(big, "expected_secs",
+                        lambda label, took, keys: 1e9 if len(took) >= 2
+                        else 0.0)
+    hhmm = time.strftime("%H:%M", time.gmtime(time.time() + 3600))
+    assert big.main(argv + ["--resume", "--until", hhmm]) == 0
+    assert big.main(argv + ["--report-partial", "--results",
+                            str(results)]) == 0
+    text = results.read_text()
+    begin, end = big.markers("big")
+    sec = text[text.index(begin):text.index(end)]
+    assert "In progress: 2 of 4 processes done" in sec, sec[:1500]
+    rows = [ln for ln in sec.splitlines() if ln.startswith("| ")]
+    assert any(ln.startswith("| cht |") for ln in rows), rows
+    assert not any(ln.startswith("| rwlock |") for ln in rows), rows
+    assert "Still to run: rwlock" in sec, sec[:1500]
+    assert not (out / "big.json").exists()
+    assert big.prefix_of("quick") == "big-quick"
+    assert big.prefix_of("full") == big.prefix_of("test") == "big"
+    assert big.markers("big-quick")[0] == "<!-- userspace-big-quick:begin -->"
