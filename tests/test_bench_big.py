@@ -653,11 +653,16 @@ def test_until_stops_between_processes(big, tmp_path, monkeypatch):
     part = json.loads((out / "big.partial.json").read_text())
     assert part["done"] == 1, part["done"]
     assert list(part["extra"]["took"]) == [part["ident"]["runs"][0]]
+    assert big.took_key("P", "cht-presized", ["-k", "9", "-t", "2"]) == \
+        "P cht-presized -t 2"
     assert not (out / "big.json").exists()
     monkeypatch.undo()
     assert big.main(argv) == 0
     doc = json.loads((out / "big.json").read_text())
-    assert sorted(doc["took"]) == sorted(part["ident"]["runs"])
+    runs = big.processes(doc["meta"]["peers"], big.list_impls(),
+                         dict(big.PLANS["test"]))
+    assert sorted(doc["took"]) == sorted(big.took_key(*r[:3]) for r in runs)
+    assert len(doc["took"]) == len(runs)
     segs = doc["meta"]["segments"]
     assert [(g["first"], g["last"]) for g in segs] == [
         (1, 1), (2, len(part["ident"]["runs"]))], segs
@@ -674,6 +679,10 @@ def test_until_deadline_and_estimates(big):
     assert big.expected_secs("A", took, 10 ** 8) == 500.0
     assert big.expected_secs("H", took, 10 ** 8) == big.DEFAULT_TOOK["H"]
     assert big.expected_secs("H", {}, 10 ** 7) == big.DEFAULT_TOOK["H"] / 10
+    impls = big.list_impls()
+    full = big.processes(big.peers_of(impls), impls, dict(big.PLANS["full"]))
+    keys = [big.took_key(*r[:3]) for r in full]
+    assert len(set(keys)) == len(keys), "two processes share a took key"
 
 
 def test_report_partial_shows_the_finished_tables(big, tmp_path,

@@ -188,6 +188,15 @@ def deadline_of(hhmm, now=None):
     return t if t > now else t + 86400
 
 
+def took_key(label, impl, args):
+    """The key of a process in extra["took"]: "LABEL impl", and for the
+    presized runs, which a table has one of per thread count, "-t N" too."""
+    key = "%s %s" % (label, impl)
+    if label == "P" and "-t" in args:
+        key += " -t " + args[args.index("-t") + 1]
+    return key
+
+
 def expected_secs(label, took, keys):
     """How long a process of kind ``label`` should take: the longest one of
     that kind in ``took`` ({"LABEL impl": seconds}), else DEFAULT_TOOK
@@ -877,7 +886,7 @@ def main(argv=None):
         rc, secs = run_one(label, impl, args, env, peer, rows, extra,
                            quiet=mode == "test")
         log("    %s %s: exit %d, %.1f s" % (label, impl, rc, secs))
-        extra["took"]["%s %s" % (label, impl)] = round(secs, 1)
+        extra["took"][took_key(label, impl, args)] = round(secs, 1)
         if rc != 0:
             tail = " | ".join(extra["stderr"][-3:])
             failures.append("%s %s (exit %d): %s" % (label, impl, rc, tail))
