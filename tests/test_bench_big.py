@@ -458,6 +458,43 @@ def test_watchdog_tells_a_starved_process_from_a_stall(big):
         "below 1/50 of the phase's best" in _stallcheck(slowed)
 
 
+def test_watchdog_catches_a_gradual_decay(big):
+    """A table that loses its resize at its first grow slows as its chains
+    lengthen: cds_lfht memb's crossing fill at 1e8 keys (session 19) ran
+    594,000 inserts in its first second, 1.76 M by 10 s, 14.7 M by 860 s,
+    about 594,000 * t^0.475 inserts by second t, and was stopped by hand:
+    its first 30-second window was its best, and no later one fell below
+    1/50 of it. The phase's best counts single seconds too, so this one is
+    stopped once a window runs below 1/50 of its first second's rate (at
+    about 430 s). Healthy phases are not: one that starts six times faster
+    than it ends, stops for 7 s at each of its resizes, and whose progress
+    arrives once per second of another clock (a watchdog second then holds
+    two of them now and then); and a phase that waits for a CPU most of
+    every second. No time is measured: the seconds are given."""
+    decay = [(int(594000 * t ** 0.475), 1.0, 0.0) for t in range(1, 1001)]
+    v = _stallcheck(decay)
+    assert v.startswith("stalled ") and \
+        "below 1/50 of the phase's best" in v, v
+    assert 300 <= int(v.split()[1].rstrip(":")) <= 600, v
+    healthy = []
+    p = 0
+    for t in range(1000):
+        # Progress arrives at whole seconds of a clock 1.3 % faster than
+        # the watchdog's: every 77th watchdog second holds two arrivals,
+        # the first one second 4, in the fast start (best 6 M, not 3 M).
+        arrivals = int((t + 1) * 1.013 + 0.95) - int(t * 1.013 + 0.95)
+        for _ in range(arrivals):
+            p += 3000000 if t < 5 else 0 if t % 100 >= 93 else 500000
+        healthy.append((p, 1.0, 0.0))
+    assert _stallcheck(healthy) == "ok 1000"
+    starved = []
+    p = 0
+    for t in range(1000):
+        p += 1500 if t % 2 else 0
+        starved.append((p, 0.002, 1.9))
+    assert _stallcheck(starved) == "ok 1000"
+
+
 def test_rounds_repeat_every_point(big, tmp_path):
     """`bench_us big -R 3 -1` (run_big_reps.py's repetitions): every lookup
     point at 2 threads and at 1, every YCSB point, once per round, each

@@ -159,8 +159,9 @@ static inline size_t bench_pow2(size_t n)
  * "...,stalled,SECS", exit 3) when nothing completed for BENCH_STALL_IDLE
  * seconds in which the process did not wait for a CPU longer than it ran,
  * or a BENCH_STALL_WINDOW-second window ran below 1/BENCH_STALL_SLOWDOWN of
- * the phase's best window or below BENCH_STALL_FLOOR operations per second
- * of the CPU time the process received in it.
+ * the phase's best rate (over any such window or any single second that
+ * held BENCH_STALL_SECOND_CPU) or below BENCH_STALL_FLOOR operations per
+ * second of the CPU time the process received in it.
  */
 #define BENCH_STALL_IDLE 120
 #define BENCH_STALL_WINDOW 30
@@ -171,6 +172,9 @@ static inline size_t bench_pow2(size_t n)
 #define BENCH_STALL_FLOOR 2000
 /** ... judged once a window holds this many CPU seconds of the process. */
 #define BENCH_STALL_MIN_CPU 1.0
+/** A single second counts towards the phase's best rate when the process
+ *  ran this many CPU seconds in it. */
+#define BENCH_STALL_SECOND_CPU 0.5
 
 /** The watchdog's state over one phase (harness.c). */
 typedef struct {
@@ -178,7 +182,7 @@ typedef struct {
 	int idle;                  /* seconds without progress, not starved */
 	uint64_t last;             /* progress at the last second */
 	double cpu;                /* CPU seconds of the process in the phase */
-	double best;               /* the best window, ops per CPU second */
+	double best;               /* the best rate, ops per CPU second */
 	uint64_t hist[BENCH_STALL_WINDOW + 1];
 	double hist_cpu[BENCH_STALL_WINDOW + 1];
 } bench_stall_t;

@@ -347,10 +347,23 @@ static point_t run_point(void *t, op_t **streams, int threads, double secs,
  * bench_progress (bench_progress_add()); a thread samples it once a second
  * and declares the phase stalled when nothing completed for
  * BENCH_STALL_IDLE seconds, or when the last BENCH_STALL_WINDOW seconds ran
- * at less than 1/BENCH_STALL_SLOWDOWN of the best such window of the phase
- * or below BENCH_STALL_FLOOR operations (a healthy table at 1e8 keys slows
- * by cache misses, a factor of a few; a lost resize by orders of magnitude,
- * and a table that lost its resizes early never ran fast).
+ * at less than 1/BENCH_STALL_SLOWDOWN of the phase's best rate or below
+ * BENCH_STALL_FLOOR operations (a healthy table at 1e8 keys slows by cache
+ * misses, a factor of a few; a lost resize by orders of magnitude, and a
+ * table that lost its resizes early never ran fast).
+ *
+ * The best rate is the best of the phase's windows and of its single
+ * seconds. Windows alone missed the decay of a table that loses its
+ * resizes at its first grow: cds_lfht memb's crossing fill at 1e8 keys ran
+ * 594,000 inserts in its first second, 86,000/s at 10 s and 6,000/s at
+ * 860 s, so its first window (about 100,000/s) was its best and no later
+ * one fell below 1/50 of it; it was stopped by hand. From its first second
+ * it is stopped at 433 s. In the 1e8 runs of the healthy tables no
+ * 10-second rate of a phase fell below 1/6 of its first second's. big.c's
+ * monitor adds a phase's progress once a second, out of step with this
+ * thread's seconds, so one of these seconds can hold two of its seconds:
+ * a single second overstates the best by up to 2x, which leaves a healthy
+ * table a margin of about 4 (50 / 2 / 6).
  *
  * Per second of the CPU the process received, not of the wall clock: on a
  * shared host a process at nice 19 beside a CPU-bound one at nice -15 runs
@@ -438,6 +451,12 @@ bool bench_stall_tick(bench_stall_t *s, uint64_t p, double run, double wait,
 		s->idle = 0;
 	else if (!starved)
 		s->idle++;
+	/* This second's rate, if the process ran enough of it to tell. */
+	if (run >= BENCH_STALL_SECOND_CPU) {
+		double second = (double) (p - s->last) / run;
+		if (second > s->best)
+			s->best = second;
+	}
 	s->last = p;
 	s->cpu += run;
 	int slot = (int) (s->tick % (BENCH_STALL_WINDOW + 1));
@@ -456,8 +475,7 @@ bool bench_stall_tick(bench_stall_t *s, uint64_t p, double run, double wait,
 	double rate = (double) (p - old) / cpu;
 	if (rate > s->best)
 		s->best = rate;
-	if (s->tick > 2 * BENCH_STALL_WINDOW &&
-	    rate * BENCH_STALL_SLOWDOWN < s->best) {
+	if (rate * BENCH_STALL_SLOWDOWN < s->best) {
 		snprintf(why, len, "%.0f ops per CPU second over the last %d s "
 		    "(%.1f CPU s), below 1/%d of the phase's best %.0f (resizes "
 		    "lost?)", rate, BENCH_STALL_WINDOW, cpu, BENCH_STALL_SLOWDOWN,
