@@ -388,6 +388,37 @@ def test_check_catches_a_lost_key(big):
     assert errs and float(errs[0].split(",")[-1]) == 1, p.stdout[-2000:]
 
 
+@pytest.mark.parametrize("args,says", [
+    (["-k", "-5"], "-k -5: not a count"),
+    (["-k", "4096x"], "not a count"),
+    (["-k", "4096.5"], "not a count"),
+    (["-t", "99999999999999999999"], "not a count"),
+    (["-d", "-1"], "not a number of 0 or more"),
+    (["-S", "nan"], "not a number of 0 or more"),
+    (["-w", "grow,nosuch"], "no phase 'nosuch'"),
+    (["-w", "lookup,,grow"], "no phase ''"),
+])
+def test_bad_arguments_are_refused(big, args, says):
+    """A bad option value ends bench_us big with the usage (exit 2) before
+    any table exists: before, -k -5 became 2^64 - 5 keys and inserted until
+    memory ran out, and an unknown phase was silently skipped."""
+    p = subprocess.run([BIN, "big", "chtmap-u64", "-Q"] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=20)
+    assert p.returncode == 2 and says in p.stderr, (p.returncode,
+                                                     p.stderr[-500:])
+    assert not p.stdout, p.stdout[-500:]
+
+
+def test_counts_in_exponent_form_are_accepted(big):
+    """-k 4.096e3 is 4096 keys (the Makefile's KEYS=1e8 form)."""
+    p = subprocess.run([BIN, "big", "chtmap-u64", "-k", "4.096e3", "-w",
+                        "grow", "-Q"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert "big,chtmap-u64,grow,4096,1," in p.stdout, p.stdout[:500]
+
+
 def test_heap_sampler_leaves_the_allocator_to_the_workers(big):
     """The per-second heap figure (mallinfo2(), which holds each arena's lock
     while it walks that arena's free chunks) may not starve the workers.

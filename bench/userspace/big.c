@@ -60,6 +60,7 @@
 #include "bench.h"
 #include "bench_keys.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <malloc.h>
@@ -1898,6 +1899,72 @@ static void usage(void)
 	exit(2);
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/**
+ * The value of option -@a opt: a count (decimal, 0x hex, or an integral
+ * decimal such as 1e8 below 2^53); anything else (a sign, trailing text, a
+ * fraction, an overflow) is refused with the usage.
+ */
+static uint64_t arg_count(const char *s, int opt)
+{
+	char *end;
+	errno = 0;
+	if (*s == '-' || *s == '+' || *s == 0)
+		goto bad;
+	uint64_t v = strtoull(s, &end, 0);
+	if (*end == 0 && errno == 0)
+		return v;
+	double d = strtod(s, &end);
+	if (*end == 0 && errno == 0 && d >= 0 && d < 9007199254740992.0 &&
+	    d == (double) (uint64_t) d)
+		return (uint64_t) d;
+bad:
+	fprintf(stderr, "bench_us big: -%c %s: not a count\n", opt, s);
+	usage();
+	return 0;
+}
+
+/** The value of option -@a opt: a finite number >= 0 (seconds, a rate). */
+static double arg_secs(const char *s, int opt)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (*s == 0 || *end != 0 || errno != 0 || !(d >= 0) || d > 1e9) {
+		fprintf(stderr, "bench_us big: -%c %s: not a number of 0 or "
+		    "more\n", opt, s);
+		usage();
+	}
+	return d;
+}
+
+/** Every name of the comma list -w @a list is a phase, or the usage. */
+static void check_phases(const char *list)
+{
+	static const char *const known[] = { "grow", "lookup", "ycsb",
+	    "resize", "churn", "shrink", "soak", "crossing" };
+	const char *p = list;
+	for (;;) {
+		size_t l = strcspn(p, ",");
+		bool ok = false;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i]) == l && strncmp(p, known[i], l) == 0)
+				ok = true;
+		if (!ok) {
+			fprintf(stderr, "bench_us big: -w: no phase '%.*s'\n",
+			    (int) l, p);
+			usage();
+		}
+		if (p[l] == 0)
+			return;
+		p += l + 1;
+	}
+}
+
 static bool has(const char *list, const char *w)
 {
 	size_t l = strlen(w);
@@ -1988,21 +2055,21 @@ int bench_big_main(int argc, char **argv, const bench_impl_t *im)
 	optind = 3;
 	while ((opt = getopt(argc, argv, "k:t:PQXAF:d:c:L:S:r:w:x:R:1h")) != -1) {
 		switch (opt) {
-		case 'k': N = strtoull(optarg, NULL, 0); break;
-		case 't': T = atoi(optarg); break;
+		case 'k': N = arg_count(optarg, opt); break;
+		case 't': T = (int) min_u64(arg_count(optarg, opt), MAXT + 1); break;
 		case 'P': pre = true; break;
 		case 'Q': quit = true; break;
 		case 'X': drop_one = true; break;
 		case 'A': attrib = true; break;
-		case 'F': scatter_n = strtoull(optarg, NULL, 0); break;
-		case 'd': secs = atof(optarg); break;
-		case 'c': churn = atof(optarg); break;
-		case 'L': alone = atof(optarg); break;
-		case 'S': soak = atof(optarg); break;
-		case 'r': rate = atof(optarg); break;
-		case 'w': phases = optarg; break;
+		case 'F': scatter_n = arg_count(optarg, opt); break;
+		case 'd': secs = arg_secs(optarg, opt); break;
+		case 'c': churn = arg_secs(optarg, opt); break;
+		case 'L': alone = arg_secs(optarg, opt); break;
+		case 'S': soak = arg_secs(optarg, opt); break;
+		case 'r': rate = arg_secs(optarg, opt); break;
+		case 'w': phases = optarg; check_phases(phases); break;
 		case 'x': suffix = optarg; break;
-		case 'R': rounds = atoi(optarg); break;
+		case 'R': rounds = (int) min_u64(arg_count(optarg, opt), 100); break;
 		case '1': also1 = true; break;
 		default: usage();
 		}
