@@ -165,6 +165,9 @@ static inline size_t bench_pow2(size_t n)
  */
 #define BENCH_STALL_IDLE 120
 #define BENCH_STALL_WINDOW 30
+/** The environment variable that shortens the window for tests: 2 to
+ *  BENCH_STALL_WINDOW seconds (anything else: BENCH_STALL_WINDOW). */
+#define BENCH_STALL_WINDOW_ENV "BENCH_STALL_WINDOW"
 #define BENCH_STALL_SLOWDOWN 50
 /** ... or below this many operations per CPU second over such a window (a
  *  table that takes over 500 us of CPU per operation has lost its
@@ -182,6 +185,7 @@ typedef struct {
 	int idle;                  /* seconds without progress, not starved */
 	uint64_t last;             /* progress at the last second */
 	double cpu;                /* CPU seconds of the process in the phase */
+	int window;                /* the window, seconds */
 	double best;               /* the best rate, ops per CPU second */
 	uint64_t hist[BENCH_STALL_WINDOW + 1];
 	double hist_cpu[BENCH_STALL_WINDOW + 1];

@@ -435,6 +435,14 @@ void bench_stall_reset(bench_stall_t *s, uint64_t progress)
 {
 	memset(s, 0, sizeof(*s));
 	s->last = progress;
+	s->window = BENCH_STALL_WINDOW;
+	const char *w = getenv(BENCH_STALL_WINDOW_ENV);
+	if (w) {
+		char *end;
+		long v = strtol(w, &end, 10);
+		if (*w && !*end && v >= 2 && v <= BENCH_STALL_WINDOW)
+			s->window = (int) v;
+	}
 	for (int i = 0; i <= BENCH_STALL_WINDOW; i++)
 		s->hist[i] = progress;
 }
@@ -459,7 +467,7 @@ bool bench_stall_tick(bench_stall_t *s, uint64_t p, double run, double wait,
 	}
 	s->last = p;
 	s->cpu += run;
-	int slot = (int) (s->tick % (BENCH_STALL_WINDOW + 1));
+	int slot = (int) (s->tick % (s->window + 1));
 	uint64_t old = s->hist[slot];
 	double old_cpu = s->hist_cpu[slot];
 	s->hist[slot] = p;
@@ -470,7 +478,7 @@ bool bench_stall_tick(bench_stall_t *s, uint64_t p, double run, double wait,
 		return true;
 	}
 	double cpu = s->cpu - old_cpu;
-	if (s->tick <= BENCH_STALL_WINDOW || cpu < BENCH_STALL_MIN_CPU)
+	if (s->tick <= s->window || cpu < BENCH_STALL_MIN_CPU)
 		return false;
 	double rate = (double) (p - old) / cpu;
 	if (rate > s->best)
@@ -478,14 +486,14 @@ bool bench_stall_tick(bench_stall_t *s, uint64_t p, double run, double wait,
 	if (rate * BENCH_STALL_SLOWDOWN < s->best) {
 		snprintf(why, len, "%.0f ops per CPU second over the last %d s "
 		    "(%.1f CPU s), below 1/%d of the phase's best %.0f (resizes "
-		    "lost?)", rate, BENCH_STALL_WINDOW, cpu, BENCH_STALL_SLOWDOWN,
+		    "lost?)", rate, s->window, cpu, BENCH_STALL_SLOWDOWN,
 		    s->best);
 		return true;
 	}
 	if (rate < BENCH_STALL_FLOOR) {
 		snprintf(why, len, "%.0f ops per CPU second over the last %d s "
 		    "(%.1f CPU s), below %d (resizes lost?)", rate,
-		    BENCH_STALL_WINDOW, cpu, BENCH_STALL_FLOOR);
+		    s->window, cpu, BENCH_STALL_FLOOR);
 		return true;
 	}
 	return false;
