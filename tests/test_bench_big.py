@@ -526,6 +526,28 @@ def test_watchdog_catches_a_gradual_decay(big):
     assert _stallcheck(starved) == "ok 1000"
 
 
+def test_watchdog_leaves_a_pause_to_the_idle_rule(big):
+    """A stop-the-world rehash burns the CPU and completes nothing: ck_ht
+    created for 1e8 keys still rehashed at 2^26 (session 20) and the
+    watchdog stopped its fill after 59 s ("0 ops per CPU second over the
+    last 30 s"). Rates count only the seconds that made progress, and a
+    window is judged by them only when at least half its seconds did, so
+    the made-up fill (2.3 M inserts a second, 10,000 in the second the
+    rehash begins, 45 s of rehash on a full CPU, 2.3 M a second again)
+    runs on; a fill that stops for good is still stopped by the idle rule
+    (nothing for 120 s), and the gradual decay by the rates."""
+    fill, p = [], 0
+    for t in range(200):
+        p += 2300000 if t < 29 or t >= 75 else 10000 if t == 29 else 0
+        fill.append((p, 1.0, 0.0))
+    assert _stallcheck(fill) == "ok 200", _stallcheck(fill)
+    stopped, p = [], 0
+    for t in range(300):
+        p += 2300000 if t < 29 else 0
+        stopped.append((p, 1.0, 0.0))
+    assert _stallcheck(stopped).startswith("stalled 149: no operation")
+
+
 def test_rounds_repeat_every_point(big, tmp_path):
     """`bench_us big -R 3 -1` (run_big_reps.py's repetitions): every lookup
     point at 2 threads and at 1, every YCSB point, once per round, each

@@ -161,7 +161,10 @@ static inline size_t bench_pow2(size_t n)
  * or a BENCH_STALL_WINDOW-second window ran below 1/BENCH_STALL_SLOWDOWN of
  * the phase's best rate (over any such window or any single second that
  * held BENCH_STALL_SECOND_CPU) or below BENCH_STALL_FLOOR operations per
- * second of the CPU time the process received in it.
+ * second of the CPU time the process received in it. Rates count the CPU
+ * of the seconds that made progress, and only windows that made progress
+ * in at least half their seconds are judged by them: a pause (a
+ * stop-the-world rehash) is the idle rule's.
  */
 #define BENCH_STALL_IDLE 120
 #define BENCH_STALL_WINDOW 30
@@ -184,11 +187,14 @@ typedef struct {
 	long tick;                 /* seconds of the phase */
 	int idle;                  /* seconds without progress, not starved */
 	uint64_t last;             /* progress at the last second */
-	double cpu;                /* CPU seconds of the process in the phase */
+	double cpu;                /* CPU seconds of the process in the phase's
+	                              seconds that made progress */
+	int active_n;              /* the phase's seconds that made progress */
 	int window;                /* the window, seconds */
 	double best;               /* the best rate, ops per CPU second */
 	uint64_t hist[BENCH_STALL_WINDOW + 1];
 	double hist_cpu[BENCH_STALL_WINDOW + 1];
+	int hist_active[BENCH_STALL_WINDOW + 1];
 } bench_stall_t;
 
 /** Starts a phase's watchdog state at @a progress operations. */

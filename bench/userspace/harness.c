@@ -465,20 +465,36 @@ bool bench_stall_tick(bench_stall_t *s, uint64_t p, double run, double wait,
 		if (second > s->best)
 			s->best = second;
 	}
+	/*
+	 * Rates count the CPU of the seconds that made progress: a second
+	 * without any is a pause (a stop-the-world rehash burns the CPU and
+	 * completes nothing for tens of seconds), which the idle rule judges.
+	 */
+	bool active = p != s->last;
 	s->last = p;
-	s->cpu += run;
+	if (active) {
+		s->cpu += run;
+		s->active_n++;
+	}
 	int slot = (int) (s->tick % (s->window + 1));
 	uint64_t old = s->hist[slot];
 	double old_cpu = s->hist_cpu[slot];
+	int old_active = s->hist_active[slot];
 	s->hist[slot] = p;
 	s->hist_cpu[slot] = s->cpu;
+	s->hist_active[slot] = s->active_n;
 	if (s->idle >= BENCH_STALL_IDLE) {
 		snprintf(why, len, "no operation completed for %d s in which the "
 		    "process did not wait for a CPU", BENCH_STALL_IDLE);
 		return true;
 	}
 	double cpu = s->cpu - old_cpu;
-	if (s->tick <= s->window || cpu < BENCH_STALL_MIN_CPU)
+	/* ... and only a window that made progress in at least half of its
+	 * seconds (a table that lost its resizes still completes operations
+	 * every second; one whose window holds a pause and the second it
+	 * began in does not, and that second alone says nothing). */
+	if (s->tick <= s->window || cpu < BENCH_STALL_MIN_CPU ||
+	    2 * (s->active_n - old_active) < s->window)
 		return false;
 	double rate = (double) (p - old) / cpu;
 	if (rate > s->best)
