@@ -670,6 +670,27 @@ def test_resizes_that_starve_lookups_are_not_a_stall(big):
         assert d[(wl, "errors")] == 0, wl
 
 
+def test_flipper_waits_for_its_phase(big):
+    """The flipper of the resize phase starts before the phase's readers and
+    must not take the previous phase's end (phase_stop still 1) for its
+    own: with the main thread held 50 ms between the two
+    (BENCH_RESIZER_LAG_MS, as a preemption there would), every round still
+    flips the table. Before, the flipper returned at once in every round
+    ("resizes" 0); without the lag it did so only when the main thread was
+    preempted there, which failed test_forced_resize_rounds once in CI."""
+    env = dict(os.environ, BENCH_RESIZER_LAG_MS="50")
+    p = subprocess.run([BIN, "big", "cht", "-k", "65536", "-t", "2", "-R",
+                        "3", "-d", "0.2", "-w", "resize", "-Q"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _rows(p.stdout, "cht")
+    got = [d[("resize-resizing#%d" % rd, "resizes")] for rd in (1, 2, 3)]
+    assert all(n >= 2 for n in got), got
+    for rd in (1, 2, 3):
+        assert d[("resize-resizing#%d" % rd, "errors")] == 0
+
+
 def test_resume_continues_a_cut_run(big, tmp_path):
     """A run cut after its first process resumes from the second: the first
     process's rows come from big.partial.json (a sentinel value put there

@@ -1095,7 +1095,7 @@ typedef struct resizer {
 	uint64_t resizes;       /* flipper: resizes done */
 	int stop;               /* flipper: set by the phase */
 	size_t to;              /* grower: the target bucket count */
-	uint64_t gen;           /* grower: phase_gen before the phase */
+	uint64_t gen;           /* both: phase_gen before the phase */
 	double secs;            /* grower: time of the growth */
 	int ok;                 /* grower: grow() succeeded */
 } resizer_t;
@@ -1115,8 +1115,34 @@ static bool flip_stopped(resizer_t *f)
 	    __atomic_load_n(&phase_stop, __ATOMIC_RELAXED);
 }
 
+/**
+ * For tests: BENCH_RESIZER_LAG_MS (1..1000) delays the main thread this
+ * long between starting the flipper and starting the phase's readers, as a
+ * preemption of the main thread there would (the flipper must not act on
+ * the previous phase's end).
+ */
+static void resizer_lag(void)
+{
+	const char *v = getenv("BENCH_RESIZER_LAG_MS");
+	char *end;
+	long ms = v ? strtol(v, &end, 10) : 0;
+	if (v && *v && !*end && ms >= 1 && ms <= 1000)
+		bench_sleep_us(ms * 1000);
+}
+
 static void flip_run(resizer_t *f)
 {
+	/*
+	 * The phase starts after this thread does: until run_phase() bumps
+	 * phase_gen past f->gen, phase_stop is still the previous phase's 1
+	 * (it is reset to 0 before the bump, which is a release, so the
+	 * acquire here then sees the reset or a later stop). Looking at it
+	 * earlier ended the flipper before its first resize whenever it ran
+	 * before the readers started (a round with 0 resizes).
+	 */
+	while (__atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) == f->gen &&
+	    !__atomic_load_n(&f->stop, __ATOMIC_RELAXED))
+		bench_sleep_us(200);
 	/*
 	 * Also stops when the phase's time is up, looked at before every
 	 * resize: readers that a resize starves could not finish otherwise.
@@ -1126,8 +1152,8 @@ static void flip_run(resizer_t *f)
 	 * resizing/fixed ratio of 0), not a stall: each completed resize
 	 * moved the table's keys and counts as that many operations of
 	 * progress for the watchdog (bench.h), which the readers alone would
-	 * not make (1e8 keys, 2 threads, session 20: "resize-resizing stalled
-	 * after 31.4 s: 0 ops per CPU second").
+	 * not make (at 1e8 keys and 2 threads the watchdog said
+	 * "resize-resizing stalled after 31.4 s: 0 ops per CPU second").
 	 */
 	size_t moved = win_hi - win_lo;
 	for (int k = 0; !flip_stopped(f); k ^= 1) {
@@ -1228,9 +1254,11 @@ static void phase_resize(void *t, double secs, int rounds)
 			run_mix(t, wl, K_HIT, 0, 0, false, secs);
 			out(wl, T, "buckets", (double) sizes[k]);
 		}
-		resizer_t f = { .run = flip_run, .t = t, .a = c, .b = a };
+		resizer_t f = { .run = flip_run, .t = t, .a = c, .b = a,
+		    .gen = __atomic_load_n(&phase_gen, __ATOMIC_ACQUIRE) };
 		pthread_t ft;
 		pthread_create(&ft, NULL, resizer_main, &f);
+		resizer_lag();
 		run_mix(t, "resize-resizing", K_HIT, 0, 0, false, secs);
 		__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
 		if (impl->offline)
