@@ -737,6 +737,59 @@ def test_tbb_um_erase_does_not_walk_empty_buckets(big, tmp_path):
     assert per[0] <= 1.15 * per[1], per
 
 
+def _callgrind_calls(path, fn):
+    """Calls to function ``fn`` in callgrind output file ``path`` (the sum of
+    every caller's ``calls=`` line; names are compressed to ``(id)`` after
+    their first appearance)."""
+    import re
+    names, total, want = {}, 0, False
+    for line in open(path):
+        m = re.match(r"c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if m:
+            if m.group(2):
+                names[m.group(1)] = m.group(2)
+            want = (line.startswith("cfn=")
+                    and names.get(m.group(1)) == fn)
+            continue
+        if want and line.startswith("calls="):
+            total += int(line.split()[0][len("calls="):])
+            want = False
+    return total
+
+
+@pytest.mark.parametrize("impl,grow_fn", [("ckhs", "ck_hs_grow"),
+                                          ("ckht", "ck_ht_grow_spmc")])
+def test_presized_ck_tables_do_not_rehash(big, tmp_path, impl, grow_fn):
+    """A ck table created for N keys (-P) holds them without a rehash:
+    callgrind counts the library's grow calls in the fill of 2^15 keys (0),
+    and in the same fill of a table that grows by itself (more than 0: the
+    count sees them). ck_hs and ck_ht keep their load at or below 0.5, so
+    the adapter asks for 2N slots; with N (before) each presized fill grew
+    once at 2^14 keys, and at 1e8 keys ck_ht's presized fill rehashed for
+    30 s."""
+    import shutil
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind is missing (tools/ensure-deps.sh test-user)")
+    calls = {}
+    for pre in (True, False):
+        out = str(tmp_path / ("%s-%d.cg" % (impl, pre)))
+        p = subprocess.run(["valgrind", "--tool=callgrind",
+                            "--callgrind-out-file=" + out, BIN, "big", impl,
+                            "-k", "32768", "-t", "1", "-w", "grow", "-Q"]
+                           + (["-P"] if pre else []),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+        d = _rows(p.stdout, impl)
+        g = "grow-presized" if pre else "grow"
+        assert d[(g, "errors")] == 0 and d[(g, "ops")] == 32768, d
+        calls[pre] = _callgrind_calls(out, grow_fn)
+    print("%s calls: presized %d, growing %d" % (grow_fn, calls[True],
+                                                 calls[False]))
+    assert calls[False] > 0, calls
+    assert calls[True] == 0, calls
+
+
 def test_resume_continues_a_cut_run(big, tmp_path):
     """A run cut after its first process resumes from the second: the first
     process's rows come from big.partial.json (a sentinel value put there

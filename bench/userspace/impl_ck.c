@@ -183,12 +183,22 @@ static bool hs_compare_obj(const void *a, const void *b)
 	return ((const ckobj_t *) a)->key == ((const ckobj_t *) b)->key;
 }
 
+/*
+ * Slots per key of a table created for a number of keys: ck_hs and ck_ht
+ * grow (double) as soon as more than half their slots are taken
+ * (n_entries * 2 > capacity, ck_hs_map_postinsert() and ck_ht's put), so a
+ * table created for N keys without a rehash needs 2N slots. Created with N
+ * (as before), the presized runs at 1e8 keys rehashed during their fill
+ * (ck_ht's largest insert 30 s): their P rows were growth rows.
+ */
+#define CK_SLOTS_PER_KEY 2
+
 static void *hs_create_common(size_t initial, bool ptr)
 {
 	hs_t *t = calloc(1, sizeof(*t));
 	base_init(&t->base);
 	t->ptr = ptr;
-	unsigned long cap = initial ? initial : 1;
+	unsigned long cap = initial ? CK_SLOTS_PER_KEY * initial : 1;
 	bool ok = ptr ?
 	    ck_hs_init(&t->hs, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, hs_hash_obj,
 	    hs_compare_obj, &ck_alloc, cap, 0) :
@@ -338,7 +348,7 @@ static void *ht_create_common(size_t initial, bool ptr)
 	base_init(&t->base);
 	t->ptr = ptr;
 	if (!ck_ht_init(&t->ht, CK_HT_MODE_DIRECT, ht_hash, &ck_alloc,
-	    initial ? initial : 1, 0))
+	    initial ? CK_SLOTS_PER_KEY * initial : 1, 0))
 		abort();
 	return t;
 }
